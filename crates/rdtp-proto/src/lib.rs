@@ -1,0 +1,5 @@
+pub mod eid;
+pub mod time;
+pub mod wire;
+pub use eid::Eid;
+pub use time::Time;

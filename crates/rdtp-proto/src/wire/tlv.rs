@@ -1,0 +1,197 @@
+//! Request options: type-length-value items after the fixed Request header (seed 000 §3.1).
+//!
+//! Each item is `type: u8, length: u16, value: [u8; length]`. Types below 0x80 that a
+//! node does not know are skipped; types 0x80 and above are *critical*: a node that does
+//! not know one must reject the request (Nack `Malformed`). This lets later versions add
+//! options without breaking old servers, and lets an option demand to be understood.
+
+use super::DecodeError;
+
+/// Registered option types.
+pub mod types {
+    /// Further byte ranges of the same object: `n × (offset: u64, length: u32)`.
+    /// Lets one request ask for discrete fragments, e.g. several lost units (seed 000 §3.1).
+    pub const EXTRA_RANGES: u8 = 0x01;
+    /// Reserved for caching routers' annotations on requests (seed 003, a later issue).
+    pub const ROUTER_ANNOTATION: u8 = 0x40;
+    /// Reserved for an address-validation token against reflection (a later issue).
+    pub const ADDRESS_TOKEN: u8 = 0x41;
+    /// First critical type: unknown types at or above this value make a request malformed.
+    pub const CRITICAL_MIN: u8 = 0x80;
+}
+
+/// Size of one range inside [`types::EXTRA_RANGES`].
+pub const RANGE_LEN: usize = 12;
+/// Size of an option's type and length fields.
+pub const TLV_HEADER_LEN: usize = 3;
+
+/// A byte range of an object: `[offset, offset + length)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ByteRange {
+    pub offset: u64,
+    pub length: u32,
+}
+
+impl ByteRange {
+    pub const fn new(offset: u64, length: u32) -> Self {
+        ByteRange { offset, length }
+    }
+    /// One past the last byte (saturating).
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(u64::from(self.length))
+    }
+}
+
+/// A validated option area, borrowed from the datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Options<'a> {
+    raw: &'a [u8],
+}
+
+impl<'a> Options<'a> {
+    /// No options.
+    pub const EMPTY: Options<'static> = Options { raw: &[] };
+
+    /// Validate an option area: every item complete, known items well-formed, no unknown
+    /// critical item, at most one `EXTRA_RANGES`.
+    pub fn parse(raw: &'a [u8]) -> Result<Self, DecodeError> {
+        let mut seen_ranges = false;
+        for item in (TlvIter { rest: raw }) {
+            let (ty, value) = item?;
+            match ty {
+                types::EXTRA_RANGES => {
+                    if seen_ranges {
+                        return Err(DecodeError::Invalid("duplicate EXTRA_RANGES option"));
+                    }
+                    if value.is_empty() || value.len() % RANGE_LEN != 0 {
+                        return Err(DecodeError::Invalid("EXTRA_RANGES length"));
+                    }
+                    seen_ranges = true;
+                }
+                types::ROUTER_ANNOTATION | types::ADDRESS_TOKEN => {}
+                t if t >= types::CRITICAL_MIN => return Err(DecodeError::Invalid("unknown critical option")),
+                _ => {}
+            }
+        }
+        Ok(Options { raw })
+    }
+
+    /// The raw option bytes (for re-encoding).
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// All items as `(type, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, &'a [u8])> + 'a {
+        // Validated in `parse`, so errors cannot occur here.
+        TlvIter { rest: self.raw }.map_while(Result::ok)
+    }
+
+    /// The value of the first item of type `ty`.
+    pub fn get(&self, ty: u8) -> Option<&'a [u8]> {
+        self.iter().find(|(t, _)| *t == ty).map(|(_, v)| v)
+    }
+
+    /// Ranges carried in `EXTRA_RANGES`, in order.
+    pub fn extra_ranges(&self) -> impl Iterator<Item = ByteRange> + 'a {
+        self.get(types::EXTRA_RANGES).unwrap_or(&[]).chunks_exact(RANGE_LEN).map(|c| {
+            let mut o = [0u8; 8];
+            o.copy_from_slice(&c[..8]);
+            let mut l = [0u8; 4];
+            l.copy_from_slice(&c[8..]);
+            ByteRange { offset: u64::from_be_bytes(o), length: u32::from_be_bytes(l) }
+        })
+    }
+
+    /// Number of ranges in `EXTRA_RANGES`.
+    pub fn extra_range_count(&self) -> usize {
+        self.get(types::EXTRA_RANGES).map_or(0, |v| v.len() / RANGE_LEN)
+    }
+}
+
+struct TlvIter<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for TlvIter<'a> {
+    type Item = Result<(u8, &'a [u8]), DecodeError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        if self.rest.len() < TLV_HEADER_LEN {
+            self.rest = &[];
+            return Some(Err(DecodeError::Truncated("option header")));
+        }
+        let ty = self.rest[0];
+        let len = usize::from(u16::from_be_bytes([self.rest[1], self.rest[2]]));
+        let Some(value) = self.rest.get(TLV_HEADER_LEN..TLV_HEADER_LEN + len) else {
+            self.rest = &[];
+            return Some(Err(DecodeError::Truncated("option value")));
+        };
+        self.rest = &self.rest[TLV_HEADER_LEN + len..];
+        Some(Ok((ty, value)))
+    }
+}
+
+/// Bytes an `EXTRA_RANGES` item with `n` ranges occupies (0 for none).
+pub const fn extra_ranges_len(n: usize) -> usize {
+    if n == 0 { 0 } else { TLV_HEADER_LEN + n * RANGE_LEN }
+}
+
+/// Write an `EXTRA_RANGES` item for `ranges` into `out`; returns bytes written.
+///
+/// Panics if `out` is shorter than [`extra_ranges_len`] or the item exceeds 65 535 bytes;
+/// callers size both from the range count.
+pub fn write_extra_ranges(out: &mut [u8], ranges: &[ByteRange]) -> usize {
+    if ranges.is_empty() {
+        return 0;
+    }
+    let value_len = ranges.len() * RANGE_LEN;
+    let len = u16::try_from(value_len).expect("EXTRA_RANGES larger than 65535 bytes");
+    out[0] = types::EXTRA_RANGES;
+    out[1..3].copy_from_slice(&len.to_be_bytes());
+    for (i, r) in ranges.iter().enumerate() {
+        let at = TLV_HEADER_LEN + i * RANGE_LEN;
+        out[at..at + 8].copy_from_slice(&r.offset.to_be_bytes());
+        out[at + 8..at + 12].copy_from_slice(&r.length.to_be_bytes());
+    }
+    TLV_HEADER_LEN + value_len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_round_trip() {
+        let ranges = [ByteRange::new(0, 1412), ByteRange::new(1 << 40, 2824)];
+        let mut buf = [0u8; 64];
+        let n = write_extra_ranges(&mut buf, &ranges);
+        assert_eq!(n, extra_ranges_len(2));
+        let opts = Options::parse(&buf[..n]).unwrap();
+        assert_eq!(opts.extra_ranges().collect::<Vec<_>>(), ranges);
+        assert_eq!(opts.extra_range_count(), 2);
+    }
+
+    #[test]
+    fn unknown_items_skipped_unless_critical() {
+        assert!(Options::parse(&[0x22, 0, 2, 9, 9]).is_ok());
+        assert!(Options::parse(&[types::ROUTER_ANNOTATION, 0, 1, 7]).is_ok());
+        assert_eq!(Options::parse(&[0x80, 0, 0]), Err(DecodeError::Invalid("unknown critical option")));
+    }
+
+    #[test]
+    fn malformed_items_rejected() {
+        assert!(Options::parse(&[0x01]).is_err());
+        assert!(Options::parse(&[0x01, 0, 12, 0]).is_err());
+        assert!(Options::parse(&[0x01, 0, 0]).is_err()); // empty range list
+        assert!(Options::parse(&[0x01, 0, 5, 1, 2, 3, 4, 5]).is_err()); // not a multiple of 12
+        let mut two = vec![];
+        for _ in 0..2 {
+            two.extend_from_slice(&[0x01, 0, 12]);
+            two.extend_from_slice(&[0u8; 12]);
+        }
+        assert!(Options::parse(&two).is_err());
+    }
+}
