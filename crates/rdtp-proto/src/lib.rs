@@ -1,4 +1,6 @@
+pub mod cc;
 pub mod eid;
+pub mod server;
 pub mod time;
 pub mod wire;
 pub use eid::Eid;

@@ -1,0 +1,134 @@
+//! `aimd`: ndnget's AIMD pipeline (ndn-tools `PipelineInterestsAimd`), unpaced.
+//!
+//! Slow start `cwnd += step` per unit while `cwnd < ssthresh`; congestion avoidance
+//! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
+//! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
+
+use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AimdConfig {
+    pub init_cwnd: f64,
+    pub init_ssthresh: f64,
+    /// Additive increase step (ndnget `--aimd-step`).
+    pub step: f64,
+    /// Multiplicative decrease factor (ndnget `--aimd-beta`).
+    pub beta: f64,
+    /// After a loss, restart from `init_cwnd` (ndnget `--reset-cwnd-to-init`).
+    pub reset_to_init: bool,
+    /// Decrease on every loss event, not once per window (ndnget `--disable-cwa`).
+    pub disable_cwa: bool,
+}
+
+impl Default for AimdConfig {
+    fn default() -> Self {
+        // ndnget's defaults.
+        AimdConfig { init_cwnd: 2.0, init_ssthresh: f64::MAX, step: 1.0, beta: 0.5, reset_to_init: false, disable_cwa: false }
+    }
+}
+
+#[derive(Debug)]
+pub struct Aimd {
+    cfg: AimdConfig,
+    params: CcParams,
+    cwnd: f64,
+    ssthresh: f64,
+    srtt_secs: Option<f64>,
+}
+
+impl Aimd {
+    pub fn new(cfg: AimdConfig, params: CcParams) -> Self {
+        let cwnd = cfg.init_cwnd.max(1.0);
+        let ssthresh = cfg.init_ssthresh;
+        Aimd { cfg, params, cwnd, ssthresh, srtt_secs: None }
+    }
+}
+
+impl Controller for Aimd {
+    fn name(&self) -> &'static str {
+        "aimd"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd.floor().max(1.0) as u64
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+    fn aggregation(&self) -> u32 {
+        match self.srtt_secs {
+            Some(s) if s > 0.0 => {
+                let rate = self.cwnd * f64::from(self.params.unit) / s;
+                aggregation_count(rate, self.params.unit, self.params.max_aggregation)
+            }
+            _ => 1,
+        }
+    }
+    fn state(&self) -> &'static str {
+        if self.cwnd < self.ssthresh { "slow_start" } else { "congestion_avoidance" }
+    }
+    fn on_ack(&mut self, s: &AckSample) {
+        self.srtt_secs = s.srtt.map(|d| d.as_secs_f64());
+        for _ in 0..s.acked {
+            if self.cwnd < self.ssthresh {
+                self.cwnd += self.cfg.step;
+            } else {
+                self.cwnd += self.cfg.step / self.cwnd.floor().max(1.0);
+            }
+        }
+    }
+    fn on_congestion(&mut self, e: &CongestionEvent) {
+        if !(e.first_in_window || self.cfg.disable_cwa) {
+            return;
+        }
+        self.ssthresh = (self.cwnd * self.cfg.beta).max(2.0);
+        self.cwnd = if self.cfg.reset_to_init { self.cfg.init_cwnd.max(1.0) } else { self.ssthresh };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{CaState, LossKind, RateSample};
+    use crate::time::Time;
+
+    fn ack() -> AckSample {
+        AckSample {
+            now: Time::ZERO,
+            delivered: 1,
+            acked: 1,
+            rate: RateSample { delivered: 1, interval: None, prior_delivered: 0, is_app_limited: false },
+            rtt: None,
+            srtt: None,
+            losses: 0,
+            lost_total: 0,
+            prior_inflight: 1,
+            inflight: 0,
+            ca_state: CaState::Open,
+        }
+    }
+
+    #[test]
+    fn slow_start_avoidance_and_decrease() {
+        let p = CcParams { unit: 1000, max_aggregation: 64, seed: 0 };
+        let mut a = Aimd::new(AimdConfig { init_ssthresh: 8.0, ..AimdConfig::default() }, p);
+        assert_eq!(a.cwnd(), 2);
+        for _ in 0..6 {
+            a.on_ack(&ack());
+        }
+        assert_eq!(a.cwnd(), 8);
+        assert_eq!(a.state(), "congestion_avoidance");
+        for _ in 0..8 {
+            a.on_ack(&ack());
+        }
+        assert_eq!(a.cwnd(), 9);
+        let ev = |first| CongestionEvent { now: Time::ZERO, kind: LossKind::Fast, inflight: 0, first_in_window: first };
+        a.on_congestion(&ev(true));
+        assert_eq!(a.cwnd(), 4);
+        a.on_congestion(&ev(false)); // same window: conservative adaptation ignores it
+        assert_eq!(a.cwnd(), 4);
+        a.on_congestion(&ev(true));
+        assert_eq!(a.cwnd(), 2);
+        a.on_congestion(&ev(true));
+        assert_eq!(a.cwnd(), 2); // floor at 2
+    }
+}

@@ -1,0 +1,343 @@
+//! Receiver-based BBR v1 (seed 000 §3.5), a port of Linux `net/ipv4/tcp_bbr.c` in units
+//! instead of packets, plus the `bbr-wifi` variant (seed 000 §4.2–4.3, see [`wifi`]).
+//!
+//! On every arriving unit: update the model (bandwidth filter, gain cycle, full-pipe
+//! check, drain check, min-RTT and ProbeRTT, gains), then set
+//! `pacing_rate = pacing_gain × BtlBw × 0.99` (eq. 1) and
+//! `cwnd = cwnd_gain × BtlBw × RTTmin` + quantization budget (eq. 2), where
+//! `BtlBw = max(delivery rate)` over 10 rounds (eq. 6) and `RTTmin = min(rtt)` over 10 s
+//! (eq. 7). One file per state: [`startup`], [`drain`], [`probe_bw`], [`probe_rtt`];
+//! the window and loss recovery are in [`cwnd`], policer detection in [`lt_bw`].
+//!
+//! Not ported: the ACK-aggregation extra window (added to Linux in 5.1; seed 000 ports
+//! 4.14/4.19) and the EDT in-network correction (pacing here is per request, so in-flight
+//! is used directly).
+
+mod cwnd;
+mod drain;
+mod lt_bw;
+mod max_filter;
+mod probe_bw;
+mod probe_rtt;
+mod startup;
+pub mod wifi;
+
+use core::time::Duration;
+
+use rand_core::SeedableRng;
+use rand_pcg::Pcg32;
+
+use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
+use crate::time::Time;
+use lt_bw::{LtBw, LtInput};
+use max_filter::MaxFilter;
+use wifi::RoundRttAverage;
+
+/// Startup gain 2/ln 2: the smallest gain that doubles the rate every round.
+pub const HIGH_GAIN: f64 = 2.0 / core::f64::consts::LN_2;
+/// Drain pacing gain: empties Startup's queue in about one round.
+pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
+/// Window gain in ProbeBW.
+pub const CWND_GAIN: f64 = 2.0;
+/// Pace 1 % below the estimate to keep the bottleneck queue small.
+pub const PACING_MARGIN: f64 = 0.99;
+/// Bandwidth filter window, in rounds (Linux: CYCLE_LEN + 2).
+pub const BW_WINDOW_ROUNDS: u64 = 10;
+
+/// BBR parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BbrConfig {
+    /// Apply seed 000 §4.2–4.3 (the `bbr-wifi` controller).
+    pub wifi: bool,
+    /// Pacing gain of the probing ProbeBW phase (1.25; BBRp uses 1.5 or 2).
+    pub probe_bw_gain: f64,
+    /// Initial window in units (Linux TCP_INIT_CWND, seed 000's code: 10).
+    pub init_cwnd: u64,
+    /// Enter ProbeRTT when the min-RTT estimate is 10 s old.
+    pub probe_rtt: bool,
+    /// Long-term (policer) bandwidth sampling.
+    pub lt_bw: bool,
+}
+
+impl Default for BbrConfig {
+    fn default() -> Self {
+        BbrConfig { wifi: false, probe_bw_gain: 1.25, init_cwnd: 10, probe_rtt: true, lt_bw: true }
+    }
+}
+
+impl BbrConfig {
+    /// The `bbr-wifi` configuration.
+    pub fn wifi() -> Self {
+        BbrConfig { wifi: true, ..Self::default() }
+    }
+}
+
+/// BBR's state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// The BBR controller.
+#[derive(Debug)]
+pub struct Bbr {
+    cfg: BbrConfig,
+    params: CcParams,
+    rng: Pcg32,
+    mode: Mode,
+    cwnd: u64,
+    /// Bytes per second.
+    pacing_rate: f64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    /// Max delivery rate (units/s) over the last 10 rounds.
+    bw: MaxFilter,
+    rtt_cnt: u64,
+    next_rtt_delivered: u64,
+    round_start: bool,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Time,
+    probe_rtt_done_stamp: Option<Time>,
+    probe_rtt_round_done: bool,
+    packet_conservation: bool,
+    prev_ca_state: CaState,
+    prior_cwnd: u64,
+    idle_restart: bool,
+    full_bw_reached: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    cycle_idx: usize,
+    cycle_stamp: Time,
+    has_seen_rtt: bool,
+    lt: LtBw,
+    delivered: u64,
+    lost_total: u64,
+    rtt_avg: RoundRttAverage,
+    /// Whether inequality (9) held at the last arrival (`bbr-wifi` only).
+    eq9: bool,
+}
+
+impl Bbr {
+    pub fn new(cfg: BbrConfig, params: CcParams) -> Self {
+        let mut b = Bbr {
+            rng: Pcg32::seed_from_u64(params.seed),
+            cwnd: cfg.init_cwnd,
+            cfg,
+            params,
+            mode: Mode::Startup,
+            pacing_rate: 0.0,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            bw: MaxFilter::default(),
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            round_start: false,
+            min_rtt: None,
+            min_rtt_stamp: Time::ZERO,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            packet_conservation: false,
+            prev_ca_state: CaState::Open,
+            prior_cwnd: 0,
+            idle_restart: false,
+            full_bw_reached: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            cycle_idx: 0,
+            cycle_stamp: Time::ZERO,
+            has_seen_rtt: false,
+            lt: LtBw::default(),
+            delivered: 0,
+            lost_total: 0,
+            rtt_avg: RoundRttAverage::default(),
+            eq9: false,
+        };
+        b.bw.reset(0, 0.0);
+        b.init_pacing_rate(None);
+        b.enter_startup();
+        b
+    }
+
+    /// Current state.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// Windowed max delivery rate, units/s.
+    pub fn max_bw(&self) -> f64 {
+        self.bw.get()
+    }
+    /// The bandwidth in use: the policed rate if one was detected, else the max filter.
+    pub fn bw(&self) -> f64 {
+        if self.lt.use_bw { self.lt.bw } else { self.max_bw() }
+    }
+    /// Min-RTT estimate.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+    /// Whether Startup has filled the pipe.
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    /// Current pacing gain.
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+    /// Current ProbeBW phase index (0 = probing phase, 1 = draining phase).
+    pub fn cycle_index(&self) -> usize {
+        self.cycle_idx
+    }
+    /// Whether `bbr-wifi`'s inequality (9) held at the last arrival.
+    pub fn eq9_active(&self) -> bool {
+        self.eq9
+    }
+
+    fn rate_bytes(&self, bw_units: f64, gain: f64) -> f64 {
+        bw_units * f64::from(self.params.unit) * gain * PACING_MARGIN
+    }
+
+    /// Initial pacing: `high_gain × cwnd / RTT`, with RTT = SRTT or a nominal 1 ms.
+    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
+        let rtt = match srtt {
+            Some(s) => {
+                self.has_seen_rtt = true;
+                s.max(Duration::from_micros(1))
+            }
+            None => Duration::from_millis(1),
+        };
+        let bw = self.cwnd as f64 / rtt.as_secs_f64();
+        self.pacing_rate = self.rate_bytes(bw, HIGH_GAIN);
+    }
+
+    fn set_pacing_rate(&mut self, bw: f64, gain: f64, srtt: Option<Duration>) {
+        if !self.has_seen_rtt && srtt.is_some() {
+            self.init_pacing_rate(srtt);
+        }
+        let rate = self.rate_bytes(bw, gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// Aggregation from eq. 8 at the current pacing rate (without the WiFi boost).
+    fn base_aggregation(&self) -> u32 {
+        aggregation_count(self.pacing_rate, self.params.unit, self.params.max_aggregation)
+    }
+
+    /// Round counting and the bandwidth filter (Linux `bbr_update_bw`).
+    fn update_bw(&mut self, rs: &AckSample) {
+        self.round_start = false;
+        let Some(bw) = rs.rate.units_per_sec() else { return };
+        if rs.rate.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = rs.delivered;
+            self.rtt_cnt += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+            self.rtt_avg.on_round_start();
+        }
+        self.lt_bw_sampling(&LtInput::from(rs));
+        // App-limited samples only count if they show at least the current estimate.
+        if !rs.rate.is_app_limited || bw >= self.max_bw() {
+            self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw => (if self.lt.use_bw { 1.0 } else { self.cycle_gain(self.cycle_idx) }, CWND_GAIN),
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    fn update_wifi(&mut self, rs: &AckSample) {
+        if let Some(rtt) = rs.rtt {
+            self.rtt_avg.on_rtt(rtt);
+        }
+        self.eq9 = self.cfg.wifi
+            && self.mode == Mode::ProbeBw
+            && match (self.rtt_avg.average(), self.min_rtt) {
+                (Some(avg), Some(min)) => wifi::eq9_holds(avg, min),
+                _ => false,
+            };
+    }
+
+    fn update_model(&mut self, rs: &AckSample) {
+        self.update_bw(rs);
+        self.update_cycle_phase(rs);
+        self.check_full_bw_reached(rs);
+        self.check_drain(rs);
+        self.update_min_rtt(rs);
+        self.update_gains();
+        self.update_wifi(rs);
+    }
+}
+
+impl Controller for Bbr {
+    fn name(&self) -> &'static str {
+        if self.cfg.wifi { "bbr-wifi" } else { "bbr" }
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.pacing_rate)
+    }
+    fn aggregation(&self) -> u32 {
+        let base = self.base_aggregation();
+        if self.eq9 { (base * wifi::AGGREGATION_BOOST).min(self.params.max_aggregation).max(base) } else { base }
+    }
+    fn cwnd_limits(&self) -> bool {
+        !(self.cfg.wifi && self.mode == Mode::ProbeBw)
+    }
+    fn state(&self) -> &'static str {
+        self.mode.name()
+    }
+    fn on_send(&mut self, now: Time, _units: u64, inflight: u64, app_limited: bool) {
+        // CA_EVENT_TX_START after an app-limited idle period.
+        if inflight == 0 && app_limited {
+            self.idle_restart = true;
+            match self.mode {
+                Mode::ProbeBw => {
+                    let rate = self.rate_bytes(self.bw(), 1.0);
+                    if self.full_bw_reached || rate > self.pacing_rate {
+                        self.pacing_rate = rate;
+                    }
+                }
+                Mode::ProbeRtt => self.check_probe_rtt_done(now),
+                _ => {}
+            }
+        }
+    }
+    fn on_ack(&mut self, rs: &AckSample) {
+        self.delivered = rs.delivered;
+        self.lost_total = rs.lost_total;
+        self.update_model(rs);
+        let bw = self.bw();
+        self.set_pacing_rate(bw, self.pacing_gain, rs.srtt);
+        self.set_cwnd(rs, bw, self.cwnd_gain);
+    }
+    fn on_congestion(&mut self, e: &CongestionEvent) {
+        self.handle_congestion(e);
+    }
+    fn wants_app_limited(&self) -> bool {
+        self.mode == Mode::ProbeRtt
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,32 @@
+//! Startup: grow the rate with gain 2/ln 2 until the bandwidth stops growing
+//! (Linux `bbr_check_full_bw_reached`; seed 000 §3.5).
+
+use super::{Bbr, Mode};
+use crate::cc::AckSample;
+
+/// Bandwidth must grow by this factor per round to count as still growing.
+pub(crate) const FULL_BW_THRESH: f64 = 1.25;
+/// Rounds without such growth after which the pipe is full.
+pub(crate) const FULL_BW_COUNT: u32 = 3;
+
+impl Bbr {
+    pub(super) fn enter_startup(&mut self) {
+        self.mode = Mode::Startup;
+    }
+
+    /// After 3 non-app-limited rounds in which the max bandwidth grew by < 25 %, estimate
+    /// that Startup filled the pipe.
+    pub(super) fn check_full_bw_reached(&mut self, rs: &AckSample) {
+        if self.full_bw_reached || !self.round_start || rs.rate.is_app_limited {
+            return;
+        }
+        let max_bw = self.max_bw();
+        if max_bw >= self.full_bw * FULL_BW_THRESH {
+            self.full_bw = max_bw;
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_COUNT;
+    }
+}

@@ -1,0 +1,187 @@
+//! Congestion controllers for the receiver.
+//!
+//! A controller owns the three knobs that shape requesting (seed 000 §3.5, §4.2):
+//! the congestion window (units that may be outstanding), the pacing rate (bytes of
+//! requested data per second) and the aggregation count (units per request, eq. 8).
+//! The receiver feeds it one [`AckSample`] per arriving unit and a [`CongestionEvent`]
+//! when it detects loss; it never changes the knobs itself.
+//!
+//! | name | what |
+//! |---|---|
+//! | `bbr` | receiver-based BBR v1, a port of Linux `tcp_bbr.c` (seed 000 §3.5) |
+//! | `bbr-wifi` | `bbr` + the WiFi optimisations of seed 000 §4.2–4.3 |
+//! | `aimd` | ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window) |
+//! | `fixed` | a constant window of N units |
+
+pub mod aggregation;
+pub mod aimd;
+pub mod bbr;
+pub mod fixed;
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::time::Time;
+
+pub use aggregation::aggregation_count;
+
+/// Loss-recovery state of the receiver, as TCP's `icsk_ca_state` (Open/Recovery/Loss).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    /// No loss being repaired.
+    Open,
+    /// Repairing losses found by fast re-request (seed 000 §3.4).
+    Recovery,
+    /// Repairing after a retransmission timeout (seed 000 §3.3).
+    Loss,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation; seed 000 eq. 4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Units delivered between the send of the acked unit's request and now.
+    pub delivered: u64,
+    /// `max(send_elapsed, ack_elapsed)`; `None` if the sample is invalid (shorter than
+    /// the minimum RTT, or no prior delivery).
+    pub interval: Option<Duration>,
+    /// `C.delivered` when the acked unit was requested.
+    pub prior_delivered: u64,
+    /// The acked unit was requested while the receiver was application-limited.
+    pub is_app_limited: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in units per second, if valid.
+    pub fn units_per_sec(&self) -> Option<f64> {
+        let iv = self.interval?.as_secs_f64();
+        (iv > 0.0).then(|| self.delivered as f64 / iv)
+    }
+}
+
+/// Everything a controller learns from one arriving unit.
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    pub now: Time,
+    /// Units delivered so far (`C.delivered`), including this one.
+    pub delivered: u64,
+    /// Units newly delivered by this event (1: each unit is its own event).
+    pub acked: u64,
+    pub rate: RateSample,
+    /// RTT sample, if this arrival produced one (seed 000 eq. 5; Karn's rule applies).
+    pub rtt: Option<Duration>,
+    /// Smoothed RTT (RFC 6298), once there is one.
+    pub srtt: Option<Duration>,
+    /// Units newly declared lost while processing this arrival.
+    pub losses: u64,
+    /// Units declared lost so far, in total.
+    pub lost_total: u64,
+    /// Units outstanding before and after this arrival.
+    pub prior_inflight: u64,
+    pub inflight: u64,
+    pub ca_state: CaState,
+}
+
+/// What kind of loss was detected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    /// Fast re-request after `reorder_threshold` out-of-order arrivals (seed 000 §3.4);
+    /// reported once, when the receiver enters [`CaState::Recovery`].
+    Fast,
+    /// Retransmission timeout (seed 000 §3.3); reported at every expiry.
+    Timeout,
+}
+
+/// A loss episode.
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    pub now: Time,
+    pub kind: LossKind,
+    /// Units outstanding after the lost ones were taken out.
+    pub inflight: u64,
+    /// Data has arrived from beyond the point of the previous reduction: ndnget's
+    /// "conservative window adaptation" allows one decrease per window.
+    pub first_in_window: bool,
+}
+
+/// A congestion controller. See the module docs; `cwnd` is in units.
+pub trait Controller: fmt::Debug + Send {
+    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `fixed`).
+    fn name(&self) -> &'static str;
+    /// Congestion window, in units.
+    fn cwnd(&self) -> u64;
+    /// Request pacing rate in bytes per second; `None` = not paced (window-clocked).
+    fn pacing_rate(&self) -> Option<f64>;
+    /// Units to ask for in one request (seed 000 eq. 8).
+    fn aggregation(&self) -> u32;
+    /// Whether the window currently limits requesting (`bbr-wifi` lifts it in ProbeBW,
+    /// seed 000 §4.3).
+    fn cwnd_limits(&self) -> bool {
+        true
+    }
+    /// Current state for traces (e.g. `startup`, `probe_bw`, `slow_start`).
+    fn state(&self) -> &'static str;
+    /// A request for `units` units is about to go out; `inflight` was outstanding before
+    /// it and `app_limited` tells whether the receiver had been application-limited.
+    fn on_send(&mut self, now: Time, units: u64, inflight: u64, app_limited: bool) {
+        let _ = (now, units, inflight, app_limited);
+    }
+    /// One unit arrived.
+    fn on_ack(&mut self, sample: &AckSample);
+    /// Loss was detected.
+    fn on_congestion(&mut self, event: &CongestionEvent);
+    /// Whether the receiver should mark itself application-limited now (BBR does during
+    /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
+    fn wants_app_limited(&self) -> bool {
+        false
+    }
+}
+
+/// Which controller to build, with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcConfig {
+    Bbr(bbr::BbrConfig),
+    Aimd(aimd::AimdConfig),
+    Fixed(fixed::FixedConfig),
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::Bbr(bbr::BbrConfig::default())
+    }
+}
+
+/// Parameters every controller shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcParams {
+    /// Payload bytes per unit.
+    pub unit: u16,
+    /// Aggregation limit L (seed 000 §4.2: 64).
+    pub max_aggregation: u32,
+    /// Seed for the controller's randomness (BBR's ProbeBW start phase).
+    pub seed: u64,
+}
+
+impl CcConfig {
+    /// Parse a controller name as the CLI spells it.
+    pub fn from_name(name: &str) -> Option<CcConfig> {
+        Some(match name {
+            "bbr" => CcConfig::Bbr(bbr::BbrConfig::default()),
+            "bbr-wifi" => CcConfig::Bbr(bbr::BbrConfig::wifi()),
+            "aimd" => CcConfig::Aimd(aimd::AimdConfig::default()),
+            "fixed" => CcConfig::Fixed(fixed::FixedConfig::default()),
+            _ => return None,
+        })
+    }
+
+    /// Names accepted by [`CcConfig::from_name`].
+    pub const NAMES: &'static [&'static str] = &["bbr", "bbr-wifi", "aimd", "fixed"];
+
+    /// Build the controller.
+    pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
+        match self {
+            CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
+            CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
+            CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! What a server serves: the [`Catalog`] trait and two in-memory implementations.
+//!
+//! The runtime implements `Catalog` over a directory (pread on open files); tests, the
+//! harness and the ns-3 producer use [`MemoryCatalog`] or [`PatternCatalog`].
+
+use std::collections::HashMap;
+
+use crate::eid::Eid;
+use crate::wire::ListEntry;
+
+/// Reading content failed (the runtime's I/O error, reduced to a message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("content read failed: {0}")]
+pub struct ReadError(pub String);
+
+/// A set of named, immutable objects.
+///
+/// Implementations must be cheap to query: the server calls [`Catalog::size_of`] once per
+/// request and [`Catalog::read_at`] once per Data packet.
+pub trait Catalog {
+    /// Size in bytes of the object `eid`, if this catalogue has it.
+    fn size_of(&self, eid: &Eid) -> Option<u64>;
+    /// Fill `buf` with bytes `offset .. offset + buf.len()` of `eid`. The server only asks
+    /// for ranges inside the object.
+    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
+    /// EID and size of the object called `name`.
+    fn resolve(&self, name: &str) -> Option<(Eid, u64)>;
+    /// The name of `eid`, if it has one.
+    fn name_of(&self, eid: &Eid) -> Option<&str>;
+    /// Number of entries (for listing).
+    fn len(&self) -> usize;
+    /// Whether the catalogue is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Entry `index` in a stable order (for listing).
+    fn entry(&self, index: usize) -> Option<ListEntry<'_>>;
+}
+
+/// Index of named objects shared by the in-memory catalogues and the runtime's directory
+/// catalogue: names sorted, lookups by name and by EID.
+#[derive(Debug, Default, Clone)]
+pub struct Index<T> {
+    entries: Vec<(String, Eid, u64, T)>,
+    by_eid: HashMap<Eid, usize>,
+    by_name: HashMap<String, usize>,
+}
+
+impl<T> Index<T> {
+    /// Build from `(name, eid, size, payload)`; entries are sorted by name. Objects with the
+    /// same content keep the first name for EID lookups; every name still resolves.
+    pub fn new(mut entries: Vec<(String, Eid, u64, T)>) -> Self {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut by_eid = HashMap::with_capacity(entries.len());
+        let mut by_name = HashMap::with_capacity(entries.len());
+        for (i, (name, eid, _, _)) in entries.iter().enumerate() {
+            by_eid.entry(*eid).or_insert(i);
+            by_name.insert(name.clone(), i);
+        }
+        Index { entries, by_eid, by_name }
+    }
+    /// The entry for `eid`: `(name, size, payload)`.
+    pub fn get(&self, eid: &Eid) -> Option<(&str, u64, &T)> {
+        self.by_eid.get(eid).map(|&i| {
+            let e = &self.entries[i];
+            (e.0.as_str(), e.2, &e.3)
+        })
+    }
+    pub fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+        self.by_name.get(name).map(|&i| (self.entries[i].1, self.entries[i].2))
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    pub fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+        self.entries.get(index).map(|e| ListEntry { eid: e.1, size: e.2, name: e.0.as_str() })
+    }
+}
+
+/// Objects held in memory.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryCatalog {
+    index: Index<Vec<u8>>,
+}
+
+impl MemoryCatalog {
+    /// A catalogue of `(name, content)`; EIDs are computed here.
+    pub fn new(objects: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
+        let entries =
+            objects.into_iter().map(|(name, data)| (name, Eid::of(&data), data.len() as u64, data)).collect();
+        MemoryCatalog { index: Index::new(entries) }
+    }
+}
+
+impl Catalog for MemoryCatalog {
+    fn size_of(&self, eid: &Eid) -> Option<u64> {
+        self.index.get(eid).map(|(_, s, _)| s)
+    }
+    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let (_, _, data) = self.index.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
+        let start = usize::try_from(offset).map_err(|_| ReadError("offset".into()))?;
+        let src = data.get(start..start + buf.len()).ok_or_else(|| ReadError("range outside object".into()))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+        self.index.resolve(name)
+    }
+    fn name_of(&self, eid: &Eid) -> Option<&str> {
+        self.index.get(eid).map(|(n, _, _)| n)
+    }
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+        self.index.entry(index)
+    }
+}
+
+/// Generated objects of given sizes whose bytes are a pure function of `(seed, offset)`:
+/// large objects for simulations and benchmarks without holding them in memory. The EID
+/// is still the BLAKE3 hash of the generated content (computed once, at construction).
+#[derive(Debug, Clone)]
+pub struct PatternCatalog {
+    index: Index<u64>,
+}
+
+impl PatternCatalog {
+    /// Objects `(name, size, seed)`.
+    pub fn new(objects: impl IntoIterator<Item = (String, u64, u64)>) -> Self {
+        let entries = objects
+            .into_iter()
+            .map(|(name, size, seed)| {
+                let mut h = blake3::Hasher::new();
+                let mut buf = vec![0u8; 1 << 16];
+                let mut off = 0u64;
+                while off < size {
+                    let n = (size - off).min(buf.len() as u64) as usize;
+                    fill_pattern(seed, off, &mut buf[..n]);
+                    h.update(&buf[..n]);
+                    off += n as u64;
+                }
+                (name, Eid::from_hasher(&h), size, seed)
+            })
+            .collect();
+        PatternCatalog { index: Index::new(entries) }
+    }
+}
+
+/// Fill `buf` with bytes `offset..` of the pattern object with `seed`.
+///
+/// Byte `i` is byte `i % 8` (little-endian) of `splitmix64(seed + i / 8)`, so every 8-byte
+/// word differs and misplaced data is detected by content, not only by the final hash.
+pub fn fill_pattern(seed: u64, offset: u64, buf: &mut [u8]) {
+    let mut i = 0usize;
+    while i < buf.len() {
+        let pos = offset + i as u64;
+        let word = splitmix64(seed.wrapping_add(pos / 8)).to_le_bytes();
+        let start = (pos % 8) as usize;
+        let n = (8 - start).min(buf.len() - i);
+        buf[i..i + n].copy_from_slice(&word[start..start + n]);
+        i += n;
+    }
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Catalog for PatternCatalog {
+    fn size_of(&self, eid: &Eid) -> Option<u64> {
+        self.index.get(eid).map(|(_, s, _)| s)
+    }
+    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let (_, size, seed) = self.index.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
+        if offset + buf.len() as u64 > size {
+            return Err(ReadError("range outside object".into()));
+        }
+        fill_pattern(*seed, offset, buf);
+        Ok(())
+    }
+    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+        self.index.resolve(name)
+    }
+    fn name_of(&self, eid: &Eid) -> Option<&str> {
+        self.index.get(eid).map(|(n, _, _)| n)
+    }
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+        self.index.entry(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_is_consistent_at_any_offset() {
+        let mut whole = vec![0u8; 1000];
+        fill_pattern(7, 0, &mut whole);
+        for start in [0usize, 1, 7, 8, 9, 333] {
+            let mut part = vec![0u8; 100];
+            fill_pattern(7, start as u64, &mut part);
+            assert_eq!(&part[..], &whole[start..start + 100]);
+        }
+        let mut other = vec![0u8; 1000];
+        fill_pattern(8, 0, &mut other);
+        assert_ne!(whole, other);
+    }
+
+    #[test]
+    fn pattern_catalog_eid_is_hash_of_content() {
+        let c = PatternCatalog::new([("x".to_string(), 100_000, 3)]);
+        let (eid, size) = c.resolve("x").unwrap();
+        assert_eq!(size, 100_000);
+        let mut all = vec![0u8; 100_000];
+        c.read_at(&eid, 0, &mut all).unwrap();
+        assert_eq!(Eid::of(&all), eid);
+        assert!(c.read_at(&eid, 99_999, &mut [0u8; 2]).is_err());
+    }
+
+    #[test]
+    fn memory_catalog_lookups() {
+        let c = MemoryCatalog::new([("b".to_string(), b"bbb".to_vec()), ("a".to_string(), b"aa".to_vec())]);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.entry(0).unwrap().name, "a");
+        let (eid, size) = c.resolve("b").unwrap();
+        assert_eq!(size, 3);
+        assert_eq!(c.name_of(&eid), Some("b"));
+        let mut buf = [0u8; 2];
+        c.read_at(&eid, 1, &mut buf).unwrap();
+        assert_eq!(&buf, b"bb");
+        assert!(c.resolve("c").is_none());
+    }
+}

@@ -1,0 +1,461 @@
+//! The stateless server (seed 000 §3.2: "the functionality of sender is simple that it just
+//! sends byte fragments according to the information – EID, offset and length – carried in
+//! the requests").
+//!
+//! [`Server`] keeps **no per-receiver state**: everything needed to answer a request is in
+//! the request. It holds its configuration and aggregate counters only, so its memory does
+//! not grow with the number of receivers.
+//!
+//! # Call contract
+//!
+//! For each datagram that arrives:
+//!
+//! 1. `let mut reply = server.handle(&catalog, datagram);`
+//! 2. `while let Some(n) = reply.next_datagram(&mut buf) { send(&buf[..n]) }` — to the
+//!    datagram's source address. `buf` must hold [`Server::max_datagram_size`] bytes for the
+//!    request's unit; 65 536 bytes always suffice.
+//!
+//! The Data packets of one request come out back to back (server pacing comes later).
+//! Malformed input never panics: it is dropped (not rdtp) or answered with a Nack.
+
+mod catalog;
+
+pub use catalog::{Catalog, Index, MemoryCatalog, PatternCatalog, ReadError, fill_pattern};
+
+use crate::eid::Eid;
+use crate::wire::{
+    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder, Nack,
+    NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+};
+
+/// Server limits.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Most units one request may ask for, over all its ranges; larger requests get a
+    /// `TooLarge` Nack. Bounds the reply to one small datagram (amplification).
+    pub max_units_per_request: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        // Receivers aggregate at most L = 64 units (seed 000 §4.2), ×3 for bbr-wifi is
+        // clipped to L as well; 256 leaves room for re-requests carrying extra ranges.
+        ServerConfig { max_units_per_request: 256 }
+    }
+}
+
+/// Aggregate counters (not per receiver).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ServerStats {
+    pub requests: u64,
+    pub data_packets: u64,
+    pub data_bytes: u64,
+    pub nacks: u64,
+    pub resolves: u64,
+    pub lists: u64,
+    /// Datagrams that were not rdtp, or rdtp packets a server does not take (Data, …).
+    pub dropped: u64,
+    /// Requests refused as malformed.
+    pub malformed: u64,
+}
+
+/// The stateless server core.
+#[derive(Debug, Default)]
+pub struct Server {
+    config: ServerConfig,
+    stats: ServerStats,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig) -> Self {
+        Server { config, stats: ServerStats::default() }
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> &ServerStats {
+        &self.stats
+    }
+
+    /// Largest datagram a reply to a request with this `unit` can produce.
+    pub fn max_datagram_size(unit: u16) -> usize {
+        (DATA_HEADER_LEN + usize::from(unit)).max(LIST_MAX_DATAGRAM).max(crate::wire::NACK_HEADER_LEN + crate::wire::NACK_MAX_DETAIL)
+    }
+
+    /// Take one datagram; the returned [`Reply`] yields the datagrams to send back.
+    pub fn handle<'a, C: Catalog + ?Sized>(&'a mut self, catalog: &'a C, datagram: &'a [u8]) -> Reply<'a, C> {
+        let kind = self.classify(catalog, datagram);
+        Reply { kind, catalog, stats: &mut self.stats }
+    }
+
+    fn classify<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, datagram: &'a [u8]) -> ReplyKind<'a> {
+        let ty = match crate::wire::check_prefix(datagram) {
+            Ok(ty) => ty,
+            Err(DecodeError::UnsupportedVersion(v)) => {
+                let _ = v;
+                return ReplyKind::Nack(NackInfo::blank(NackCode::UnsupportedVersion, "this server speaks rdtp version 1"));
+            }
+            Err(_) => {
+                self.stats.dropped += 1;
+                return ReplyKind::Nothing;
+            }
+        };
+        let packet = match Packet::decode(datagram) {
+            Ok(p) => p,
+            Err(e) => {
+                if matches!(ty, PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest) {
+                    self.stats.malformed += 1;
+                    return ReplyKind::Nack(NackInfo::blank(NackCode::Malformed, malformed_detail(&e)));
+                }
+                self.stats.dropped += 1;
+                return ReplyKind::Nothing;
+            }
+        };
+        match packet {
+            Packet::Request(req) => self.classify_request(catalog, req),
+            Packet::ResolveRequest(r) => {
+                self.stats.resolves += 1;
+                classify_resolve(catalog, r)
+            }
+            Packet::ListRequest(l) => {
+                self.stats.lists += 1;
+                ReplyKind::List(l)
+            }
+            _ => {
+                self.stats.dropped += 1;
+                ReplyKind::Nothing
+            }
+        }
+    }
+
+    fn classify_request<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, req: Request<'a>) -> ReplyKind<'a> {
+        self.stats.requests += 1;
+        let echo = |code, detail| ReplyKind::Nack(NackInfo { code, tag: req.tag, eid: req.eid, range: req.range, detail });
+        if let Err(why) = req.validate() {
+            self.stats.malformed += 1;
+            return echo(NackCode::Malformed, why);
+        }
+        if req.total_units() > u64::from(self.config.max_units_per_request) {
+            return echo(NackCode::TooLarge, "request asks for more units than this server serves per request");
+        }
+        let Some(size) = catalog.size_of(&req.eid) else {
+            return echo(NackCode::UnknownContent, "no object with this EID");
+        };
+        ReplyKind::Data(DataCursor {
+            tag: req.tag,
+            eid: req.eid,
+            unit: u64::from(req.unit),
+            size,
+            primary: Some(req.range),
+            extra: req.options,
+            extra_index: 0,
+            next: 0,
+            end: 0,
+        })
+    }
+}
+
+fn malformed_detail(e: &DecodeError) -> &'static str {
+    match e {
+        DecodeError::Truncated(what) | DecodeError::Invalid(what) => what,
+        _ => "undecodable request",
+    }
+}
+
+fn classify_resolve<'a, C: Catalog + ?Sized>(catalog: &'a C, r: ResolveRequest<'a>) -> ReplyKind<'a> {
+    let found = match r.query {
+        Query::Name(name) => catalog.resolve(name).map(|(eid, size)| (eid, size, name)),
+        Query::Eid(eid) => catalog.size_of(&eid).map(|size| (eid, size, catalog.name_of(&eid).unwrap_or(""))),
+    };
+    match found {
+        Some((eid, size, name)) => ReplyKind::Resolved(ResolveResponse { tag: r.tag, eid, size, name }),
+        None => {
+            let eid = match r.query {
+                Query::Eid(e) => e,
+                Query::Name(_) => Eid::default(),
+            };
+            ReplyKind::Nack(NackInfo {
+                code: NackCode::UnknownContent,
+                tag: r.tag,
+                eid,
+                range: ByteRange::new(0, 0),
+                detail: "no such name or EID",
+            })
+        }
+    }
+}
+
+struct NackInfo {
+    code: NackCode,
+    tag: u32,
+    eid: Eid,
+    range: ByteRange,
+    detail: &'static str,
+}
+
+impl NackInfo {
+    fn blank(code: NackCode, detail: &'static str) -> Self {
+        NackInfo { code, tag: 0, eid: Eid::default(), range: ByteRange::new(0, 0), detail }
+    }
+}
+
+/// Position inside the ranges of one request. Lives only while that request is answered.
+struct DataCursor<'a> {
+    tag: u32,
+    eid: Eid,
+    unit: u64,
+    size: u64,
+    primary: Option<ByteRange>,
+    extra: Options<'a>,
+    extra_index: usize,
+    /// Next byte to send in the current range, and its end (clipped to the object).
+    next: u64,
+    end: u64,
+}
+
+impl DataCursor<'_> {
+    /// Advance to the next range. Returns a range that starts beyond the object (to Nack),
+    /// or `None` when positioned on a servable range or when all ranges are done.
+    fn next_range(&mut self) -> Option<Result<(), ByteRange>> {
+        let range = match self.primary.take() {
+            Some(r) => r,
+            None => {
+                let r = self.extra.extra_ranges().nth(self.extra_index)?;
+                self.extra_index += 1;
+                r
+            }
+        };
+        if range.offset >= self.size {
+            return Some(Err(range));
+        }
+        self.next = range.offset;
+        self.end = range.end().min(self.size);
+        Some(Ok(()))
+    }
+}
+
+enum ReplyKind<'a> {
+    Nothing,
+    Nack(NackInfo),
+    Resolved(ResolveResponse<'a>),
+    List(ListRequest),
+    Data(DataCursor<'a>),
+    Done,
+}
+
+/// The datagrams answering one incoming datagram. See the module docs for the call order.
+pub struct Reply<'a, C: ?Sized> {
+    kind: ReplyKind<'a>,
+    catalog: &'a C,
+    stats: &'a mut ServerStats,
+}
+
+impl<C: Catalog + ?Sized> Reply<'_, C> {
+    /// Whether this reply carries content (as opposed to nothing or one control packet).
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, ReplyKind::Data(_))
+    }
+
+    /// Write the next datagram into `buf`; `None` when the reply is complete.
+    ///
+    /// If `buf` is too small for the next datagram the reply ends early (`None`).
+    pub fn next_datagram(&mut self, buf: &mut [u8]) -> Option<usize> {
+        match core::mem::replace(&mut self.kind, ReplyKind::Done) {
+            ReplyKind::Nothing | ReplyKind::Done => None,
+            ReplyKind::Nack(n) => self.emit_nack(&n, buf),
+            ReplyKind::Resolved(r) => r.encode(buf).ok(),
+            ReplyKind::List(l) => self.emit_list(l, buf),
+            ReplyKind::Data(mut cur) => {
+                let out = self.emit_data(&mut cur, buf);
+                if out.is_some() {
+                    self.kind = ReplyKind::Data(cur);
+                }
+                out
+            }
+        }
+    }
+
+    fn emit_nack(&mut self, n: &NackInfo, buf: &mut [u8]) -> Option<usize> {
+        self.stats.nacks += 1;
+        Nack { code: n.code, tag: n.tag, eid: n.eid, offset: n.range.offset, length: n.range.length, detail: n.detail }
+            .encode(buf)
+            .ok()
+    }
+
+    fn emit_list(&mut self, l: ListRequest, buf: &mut [u8]) -> Option<usize> {
+        let total = self.catalog.len();
+        let mut b = ListResponseBuilder::new(buf).ok()?;
+        let mut i = l.cursor as usize;
+        while i < total {
+            let Some(e) = self.catalog.entry(i) else { break };
+            if !b.push(&e) {
+                if b.count() == 0 {
+                    i += 1; // an entry that can never fit is skipped, not looped on
+                    continue;
+                }
+                break;
+            }
+            i += 1;
+        }
+        Some(b.finish(l.tag, l.cursor, u32::try_from(total).unwrap_or(u32::MAX), i < total))
+    }
+
+    fn emit_data(&mut self, cur: &mut DataCursor<'_>, buf: &mut [u8]) -> Option<usize> {
+        while cur.next >= cur.end {
+            match cur.next_range()? {
+                Ok(()) => {}
+                Err(beyond) => {
+                    return self.emit_nack(
+                        &NackInfo {
+                            code: NackCode::RangeBeyondEnd,
+                            tag: cur.tag,
+                            eid: cur.eid,
+                            range: beyond,
+                            detail: "range starts at or after the end of the object",
+                        },
+                        buf,
+                    );
+                }
+            }
+        }
+        let len = (cur.end - cur.next).min(cur.unit) as usize;
+        let total = DATA_HEADER_LEN + len;
+        if buf.len() < total {
+            return None;
+        }
+        if let Err(e) = self.catalog.read_at(&cur.eid, cur.next, &mut buf[DATA_HEADER_LEN..total]) {
+            let _ = e;
+            let rest = ByteRange::new(cur.next, u32::try_from(cur.end - cur.next).unwrap_or(u32::MAX));
+            cur.next = cur.end;
+            cur.primary = None;
+            cur.extra_index = usize::MAX; // stop after this Nack
+            return self.emit_nack(
+                &NackInfo { code: NackCode::Internal, tag: cur.tag, eid: cur.eid, range: rest, detail: "server failed to read the content" },
+                buf,
+            );
+        }
+        let flags = DataFlags(0).with(DataFlags::LAST, cur.next + len as u64 == cur.size);
+        Data::encode_header(buf, flags, len as u16, cur.tag, &cur.eid, cur.next, cur.size).ok()?;
+        cur.next += len as u64;
+        self.stats.data_packets += 1;
+        self.stats.data_bytes += len as u64;
+        Some(total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tlv::write_extra_ranges;
+    use crate::wire::{RequestFlags, ResolveResponse};
+
+    fn catalog() -> MemoryCatalog {
+        let content: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        MemoryCatalog::new([("obj".to_string(), content)])
+    }
+
+    fn request(eid: Eid, unit: u16, offset: u64, length: u32, opts: &[u8]) -> Vec<u8> {
+        let req = Request {
+            flags: RequestFlags(0),
+            unit,
+            tag: 42,
+            eid,
+            range: ByteRange::new(offset, length),
+            options: Options::parse(opts).unwrap(),
+        };
+        let mut buf = vec![0u8; req.encoded_len()];
+        req.encode(&mut buf).unwrap();
+        buf
+    }
+
+    fn collect(server: &mut Server, cat: &MemoryCatalog, dgram: &[u8]) -> Vec<Vec<u8>> {
+        let mut reply = server.handle(cat, dgram);
+        let mut out = vec![];
+        let mut buf = vec![0u8; 65536];
+        while let Some(n) = reply.next_datagram(&mut buf) {
+            out.push(buf[..n].to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn serves_units_back_to_back_and_clips_at_end() {
+        let cat = catalog();
+        let (eid, _) = cat.resolve("obj").unwrap();
+        let mut s = Server::default();
+        // 4 units of 3000 from 3000: 3000..6000, ..9000, 9000..10000 (clipped), nothing more.
+        let out = collect(&mut s, &cat, &request(eid, 3000, 3000, 12000, &[]));
+        assert_eq!(out.len(), 3);
+        let d: Vec<_> = out.iter().map(|b| Data::decode(b).unwrap()).collect();
+        assert_eq!(d.iter().map(|d| d.offset).collect::<Vec<_>>(), [3000, 6000, 9000]);
+        assert_eq!(d[2].payload.len(), 1000);
+        assert!(d[2].flags.contains(DataFlags::LAST));
+        assert!(!d[0].flags.contains(DataFlags::LAST));
+        assert_eq!(d[1].payload[0], (6000 % 251) as u8);
+        assert!(d.iter().all(|d| d.tag == 42 && d.total_size == 10_000));
+        assert_eq!(s.stats().data_packets, 3);
+    }
+
+    #[test]
+    fn extra_ranges_and_beyond_end() {
+        let cat = catalog();
+        let (eid, _) = cat.resolve("obj").unwrap();
+        let mut s = Server::default();
+        let mut opts = [0u8; 64];
+        let n = write_extra_ranges(&mut opts, &[ByteRange::new(20_000, 1000), ByteRange::new(5000, 2000)]);
+        let out = collect(&mut s, &cat, &request(eid, 1000, 0, 1000, &opts[..n]));
+        assert_eq!(out.len(), 4);
+        assert_eq!(Data::decode(&out[0]).unwrap().offset, 0);
+        let nack = Nack::decode(&out[1]).unwrap();
+        assert_eq!((nack.code, nack.offset), (NackCode::RangeBeyondEnd, 20_000));
+        assert_eq!(Data::decode(&out[2]).unwrap().offset, 5000);
+        assert_eq!(Data::decode(&out[3]).unwrap().offset, 6000);
+    }
+
+    #[test]
+    fn nacks_echo_the_request() {
+        let cat = catalog();
+        let (eid, _) = cat.resolve("obj").unwrap();
+        let mut s = Server::default();
+        let cases = [
+            (request(Eid([7; 32]), 1000, 0, 1000, &[]), NackCode::UnknownContent),
+            (request(eid, 1000, 0, 1500, &[]), NackCode::Malformed),
+            (request(eid, 1000, 0, 1000 * 257, &[]), NackCode::TooLarge),
+        ];
+        for (dgram, code) in cases {
+            let out = collect(&mut s, &cat, &dgram);
+            assert_eq!(out.len(), 1);
+            let n = Nack::decode(&out[0]).unwrap();
+            assert_eq!(n.code, code);
+            assert_eq!(n.tag, 42);
+            assert!(!n.detail.is_empty());
+        }
+    }
+
+    #[test]
+    fn resolve_list_and_garbage() {
+        let cat = catalog();
+        let mut s = Server::default();
+        let mut buf = [0u8; 64];
+        let n = ResolveRequest { tag: 5, query: Query::Name("obj") }.encode(&mut buf).unwrap();
+        let out = collect(&mut s, &cat, &buf[..n]);
+        let r = ResolveResponse::decode(&out[0]).unwrap();
+        assert_eq!((r.tag, r.size, r.name), (5, 10_000, "obj"));
+        let n = ResolveRequest { tag: 6, query: Query::Name("nope") }.encode(&mut buf).unwrap();
+        let out = collect(&mut s, &cat, &buf[..n]);
+        assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::UnknownContent);
+        let n = ListRequest { tag: 1, cursor: 0 }.encode(&mut buf).unwrap();
+        let out = collect(&mut s, &cat, &buf[..n]);
+        let l = crate::wire::ListResponse::decode(&out[0]).unwrap();
+        assert_eq!((l.total, l.len(), l.more), (1, 1, false));
+        assert!(collect(&mut s, &cat, b"hello").is_empty());
+        assert!(collect(&mut s, &cat, &out[0]).is_empty()); // responses are not answered
+        let truncated = &request(Eid([1; 32]), 1000, 0, 1000, &[])[..30];
+        let out = collect(&mut s, &cat, truncated);
+        assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::Malformed);
+        let out = collect(&mut s, &cat, b"RD\x09\x01");
+        assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::UnsupportedVersion);
+    }
+}
