@@ -1,5 +1,6 @@
 pub mod cc;
 pub mod eid;
+pub mod receiver;
 pub mod server;
 pub mod time;
 pub mod wire;

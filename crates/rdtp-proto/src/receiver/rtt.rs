@@ -1,0 +1,146 @@
+//! RTT estimation and the retransmission timeout, per RFC 6298 (seed 000 §3.3).
+
+use core::time::Duration;
+
+/// RTO parameters (RFC 6298 §2, with ndnget's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtoConfig {
+    /// RTO before the first sample (RFC 6298: 1 s).
+    pub initial: Duration,
+    /// Floor (RFC 6298: 1 s; seed 000 and ndnget: 200 ms).
+    pub min: Duration,
+    /// Ceiling for backoff (ndnget: 60 s).
+    pub max: Duration,
+}
+
+impl Default for RtoConfig {
+    fn default() -> Self {
+        RtoConfig { initial: Duration::from_secs(1), min: Duration::from_millis(200), max: Duration::from_secs(60) }
+    }
+}
+
+/// SRTT, RTTVAR and RTO, plus min/max/mean of all samples for the summary.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    cfg: RtoConfig,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    /// RTO before backoff.
+    base_rto: Duration,
+    /// Backoff exponent since the last sample.
+    backoff: u32,
+    min: Option<Duration>,
+    max: Duration,
+    sum_secs: f64,
+    count: u64,
+}
+
+impl RttEstimator {
+    pub fn new(cfg: RtoConfig) -> Self {
+        RttEstimator {
+            cfg,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            base_rto: cfg.initial,
+            backoff: 0,
+            min: None,
+            max: Duration::ZERO,
+            sum_secs: 0.0,
+            count: 0,
+        }
+    }
+
+    /// Take a sample (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4, K = 4); clears any backoff.
+    pub fn on_sample(&mut self, r: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                let diff = if srtt > r { srtt - r } else { r - srtt };
+                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
+                self.srtt = Some(srtt * 7 / 8 + r / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        self.base_rto = (srtt + 4 * self.rttvar).clamp(self.cfg.min, self.cfg.max);
+        self.backoff = 0;
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
+        self.max = self.max.max(r);
+        self.sum_secs += r.as_secs_f64();
+        self.count += 1;
+    }
+
+    /// Double the RTO after an expiry (RFC 6298 §5.5), up to the ceiling.
+    pub fn backoff(&mut self) {
+        self.backoff = (self.backoff + 1).min(32);
+    }
+
+    /// The current RTO, backoff included.
+    pub fn rto(&self) -> Duration {
+        let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
+        self.base_rto.checked_mul(factor).unwrap_or(self.cfg.max).min(self.cfg.max)
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+    /// Smallest sample so far.
+    pub fn min(&self) -> Option<Duration> {
+        self.min
+    }
+    /// Largest sample so far.
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+    /// Mean of all samples.
+    pub fn mean(&self) -> Option<Duration> {
+        (self.count > 0).then(|| Duration::from_secs_f64(self.sum_secs / self.count as f64))
+    }
+    /// Number of samples.
+    pub fn samples(&self) -> u64 {
+        self.count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn rfc6298_arithmetic() {
+        let mut e = RttEstimator::new(RtoConfig { min: Duration::ZERO, ..RtoConfig::default() });
+        assert_eq!(e.rto(), Duration::from_secs(1));
+        e.on_sample(100 * MS);
+        // SRTT = 100, RTTVAR = 50, RTO = 100 + 4·50 = 300.
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(100 * MS), 50 * MS, 300 * MS));
+        e.on_sample(200 * MS);
+        // RTTVAR = 3/4·50 + 1/4·100 = 62.5; SRTT = 7/8·100 + 1/8·200 = 112.5; RTO = 362.5.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(362_500));
+        assert_eq!((e.min(), e.max(), e.mean()), (Some(100 * MS), 200 * MS, Some(150 * MS)));
+    }
+
+    #[test]
+    fn floor_backoff_and_ceiling() {
+        let mut e = RttEstimator::new(RtoConfig::default());
+        e.on_sample(MS);
+        assert_eq!(e.rto(), 200 * MS, "200 ms floor");
+        e.backoff();
+        e.backoff();
+        assert_eq!(e.rto(), 800 * MS);
+        for _ in 0..40 {
+            e.backoff();
+        }
+        assert_eq!(e.rto(), Duration::from_secs(60));
+        e.on_sample(MS);
+        assert_eq!(e.rto(), 200 * MS, "a new sample clears the backoff");
+    }
+}

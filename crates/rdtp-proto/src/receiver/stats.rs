@@ -1,0 +1,58 @@
+//! Counters a fetch reports (what ndnget prints, and more).
+
+use core::time::Duration;
+
+use crate::time::Time;
+
+/// Statistics of one receiver.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// When the receiver was created.
+    pub started: Time,
+    /// When the object's size became known and requesting began.
+    pub transfer_started: Option<Time>,
+    /// When the last unit arrived.
+    pub finished: Option<Time>,
+    /// Distinct units received.
+    pub units_received: u64,
+    /// Distinct payload bytes received.
+    pub bytes_received: u64,
+    /// Units received again after they had already arrived.
+    pub duplicates: u64,
+    /// Datagrams that were not valid answers for this transfer.
+    pub invalid: u64,
+    /// Request datagrams sent (including resolves).
+    pub requests_sent: u64,
+    /// Units asked for, counting every re-request.
+    pub units_requested: u64,
+    /// Units asked for again (ndnget's "retransmitted segments").
+    pub units_rerequested: u64,
+    /// Units declared lost (fast or timeout).
+    pub units_lost: u64,
+    /// Retransmission-timer expiries.
+    pub timeouts: u64,
+    /// Expiries after which the congestion window was smaller.
+    pub timeout_window_decreases: u64,
+    /// Loss-recovery episodes entered by fast re-request.
+    pub fast_recoveries: u64,
+    /// Nacks received.
+    pub nacks: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    pub rtt_min: Option<Duration>,
+    pub rtt_avg: Option<Duration>,
+    pub rtt_max: Option<Duration>,
+}
+
+impl Stats {
+    /// Time from creation to the last unit (or to `now` if unfinished).
+    pub fn elapsed(&self, now: Time) -> Duration {
+        self.finished.unwrap_or(now) - self.started
+    }
+
+    /// Goodput in bits per second over [`Stats::elapsed`].
+    pub fn goodput_bps(&self, now: Time) -> f64 {
+        let secs = self.elapsed(now).as_secs_f64();
+        if secs > 0.0 { self.bytes_received as f64 * 8.0 / secs } else { 0.0 }
+    }
+}
