@@ -1,8 +1,71 @@
+//! # rdtp-proto — the sans-IO core of rdtp
+//!
+//! rdtp is a receiver-driven transport for information-centric networks: the receiver
+//! requests byte ranges of content named by an EID, a stateless server answers, and the
+//! receiver runs the congestion control (seed 000, "Toward ICN receiver-driven transmission
+//! mechanism over WLAN"). This crate is all of its protocol logic and none of its I/O:
+//!
+//! * [`wire`] — the datagram format (version 1; `docs/PROTOCOL.md` has layouts and vectors);
+//! * [`receiver`] — the receiver state machine: request window, RTT/RTO, delivery-rate
+//!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
+//! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`;
+//! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
+//! * [`lister`] — the client side of catalogue listing.
+//!
+//! ## What this crate must not do
+//!
+//! No sockets, no threads, no clock reads (`now` is always passed in as a [`Time`]), no
+//! ambient randomness (seeds are passed in configuration), no file access (content comes
+//! through the [`server::Catalog`] trait). The UDP runtime (`rdtp` crate), the ns-3
+//! applications and the test harness all drive this same code.
+//!
+//! ## Call order
+//!
+//! A receiver is driven by its owner, in the manner of `quinn-proto`:
+//!
+//! ```
+//! use rdtp_proto::receiver::{Receiver, ReceiverConfig, Target, MAX_DATAGRAM};
+//! use rdtp_proto::server::{MemoryCatalog, Server};
+//! use rdtp_proto::Time;
+//!
+//! let catalog = MemoryCatalog::new([("hello.txt".to_string(), b"hello, world".to_vec())]);
+//! let mut server = Server::default();
+//! let mut rx = Receiver::new(ReceiverConfig::default(), Target::Name("hello.txt".into()), Time::ZERO);
+//!
+//! let (mut now, mut buf, mut reply_buf) = (Time::ZERO, vec![0u8; MAX_DATAGRAM], vec![0u8; 65536]);
+//! while !rx.is_finished() {
+//!     // 1. send what is due (here: straight into the server, no network in between)
+//!     while let Some(n) = rx.poll_transmit(now, &mut buf) {
+//!         let mut replies = Vec::new();
+//!         let mut reply = server.handle(&catalog, &buf[..n]);
+//!         while let Some(m) = reply.next_datagram(&mut reply_buf) {
+//!             replies.push(reply_buf[..m].to_vec());
+//!         }
+//!         // 2. feed what comes back
+//!         for d in replies {
+//!             rx.handle_datagram(now, &d);
+//!         }
+//!     }
+//!     // 3. otherwise wait for the next deadline
+//!     if let Some(t) = rx.poll_timeout() {
+//!         now = now.max(t);
+//!         rx.handle_timeout(now);
+//!     }
+//! }
+//! let mut out = [0u8; 64];
+//! let n = rx.read(&mut out);
+//! assert_eq!(&out[..n], b"hello, world");
+//! ```
+//!
+//! See [`receiver`] for the full contract and [`server`] for the server's.
+
 pub mod cc;
 pub mod eid;
+pub mod lister;
 pub mod receiver;
 pub mod server;
 pub mod time;
 pub mod wire;
+
 pub use eid::Eid;
 pub use time::Time;

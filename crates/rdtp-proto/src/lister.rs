@@ -1,0 +1,172 @@
+//! The client side of listing (`rdtp ls`): pages through a server's catalogue with
+//! ListRequests, retrying with exponential backoff. Same sans-IO contract as
+//! [`crate::receiver::Receiver`]: `poll_transmit`, `handle_datagram`, `handle_timeout`,
+//! `poll_timeout`.
+
+use core::time::Duration;
+
+use crate::eid::Eid;
+use crate::receiver::FetchError;
+use crate::time::Time;
+use crate::wire::{ListRequest, NackCode, Packet};
+
+/// One catalogue entry, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub name: String,
+    pub eid: Eid,
+    pub size: u64,
+}
+
+/// Fetches the whole catalogue of one server.
+#[derive(Debug)]
+pub struct Lister {
+    cursor: u32,
+    tag: u32,
+    next_try: Time,
+    initial_interval: Duration,
+    interval: Duration,
+    idle_timeout: Duration,
+    last_heard: Time,
+    entries: Vec<Listed>,
+    total: Option<u32>,
+    done: bool,
+    error: Option<FetchError>,
+}
+
+impl Lister {
+    /// Start listing at `now`; retry after `retry` (doubling), give up after `idle_timeout`
+    /// without an answer.
+    pub fn new(now: Time, retry: Duration, idle_timeout: Duration) -> Self {
+        Lister {
+            cursor: 0,
+            tag: 0,
+            next_try: now,
+            initial_interval: retry,
+            interval: retry,
+            idle_timeout,
+            last_heard: now,
+            entries: Vec::new(),
+            total: None,
+            done: false,
+            error: None,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+    pub fn error(&self) -> Option<&FetchError> {
+        self.error.as_ref()
+    }
+    /// Entries received so far, in catalogue order.
+    pub fn entries(&self) -> &[Listed] {
+        &self.entries
+    }
+    /// Catalogue size the server reported.
+    pub fn total(&self) -> Option<u32> {
+        self.total
+    }
+
+    fn finished(&self) -> bool {
+        self.done || self.error.is_some()
+    }
+
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if self.finished() || now < self.next_try {
+            return None;
+        }
+        self.tag = self.tag.wrapping_add(1).max(1);
+        let n = ListRequest { tag: self.tag, cursor: self.cursor }.encode(buf).ok()?;
+        self.next_try = now + self.interval;
+        self.interval = (self.interval * 2).min(Duration::from_secs(60));
+        Some(n)
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        (!self.finished()).then(|| self.next_try.min(self.last_heard + self.idle_timeout))
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        if !self.finished() && now >= self.last_heard + self.idle_timeout {
+            self.error = Some(FetchError::Timeout(self.idle_timeout));
+        }
+    }
+
+    pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) {
+        if self.finished() {
+            return;
+        }
+        match Packet::decode(datagram) {
+            Ok(Packet::ListResponse(r)) if r.tag == self.tag && r.cursor == self.cursor => {
+                self.last_heard = now;
+                self.total = Some(r.total);
+                self.entries.extend(r.entries().map(|e| Listed { name: e.name.to_string(), eid: e.eid, size: e.size }));
+                self.cursor = self.cursor.saturating_add(r.len() as u32);
+                if r.more && !r.is_empty() {
+                    self.interval = self.initial_interval;
+                    self.next_try = now; // ask for the next page at once
+                } else {
+                    self.done = true;
+                }
+            }
+            Ok(Packet::Nack(n)) if n.tag == self.tag || n.tag == 0 => {
+                self.error = Some(FetchError::Refused { code: n.code, detail: n.detail.to_string() });
+                if n.code == NackCode::UnknownContent {
+                    self.error = Some(FetchError::NotFound("catalogue".into()));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{MemoryCatalog, Server};
+
+    #[test]
+    fn pages_through_a_large_catalogue_and_survives_a_lost_page() {
+        let cat = MemoryCatalog::new((0..100).map(|i| (format!("dir/file-{i:03}-{}", "x".repeat(60)), vec![i as u8; i])));
+        let mut server = Server::default();
+        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(5));
+        let mut now = Time::ZERO;
+        let mut buf = vec![0u8; 2048];
+        let mut out = vec![0u8; 2048];
+        let mut dropped_one = false;
+        while !l.is_done() {
+            assert!(l.error().is_none());
+            if let Some(n) = l.poll_transmit(now, &mut buf) {
+                let mut reply = server.handle(&cat, &buf[..n]);
+                let m = reply.next_datagram(&mut out).unwrap();
+                if !dropped_one && l.entries().len() > 30 {
+                    dropped_one = true; // this page is lost: the lister must retry
+                } else {
+                    l.handle_datagram(now, &out[..m]);
+                }
+            } else {
+                now = l.poll_timeout().unwrap();
+                l.handle_timeout(now);
+            }
+        }
+        assert!(dropped_one);
+        assert_eq!(l.total(), Some(100));
+        assert_eq!(l.entries().len(), 100);
+        assert_eq!(l.entries()[42].size, 42);
+        assert!(l.entries().windows(2).all(|w| w[0].name < w[1].name));
+    }
+
+    #[test]
+    fn times_out_without_answers() {
+        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(1));
+        let mut buf = [0u8; 64];
+        let mut now = Time::ZERO;
+        while l.error().is_none() {
+            let _ = l.poll_transmit(now, &mut buf);
+            now = l.poll_timeout().unwrap();
+            l.handle_timeout(now);
+        }
+        assert_eq!(l.error(), Some(&FetchError::Timeout(Duration::from_secs(1))));
+    }
+}
