@@ -555,7 +555,12 @@ impl Receiver {
         self.stats.units_lost += n;
         self.rtt.backoff();
         self.congestion(now, LossKind::Timeout);
-        // The timer restarts (with the backed-off RTO) when the re-requests leave.
+        // RFC 6298 §5.6: restart with the backed-off RTO. If the window is still full of
+        // recent requests nothing may leave now, yet those requests need the timer too.
+        // Otherwise it starts when the re-requests leave (§3.3 rule 1).
+        if self.inflight() > 0 {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
     }
 
     fn on_data(&mut self, now: Time, d: &Data<'_>) {
@@ -606,6 +611,12 @@ impl Receiver {
                     rto: self.rtt.rto(),
                 }));
             }
+        }
+        if rec.tx > 1 && d.tag == rec.tag {
+            // Answers the latest re-request, unambiguously (tag echo): the path works
+            // again, so the backed-off RTO can go. Karn's rule still keeps this
+            // measurement out of SRTT/RTTVAR.
+            self.rtt.clear_backoff();
         }
         // Delivery rate (eq. 4).
         let rate = self.rate.on_delivered(now, rec.sent_at, &rec.snap, self.rtt.min());

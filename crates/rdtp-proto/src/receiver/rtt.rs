@@ -77,6 +77,13 @@ impl RttEstimator {
         self.backoff = (self.backoff + 1).min(32);
     }
 
+    /// Forget the backoff without taking a sample: an arrival answering the latest
+    /// re-request of a unit (the echoed tag proves which request it answers, as TCP
+    /// timestamps do, RFC 7323 §4) shows the path delivers again.
+    pub fn clear_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// The current RTO, backoff included.
     pub fn rto(&self) -> Duration {
         let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
@@ -142,5 +149,9 @@ mod tests {
         assert_eq!(e.rto(), Duration::from_secs(60));
         e.on_sample(MS);
         assert_eq!(e.rto(), 200 * MS, "a new sample clears the backoff");
+        e.backoff();
+        e.clear_backoff();
+        assert_eq!(e.rto(), 200 * MS);
+        assert_eq!(e.samples(), 2, "clearing the backoff takes no sample");
     }
 }
