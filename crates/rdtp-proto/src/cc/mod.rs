@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `bbr` | receiver-based BBR v1, a port of Linux `tcp_bbr.c` (seed 000 §3.5) |
 //! | `bbr-wifi` | `bbr` + the WiFi optimisations of seed 000 §4.2–4.3 |
+//! | `bbrp` | BBR with the ProbeBW probing gain raised to 1.5 (`bbrp_pace` = 6; BBRp, seed 000 ref. [39], §5.3); `--probe-gain 2` gives `bbrp_pace` = 8 |
 //! | `aimd` | ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window) |
 //! | `fixed` | a constant window of N units |
 
@@ -167,6 +168,7 @@ impl CcConfig {
         Some(match name {
             "bbr" => CcConfig::Bbr(bbr::BbrConfig::default()),
             "bbr-wifi" => CcConfig::Bbr(bbr::BbrConfig::wifi()),
+            "bbrp" => CcConfig::Bbr(bbr::BbrConfig::bbrp(1.5)),
             "aimd" => CcConfig::Aimd(aimd::AimdConfig::default()),
             "fixed" => CcConfig::Fixed(fixed::FixedConfig::default()),
             _ => return None,
@@ -174,7 +176,7 @@ impl CcConfig {
     }
 
     /// Names accepted by [`CcConfig::from_name`].
-    pub const NAMES: &'static [&'static str] = &["bbr", "bbr-wifi", "aimd", "fixed"];
+    pub const NAMES: &'static [&'static str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
 
     /// Build the controller.
     pub fn build(&self, params: CcParams) -> Box<dyn Controller> {

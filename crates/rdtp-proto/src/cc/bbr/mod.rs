@@ -70,6 +70,12 @@ impl BbrConfig {
     pub fn wifi() -> Self {
         BbrConfig { wifi: true, ..Self::default() }
     }
+
+    /// BBRp (seed 000 §5.3, ref. [39]): the probing ProbeBW phase paces at `gain`
+    /// (1.5 for `bbrp_pace` = 6, 2 for `bbrp_pace` = 8) instead of 1.25.
+    pub fn bbrp(gain: f64) -> Self {
+        BbrConfig { probe_bw_gain: gain, ..Self::default() }
+    }
 }
 
 /// BBR's state machine.
@@ -289,7 +295,13 @@ impl Bbr {
 
 impl Controller for Bbr {
     fn name(&self) -> &'static str {
-        if self.cfg.wifi { "bbr-wifi" } else { "bbr" }
+        if self.cfg.wifi {
+            "bbr-wifi"
+        } else if self.cfg.probe_bw_gain != BbrConfig::default().probe_bw_gain {
+            "bbrp"
+        } else {
+            "bbr"
+        }
     }
     fn cwnd(&self) -> u64 {
         self.cwnd

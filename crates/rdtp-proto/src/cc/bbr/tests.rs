@@ -195,3 +195,19 @@ fn plain_bbr_never_lifts_window() {
     assert_eq!(b.mode(), Mode::ProbeBw);
     assert!(b.cwnd_limits());
 }
+
+#[test]
+fn bbrp_probes_with_a_higher_gain() {
+    let mut b = Bbr::new(BbrConfig::bbrp(2.0), params(3));
+    assert_eq!(b.name(), "bbrp");
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(90), |_| 400);
+    s.ack(&mut b, 100);
+    let mut gains = std::collections::BTreeSet::new();
+    for _ in 0..5_000 {
+        let inflight = if b.pacing_gain() > 1.0 { 500 } else { 200 };
+        s.ack(&mut b, inflight);
+        gains.insert((b.pacing_gain() * 100.0) as u32);
+    }
+    assert_eq!(gains.into_iter().collect::<Vec<_>>(), vec![75, 100, 200]);
+}
