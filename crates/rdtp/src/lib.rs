@@ -1,1 +1,66 @@
-pub fn x(){}
+//! # rdtp — UDP runtime and library API of the rdtp transport
+//!
+//! rdtp is a receiver-driven transport for information-centric networks: a receiver
+//! requests byte ranges of an object named by its EID (the BLAKE3 hash of its bytes), a
+//! *stateless* server answers, and the receiver runs the congestion control (BBR by
+//! default). All protocol logic lives in the sans-IO crate [`rdtp_proto`]; this crate only
+//! moves datagrams and time between UDP sockets and its state machines:
+//!
+//! * [`fetch`] — [`Fetch`] builder and [`FetchReader`] (`std::io::Read`) around a
+//!   [`rdtp_proto::receiver::Receiver`] driven on its own thread;
+//! * [`server`] — the server runtime around [`rdtp_proto::server::Server`]: batched
+//!   receive (GRO), GSO replies, no per-client state; [`server::spawn`] runs one in a
+//!   background thread;
+//! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory;
+//! * [`list`] — listing a server's catalogue;
+//! * [`summary`] — ndnget's end-of-transfer summary and its JSON form;
+//! * [`trace`] — ndnget-format cwnd/RTT logs and verbose lines;
+//! * [`clock`], [`socket`], [`args`], [`error`] — monotonic time, UDP plumbing, argument
+//!   parsing, the error type and exit codes.
+//!
+//! ## Example
+//!
+//! Serve an in-memory object on loopback and read it back:
+//!
+//! ```
+//! use std::io::Read;
+//! use std::sync::Arc;
+//! use rdtp::{Fetch, server::{spawn, ServeOptions}};
+//! use rdtp_proto::server::MemoryCatalog;
+//!
+//! let content: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+//! let catalog = Arc::new(MemoryCatalog::new([("greeting".to_string(), content.clone())]));
+//! let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), ..Default::default() };
+//! let server = spawn(catalog, opts).unwrap();
+//!
+//! let mut reader = Fetch::by_name(server.local_addr(), "greeting").start().unwrap();
+//! let mut got = Vec::new();
+//! reader.read_to_end(&mut got).unwrap(); // Ok only once the bytes matched the EID
+//! assert_eq!(got, content);
+//! println!("{}", reader.summary().to_text());
+//! ```
+//!
+//! ## Exit codes of the `rdtp` binary
+//!
+//! See [`error`]: 0 ok, 1 runtime error, 2 usage, 3 content not found, 4 local I/O error,
+//! 5 data validation failure, 6 server unreachable.
+
+pub mod args;
+pub mod catalog;
+pub mod clock;
+pub mod error;
+pub mod fetch;
+pub mod list;
+pub mod server;
+pub mod socket;
+pub mod summary;
+pub mod trace;
+
+pub use catalog::DirCatalog;
+pub use clock::Clock;
+pub use error::{Error, Result};
+pub use fetch::{Fetch, FetchReader, Progress};
+pub use rdtp_proto::Eid;
+pub use rdtp_proto::cc::CcConfig;
+pub use rdtp_proto::receiver::Target;
+pub use summary::Summary;

@@ -1,0 +1,236 @@
+//! `rdtp bench loopback` — goodput and resource use of the real processes.
+//!
+//! Not a timed test: for each run it starts `rdtp serve --pattern SIZE` (a generated
+//! object, no disk) and `rdtp fetch ... -o /dev/null --json` as child processes of this
+//! executable on 127.0.0.1, reaps the client with `wait4` to get its rusage, then stops
+//! the server with SIGTERM and reaps it too. It prints goodput, CPU seconds (user + sys)
+//! and peak RSS of both sides.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::Duration;
+
+use clap::Subcommand;
+use rdtp::args::{human_size, parse_size};
+use rdtp::error::{EXIT_OK, Error, Result};
+
+use super::serve::PATTERN_NAME;
+use super::{cc_config, cc_names, to_stdout};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1.
+    Loopback(LoopbackArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LoopbackArgs {
+    /// Size of the object fetched in each run.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub size: String,
+    /// Congestion controller of the fetch.
+    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    pub cc: String,
+    /// Number of runs (a fresh server each).
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Print Markdown table rows (with the command line) for docs/BENCHMARKS.md.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+pub fn run(cmd: BenchCommand) -> Result<i32> {
+    match cmd {
+        BenchCommand::Loopback(a) => loopback(a),
+    }
+}
+
+/// What `wait4` reports about one child.
+#[derive(Clone, Copy, Debug, Default)]
+struct Usage {
+    status: i32,
+    cpu_s: f64,
+    max_rss_mib: f64,
+}
+
+fn wait4(pid: libc::pid_t) -> Result<Usage> {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to locals; `pid` is our own child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(Error::network("wait4", e));
+        }
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Ok(Usage {
+        status,
+        cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime),
+        // Linux reports ru_maxrss in KiB.
+        max_rss_mib: ru.ru_maxrss as f64 / 1024.0,
+    })
+}
+
+/// A child process that is killed and reaped if still running when dropped.
+struct Guard {
+    child: Option<Child>,
+}
+
+impl Guard {
+    fn pid(&self) -> libc::pid_t {
+        self.child.as_ref().map_or(0, |c| c.id() as libc::pid_t)
+    }
+    /// Reap it with `wait4`; the guard no longer owns it.
+    fn reap(&mut self) -> Result<Usage> {
+        let pid = self.pid();
+        let u = wait4(pid);
+        if u.is_ok() {
+            self.child = None;
+        }
+        u
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+struct Row {
+    goodput_mbps: f64,
+    elapsed_s: f64,
+    client: Usage,
+    server: Usage,
+}
+
+fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStderr>)> {
+    let mut r = BufReader::new(stderr);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = r.read_line(&mut line).map_err(|e| Error::network("reading the server's stderr", e))?;
+        if n == 0 {
+            return Err(Error::Runtime("the server exited before listening".into()));
+        }
+        if line.starts_with("rdtp: serving")
+            && let Some((_, addr)) = line.trim_end().rsplit_once(" on ") {
+                return Ok((addr.to_string(), r));
+            }
+    }
+}
+
+fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
+    let server = Command::new(exe)
+        .args(["serve", "--listen", "127.0.0.1:0", "--pattern", size])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::network("cannot start the server", e))?;
+    let mut server = Guard { child: Some(server) };
+    let stderr = server.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no server stderr".into()))?;
+    let (addr, mut server_err) = read_listen_line(stderr)?;
+
+    let client = Command::new(exe)
+        .args(["fetch", &addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::network("cannot start the client", e))?;
+    let mut client = Guard { child: Some(client) };
+    let mut out = client.child.as_mut().and_then(|c| c.stdout.take()).ok_or_else(|| Error::Runtime("no client stdout".into()))?;
+    let mut err = client.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no client stderr".into()))?;
+    // The client writes a few hundred bytes at most: it cannot block on a full pipe.
+    let client_usage = client.reap()?;
+    let mut json = String::new();
+    let _ = out.read_to_string(&mut json);
+    let mut errors = String::new();
+    let _ = err.read_to_string(&mut errors);
+
+    // SAFETY: kill(2) on our own, not yet reaped, child.
+    unsafe {
+        libc::kill(server.pid(), libc::SIGTERM);
+    }
+    let server_usage = server.reap()?;
+    let mut rest = String::new();
+    let _ = server_err.read_to_string(&mut rest);
+
+    if !libc::WIFEXITED(client_usage.status) || libc::WEXITSTATUS(client_usage.status) != 0 {
+        return Err(Error::Runtime(format!("the client failed (status {:#x}): {}", client_usage.status, errors.trim())));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(json.trim()).map_err(|e| Error::Runtime(format!("the client printed no JSON summary: {e}")))?;
+    Ok(Row {
+        goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
+        elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
+        client: client_usage,
+        server: server_usage,
+    })
+}
+
+fn loopback(a: LoopbackArgs) -> Result<i32> {
+    let bytes = parse_size(&a.size)?;
+    cc_config(&a.cc, None)?;
+    if a.runs == 0 {
+        return Err(Error::Usage("--runs must be at least 1".into()));
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
+    let mut rows = Vec::new();
+    for _ in 0..a.runs {
+        rows.push(one_run(&exe, &bytes.to_string(), &a.cc)?);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut s = String::new();
+    if a.markdown {
+        let cmdline: Vec<String> = std::env::args().collect();
+        s.push_str(&format!("Command: `{}`\n\n", cmdline.join(" ")));
+        s.push_str("| run | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | client max RSS (MiB) | server CPU (s) | server max RSS (MiB) |\n");
+        s.push_str("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        for (i, r) in rows.iter().enumerate() {
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.3} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} |\n",
+                i + 1,
+                human_size(bytes),
+                a.cc,
+                r.elapsed_s,
+                r.goodput_mbps,
+                r.client.cpu_s,
+                r.client.max_rss_mib,
+                r.server.cpu_s,
+                r.server.max_rss_mib
+            ));
+        }
+    } else {
+        s.push_str(&format!(
+            "{:>3}  {:>10}  {:>8}  {:>8}  {:>16}  {:>14}  {:>16}  {:>14}  {:>16}\n",
+            "run", "size", "cc", "time(s)", "goodput(Mbit/s)", "client CPU(s)", "client RSS(MiB)", "server CPU(s)", "server RSS(MiB)"
+        ));
+        for (i, r) in rows.iter().enumerate() {
+            s.push_str(&format!(
+                "{:>3}  {:>10}  {:>8}  {:>8.3}  {:>16.1}  {:>14.2}  {:>16.1}  {:>14.2}  {:>16.1}\n",
+                i + 1,
+                human_size(bytes),
+                a.cc,
+                r.elapsed_s,
+                r.goodput_mbps,
+                r.client.cpu_s,
+                r.client.max_rss_mib,
+                r.server.cpu_s,
+                r.server.max_rss_mib
+            ));
+        }
+    }
+    to_stdout(&s)?;
+    Ok(EXIT_OK)
+}

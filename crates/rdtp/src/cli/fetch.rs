@@ -1,0 +1,174 @@
+//! `rdtp fetch ADDR NAME|EID` — the ndnget of rdtp.
+//!
+//! Content goes to stdout (or `-o FILE`), everything else to stderr. At the end, unless
+//! `-q`, ndnget's summary goes to stderr. With `--json` the summary is one JSON object
+//! instead: on stdout when the content goes to a file (`-o FILE`, including
+//! `-o /dev/null`), on stderr when the content goes to stdout.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rdtp::args::{parse_server, parse_size, parse_target};
+use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::{Fetch, Target};
+
+use super::{Sink, cc_config, cc_names, copy_object, progress_bar, to_stderr, to_stdout};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "A 64-digit hexadecimal TARGET is an EID; anything else is a name. \
+On failure a partially written output file is removed.")]
+pub struct Args {
+    /// Server address: host:port, host (port 7447), [v6addr]:port.
+    #[arg(value_name = "ADDR")]
+    pub server: String,
+    /// Object name, or its EID (64 hex digits).
+    #[arg(value_name = "NAME|EID")]
+    pub target: String,
+    /// Write the content to FILE instead of stdout (`-` = stdout).
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: String,
+    /// Congestion controller.
+    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    pub cc: String,
+    /// Window in units for `--cc fixed` (default 64).
+    #[arg(long, value_name = "N")]
+    pub window: Option<u32>,
+    /// Link MTU; the unit is sized to fit it (default 1500).
+    #[arg(long, value_name = "N", conflicts_with = "unit")]
+    pub mtu: Option<usize>,
+    /// Payload bytes per Data packet (instead of deriving it from --mtu).
+    #[arg(long, value_name = "N")]
+    pub unit: Option<u16>,
+    /// Out-of-order arrivals that declare a unit lost.
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub reorder_threshold: u32,
+    /// Minimum retransmission timeout, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub min_rto: u64,
+    /// Maximum retransmission timeout, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    pub max_rto: u64,
+    /// Give up after this many seconds without an answer from the server.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Receive window: most bytes requested but not yet written (e.g. 64MiB).
+    #[arg(long, value_name = "SIZE")]
+    pub recv_window: Option<String>,
+    /// Seed of the receiver's randomness.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write the congestion window log (ndnget TSV: time, cwndsize) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log_cwnd: Option<PathBuf>,
+    /// Write the RTT log (ndnget TSV: segment, rtt, rttvar, srtt, rto in ms) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log_rtt: Option<PathBuf>,
+    /// Print ndnget-style progress lines (resolution, every RTT sample) to stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Print nothing but errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print the statistics as one JSON object (stdout if -o FILE, else stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn log_file(path: &PathBuf) -> Result<File> {
+    File::create(path).map_err(|e| Error::io(format!("cannot open log file {}", path.display()), e))
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let server = parse_server(&a.server)?;
+    let target = parse_target(&a.target);
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
+    }
+    let mut fetch = Fetch::new(server, target.clone())
+        .cc(cc_config(&a.cc, a.window)?)
+        .reorder_threshold(a.reorder_threshold)
+        .min_rto(Duration::from_millis(a.min_rto))
+        .max_rto(Duration::from_millis(a.max_rto))
+        .idle_timeout(Duration::from_secs_f64(a.timeout))
+        .seed(a.seed);
+    if let Some(m) = a.mtu {
+        fetch = fetch.mtu(m);
+    }
+    if let Some(u) = a.unit {
+        fetch = fetch.unit(u);
+    }
+    if let Some(w) = &a.recv_window {
+        fetch = fetch.recv_window(parse_size(w)?);
+    }
+    let unit = fetch.effective_unit()?;
+    if let Some(p) = &a.log_cwnd {
+        fetch = fetch.log_cwnd(log_file(p)?);
+    }
+    if let Some(p) = &a.log_rtt {
+        fetch = fetch.log_rtt(log_file(p)?);
+    }
+    if a.verbose {
+        fetch = fetch.verbose(io::stderr());
+    }
+
+    let to_stdout_content = a.output == "-";
+    let (mut out, created): (Box<dyn Write>, Option<PathBuf>) = if to_stdout_content {
+        (Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None)
+    } else {
+        let path = PathBuf::from(&a.output);
+        let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
+        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
+        (Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path))
+    };
+
+    if a.verbose {
+        let what = match &target {
+            Target::Name(n) => format!("name {n:?}"),
+            Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
+        };
+        to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
+    }
+    let bar = progress_bar(!a.quiet && !a.verbose);
+    let result = fetch.start().map(|mut reader| {
+        let copied = copy_object(&mut reader, Sink::Write(&mut out), bar.as_ref());
+        (reader, copied)
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let (reader, copied) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            discard_partial(out, created);
+            return Err(e);
+        }
+    };
+    let summary = reader.summary();
+    drop(reader);
+    if a.json {
+        let line = format!("{}\n", summary.to_json());
+        if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
+    }
+    match copied {
+        Ok(_) => {
+            if !a.quiet && !a.json {
+                to_stderr(&summary.to_text());
+            }
+            Ok(EXIT_OK)
+        }
+        Err(e) => {
+            discard_partial(out, created);
+            Err(e)
+        }
+    }
+}
+
+/// Remove an output file left incomplete or unverified by a failed fetch.
+fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
+    drop(out);
+    if let Some(p) = created {
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -1,0 +1,138 @@
+//! Subcommands of the `rdtp` binary, one file each, plus what they share.
+
+pub mod bench;
+pub mod demo;
+pub mod fetch;
+pub mod ls;
+pub mod serve;
+
+use std::io::{IsTerminal, Read, Write};
+
+use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rdtp::error::{Error, Result};
+use rdtp::{CcConfig, FetchReader};
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the files of a directory (names are paths relative to it).
+    Serve(serve::Args),
+    /// Fetch one object by name or EID; content goes to stdout (or -o FILE).
+    Fetch(fetch::Args),
+    /// List a server's catalogue: SIZE  EID  NAME.
+    Ls(ls::Args),
+    /// Serve a generated object in-process and fetch it over loopback (no files needed).
+    Demo(demo::Args),
+    /// Measure goodput, CPU time and memory of `rdtp serve` + `rdtp fetch` processes.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Run a subcommand; returns the exit code on success paths.
+pub fn run(cmd: Command) -> Result<i32> {
+    match cmd {
+        Command::Serve(a) => serve::run(a),
+        Command::Fetch(a) => fetch::run(a),
+        Command::Ls(a) => ls::run(a),
+        Command::Demo(a) => demo::run(a),
+        Command::Bench(b) => bench::run(b),
+    }
+}
+
+/// The controller names `--cc` accepts.
+pub fn cc_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(CcConfig::NAMES.iter().copied())
+}
+
+/// Build the controller config for `--cc NAME` (and `--window N` for `fixed`).
+pub fn cc_config(name: &str, window: Option<u32>) -> Result<CcConfig> {
+    let mut cc = CcConfig::from_name(name).ok_or_else(|| Error::Usage(format!("unknown controller {name:?}")))?;
+    match (&mut cc, window) {
+        (CcConfig::Fixed(f), Some(w)) => {
+            if w == 0 {
+                return Err(Error::Usage("--window must be at least 1".into()));
+            }
+            f.window = w;
+        }
+        (_, Some(_)) => return Err(Error::Usage("--window only applies to --cc fixed".into())),
+        _ => {}
+    }
+    Ok(cc)
+}
+
+/// A byte progress bar on stderr, only when stderr is a terminal and `enabled`.
+pub fn progress_bar(enabled: bool) -> Option<ProgressBar> {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
+    let style = ProgressStyle::with_template("{spinner} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// Where a fetch's bytes go and how a failure there is reported.
+pub enum Sink<'a> {
+    /// Write them (errors are I/O errors, exit code 4).
+    Write(&'a mut dyn Write),
+    /// Drop them (the core still verifies them against the EID).
+    Discard,
+}
+
+/// Copy the object from `reader` to `sink`, updating `bar`. Read failures keep the fetch's
+/// error (exit codes 1, 3, 5, 6); write failures become I/O errors (exit code 4).
+pub fn copy_object(reader: &mut FetchReader, mut sink: Sink<'_>, bar: Option<&ProgressBar>) -> Result<u64> {
+    let mut buf = vec![0u8; 256 << 10];
+    let mut total = 0u64;
+    let mut sized = false;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::from_io(&e).cloned().unwrap_or_else(|| Error::network("fetch", e))),
+        };
+        if let Sink::Write(w) = &mut sink {
+            w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write the output", e))?;
+        }
+        total += n as u64;
+        if let Some(bar) = bar {
+            if !sized
+                && let Some(size) = reader.size() {
+                    bar.set_length(size);
+                    sized = true;
+                }
+            bar.set_position(total);
+        }
+    }
+    if let Sink::Write(w) = &mut sink {
+        w.flush().map_err(|e| Error::io("cannot write the output", e))?;
+    }
+    Ok(total)
+}
+
+/// Write `text` to stderr, ignoring failures (a closed stderr must not turn success into a panic).
+pub fn to_stderr(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Write `text` to stdout; a failure is an I/O error.
+pub fn to_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Error::io("cannot write to stdout", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_only_for_fixed() {
+        assert!(matches!(cc_config("fixed", Some(10)), Ok(CcConfig::Fixed(f)) if f.window == 10));
+        assert_eq!(cc_config("bbr", Some(10)).unwrap_err().exit_code(), 2);
+        assert_eq!(cc_config("fixed", Some(0)).unwrap_err().exit_code(), 2);
+        assert!(cc_config("aimd", None).is_ok());
+    }
+}

@@ -1,0 +1,76 @@
+//! `rdtp serve DIR` — serve the files of a directory until SIGINT/SIGTERM.
+//!
+//! Prints `rdtp: serving N objects (X bytes) on ADDR` to stderr once listening (tests and
+//! scripts parse the address from it) and the aggregate counters on shutdown.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rdtp::DirCatalog;
+use rdtp::args::parse_size;
+use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::server::{ServeOptions, ServerRuntime};
+use rdtp_proto::server::{Catalog, PatternCatalog, ServerConfig};
+
+use super::to_stderr;
+
+/// Name of the object `serve --pattern SIZE` serves.
+pub const PATTERN_NAME: &str = "pattern";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Directory to serve (recursively; names are paths relative to it).
+    #[arg(value_name = "DIR", required_unless_present = "pattern")]
+    pub dir: Option<PathBuf>,
+    /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// Most units one request may ask for (larger requests are refused).
+    #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_units_per_request)]
+    pub max_units: u32,
+    /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
+    #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
+    pub pattern: Option<String>,
+}
+
+fn parse_listen(s: &str) -> Result<SocketAddr> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    s.to_socket_addrs()
+        .map_err(|e| Error::Usage(format!("invalid --listen {s:?} (want ADDR:PORT): {e}")))?
+        .next()
+        .ok_or_else(|| Error::Usage(format!("--listen {s:?} resolves to no address")))
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    if a.max_units == 0 {
+        return Err(Error::Usage("--max-units must be at least 1".into()));
+    }
+    let options = ServeOptions {
+        listen: a.listen.as_deref().map(parse_listen).transpose()?,
+        config: ServerConfig { max_units_per_request: a.max_units },
+    };
+    match (&a.pattern, &a.dir) {
+        (Some(size), _) => {
+            let size = parse_size(size)?;
+            serve(Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])), size, options)
+        }
+        (None, Some(dir)) => {
+            let catalog = DirCatalog::open(dir)?;
+            let total = catalog.total_bytes();
+            serve(Arc::new(catalog), total, options)
+        }
+        (None, None) => Err(Error::Usage("give a DIR to serve".into())),
+    }
+}
+
+fn serve<C: Catalog>(catalog: Arc<C>, total_bytes: u64, options: ServeOptions) -> Result<i32> {
+    let mut rt = ServerRuntime::bind(catalog.clone(), options)?;
+    let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
+    to_stderr(&format!("rdtp: serving {} objects ({total_bytes} bytes) on {addr}\n", catalog.len()));
+    let stats = rt.run_until_signal()?;
+    to_stderr(&format!("rdtp: shutting down: {stats}\n"));
+    Ok(EXIT_OK)
+}

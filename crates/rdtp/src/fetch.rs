@@ -1,0 +1,518 @@
+//! Fetching one object: the [`Fetch`] builder and the [`FetchReader`] it starts.
+//!
+//! A fetch runs a [`Receiver`] (the sans-IO core) on a driver thread that owns a UDP
+//! socket *connected* to the server. The driver loop only moves datagrams and time:
+//!
+//! 1. on due deadlines, `handle_timeout(now)`; then send everything `poll_transmit`
+//!    yields and drain `poll_event` into the trace sinks;
+//! 2. receive what is waiting (`recvmmsg` batches, GRO split by stride) into
+//!    `handle_datagram(now, ..)`;
+//! 3. otherwise wait in `ppoll` (nanosecond timeout, timer slack 1 ns: pacing needs
+//!    sub-millisecond wake-ups) for the socket, the next `poll_timeout` deadline, or the
+//!    reader's wake-up (an eventfd written when reading freed receive-window space).
+//!
+//! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
+//! out in-order bytes through [`std::io::Read`].
+
+use std::io::{self, Read};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use nix::sys::eventfd::{EfdFlags, EventFd};
+use quinn_udp::{Transmit, UdpSocketState};
+use rdtp_proto::cc::CcConfig;
+use rdtp_proto::receiver::{Event, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
+use rdtp_proto::{Eid, Time};
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::socket::{self, RecvBatch};
+use crate::summary::Summary;
+use crate::trace::TraceSinks;
+
+/// Default link MTU used to size units.
+pub const DEFAULT_MTU: usize = 1500;
+
+/// The reader wakes the driver after freeing this many bytes of receive window (and
+/// whenever it has read everything that was ready).
+const WAKE_AFTER_BYTES: usize = 256 << 10;
+
+#[derive(Clone, Copy, Debug)]
+enum UnitChoice {
+    Mtu(usize),
+    Unit(u16),
+}
+
+/// Builder for one fetch. See the crate docs for an example.
+#[derive(Debug)]
+pub struct Fetch {
+    server: SocketAddr,
+    target: Target,
+    config: ReceiverConfig,
+    unit: UnitChoice,
+    sinks: TraceSinks,
+    trace: bool,
+}
+
+impl Fetch {
+    /// Fetch `target` from the server at `server`, with seed 000's defaults (BBR, MTU 1500).
+    pub fn new(server: SocketAddr, target: Target) -> Self {
+        Fetch {
+            server,
+            target,
+            config: ReceiverConfig::default(),
+            unit: UnitChoice::Mtu(DEFAULT_MTU),
+            sinks: TraceSinks::default(),
+            trace: false,
+        }
+    }
+    /// Fetch the object called `name`.
+    pub fn by_name(server: SocketAddr, name: impl Into<String>) -> Self {
+        Fetch::new(server, Target::Name(name.into()))
+    }
+    /// Fetch the object with this EID.
+    pub fn by_eid(server: SocketAddr, eid: Eid) -> Self {
+        Fetch::new(server, Target::Eid(eid))
+    }
+    /// The congestion controller (default: `bbr`).
+    pub fn cc(mut self, cc: CcConfig) -> Self {
+        self.config.cc = cc;
+        self
+    }
+    /// Payload bytes per Data packet (overrides [`Fetch::mtu`]).
+    pub fn unit(mut self, unit: u16) -> Self {
+        self.unit = UnitChoice::Unit(unit);
+        self
+    }
+    /// Size units to fit a link MTU (default 1500: 1412-byte units over IPv4, 1392 over IPv6).
+    pub fn mtu(mut self, mtu: usize) -> Self {
+        self.unit = UnitChoice::Mtu(mtu);
+        self
+    }
+    /// Out-of-order arrivals that declare a unit lost (default 6).
+    pub fn reorder_threshold(mut self, n: u32) -> Self {
+        self.config.reorder_threshold = n;
+        self
+    }
+    /// Floor of the retransmission timeout (default 200 ms).
+    pub fn min_rto(mut self, d: Duration) -> Self {
+        self.config.rto.min = d;
+        self
+    }
+    /// Ceiling of the retransmission timeout (default 60 s).
+    pub fn max_rto(mut self, d: Duration) -> Self {
+        self.config.rto.max = d;
+        self
+    }
+    /// Most bytes requested but not yet read (default 64 MiB).
+    pub fn recv_window(mut self, bytes: u64) -> Self {
+        self.config.recv_window = bytes;
+        self
+    }
+    /// Give up after this long without a valid answer from the server (default 10 s).
+    pub fn idle_timeout(mut self, d: Duration) -> Self {
+        self.config.idle_timeout = d;
+        self
+    }
+    /// Seed of the receiver's randomness (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = seed;
+        self
+    }
+    /// Emit RTT and congestion trace events even without a sink (for [`Fetch::on_event`]
+    /// users; sinks turn it on by themselves).
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
+        self
+    }
+    /// Write ndnget's `--log-cwnd` TSV to `w`.
+    pub fn log_cwnd(mut self, w: impl io::Write + Send + 'static) -> Self {
+        self.sinks.set_cwnd_log(w);
+        self
+    }
+    /// Write ndnget's `--log-rtt` TSV to `w`.
+    pub fn log_rtt(mut self, w: impl io::Write + Send + 'static) -> Self {
+        self.sinks.set_rtt_log(w);
+        self
+    }
+    /// Write ndnget-style verbose lines (`Received segment #N, rtt=…`) to `w`.
+    pub fn verbose(mut self, w: impl io::Write + Send + 'static) -> Self {
+        self.sinks.set_verbose(w);
+        self
+    }
+    /// Call `f` for every receiver event, on the driver thread.
+    pub fn on_event(mut self, f: impl FnMut(&Event) + Send + 'static) -> Self {
+        self.sinks.set_callback(Box::new(f));
+        self
+    }
+    /// Change any other receiver setting.
+    pub fn configure(mut self, f: impl FnOnce(&mut ReceiverConfig)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    /// The unit this fetch will use.
+    pub fn effective_unit(&self) -> Result<u16> {
+        let ipv6 = self.server.ip().to_canonical().is_ipv6();
+        let unit = match self.unit {
+            UnitChoice::Unit(u) => u,
+            UnitChoice::Mtu(m) => unit_for_mtu(m, ipv6)
+                .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?,
+        };
+        if !(MIN_UNIT..=MAX_UNIT).contains(&unit) {
+            return Err(Error::Usage(format!("unit must be between {MIN_UNIT} and {MAX_UNIT} bytes, not {unit}")));
+        }
+        Ok(unit)
+    }
+
+    /// Start the transfer: bind and connect a socket, start the driver thread.
+    pub fn start(mut self) -> Result<FetchReader> {
+        self.config.unit = self.effective_unit()?;
+        if self.config.rto.min > self.config.rto.max {
+            return Err(Error::Usage("the minimum RTO is larger than the maximum RTO".into()));
+        }
+        self.config.rto.initial = self.config.rto.initial.clamp(self.config.rto.min, self.config.rto.max);
+        self.config.trace |= self.trace || self.sinks.needs_trace();
+        let server = self.server;
+        let sock = socket::connect(server).map_err(|e| match unreachable(server, &e) {
+            Some(u) => u,
+            None => Error::network(format!("cannot open a UDP socket to {server}"), e),
+        })?;
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
+            .map_err(|e| Error::network("eventfd", e.into()))?;
+        let clock = Clock::new();
+        let now = clock.now();
+        let unit = self.config.unit;
+        let rx = Receiver::new(self.config, self.target, now);
+        let cc_name = rx.controller().name();
+        let mut sinks = self.sinks;
+        sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner { rx, failure: None, driver_done: false }),
+            cond: Condvar::new(),
+            wake,
+            stop: AtomicBool::new(false),
+        });
+        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone() };
+        let thread = std::thread::Builder::new()
+            .name("rdtp-fetch".into())
+            .spawn(move || driver.run())
+            .map_err(|e| Error::network("cannot start the fetch thread", e))?;
+        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0 })
+    }
+}
+
+fn unreachable(addr: SocketAddr, e: &io::Error) -> Option<Error> {
+    let reason = match e.raw_os_error()? {
+        libc::ECONNREFUSED => "connection refused (nothing listens on that port)",
+        libc::EHOSTUNREACH => "no route to host",
+        libc::ENETUNREACH => "network unreachable",
+        _ => return None,
+    };
+    Some(Error::Unreachable { addr, reason: reason.into() })
+}
+
+struct Inner {
+    rx: Receiver,
+    /// A runtime failure (socket, log file); the receiver's own failures are in `rx`.
+    failure: Option<Error>,
+    driver_done: bool,
+}
+
+struct Shared {
+    inner: Mutex<Inner>,
+    /// Signalled when bytes become readable or the fetch ends.
+    cond: Condvar,
+    /// Wakes the driver (receive-window space freed, or stop).
+    wake: EventFd,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic elsewhere while holding the lock leaves the receiver usable for reading.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn wake_driver(&self) {
+        let _ = self.wake.write(1);
+    }
+}
+
+struct Driver {
+    sock: UdpSocket,
+    state: UdpSocketState,
+    clock: Clock,
+    sinks: TraceSinks,
+    server: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl Driver {
+    fn run(mut self) {
+        // Pacing needs precise wake-ups: ask for (almost) no timer slack on this thread.
+        // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+        }
+        let result = self.event_loop();
+        let flushed = self.sinks.finish().map_err(|e| Error::io("cannot write a log file", e));
+        let mut g = self.shared.lock();
+        g.driver_done = true;
+        if let Err(e) = result.and(flushed) {
+            g.failure.get_or_insert(e);
+        }
+        drop(g);
+        self.shared.cond.notify_all();
+    }
+
+    fn event_loop(&mut self) -> Result<()> {
+        let mut buf = [0u8; MAX_DATAGRAM];
+        let mut batch = RecvBatch::new();
+        let mut events = Vec::new();
+        let mut sends = 0u64;
+        loop {
+            if self.shared.stop.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            let now = self.clock.now();
+            let (done, deadline, send_error) = {
+                let mut g = self.shared.lock();
+                let rx = &mut g.rx;
+                if rx.poll_timeout().is_some_and(|t| t <= now) {
+                    rx.handle_timeout(now);
+                }
+                let mut send_error = None;
+                while let Some(n) = rx.poll_transmit(now, &mut buf) {
+                    let t = Transmit { destination: self.server, ecn: None, contents: &buf[..n], segment_size: None, src_ip: None };
+                    if let Err(e) = socket::send_with_retry(&self.state, &self.sock, &t, &mut sends) {
+                        // A lost request is recovered by the receiver; a refused one is fatal.
+                        if let Some(u) = unreachable(self.server, &e) {
+                            send_error = Some(u);
+                            break;
+                        }
+                        tracing::debug!("send: {e}");
+                    }
+                }
+                events.extend(std::iter::from_fn(|| rx.poll_event()));
+                (rx.is_finished() || rx.error().is_some(), rx.poll_timeout(), send_error)
+            };
+            for ev in events.drain(..) {
+                self.sinks.on_event(&ev).map_err(|e| Error::io("cannot write a log file", e))?;
+            }
+            if let Some(e) = send_error {
+                return Err(e);
+            }
+            if done {
+                return Ok(());
+            }
+
+            match batch.recv(&self.state, &self.sock) {
+                Ok(_) => {
+                    let now = self.clock.now();
+                    let mut g = self.shared.lock();
+                    for (_, _, d) in batch.datagrams() {
+                        g.rx.handle_datagram(now, d);
+                    }
+                    let readable = g.rx.readable() > 0;
+                    drop(g);
+                    if readable {
+                        self.shared.cond.notify_all();
+                    }
+                    continue; // back to step 1: poll_transmit after every handle_datagram
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(unreachable(self.server, &e).unwrap_or_else(|| Error::network("receive", e)));
+                }
+            }
+
+            let timeout = deadline.map(|d| self.clock.until(d));
+            if timeout.is_some_and(|t| t.is_zero()) {
+                continue;
+            }
+            let r = socket::wait(&self.sock, false, Some(&self.shared.wake), timeout, None)
+                .map_err(|e| Error::network("poll", e))?;
+            if r.wake {
+                let _ = self.shared.wake.read();
+            }
+        }
+    }
+}
+
+/// How far a fetch has come.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes that arrived in order so far.
+    pub delivered: u64,
+    /// The object's size, once resolved.
+    pub size: Option<u64>,
+}
+
+/// A running fetch: read the object's bytes in order with [`std::io::Read`].
+///
+/// `read` returns `Ok(0)` only after the whole object arrived and matched its EID. On
+/// failure it returns an `io::Error` wrapping this crate's [`Error`] (recover it with
+/// [`Error::from_io`], or call [`FetchReader::error`]). Bytes are handed out as they
+/// arrive in order, before the final EID check: a reader that must not see unverified
+/// data should buffer until `Ok(0)`. Dropping the reader stops the transfer.
+pub struct FetchReader {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    clock: Clock,
+    server: SocketAddr,
+    cc_name: &'static str,
+    unit: u16,
+    unwoken: usize,
+}
+
+impl std::fmt::Debug for FetchReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchReader").field("server", &self.server).field("progress", &self.progress()).finish()
+    }
+}
+
+impl FetchReader {
+    /// The server's address.
+    pub fn server(&self) -> SocketAddr {
+        self.server
+    }
+    /// The object's EID, once known.
+    pub fn eid(&self) -> Option<Eid> {
+        self.shared.lock().rx.eid()
+    }
+    /// The object's size, once known.
+    pub fn size(&self) -> Option<u64> {
+        self.shared.lock().rx.size()
+    }
+    /// The object's name (empty when fetched by EID and the server knows no name).
+    pub fn name(&self) -> String {
+        self.shared.lock().rx.name().to_string()
+    }
+    /// The congestion controller's name.
+    pub fn cc_name(&self) -> &'static str {
+        self.cc_name
+    }
+    /// Payload bytes per unit.
+    pub fn unit(&self) -> u16 {
+        self.unit
+    }
+    /// Bytes delivered so far and the size.
+    pub fn progress(&self) -> Progress {
+        let g = self.shared.lock();
+        Progress { delivered: g.rx.delivered_bytes(), size: g.rx.size() }
+    }
+    /// Whether every byte arrived and matched the EID.
+    pub fn is_finished(&self) -> bool {
+        self.shared.lock().rx.is_finished()
+    }
+    /// Why the fetch failed, if it did.
+    pub fn error(&self) -> Option<Error> {
+        let g = self.shared.lock();
+        failure_of(&g)
+    }
+    /// The receiver's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().rx.stats()
+    }
+    /// The current time on the fetch's clock (what [`Stats`] times are measured against).
+    pub fn now(&self) -> Time {
+        self.clock.now()
+    }
+    /// Counters, rates and identity of the transfer, ready to print.
+    pub fn summary(&self) -> Summary {
+        let now = self.clock.now();
+        let g = self.shared.lock();
+        let rx = &g.rx;
+        Summary {
+            server: self.server.to_string(),
+            name: rx.name().to_string(),
+            eid: rx.eid().map(|e| e.to_hex()),
+            size: rx.size(),
+            cc: self.cc_name.to_string(),
+            unit: self.unit,
+            completed: rx.is_finished(),
+            ..Summary::from_stats(&rx.stats(), now)
+        }
+    }
+
+    /// Block until the object's size is known (or the fetch failed).
+    pub fn wait_resolved(&self) -> Result<(Eid, u64)> {
+        let mut g = self.shared.lock();
+        loop {
+            if let (Some(eid), Some(size)) = (g.rx.eid(), g.rx.size()) {
+                return Ok((eid, size));
+            }
+            if let Some(e) = failure_of(&g) {
+                return Err(e);
+            }
+            if g.driver_done {
+                return Err(Error::Runtime("the fetch stopped before the object was resolved".into()));
+            }
+            g = self.shared.cond.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Read and discard the rest of the object; return the summary.
+    pub fn finish(mut self) -> Result<Summary> {
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match self.read(&mut buf) {
+                Ok(0) => return Ok(self.summary()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::from_io(&e).cloned().unwrap_or_else(|| Error::network("read", e))),
+            }
+        }
+    }
+}
+
+fn failure_of(g: &Inner) -> Option<Error> {
+    g.failure.clone().or_else(|| g.rx.error().cloned().map(Error::Fetch))
+}
+
+impl Read for FetchReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let mut g = self.shared.lock();
+        loop {
+            let n = g.rx.read(buf);
+            if n > 0 {
+                let drained = g.rx.readable() == 0;
+                drop(g);
+                self.unwoken += n;
+                if drained || self.unwoken >= WAKE_AFTER_BYTES {
+                    self.unwoken = 0;
+                    self.shared.wake_driver();
+                }
+                return Ok(n);
+            }
+            if let Some(e) = failure_of(&g) {
+                return Err(e.into_io());
+            }
+            if g.rx.is_finished() {
+                return Ok(0);
+            }
+            if g.driver_done {
+                return Err(Error::Runtime("the fetch stopped".into()).into_io());
+            }
+            g = self.shared.cond.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for FetchReader {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.wake_driver();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

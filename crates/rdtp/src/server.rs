@@ -1,0 +1,268 @@
+//! The server runtime: one UDP socket, one thread, the stateless
+//! [`rdtp_proto::server::Server`] core and a [`Catalog`].
+//!
+//! Requests arrive in batches (`recvmmsg`, GRO split by stride); each is handed to the
+//! core and its reply datagrams go back to the request's source, equal-size Data packets
+//! coalesced into GSO sends. The runtime keeps **no per-client state** — no maps keyed by
+//! address, no sessions: its memory is the catalogue plus fixed buffers, whatever the
+//! number of receivers (the paper's central claim about the sender).
+//!
+//! Run it in the current thread with [`ServerRuntime::run`] (the `rdtp serve` command
+//! stops it on SIGINT/SIGTERM with [`ServerRuntime::run_until_signal`]) or in a background
+//! thread with [`spawn`], which returns a [`ServerHandle`] to stop it.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use nix::sys::eventfd::{EfdFlags, EventFd};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use quinn_udp::UdpSocketState;
+use rdtp_proto::server::{Catalog, Server, ServerConfig, ServerStats};
+
+use crate::error::{Error, Result};
+use crate::socket::{self, GsoBatch, RecvBatch};
+
+/// Runtime settings of a server.
+#[derive(Clone, Debug, Default)]
+pub struct ServeOptions {
+    /// Address to bind; `None` = `[::]:7447` dual-stack, else `0.0.0.0:7447`.
+    pub listen: Option<SocketAddr>,
+    /// The core's limits.
+    pub config: ServerConfig,
+}
+
+/// Aggregate counters of a finished server run: the core's plus the socket's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// The core's counters.
+    pub core: ServerStats,
+    /// Datagrams received.
+    pub datagrams_in: u64,
+    /// `sendmsg` calls (one per GSO batch).
+    pub sends: u64,
+    /// Reply datagrams dropped because the socket stayed full or sending failed.
+    pub send_drops: u64,
+}
+
+impl std::fmt::Display for RunStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.core;
+        write!(
+            f,
+            "{} datagrams in; {} requests, {} resolves, {} lists; {} data packets ({:.1} kB) in {} sends; \
+             {} nacks, {} malformed, {} dropped, {} send drops",
+            self.datagrams_in,
+            c.requests,
+            c.resolves,
+            c.lists,
+            c.data_packets,
+            c.data_bytes as f64 / 1000.0,
+            self.sends,
+            c.nacks,
+            c.malformed,
+            c.dropped,
+            self.send_drops
+        )
+    }
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// A bound server, ready to run.
+pub struct ServerRuntime<C: ?Sized> {
+    sock: UdpSocket,
+    state: UdpSocketState,
+    core: Server,
+    catalog: Arc<C>,
+    wake: EventFd,
+    stop: Arc<AtomicBool>,
+    stats: RunStats,
+}
+
+impl<C: Catalog + ?Sized> ServerRuntime<C> {
+    /// Bind the socket (see [`ServeOptions::listen`]).
+    pub fn bind(catalog: Arc<C>, options: ServeOptions) -> Result<Self> {
+        let sock = socket::bind_server(options.listen).map_err(|e| {
+            let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
+            Error::network(format!("cannot listen on {addr}"), e)
+        })?;
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
+            .map_err(|e| Error::network("eventfd", e.into()))?;
+        Ok(ServerRuntime {
+            sock,
+            state,
+            core: Server::new(options.config),
+            catalog,
+            wake,
+            stop: Arc::new(AtomicBool::new(false)),
+            stats: RunStats::default(),
+        })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.local_addr()
+    }
+
+    /// The catalogue being served.
+    pub fn catalog(&self) -> &Arc<C> {
+        &self.catalog
+    }
+
+    /// Serve until [`ServerHandle::stop`] (for [`spawn`]ed servers) or forever.
+    pub fn run(&mut self) -> Result<RunStats> {
+        self.run_loop(None)
+    }
+
+    /// Serve until SIGINT or SIGTERM arrives (installs handlers for both and blocks them
+    /// outside the wait, so a signal is never missed).
+    pub fn run_until_signal(&mut self) -> Result<RunStats> {
+        let mut set = SigSet::empty();
+        set.add(Signal::SIGINT);
+        set.add(Signal::SIGTERM);
+        let handler = nix::sys::signal::SigAction::new(
+            nix::sys::signal::SigHandler::Handler(on_signal),
+            nix::sys::signal::SaFlags::empty(),
+            SigSet::empty(),
+        );
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            nix::sys::signal::sigaction(Signal::SIGINT, &handler).map_err(|e| Error::network("sigaction", e.into()))?;
+            nix::sys::signal::sigaction(Signal::SIGTERM, &handler).map_err(|e| Error::network("sigaction", e.into()))?;
+        }
+        let mut old = SigSet::empty();
+        nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
+            .map_err(|e| Error::network("sigprocmask", e.into()))?;
+        let mut during_wait = old;
+        during_wait.remove(Signal::SIGINT);
+        during_wait.remove(Signal::SIGTERM);
+        let r = self.run_loop(Some(during_wait));
+        let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+        r
+    }
+
+    fn should_stop(&self, signals: bool) -> bool {
+        self.stop.load(Ordering::Acquire) || (signals && SIGNALLED.load(Ordering::SeqCst))
+    }
+
+    fn run_loop(&mut self, sigmask: Option<SigSet>) -> Result<RunStats> {
+        let signals = sigmask.is_some();
+        let mut batch = RecvBatch::new();
+        let mut out = GsoBatch::new();
+        while !self.should_stop(signals) {
+            match batch.recv(&self.state, &self.sock) {
+                Ok(_) => {
+                    for (src, dst_ip, dgram) in batch.datagrams() {
+                        self.stats.datagrams_in += 1;
+                        let mut reply = self.core.handle(&*self.catalog, dgram);
+                        out.begin(&self.state, &self.sock, src, dst_ip);
+                        while let Some(n) = reply.next_datagram(out.space()) {
+                            out.commit(&self.state, &self.sock, n);
+                        }
+                        out.flush(&self.state, &self.sock);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let r = socket::wait(&self.sock, false, Some(&self.wake), None, sigmask)
+                        .map_err(|e| Error::network("poll", e))?;
+                    if r.wake {
+                        let _ = self.wake.read();
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // ICMP errors for earlier replies and the like: not fatal for a server.
+                Err(e) => tracing::debug!("recv: {e}"),
+            }
+        }
+        self.stats.core = self.core.stats().clone();
+        self.stats.sends = out.sends;
+        self.stats.send_drops = out.dropped;
+        Ok(self.stats.clone())
+    }
+
+    fn stopper(&self) -> Result<Stopper> {
+        // The handle wakes the loop through a duplicate of the runtime's eventfd.
+        let dup = std::os::fd::AsFd::as_fd(&self.wake).try_clone_to_owned().map_err(|e| Error::network("dup", e))?;
+        // SAFETY: `dup` duplicates a valid eventfd descriptor.
+        let wake = unsafe { EventFd::from_owned_fd(dup) };
+        Ok(Stopper { stop: self.stop.clone(), wake })
+    }
+}
+
+struct Stopper {
+    stop: Arc<AtomicBool>,
+    wake: EventFd,
+}
+
+impl Stopper {
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.wake.write(1);
+    }
+}
+
+/// A server running in a background thread. Dropping the handle stops it.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stopper: Stopper,
+    thread: Option<JoinHandle<Result<RunStats>>>,
+}
+
+impl ServerHandle {
+    /// The address the server listens on (with the port chosen if 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop the server and return its counters.
+    pub fn stop(mut self) -> Result<RunStats> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<RunStats> {
+        self.stopper.stop();
+        match self.thread.take() {
+            Some(t) => t.join().map_err(|_| Error::Runtime("server thread panicked".into()))?,
+            None => Ok(RunStats::default()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// Run a server on `catalog` in a background thread.
+///
+/// ```
+/// use std::sync::Arc;
+/// use rdtp::server::{spawn, ServeOptions};
+/// use rdtp_proto::server::MemoryCatalog;
+///
+/// let catalog = Arc::new(MemoryCatalog::new([("hello".to_string(), b"hi".to_vec())]));
+/// let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), ..Default::default() };
+/// let server = spawn(catalog, opts).unwrap();
+/// println!("listening on {}", server.local_addr());
+/// let stats = server.stop().unwrap();
+/// assert_eq!(stats.core.requests, 0);
+/// ```
+pub fn spawn<C: Catalog + Send + Sync + ?Sized + 'static>(catalog: Arc<C>, options: ServeOptions) -> Result<ServerHandle> {
+    let mut rt = ServerRuntime::bind(catalog, options)?;
+    let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
+    let stopper = rt.stopper()?;
+    let thread = std::thread::Builder::new()
+        .name("rdtp-server".into())
+        .spawn(move || rt.run())
+        .map_err(|e| Error::network("cannot start the server thread", e))?;
+    Ok(ServerHandle { addr, stopper, thread: Some(thread) })
+}

@@ -1,0 +1,334 @@
+//! UDP plumbing shared by the server and the fetch driver: binding with big buffers,
+//! batched receive with GRO (one buffer may hold several datagrams, `stride` apart), and
+//! GSO sends (several equal-size datagrams handed to the kernel as one `Transmit`).
+//!
+//! Nothing here knows the protocol: datagrams are opaque bytes.
+
+use std::io::{self, IoSliceMut};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use nix::poll::{PollFd, PollFlags, ppoll};
+use nix::sys::time::TimeSpec;
+use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState};
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Default UDP port of rdtp servers.
+pub const DEFAULT_PORT: u16 = 7447;
+
+/// Socket buffer size asked for (the kernel may clamp it to `net.core.*mem_max`).
+pub const SOCKET_BUFFER: usize = 8 << 20;
+
+/// Largest UDP payload of one GSO send: 65 535 − 20 (IPv4) − 8 (UDP).
+pub const GSO_MAX_BYTES: usize = 65_507;
+
+/// Size of one receive buffer (a GRO-coalesced batch is at most 64 KiB).
+const RECV_BUF: usize = 1 << 16;
+
+/// Create a UDP socket bound to `addr` with big buffers. An IPv6 wildcard address is
+/// bound dual-stack (IPv4 clients arrive as v4-mapped addresses).
+pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let domain = if addr.is_ipv4() { Domain::IPV4 } else { Domain::IPV6 };
+    let sock = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(false)?;
+    }
+    set_buffers(&sock);
+    sock.bind(&addr.into())?;
+    Ok(sock.into())
+}
+
+/// Bind the server's socket: `listen` if given, else `[::]:7447` dual-stack, falling back
+/// to `0.0.0.0:7447` where IPv6 is unavailable.
+pub fn bind_server(listen: Option<SocketAddr>) -> io::Result<UdpSocket> {
+    if let Some(addr) = listen {
+        return bind(addr);
+    }
+    match bind(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), DEFAULT_PORT)) {
+        Ok(s) => Ok(s),
+        Err(e)
+            if matches!(e.raw_os_error(), Some(libc::EAFNOSUPPORT) | Some(libc::EADDRNOTAVAIL) | Some(libc::EPROTONOSUPPORT)) =>
+        {
+            bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), DEFAULT_PORT))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A UDP socket *connected* to `peer` (so ICMP port-unreachable surfaces as
+/// `ECONNREFUSED`, and only the peer's datagrams arrive), with big buffers.
+pub fn connect(peer: SocketAddr) -> io::Result<UdpSocket> {
+    let local = match peer {
+        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+    };
+    let sock = bind(local)?;
+    sock.connect(peer)?;
+    Ok(sock)
+}
+
+fn set_buffers(sock: &Socket) {
+    // Best effort: an unprivileged process gets at most the sysctl maximum.
+    let _ = sock.set_send_buffer_size(SOCKET_BUFFER);
+    let _ = sock.set_recv_buffer_size(SOCKET_BUFFER);
+}
+
+/// What the kernel reported about one readiness wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ready {
+    /// The socket has datagrams (or an error) to read.
+    pub socket: bool,
+    /// The wake-up descriptor fired.
+    pub wake: bool,
+    /// The wait was interrupted by a signal.
+    pub interrupted: bool,
+}
+
+/// Wait until `sock` is readable (or writable, with `writable`), `wake` is readable, or
+/// `timeout` passes (`None` = forever). `sigmask` is installed for the wait only, so a
+/// signal blocked outside the wait interrupts it without a race.
+pub fn wait(
+    sock: &impl AsFd,
+    writable: bool,
+    wake: Option<&impl AsFd>,
+    timeout: Option<Duration>,
+    sigmask: Option<nix::sys::signal::SigSet>,
+) -> io::Result<Ready> {
+    let sock_events = if writable { PollFlags::POLLOUT } else { PollFlags::POLLIN };
+    let mut fds = Vec::with_capacity(2);
+    fds.push(PollFd::new(sock.as_fd(), sock_events));
+    if let Some(w) = wake {
+        fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
+    }
+    let ts = timeout.map(TimeSpec::from);
+    match ppoll(&mut fds, ts, sigmask) {
+        Ok(_) => {}
+        Err(nix::errno::Errno::EINTR) => return Ok(Ready { interrupted: true, ..Ready::default() }),
+        Err(e) => return Err(io::Error::from(e)),
+    }
+    let fired = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+    Ok(Ready { socket: fired(&fds[0]), wake: fds.len() > 1 && fired(&fds[1]), interrupted: false })
+}
+
+/// Buffers for batched receives (`recvmmsg`, with GRO).
+pub struct RecvBatch {
+    storage: Vec<u8>,
+    meta: Vec<RecvMeta>,
+    filled: usize,
+}
+
+impl Default for RecvBatch {
+    fn default() -> Self {
+        RecvBatch::new()
+    }
+}
+
+impl RecvBatch {
+    /// Room for [`quinn_udp::BATCH_SIZE`] buffers of 64 KiB.
+    pub fn new() -> Self {
+        let n = quinn_udp::BATCH_SIZE.max(1);
+        RecvBatch { storage: vec![0u8; n * RECV_BUF], meta: vec![RecvMeta::default(); n], filled: 0 }
+    }
+
+    /// Receive what is waiting (non-blocking): `Ok(n)` buffers filled, `WouldBlock` if none.
+    pub fn recv(&mut self, state: &UdpSocketState, sock: &UdpSocket) -> io::Result<usize> {
+        self.filled = 0;
+        let mut slices: Vec<IoSliceMut<'_>> = self.storage.chunks_mut(RECV_BUF).map(IoSliceMut::new).collect();
+        let n = state.recv(UdpSockRef::from(sock), &mut slices, &mut self.meta)?;
+        self.filled = n;
+        Ok(n)
+    }
+
+    /// The datagrams of the last [`RecvBatch::recv`]: `(source, destination IP, bytes)`,
+    /// GRO batches split at `stride`.
+    pub fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, Option<IpAddr>, &[u8])> + '_ {
+        self.meta[..self.filled].iter().enumerate().flat_map(move |(i, m)| {
+            let start = i * RECV_BUF;
+            let len = m.len.min(RECV_BUF);
+            let buf = &self.storage[start..start + len];
+            let stride = if m.stride == 0 { len.max(1) } else { m.stride };
+            buf.chunks(stride).map(move |d| (m.addr, m.dst_ip, d))
+        })
+    }
+}
+
+/// Coalesces consecutive equal-size datagrams to one destination into GSO sends.
+///
+/// Write a datagram with [`GsoBatch::space`], then [`GsoBatch::commit`] its length. A
+/// batch is sent when it holds `max_gso_segments` datagrams, would exceed
+/// [`GSO_MAX_BYTES`], gets a shorter datagram (which may only come last) or a longer one,
+/// and at [`GsoBatch::flush`].
+pub struct GsoBatch {
+    buf: Vec<u8>,
+    len: usize,
+    segment: usize,
+    count: usize,
+    destination: Option<SocketAddr>,
+    src_ip: Option<IpAddr>,
+    /// Datagrams dropped because the socket stayed full or sending failed.
+    pub dropped: u64,
+    /// `sendmsg` calls made.
+    pub sends: u64,
+}
+
+impl Default for GsoBatch {
+    fn default() -> Self {
+        GsoBatch::new()
+    }
+}
+
+impl GsoBatch {
+    pub fn new() -> Self {
+        GsoBatch {
+            buf: vec![0u8; GSO_MAX_BYTES + RECV_BUF],
+            len: 0,
+            segment: 0,
+            count: 0,
+            destination: None,
+            src_ip: None,
+            dropped: 0,
+            sends: 0,
+        }
+    }
+
+    /// Start a reply to `destination`, sent from `src_ip` (the address the request came to,
+    /// so multi-homed hosts answer from the address the client talks to).
+    pub fn begin(&mut self, state: &UdpSocketState, sock: &UdpSocket, destination: SocketAddr, src_ip: Option<IpAddr>) {
+        self.flush(state, sock);
+        self.destination = Some(destination);
+        self.src_ip = src_ip;
+    }
+
+    /// Room for the next datagram (at least 64 KiB).
+    pub fn space(&mut self) -> &mut [u8] {
+        &mut self.buf[self.len..]
+    }
+
+    /// The datagram written into [`GsoBatch::space`] is `n` bytes long.
+    pub fn commit(&mut self, state: &UdpSocketState, sock: &UdpSocket, n: usize) {
+        let max_segments = state.max_gso_segments().max(1);
+        if self.count > 0 {
+            let fits = n <= self.segment && self.len + n <= GSO_MAX_BYTES && self.count < max_segments;
+            if !fits {
+                // Send what is batched, then move the new datagram to the front.
+                let start = self.len;
+                self.send_batch(state, sock);
+                self.buf.copy_within(start..start + n, 0);
+            }
+        }
+        if self.count == 0 {
+            self.segment = n;
+        }
+        let last = n < self.segment;
+        self.len += n;
+        self.count += 1;
+        if last || self.count >= max_segments || self.len + self.segment > GSO_MAX_BYTES {
+            self.send_batch(state, sock);
+        }
+    }
+
+    /// Send whatever is batched.
+    pub fn flush(&mut self, state: &UdpSocketState, sock: &UdpSocket) {
+        if self.count > 0 {
+            self.send_batch(state, sock);
+        }
+    }
+
+    fn send_batch(&mut self, state: &UdpSocketState, sock: &UdpSocket) {
+        let (len, segment, count) = (self.len, self.segment, self.count);
+        self.len = 0;
+        self.count = 0;
+        self.segment = 0;
+        let Some(destination) = self.destination else {
+            self.dropped += count as u64;
+            return;
+        };
+        let contents = &self.buf[..len];
+        let t = Transmit {
+            destination,
+            ecn: None,
+            contents,
+            segment_size: (count > 1).then_some(segment),
+            src_ip: self.src_ip,
+        };
+        match send_with_retry(state, sock, &t, &mut self.sends) {
+            Ok(()) => {}
+            Err(e) if count > 1 && state.max_gso_segments() <= 1 => {
+                // GSO was just found unsupported: send the datagrams one by one.
+                tracing::debug!("GSO send failed ({e}); sending {count} datagrams separately");
+                for d in contents.chunks(segment) {
+                    let t1 = Transmit { destination, ecn: None, contents: d, segment_size: None, src_ip: self.src_ip };
+                    if send_with_retry(state, sock, &t1, &mut self.sends).is_err() {
+                        self.dropped += 1;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::debug!("send to {destination} failed: {e}");
+                self.dropped += count as u64;
+            }
+        }
+    }
+}
+
+/// Send one transmit; when the socket buffer is full, wait (up to 100 ms in all) for room.
+pub fn send_with_retry(state: &UdpSocketState, sock: &UdpSocket, t: &Transmit<'_>, sends: &mut u64) -> io::Result<()> {
+    let mut waited = Duration::ZERO;
+    loop {
+        *sends += 1;
+        match state.try_send(UdpSockRef::from(sock), t) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && waited < Duration::from_millis(100) => {
+                let step = Duration::from_millis(10);
+                let _ = wait(sock, true, None::<&UdpSocket>, Some(step), None)?;
+                waited += step;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Set up quinn-udp's per-socket state (non-blocking, GRO, packet info).
+pub fn udp_state(sock: &UdpSocket) -> io::Result<UdpSocketState> {
+    UdpSocketState::new(UdpSockRef::from(sock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gso_batches_equal_datagrams_and_splits_on_receive() {
+        let rx = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let rx_state = udp_state(&rx).unwrap();
+        let tx = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let tx_state = udp_state(&tx).unwrap();
+        let dest = rx.local_addr().unwrap();
+        let mut batch = GsoBatch::new();
+        batch.begin(&tx_state, &tx, dest, None);
+        // 100 datagrams of 1000 bytes, then a short one, then a longer one.
+        let mut sizes = vec![1000usize; 100];
+        sizes.push(300);
+        sizes.push(1400);
+        for (i, &n) in sizes.iter().enumerate() {
+            batch.space()[..n].fill(i as u8);
+            batch.commit(&tx_state, &tx, n);
+        }
+        batch.flush(&tx_state, &tx);
+        assert_eq!(batch.dropped, 0);
+        assert!(batch.sends < sizes.len() as u64 || tx_state.max_gso_segments() == 1);
+
+        let mut got = Vec::new();
+        let mut rb = RecvBatch::new();
+        while got.len() < sizes.len() {
+            let r = wait(&rx, false, None::<&UdpSocket>, Some(Duration::from_secs(2)), None).unwrap();
+            assert!(r.socket, "timed out after {} datagrams", got.len());
+            while let Ok(n) = rb.recv(&rx_state, &rx) {
+                assert!(n > 0);
+                got.extend(rb.datagrams().map(|(_, _, d)| (d.len(), d[0])));
+            }
+        }
+        let want: Vec<_> = sizes.iter().enumerate().map(|(i, &n)| (n, i as u8)).collect();
+        assert_eq!(got, want);
+    }
+}

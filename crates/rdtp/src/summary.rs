@@ -1,0 +1,181 @@
+//! The end-of-transfer report: ndnget's summary text, and the same numbers as JSON.
+
+use rdtp_proto::Time;
+use rdtp_proto::receiver::Stats;
+use serde::Serialize;
+
+/// Everything a finished (or failed) fetch reports. Serialises to the `--json` object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Server address.
+    pub server: String,
+    /// Object name (empty if fetched by EID and the server has no name for it).
+    pub name: String,
+    /// EID in hex, once known.
+    pub eid: Option<String>,
+    /// Object size in bytes, once known.
+    pub size: Option<u64>,
+    /// Congestion controller (`bbr`, `bbr-wifi`, `aimd`, `fixed`).
+    pub cc: String,
+    /// Payload bytes per unit.
+    pub unit: u16,
+    /// Every byte arrived and matched the EID.
+    pub completed: bool,
+    /// Seconds from the start of the fetch to the last unit.
+    pub elapsed_s: f64,
+    /// Payload bits per second over `elapsed_s`.
+    pub goodput_bps: f64,
+    pub units_received: u64,
+    pub bytes_received: u64,
+    pub duplicates: u64,
+    pub invalid: u64,
+    pub requests_sent: u64,
+    pub units_requested: u64,
+    /// ndnget's "retransmitted segments".
+    pub units_rerequested: u64,
+    /// `units_rerequested / units_requested · 100`.
+    pub retransmitted_pct: f64,
+    pub units_lost: u64,
+    pub timeouts: u64,
+    pub timeout_window_decreases: u64,
+    pub fast_recoveries: u64,
+    pub nacks: u64,
+    pub rtt_samples: u64,
+    pub rtt_min_ms: Option<f64>,
+    pub rtt_avg_ms: Option<f64>,
+    pub rtt_max_ms: Option<f64>,
+}
+
+impl Summary {
+    /// Fill the counters from a receiver's [`Stats`] at `now`.
+    pub fn from_stats(stats: &Stats, now: Time) -> Self {
+        let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        Summary {
+            elapsed_s: stats.elapsed(now).as_secs_f64(),
+            goodput_bps: stats.goodput_bps(now),
+            units_received: stats.units_received,
+            bytes_received: stats.bytes_received,
+            duplicates: stats.duplicates,
+            invalid: stats.invalid,
+            requests_sent: stats.requests_sent,
+            units_requested: stats.units_requested,
+            units_rerequested: stats.units_rerequested,
+            retransmitted_pct: percent(stats.units_rerequested, stats.units_requested),
+            units_lost: stats.units_lost,
+            timeouts: stats.timeouts,
+            timeout_window_decreases: stats.timeout_window_decreases,
+            fast_recoveries: stats.fast_recoveries,
+            nacks: stats.nacks,
+            rtt_samples: stats.rtt_samples,
+            rtt_min_ms: ms(stats.rtt_min),
+            rtt_avg_ms: ms(stats.rtt_avg),
+            rtt_max_ms: ms(stats.rtt_max),
+            ..Summary::default()
+        }
+    }
+
+    /// ndnget's end-of-transfer summary (several lines, each ending in `\n`).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        if self.completed {
+            s.push_str("All segments have been received.\n");
+        }
+        s.push_str(&format!("Time elapsed: {:.3} seconds\n", self.elapsed_s));
+        s.push_str(&format!("Segments received: {}\n", self.units_received));
+        s.push_str(&format!("Transferred size: {:.1} kB\n", self.bytes_received as f64 / 1000.0));
+        s.push_str(&format!("Goodput: {}\n", format_goodput(self.goodput_bps)));
+        s.push_str(&format!("Timeouts: {} (caused {} window decreases)\n", self.timeouts, self.timeout_window_decreases));
+        s.push_str(&format!("Retransmitted segments: {} ({:.2}%)\n", self.units_rerequested, self.retransmitted_pct));
+        let f = |v: Option<f64>| v.unwrap_or(0.0);
+        s.push_str(&format!(
+            "RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n",
+            f(self.rtt_min_ms),
+            f(self.rtt_avg_ms),
+            f(self.rtt_max_ms)
+        ));
+        s
+    }
+
+    /// One-line JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
+/// `part / whole · 100`, 0 when `whole` is 0.
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
+}
+
+/// A bit rate the way ndnget prints it: base-1000 units, 6 decimals
+/// (`bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s`).
+pub fn format_goodput(bps: f64) -> String {
+    const UNITS: [&str; 4] = ["bit/s", "kbit/s", "Mbit/s", "Gbit/s"];
+    let mut v = if bps.is_finite() && bps > 0.0 { bps } else { 0.0 };
+    let mut i = 0;
+    while v >= 1000.0 && i < UNITS.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    format!("{v:.6} {}", UNITS[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn goodput_units() {
+        assert_eq!(format_goodput(0.0), "0.000000 bit/s");
+        assert_eq!(format_goodput(999.0), "999.000000 bit/s");
+        assert_eq!(format_goodput(1000.0), "1.000000 kbit/s");
+        assert_eq!(format_goodput(33_801_234.0), "33.801234 Mbit/s");
+        assert_eq!(format_goodput(2.5e9), "2.500000 Gbit/s");
+        assert_eq!(format_goodput(4.2e12), "4200.000000 Gbit/s");
+        assert_eq!(format_goodput(f64::NAN), "0.000000 bit/s");
+    }
+
+    #[test]
+    fn ndnget_summary_text() {
+        let stats = Stats {
+            started: Time::ZERO,
+            finished: Some(Time::from_millis(2481)),
+            units_received: 7490,
+            bytes_received: 10_485_760,
+            units_requested: 7493,
+            units_rerequested: 3,
+            timeouts: 3,
+            timeout_window_decreases: 1,
+            rtt_samples: 10,
+            rtt_min: Some(Duration::from_micros(1204)),
+            rtt_avg: Some(Duration::from_micros(5671)),
+            rtt_max: Some(Duration::from_micros(20_113)),
+            ..Stats::default()
+        };
+        let mut s = Summary::from_stats(&stats, Time::from_millis(9000));
+        s.completed = true;
+        assert_eq!(
+            s.to_text(),
+            "All segments have been received.\n\
+             Time elapsed: 2.481 seconds\n\
+             Segments received: 7490\n\
+             Transferred size: 10485.8 kB\n\
+             Goodput: 33.811399 Mbit/s\n\
+             Timeouts: 3 (caused 1 window decreases)\n\
+             Retransmitted segments: 3 (0.04%)\n\
+             RTT min/avg/max = 1.204/5.671/20.113 ms\n"
+        );
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["units_received"], 7490);
+        assert_eq!(json["rtt_min_ms"], 1.204);
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(percent(0, 0), 0.0);
+        assert_eq!(percent(1, 4), 25.0);
+        assert!((percent(3, 7493) - 0.040037).abs() < 1e-6);
+    }
+
+}

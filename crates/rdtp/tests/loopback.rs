@@ -1,0 +1,204 @@
+//! The `rdtp` binary end to end over 127.0.0.1: `serve` a temp directory, `fetch` by name
+//! and by EID, `ls`, and the exit codes for not found, unreachable, I/O errors.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
+
+/// Kills the server when the test ends, whatever happened.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let mut child = Command::new(RDTP)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn rdtp serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr);
+        let mut addr = None;
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(rest) = line.trim_end().strip_prefix("rdtp: serving ") {
+                addr = rest.rsplit_once(" on ").map(|(_, a)| a.to_string());
+                break;
+            }
+            line.clear();
+        }
+        let server = Server { child, addr: addr.unwrap_or_default() };
+        assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve");
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = lines.read_to_string(&mut sink);
+        });
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    big: Vec<u8>,
+    small: Vec<u8>,
+}
+
+const BIG: &str = "data/big.bin";
+const SMALL: &str = "small.txt";
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut big = vec![0u8; 64 << 20];
+        rand::fill(&mut big[..]);
+        let small = b"a small second file\n".to_vec();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join(BIG), &big).unwrap();
+        std::fs::write(dir.path().join(SMALL), &small).unwrap();
+        Fixture { dir, big, small }
+    })
+}
+
+fn rdtp(args: &[&str]) -> Output {
+    Command::new(RDTP).args(args).stdin(Stdio::null()).output().expect("run rdtp")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn fetch_by_name_and_eid_and_list() {
+    let f = fixture();
+    let server = Server::start(f.dir.path());
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.bin");
+    let out_s = out.to_str().unwrap();
+
+    let t0 = Instant::now();
+    let o = rdtp(&["fetch", &server.addr, BIG, "-o", out_s, "-q"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    eprintln!("64 MiB by name in {:?}", t0.elapsed());
+    assert!(o.stderr.is_empty() && o.stdout.is_empty(), "-q must be quiet");
+    let got = std::fs::read(&out).unwrap();
+    assert!(blake3::hash(&got) == blake3::hash(&f.big), "content differs");
+
+    // By EID, with --json: the object goes to the file, the JSON to stdout.
+    let eid = blake3::hash(&f.big).to_hex().to_string();
+    std::fs::remove_file(&out).unwrap();
+    let o = rdtp(&["fetch", &server.addr, &eid, "-o", out_s, "--json", "--cc", "aimd"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(blake3::hash(&std::fs::read(&out).unwrap()) == blake3::hash(&f.big));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["completed"], true);
+    assert_eq!(v["eid"], eid.as_str());
+    assert_eq!(v["name"], BIG);
+    assert_eq!(v["cc"], "aimd");
+    assert_eq!(v["size"], f.big.len() as u64);
+
+    // The small file to stdout, with the ndnget summary on stderr.
+    let o = rdtp(&["fetch", &server.addr, SMALL]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(o.stdout, f.small);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("All segments have been received.\nTime elapsed: "), "{err}");
+    assert!(err.contains("\nGoodput: ") && err.contains("\nRTT min/avg/max = "), "{err}");
+
+    // ls lists both.
+    let o = rdtp(&["ls", &server.addr]);
+    assert_eq!(code(&o), 0);
+    let listing = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = listing.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines.len(), 2, "{listing}");
+    assert_eq!(lines[0], [&f.big.len().to_string(), eid.as_str(), BIG]);
+    assert_eq!(lines[1][0], f.small.len().to_string());
+    assert_eq!(lines[1][2], SMALL);
+}
+
+#[test]
+fn exit_codes() {
+    let f = fixture();
+    let server = Server::start(f.dir.path());
+
+    // Unknown name: 3, and no output file left behind.
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("x");
+    let o = rdtp(&["fetch", &server.addr, "no/such/name", "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.exists());
+
+    // A log file that cannot be created: 4.
+    let o = rdtp(&["fetch", &server.addr, SMALL, "--log-cwnd", "/nonexistent-dir/cwnd.tsv", "-q"]);
+    assert_eq!(code(&o), 4);
+
+    // Output pipe closed early (EPIPE): 4, not a panic.
+    let mut child = Command::new(RDTP)
+        .args(["fetch", &server.addr, BIG, "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Usage error: 2.
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--cc", "nope"])), 2);
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--window", "4"])), 2);
+
+    // Nothing listens: ICMP port unreachable → 6, at once.
+    let port = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    };
+    let t0 = Instant::now();
+    let o = rdtp(&["fetch", &format!("127.0.0.1:{port}"), SMALL, "--timeout", "3"]);
+    assert_eq!(code(&o), 6, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
+    assert_eq!(code(&rdtp(&["ls", &format!("127.0.0.1:{port}"), "--timeout", "3"])), 6);
+
+    // Serving a missing directory: 4.
+    assert_eq!(code(&rdtp(&["serve", "/nonexistent-dir/rdtp", "--listen", "127.0.0.1:0"])), 4);
+}
+
+#[test]
+fn server_stops_on_sigterm_with_stats() {
+    let f = fixture();
+    let mut server = Server::start(f.dir.path());
+    let o = rdtp(&["fetch", &server.addr, SMALL, "-q"]);
+    assert_eq!(code(&o), 0);
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert_eq!(status.code(), Some(0));
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "server ignored SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
