@@ -42,18 +42,27 @@ pub enum Error {
     /// The server cannot be reached: its port is closed (ICMP port unreachable →
     /// `ECONNREFUSED`) or there is no route to it.
     #[error("server unreachable: {addr}: {reason}")]
-    Unreachable { addr: SocketAddr, reason: String },
+    Unreachable {
+        /// The server's address.
+        addr: SocketAddr,
+        /// What the kernel reported.
+        reason: String,
+    },
     /// A local file or directory could not be opened, read or written (exit code 4).
     #[error("{context}: {source}")]
     Io {
+        /// What was being done (and to which path).
         context: String,
+        /// The underlying error.
         #[source]
         source: io::Error,
     },
     /// A socket or other system call failed (exit code 1).
     #[error("{context}: {source}")]
     Network {
+        /// What was being done.
         context: String,
+        /// The underlying error.
         #[source]
         source: io::Error,
     },

@@ -45,6 +45,8 @@
 //! See [`error`]: 0 ok, 1 runtime error, 2 usage, 3 content not found, 4 local I/O error,
 //! 5 data validation failure, 6 server unreachable.
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod catalog;
 pub mod clock;

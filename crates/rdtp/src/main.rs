@@ -1,13 +1,9 @@
 //! The `rdtp` command: `serve`, `fetch`, `ls`, `demo` and `bench`.
 
-mod cli;
-
-use std::io::Write;
-use std::process::ExitCode;
-
-use clap::Parser;
-
-const AFTER_HELP: &str = "\
+/// The exit-code table shown in `--help` (a macro so that `concat!` can use it).
+macro_rules! exit_codes_help {
+    () => {
+        "\
 Exit codes:
   0  success
   1  runtime error (socket failure, request refused by the server, ...)
@@ -15,9 +11,18 @@ Exit codes:
   3  content not found (the server has no such name or EID)
   4  I/O error (output file, log file or served directory cannot be opened, read or written)
   5  data validation failure (the content does not hash to its EID)
-  6  server unreachable (nothing listens there, or no answer before --timeout)
+  6  server unreachable (nothing listens there, or no answer before --timeout)"
+    };
+}
 
-Environment: RDTP_LOG=error|warn|info|debug|trace sets the diagnostic log level (default warn).";
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+const AFTER_HELP: &str = concat!(exit_codes_help!(), "\n\n", "Environment: RDTP_LOG=error|warn|info|debug|trace sets the diagnostic log level (default warn).");
 
 /// Receiver-driven transport for information-centric networks: a receiver requests byte
 /// ranges of content named by its BLAKE3 hash (EID) from a stateless server and runs BBR.

@@ -179,6 +179,7 @@ impl Default for GsoBatch {
 }
 
 impl GsoBatch {
+    /// An empty batch with room for one full GSO send plus one more datagram.
     pub fn new() -> Self {
         GsoBatch {
             buf: vec![0u8; GSO_MAX_BYTES + RECV_BUF],

@@ -25,24 +25,39 @@ pub struct Summary {
     pub elapsed_s: f64,
     /// Payload bits per second over `elapsed_s`.
     pub goodput_bps: f64,
+    /// Distinct units (segments) received.
     pub units_received: u64,
+    /// Distinct payload bytes received.
     pub bytes_received: u64,
+    /// Units that arrived again after they had already arrived.
     pub duplicates: u64,
+    /// Datagrams that were not valid answers for this transfer.
     pub invalid: u64,
+    /// Request datagrams sent (including resolves).
     pub requests_sent: u64,
+    /// Units asked for, counting every re-request.
     pub units_requested: u64,
     /// ndnget's "retransmitted segments".
     pub units_rerequested: u64,
     /// `units_rerequested / units_requested · 100`.
     pub retransmitted_pct: f64,
+    /// Units declared lost (fast or timeout).
     pub units_lost: u64,
+    /// Retransmission-timer expiries.
     pub timeouts: u64,
+    /// Expiries after which the congestion window was smaller.
     pub timeout_window_decreases: u64,
+    /// Loss-recovery episodes entered by fast re-request.
     pub fast_recoveries: u64,
+    /// Nacks received.
     pub nacks: u64,
+    /// RTT samples taken.
     pub rtt_samples: u64,
+    /// Smallest RTT sample, in milliseconds.
     pub rtt_min_ms: Option<f64>,
+    /// Mean RTT sample, in milliseconds.
     pub rtt_avg_ms: Option<f64>,
+    /// Largest RTT sample, in milliseconds.
     pub rtt_max_ms: Option<f64>,
 }
 

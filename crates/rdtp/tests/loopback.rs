@@ -4,7 +4,6 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
@@ -63,18 +62,17 @@ struct Fixture {
 const BIG: &str = "data/big.bin";
 const SMALL: &str = "small.txt";
 
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut big = vec![0u8; 64 << 20];
-        rand::fill(&mut big[..]);
-        let small = b"a small second file\n".to_vec();
-        std::fs::create_dir(dir.path().join("data")).unwrap();
-        std::fs::write(dir.path().join(BIG), &big).unwrap();
-        std::fs::write(dir.path().join(SMALL), &small).unwrap();
-        Fixture { dir, big, small }
-    })
+/// A temp directory (removed on drop) with a random `data/big.bin` of `big_len` bytes and
+/// a small text file.
+fn fixture(big_len: usize) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut big = vec![0u8; big_len];
+    rand::fill(&mut big[..]);
+    let small = b"a small second file\n".to_vec();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join(BIG), &big).unwrap();
+    std::fs::write(dir.path().join(SMALL), &small).unwrap();
+    Fixture { dir, big, small }
 }
 
 fn rdtp(args: &[&str]) -> Output {
@@ -87,7 +85,7 @@ fn code(o: &Output) -> i32 {
 
 #[test]
 fn fetch_by_name_and_eid_and_list() {
-    let f = fixture();
+    let f = fixture(64 << 20);
     let server = Server::start(f.dir.path());
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("out.bin");
@@ -135,7 +133,8 @@ fn fetch_by_name_and_eid_and_list() {
 
 #[test]
 fn exit_codes() {
-    let f = fixture();
+    // Big enough to overflow the pipe in the EPIPE case.
+    let f = fixture(8 << 20);
     let server = Server::start(f.dir.path());
 
     // Unknown name: 3, and no output file left behind.
@@ -184,7 +183,7 @@ fn exit_codes() {
 
 #[test]
 fn server_stops_on_sigterm_with_stats() {
-    let f = fixture();
+    let f = fixture(1000);
     let mut server = Server::start(f.dir.path());
     let o = rdtp(&["fetch", &server.addr, SMALL, "-q"]);
     assert_eq!(code(&o), 0);
@@ -201,4 +200,21 @@ fn server_stops_on_sigterm_with_stats() {
         assert!(t0.elapsed() < Duration::from_secs(5), "server ignored SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn content_changed_under_the_server_is_a_validation_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mutable.bin");
+    std::fs::write(&path, vec![1u8; 300_000]).unwrap();
+    let server = Server::start(dir.path());
+    // Same size, other bytes, same inode: the server now serves bytes that do not hash
+    // to the EID it announced.
+    std::fs::write(&path, vec![2u8; 300_000]).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    let o = rdtp(&["fetch", &server.addr, "mutable.bin", "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 5, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("validation"));
+    assert!(!out.exists(), "unverified output must be removed");
 }

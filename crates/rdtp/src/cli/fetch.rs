@@ -17,8 +17,11 @@ use rdtp::{Fetch, Target};
 use super::{Sink, cc_config, cc_names, copy_object, progress_bar, to_stderr, to_stdout};
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = "A 64-digit hexadecimal TARGET is an EID; anything else is a name. \
-On failure a partially written output file is removed.")]
+#[command(after_help = concat!(
+    "A 64-digit hexadecimal NAME|EID is an EID; anything else is a name. \
+     On failure a partially written output file is removed.\n\n",
+    exit_codes_help!()
+))]
 pub struct Args {
     /// Server address: host:port, host (port 7447), [v6addr]:port.
     #[arg(value_name = "ADDR")]
