@@ -49,8 +49,10 @@ impl DirCatalog {
     /// Index `dir`, choosing what to print.
     pub fn open_with(dir: impl AsRef<Path>, progress: IndexProgress) -> Result<Self> {
         let dir = dir.as_ref();
-        let root = fs::canonicalize(dir).map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
-        let meta = fs::metadata(&root).map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
+        let root = fs::canonicalize(dir)
+            .map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
+        let meta = fs::metadata(&root)
+            .map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
         if !meta.is_dir() {
             return Err(Error::io(
                 format!("cannot serve {}", dir.display()),
@@ -75,9 +77,15 @@ impl DirCatalog {
         for (i, f) in found.into_iter().enumerate() {
             let mut file = match File::open(&f.path) {
                 Ok(file) => file,
-                Err(e) if e.raw_os_error() == Some(libc::EMFILE) || e.raw_os_error() == Some(libc::ENFILE) => {
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EMFILE)
+                        || e.raw_os_error() == Some(libc::ENFILE) =>
+                {
                     return Err(Error::io(
-                        format!("too many files to keep open ({} entries; raise `ulimit -n`)", i + 1),
+                        format!(
+                            "too many files to keep open ({} entries; raise `ulimit -n`)",
+                            i + 1
+                        ),
                         e,
                     ));
                 }
@@ -93,12 +101,16 @@ impl DirCatalog {
                     Ok(0) => break,
                     Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::io(format!("cannot read {}", f.path.display()), e)),
+                    Err(e) => {
+                        return Err(Error::io(format!("cannot read {}", f.path.display()), e));
+                    }
                 };
                 hasher.update(&buf[..n]);
                 size += n as u64;
                 hashed += n as u64;
-                if progress == IndexProgress::Stderr && last_report.elapsed() >= Duration::from_secs(1) {
+                if progress == IndexProgress::Stderr
+                    && last_report.elapsed() >= Duration::from_secs(1)
+                {
                     last_report = Instant::now();
                     eprintln!(
                         "rdtp: indexing {}: {:.1}/{:.1} MB hashed",
@@ -111,7 +123,11 @@ impl DirCatalog {
             entries.push((f.name, Eid::from_hasher(&hasher), size, file));
         }
         let total_bytes = entries.iter().map(|e| e.2).sum();
-        Ok(DirCatalog { root, index: Index::new(entries), total_bytes })
+        Ok(DirCatalog {
+            root,
+            index: Index::new(entries),
+            total_bytes,
+        })
     }
 
     /// The canonical path of the served directory.
@@ -132,11 +148,14 @@ struct Found {
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) -> Result<()> {
-    let rd = fs::read_dir(dir).map_err(|e| Error::io(format!("cannot read directory {}", dir.display()), e))?;
+    let rd = fs::read_dir(dir)
+        .map_err(|e| Error::io(format!("cannot read directory {}", dir.display()), e))?;
     let mut children: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
     children.sort();
     for path in children {
-        let Ok(lmeta) = fs::symlink_metadata(&path) else { continue };
+        let Ok(lmeta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
         let ft = lmeta.file_type();
         if ft.is_dir() {
             if let Err(e) = walk(root, &path, out, warn) {
@@ -151,19 +170,27 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) ->
                 Ok(target) if target.starts_with(root) => match fs::metadata(&target) {
                     Ok(m) if m.is_file() => m.len(),
                     _ => {
-                        warn(format!("skipping {}: symlink to something other than a regular file", path.display()));
+                        warn(format!(
+                            "skipping {}: symlink to something other than a regular file",
+                            path.display()
+                        ));
                         continue;
                     }
                 },
                 _ => {
-                    warn(format!("skipping {}: symlink leaves the served directory", path.display()));
+                    warn(format!(
+                        "skipping {}: symlink leaves the served directory",
+                        path.display()
+                    ));
                     continue;
                 }
             }
         } else {
             continue; // sockets, fifos, devices
         };
-        let Ok(rel) = path.strip_prefix(root) else { continue };
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
         let mut parts = Vec::new();
         for c in rel.components() {
             match c.as_os_str().to_str() {
@@ -177,7 +204,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) ->
         }
         let name = parts.join("/");
         if name.len() > RESOLVE_MAX_NAME {
-            warn(format!("skipping {}: name longer than {RESOLVE_MAX_NAME} bytes", path.display()));
+            warn(format!(
+                "skipping {}: name longer than {RESOLVE_MAX_NAME} bytes",
+                path.display()
+            ));
             continue;
         }
         out.push(Found { name, path, size });
@@ -189,9 +219,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) ->
 fn raise_nofile_limit(want: u64) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
-        && soft < want {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, want.min(hard), hard);
-        }
+        && soft < want
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, want.min(hard), hard);
+    }
 }
 
 impl Catalog for DirCatalog {
@@ -199,8 +230,12 @@ impl Catalog for DirCatalog {
         self.index.get(eid).map(|(_, s, _)| s)
     }
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let (_, _, file) = self.index.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
-        file.read_exact_at(buf, offset).map_err(|e| ReadError(e.to_string()))
+        let (_, _, file) = self
+            .index
+            .get(eid)
+            .ok_or_else(|| ReadError("unknown EID".into()))?;
+        file.read_exact_at(buf, offset)
+            .map_err(|e| ReadError(e.to_string()))
     }
     fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
         self.index.resolve(name)
@@ -233,7 +268,9 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("sub"), dir.path().join("dirlink")).unwrap();
 
         let c = DirCatalog::open_with(dir.path(), IndexProgress::Quiet).unwrap();
-        let names: Vec<_> = (0..c.len()).map(|i| c.entry(i).unwrap().name.to_string()).collect();
+        let names: Vec<_> = (0..c.len())
+            .map(|i| c.entry(i).unwrap().name.to_string())
+            .collect();
         assert_eq!(names, ["a.txt", "link", "sub/deeper/big.bin", "sub/empty"]);
         assert_eq!(c.total_bytes(), 5 + 5 + 3_000_000);
 
@@ -249,7 +286,8 @@ mod tests {
 
     #[test]
     fn missing_directory_is_a_clear_io_error() {
-        let e = DirCatalog::open_with("/nonexistent/rdtp-test-dir", IndexProgress::Quiet).unwrap_err();
+        let e =
+            DirCatalog::open_with("/nonexistent/rdtp-test-dir", IndexProgress::Quiet).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::EXIT_IO);
         assert!(e.to_string().contains("/nonexistent/rdtp-test-dir"), "{e}");
         let f = tempfile::NamedTempFile::new().unwrap();

@@ -22,7 +22,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-const AFTER_HELP: &str = concat!(exit_codes_help!(), "\n\n", "Environment: RDTP_LOG=error|warn|info|debug|trace sets the diagnostic log level (default warn).");
+const AFTER_HELP: &str = concat!(
+    exit_codes_help!(),
+    "\n\n",
+    "Environment: RDTP_LOG=error|warn|info|debug|trace sets the diagnostic log level (default warn)."
+);
 
 /// Receiver-driven transport for information-centric networks: a receiver requests byte
 /// ranges of content named by its BLAKE3 hash (EID) from a stateless server and runs BBR.
@@ -50,7 +54,11 @@ fn init_tracing() {
         .ok()
         .and_then(|v| v.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::WARN);
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_target(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .try_init();
 }
 
 #[cfg(test)]
@@ -66,7 +74,11 @@ mod tests {
     #[test]
     fn help_documents_exit_codes() {
         let help = Cli::command().render_long_help().to_string();
-        for code in ["3  content not found", "5  data validation failure", "6  server unreachable"] {
+        for code in [
+            "3  content not found",
+            "5  data validation failure",
+            "6  server unreachable",
+        ] {
             assert!(help.contains(code), "{help}");
         }
     }
@@ -76,7 +88,9 @@ mod tests {
         for argv in [
             vec!["rdtp", "fetch"],
             vec!["rdtp", "fetch", "h:1", "x", "--cc", "cubic"],
-            vec!["rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000"],
+            vec![
+                "rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000",
+            ],
             vec!["rdtp", "bogus"],
         ] {
             let e = Cli::try_parse_from(&argv).unwrap_err();

@@ -118,14 +118,17 @@ fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStder
     let mut line = String::new();
     loop {
         line.clear();
-        let n = r.read_line(&mut line).map_err(|e| Error::network("reading the server's stderr", e))?;
+        let n = r
+            .read_line(&mut line)
+            .map_err(|e| Error::network("reading the server's stderr", e))?;
         if n == 0 {
             return Err(Error::Runtime("the server exited before listening".into()));
         }
         if line.starts_with("rdtp: serving")
-            && let Some((_, addr)) = line.trim_end().rsplit_once(" on ") {
-                return Ok((addr.to_string(), r));
-            }
+            && let Some((_, addr)) = line.trim_end().rsplit_once(" on ")
+        {
+            return Ok((addr.to_string(), r));
+        }
     }
 }
 
@@ -137,20 +140,46 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::network("cannot start the server", e))?;
-    let mut server = Guard { child: Some(server) };
-    let stderr = server.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no server stderr".into()))?;
+    let mut server = Guard {
+        child: Some(server),
+    };
+    let stderr = server
+        .child
+        .as_mut()
+        .and_then(|c| c.stderr.take())
+        .ok_or_else(|| Error::Runtime("no server stderr".into()))?;
     let (addr, mut server_err) = read_listen_line(stderr)?;
 
     let client = Command::new(exe)
-        .args(["fetch", &addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
+        .args([
+            "fetch",
+            &addr,
+            PATTERN_NAME,
+            "-o",
+            "/dev/null",
+            "--json",
+            "-q",
+            "--cc",
+            cc,
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::network("cannot start the client", e))?;
-    let mut client = Guard { child: Some(client) };
-    let mut out = client.child.as_mut().and_then(|c| c.stdout.take()).ok_or_else(|| Error::Runtime("no client stdout".into()))?;
-    let mut err = client.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no client stderr".into()))?;
+    let mut client = Guard {
+        child: Some(client),
+    };
+    let mut out = client
+        .child
+        .as_mut()
+        .and_then(|c| c.stdout.take())
+        .ok_or_else(|| Error::Runtime("no client stdout".into()))?;
+    let mut err = client
+        .child
+        .as_mut()
+        .and_then(|c| c.stderr.take())
+        .ok_or_else(|| Error::Runtime("no client stderr".into()))?;
     // The client writes a few hundred bytes at most: it cannot block on a full pipe.
     let client_usage = client.reap()?;
     let mut json = String::new();
@@ -167,10 +196,14 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
     let _ = server_err.read_to_string(&mut rest);
 
     if !libc::WIFEXITED(client_usage.status) || libc::WEXITSTATUS(client_usage.status) != 0 {
-        return Err(Error::Runtime(format!("the client failed (status {:#x}): {}", client_usage.status, errors.trim())));
+        return Err(Error::Runtime(format!(
+            "the client failed (status {:#x}): {}",
+            client_usage.status,
+            errors.trim()
+        )));
     }
-    let v: serde_json::Value =
-        serde_json::from_str(json.trim()).map_err(|e| Error::Runtime(format!("the client printed no JSON summary: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(json.trim())
+        .map_err(|e| Error::Runtime(format!("the client printed no JSON summary: {e}")))?;
     Ok(Row {
         goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
         elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
@@ -185,7 +218,8 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     if a.runs == 0 {
         return Err(Error::Usage("--runs must be at least 1".into()));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
+    let exe =
+        std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
     let mut rows = Vec::new();
     for _ in 0..a.runs {
         rows.push(one_run(&exe, &bytes.to_string(), &a.cc)?);
@@ -193,7 +227,13 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     }
     let mut s = String::new();
     if a.markdown {
-        let cmdline: Vec<String> = std::env::args().collect();
+        // The command as typed, with the program's directory left out (no machine paths).
+        let mut cmdline: Vec<String> = std::env::args().collect();
+        if let Some(first) = cmdline.first_mut()
+            && let Some(name) = std::path::Path::new(first.as_str()).file_name()
+        {
+            *first = name.to_string_lossy().into_owned();
+        }
         s.push_str(&format!("Command: `{}`\n\n", cmdline.join(" ")));
         s.push_str("| run | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | client max RSS (MiB) | server CPU (s) | server max RSS (MiB) |\n");
         s.push_str("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
@@ -214,7 +254,15 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     } else {
         s.push_str(&format!(
             "{:>3}  {:>10}  {:>8}  {:>8}  {:>16}  {:>14}  {:>16}  {:>14}  {:>16}\n",
-            "run", "size", "cc", "time(s)", "goodput(Mbit/s)", "client CPU(s)", "client RSS(MiB)", "server CPU(s)", "server RSS(MiB)"
+            "run",
+            "size",
+            "cc",
+            "time(s)",
+            "goodput(Mbit/s)",
+            "client CPU(s)",
+            "client RSS(MiB)",
+            "server CPU(s)",
+            "server RSS(MiB)"
         ));
         for (i, r) in rows.iter().enumerate() {
             s.push_str(&format!(

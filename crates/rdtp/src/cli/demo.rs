@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use rdtp::Fetch;
 use rdtp::args::{human_size, parse_size};
 use rdtp::error::{EXIT_OK, Result};
 use rdtp::server::{ServeOptions, spawn};
-use rdtp::Fetch;
 use rdtp_proto::server::PatternCatalog;
 
 use super::{Sink, cc_config, cc_names, copy_object, progress_bar, to_stderr, to_stdout};
@@ -33,7 +33,10 @@ pub fn run(a: Args) -> Result<i32> {
     let size = parse_size(&a.size)?;
     let cc = cc_config(&a.cc, None)?;
     let catalog = Arc::new(PatternCatalog::new([("demo".to_string(), size, 1)]));
-    let opts = ServeOptions { listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))), ..Default::default() };
+    let opts = ServeOptions {
+        listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        ..Default::default()
+    };
     let server = spawn(catalog, opts)?;
     if !a.quiet {
         to_stderr(&format!(
