@@ -82,9 +82,33 @@ pub fn connect(peer: SocketAddr) -> io::Result<UdpSocket> {
 }
 
 fn set_buffers(sock: &Socket) {
-    // Best effort: an unprivileged process gets at most the sysctl maximum.
+    // Best effort: an unprivileged process gets at most `net.core.{w,r}mem_max`; with
+    // CAP_NET_ADMIN the FORCE variants go past it.
     let _ = sock.set_send_buffer_size(SOCKET_BUFFER);
     let _ = sock.set_recv_buffer_size(SOCKET_BUFFER);
+    // The kernel reports twice the size it was asked for (bookkeeping overhead).
+    if sock.send_buffer_size().unwrap_or(0) < 2 * SOCKET_BUFFER {
+        force_buffer(sock, libc::SO_SNDBUFFORCE);
+    }
+    if sock.recv_buffer_size().unwrap_or(0) < 2 * SOCKET_BUFFER {
+        force_buffer(sock, libc::SO_RCVBUFFORCE);
+    }
+}
+
+fn force_buffer(sock: &Socket, option: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    let size = SOCKET_BUFFER as libc::c_int;
+    // SAFETY: setsockopt with a valid descriptor and a pointer to a live c_int of the
+    // length given; failure (EPERM without CAP_NET_ADMIN) is ignored.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 /// What the kernel reported about one readiness wait.
