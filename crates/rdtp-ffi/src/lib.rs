@@ -34,9 +34,9 @@ use std::slice;
 
 use core::time::Duration;
 
+use rdtp_proto::cc::CcConfig;
 use rdtp_proto::cc::bbr::BbrConfig;
 use rdtp_proto::cc::fixed::FixedConfig;
-use rdtp_proto::cc::CcConfig;
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
 use rdtp_proto::server::{Catalog, PatternCatalog, Server};
 use rdtp_proto::{Eid, Time};
@@ -260,7 +260,11 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
 /// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg` names
 /// an unknown controller or `name` is not UTF-8.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_new(cfg: *const RdtpReceiverConfig, name: *const c_char, now_ns: u64) -> *mut RdtpReceiver {
+pub unsafe extern "C" fn rdtp_receiver_new(
+    cfg: *const RdtpReceiverConfig,
+    name: *const c_char,
+    now_ns: u64,
+) -> *mut RdtpReceiver {
     if cfg.is_null() || name.is_null() {
         return core::ptr::null_mut();
     }
@@ -272,7 +276,12 @@ pub unsafe extern "C" fn rdtp_receiver_new(cfg: *const RdtpReceiverConfig, name:
 
 /// A receiver for an object whose EID (32 bytes) and size are known: no resolution.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_new_known(cfg: *const RdtpReceiverConfig, eid: *const u8, size: u64, now_ns: u64) -> *mut RdtpReceiver {
+pub unsafe extern "C" fn rdtp_receiver_new_known(
+    cfg: *const RdtpReceiverConfig,
+    eid: *const u8,
+    size: u64,
+    now_ns: u64,
+) -> *mut RdtpReceiver {
     if cfg.is_null() || eid.is_null() {
         return core::ptr::null_mut();
     }
@@ -293,7 +302,12 @@ pub unsafe extern "C" fn rdtp_receiver_free(rx: *mut RdtpReceiver) {
 
 /// Feed one datagram from the server.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_handle_datagram(rx: *mut RdtpReceiver, now_ns: u64, data: *const u8, len: usize) {
+pub unsafe extern "C" fn rdtp_receiver_handle_datagram(
+    rx: *mut RdtpReceiver,
+    now_ns: u64,
+    data: *const u8,
+    len: usize,
+) {
     let Some(rx) = (unsafe { rx.as_mut() }) else { return };
     if data.is_null() && len > 0 {
         return;
@@ -313,7 +327,12 @@ pub unsafe extern "C" fn rdtp_receiver_handle_timeout(rx: *mut RdtpReceiver, now
 /// Write the next datagram to send into `buf` (capacity ≥ `RDTP_MAX_REQUEST`); returns its
 /// length, 0 if nothing is due now.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_poll_transmit(rx: *mut RdtpReceiver, now_ns: u64, buf: *mut u8, cap: usize) -> usize {
+pub unsafe extern "C" fn rdtp_receiver_poll_transmit(
+    rx: *mut RdtpReceiver,
+    now_ns: u64,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
     let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
     if buf.is_null() || cap < MAX_DATAGRAM {
         return 0;
@@ -493,7 +512,12 @@ pub unsafe extern "C" fn rdtp_server_free(s: *mut RdtpServer) {
 
 /// EID (32 bytes into `eid_out`) and size of the object `name`; false if unknown.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_resolve(s: *const RdtpServer, name: *const c_char, eid_out: *mut u8, size_out: *mut u64) -> bool {
+pub unsafe extern "C" fn rdtp_server_resolve(
+    s: *const RdtpServer,
+    name: *const c_char,
+    eid_out: *mut u8,
+    size_out: *mut u64,
+) -> bool {
     let Some(s) = (unsafe { s.as_ref() }) else { return false };
     if name.is_null() {
         return false;

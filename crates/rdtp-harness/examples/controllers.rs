@@ -21,10 +21,18 @@ fn main() {
         qbdp,
         path.queue_bytes / 1000
     );
-    println!("| controller | utilisation | goodput Mbit/s | mean RTT ms | RTprop ms | mean queue ms | p99 queue ms | re-requested units | timeouts | queue drops |");
+    println!(
+        "| controller | utilisation | goodput Mbit/s | mean RTT ms | RTprop ms | mean queue ms | p99 queue ms | re-requested units | timeouts | queue drops |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for name in CcConfig::NAMES {
-        let r = single_flow(path.clone(), CcConfig::from_name(name).unwrap(), Duration::from_secs_f64(secs), Duration::from_secs(5), 1);
+        let r = single_flow(
+            path.clone(),
+            CcConfig::from_name(name).unwrap(),
+            Duration::from_secs_f64(secs),
+            Duration::from_secs(5),
+            1,
+        );
         println!(
             "| {} | {:.1} % | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} ({:.3} %) | {} | {} |{}",
             r.controller,

@@ -50,7 +50,13 @@ pub struct SingleFlowReport {
 
 /// Run one flow with controller `cc` for `duration` on `path`, measuring over
 /// `[warmup, duration)`. The object is large enough never to run out.
-pub fn single_flow(path: PathConfig, cc: CcConfig, duration: Duration, warmup: Duration, seed: u64) -> SingleFlowReport {
+pub fn single_flow(
+    path: PathConfig,
+    cc: CcConfig,
+    duration: Duration,
+    warmup: Duration,
+    seed: u64,
+) -> SingleFlowReport {
     let cfg = ReceiverConfig { cc, seed, ..ReceiverConfig::default() };
     let unit = f64::from(cfg.unit);
     // 20 % more than the path can carry in `duration`.

@@ -68,7 +68,9 @@ impl FlowState {
     }
     /// Finished with every byte identical to the catalogue's content.
     pub fn is_byte_exact(&self) -> bool {
-        self.finished_at.is_some() && self.mismatch_at.is_none() && Some(self.read_bytes) == self.rx.as_ref().and_then(|r| r.size())
+        self.finished_at.is_some()
+            && self.mismatch_at.is_none()
+            && Some(self.read_bytes) == self.rx.as_ref().and_then(|r| r.size())
     }
 }
 

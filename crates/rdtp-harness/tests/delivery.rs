@@ -15,7 +15,10 @@ fn profiles() -> Vec<(&'static str, PathConfig)> {
         ("clean", base.clone()),
         ("2% data loss + 2% request loss", PathConfig { data_loss: 0.02, request_loss: 0.02, seed: 2, ..base.clone() }),
         ("10% loss", PathConfig { data_loss: 0.10, request_loss: 0.10, seed: 3, ..base.clone() }),
-        ("10% reordered by 5 ms", PathConfig { reorder: 0.10, reorder_delay: Duration::from_millis(5), seed: 4, ..base.clone() }),
+        (
+            "10% reordered by 5 ms",
+            PathConfig { reorder: 0.10, reorder_delay: Duration::from_millis(5), seed: 4, ..base.clone() },
+        ),
         ("5% duplicated", PathConfig { duplicate: 0.05, seed: 5, ..base.clone() }),
         (
             "all of it, tiny buffer",

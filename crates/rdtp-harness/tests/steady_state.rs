@@ -15,8 +15,14 @@ fn check(cc: &str) {
     assert!(r.mean_queue_delay <= Duration::from_millis(10), "{cc}: mean queueing delay {:?}", r.mean_queue_delay);
     // RTT samples agree with the path: mean RTT = RTprop + queueing (within a millisecond).
     let implied = r.rtprop + r.mean_queue_delay;
-    let diff = if r.mean_rtt > implied { r.mean_rtt - implied } else { implied - r.mean_rtt };
-    assert!(diff < Duration::from_millis(2), "{cc}: mean RTT {:?} vs RTprop {:?} + queue {:?}", r.mean_rtt, r.rtprop, r.mean_queue_delay);
+    let diff = r.mean_rtt.abs_diff(implied);
+    assert!(
+        diff < Duration::from_millis(2),
+        "{cc}: mean RTT {:?} vs RTprop {:?} + queue {:?}",
+        r.mean_rtt,
+        r.rtprop,
+        r.mean_queue_delay
+    );
     // Steady state loses (almost) nothing.
     assert!(r.timeouts == 0, "{cc}: {} timeouts", r.timeouts);
 }
@@ -34,7 +40,13 @@ fn bbr_wifi_behaves_as_bbr_on_a_wired_path() {
 #[test]
 fn runs_are_deterministic() {
     let path = PathConfig { data_loss: 0.005, ..PathConfig::new(50e6, Duration::from_millis(10)) };
-    let a = single_flow(path.clone(), CcConfig::from_name("bbr").unwrap(), Duration::from_secs(5), Duration::from_secs(1), 3);
+    let a = single_flow(
+        path.clone(),
+        CcConfig::from_name("bbr").unwrap(),
+        Duration::from_secs(5),
+        Duration::from_secs(1),
+        3,
+    );
     let b = single_flow(path, CcConfig::from_name("bbr").unwrap(), Duration::from_secs(5), Duration::from_secs(1), 3);
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
 }

@@ -83,10 +83,7 @@ mod tests {
     fn hex_round_trip_and_known_hash() {
         // BLAKE3 of the empty input (from the BLAKE3 specification's test vectors).
         let e = Eid::of(b"");
-        assert_eq!(
-            e.to_hex(),
-            "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
-        );
+        assert_eq!(e.to_hex(), "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262");
         assert_eq!(e.to_hex().parse::<Eid>().unwrap(), e);
         assert_eq!("AF1349B9F5F9A1A6A0404DEA36DCC9499BCB25C9ADC112B7CC9A93CAE41F3262".parse::<Eid>().unwrap(), e);
         assert!("xyz".parse::<Eid>().is_err());

@@ -128,7 +128,8 @@ mod tests {
 
     #[test]
     fn pages_through_a_large_catalogue_and_survives_a_lost_page() {
-        let cat = MemoryCatalog::new((0..100).map(|i| (format!("dir/file-{i:03}-{}", "x".repeat(60)), vec![i as u8; i])));
+        let cat =
+            MemoryCatalog::new((0..100).map(|i| (format!("dir/file-{i:03}-{}", "x".repeat(60)), vec![i as u8; i])));
         let mut server = Server::default();
         let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(5));
         let mut now = Time::ZERO;

@@ -20,16 +20,12 @@ pub fn parse_server(s: &str) -> Result<SocketAddr> {
         return Ok(SocketAddr::new(ip, DEFAULT_PORT));
     }
     if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        let ip = inner
-            .parse::<IpAddr>()
-            .map_err(|_| Error::Usage(format!("invalid address {s:?}")))?;
+        let ip = inner.parse::<IpAddr>().map_err(|_| Error::Usage(format!("invalid address {s:?}")))?;
         return Ok(SocketAddr::new(ip, DEFAULT_PORT));
     }
     let (host, port) = match s.rsplit_once(':') {
         Some((h, p)) => {
-            let port = p
-                .parse::<u16>()
-                .map_err(|_| Error::Usage(format!("invalid port in {s:?}")))?;
+            let port = p.parse::<u16>().map_err(|_| Error::Usage(format!("invalid port in {s:?}")))?;
             (h, port)
         }
         None => (s, DEFAULT_PORT),
@@ -37,12 +33,9 @@ pub fn parse_server(s: &str) -> Result<SocketAddr> {
     if host.is_empty() {
         return Err(Error::Usage(format!("missing host in {s:?}")));
     }
-    let mut addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| Error::Runtime(format!("cannot resolve {host}: {e}")))?;
-    addrs
-        .next()
-        .ok_or_else(|| Error::Runtime(format!("cannot resolve {host}: no addresses")))
+    let mut addrs =
+        (host, port).to_socket_addrs().map_err(|e| Error::Runtime(format!("cannot resolve {host}: {e}")))?;
+    addrs.next().ok_or_else(|| Error::Runtime(format!("cannot resolve {host}: no addresses")))
 }
 
 /// A 64-digit hexadecimal string is an EID; anything else is a name.
@@ -60,15 +53,9 @@ pub fn parse_target(s: &str) -> Target {
 /// 1024); `B` or nothing means bytes. Case-insensitive.
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let bad = || {
-        Error::Usage(format!(
-            "invalid size {s:?} (examples: 1048576, 64M, 64MiB, 1.5G)"
-        ))
-    };
+    let bad = || Error::Usage(format!("invalid size {s:?} (examples: 1048576, 64M, 64MiB, 1.5G)"));
     let value: f64 = num.parse().map_err(|_| bad())?;
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -142,34 +129,16 @@ mod tests {
         // 64 characters that are not all hex, or 63 hex digits: names.
         let not_hex = format!("{}g", &hex[..63]);
         assert_eq!(parse_target(&not_hex), Target::Name(not_hex.clone()));
-        assert_eq!(
-            parse_target(&hex[..63]),
-            Target::Name(hex[..63].to_string())
-        );
-        assert_eq!(
-            parse_target("dir/file.bin"),
-            Target::Name("dir/file.bin".into())
-        );
+        assert_eq!(parse_target(&hex[..63]), Target::Name(hex[..63].to_string()));
+        assert_eq!(parse_target("dir/file.bin"), Target::Name("dir/file.bin".into()));
     }
 
     #[test]
     fn server_addresses() {
-        assert_eq!(
-            parse_server("127.0.0.1:9000").unwrap(),
-            "127.0.0.1:9000".parse().unwrap()
-        );
-        assert_eq!(
-            parse_server("127.0.0.1").unwrap(),
-            "127.0.0.1:7447".parse().unwrap()
-        );
-        assert_eq!(
-            parse_server("[::1]:9000").unwrap(),
-            "[::1]:9000".parse().unwrap()
-        );
-        assert_eq!(
-            parse_server("[::1]").unwrap(),
-            "[::1]:7447".parse().unwrap()
-        );
+        assert_eq!(parse_server("127.0.0.1:9000").unwrap(), "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(parse_server("127.0.0.1").unwrap(), "127.0.0.1:7447".parse().unwrap());
+        assert_eq!(parse_server("[::1]:9000").unwrap(), "[::1]:9000".parse().unwrap());
+        assert_eq!(parse_server("[::1]").unwrap(), "[::1]:7447".parse().unwrap());
         assert_eq!(parse_server("::1").unwrap(), "[::1]:7447".parse().unwrap());
         assert_eq!(parse_server("localhost:9000").unwrap().port(), 9000);
         assert!(parse_server("localhost").unwrap().ip().is_loopback());

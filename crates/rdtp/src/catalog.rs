@@ -1,4 +1,4 @@
-//! [`DirCatalog`]: a [`Catalog`] over the regular files of a directory.
+//! [`DirCatalog`]: a catalogue over the regular files of a directory.
 //!
 //! The directory is walked once, recursively. Each regular file becomes one object named
 //! by its path relative to the directory (components joined with `/`), identified by the
@@ -18,20 +18,26 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rdtp_proto::Eid;
-use rdtp_proto::server::{Catalog, Index, ReadError};
-use rdtp_proto::wire::{ListEntry, RESOLVE_MAX_NAME};
+use rdtp_proto::server::{Content, Index, ReadError};
+use rdtp_proto::wire::RESOLVE_MAX_NAME;
 
 use crate::error::{Error, Result};
 
-/// Objects in a directory, served from open files.
+/// One served file, kept open and read with `pread`.
 #[derive(Debug)]
-pub struct DirCatalog {
-    root: PathBuf,
-    index: Index<File>,
-    total_bytes: u64,
+pub struct FileContent(File);
+
+impl Content for FileContent {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::result::Result<(), ReadError> {
+        self.0.read_exact_at(buf, offset).map_err(|e| ReadError(e.to_string()))
+    }
 }
 
-/// How chatty [`DirCatalog::open_with`] is on stderr.
+/// Objects in a directory, served from open files: the core's [`Index`] over
+/// [`FileContent`]. Build one with [`open_dir`].
+pub type DirCatalog = Index<FileContent>;
+
+/// How chatty [`open_dir`] is on stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexProgress {
     /// Print nothing.
@@ -40,105 +46,73 @@ pub enum IndexProgress {
     Stderr,
 }
 
-impl DirCatalog {
-    /// Index `dir` (warnings and progress on stderr).
-    pub fn open(dir: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(dir, IndexProgress::Stderr)
+/// Index the regular files under `dir`, choosing what to print.
+pub fn open_dir(dir: impl AsRef<Path>, progress: IndexProgress) -> Result<DirCatalog> {
+    let dir = dir.as_ref();
+    let root = fs::canonicalize(dir).map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
+    let meta = fs::metadata(&root).map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
+    if !meta.is_dir() {
+        return Err(Error::io(
+            format!("cannot serve {}", dir.display()),
+            io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        ));
     }
-
-    /// Index `dir`, choosing what to print.
-    pub fn open_with(dir: impl AsRef<Path>, progress: IndexProgress) -> Result<Self> {
-        let dir = dir.as_ref();
-        let root = fs::canonicalize(dir)
-            .map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
-        let meta = fs::metadata(&root)
-            .map_err(|e| Error::io(format!("cannot open directory {}", dir.display()), e))?;
-        if !meta.is_dir() {
-            return Err(Error::io(
-                format!("cannot serve {}", dir.display()),
-                io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
-            ));
+    let warn = |msg: String| {
+        if progress == IndexProgress::Stderr {
+            eprintln!("rdtp: warning: {msg}");
         }
-        let warn = |msg: String| {
-            if progress == IndexProgress::Stderr {
-                eprintln!("rdtp: warning: {msg}");
+    };
+    let mut found = Vec::new();
+    walk(&root, &root, &mut found, &warn)?;
+    raise_nofile_limit(found.len() as u64 + 64);
+
+    let total: u64 = found.iter().map(|f| f.size).sum();
+    let started = Instant::now();
+    let mut last_report = started;
+    let mut hashed = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut entries = Vec::with_capacity(found.len());
+    for (i, f) in found.into_iter().enumerate() {
+        let mut file = match File::open(&f.path) {
+            Ok(file) => file,
+            Err(e) if e.raw_os_error() == Some(libc::EMFILE) || e.raw_os_error() == Some(libc::ENFILE) => {
+                return Err(Error::io(
+                    format!("too many files to keep open ({} entries; raise `ulimit -n`)", i + 1),
+                    e,
+                ));
+            }
+            Err(e) => {
+                warn(format!("skipping {}: {e}", f.path.display()));
+                continue;
             }
         };
-        let mut found = Vec::new();
-        walk(&root, &root, &mut found, &warn)?;
-        raise_nofile_limit(found.len() as u64 + 64);
-
-        let total: u64 = found.iter().map(|f| f.size).sum();
-        let started = Instant::now();
-        let mut last_report = started;
-        let mut hashed = 0u64;
-        let mut buf = vec![0u8; 1 << 20];
-        let mut entries = Vec::with_capacity(found.len());
-        for (i, f) in found.into_iter().enumerate() {
-            let mut file = match File::open(&f.path) {
-                Ok(file) => file,
-                Err(e)
-                    if e.raw_os_error() == Some(libc::EMFILE)
-                        || e.raw_os_error() == Some(libc::ENFILE) =>
-                {
-                    return Err(Error::io(
-                        format!(
-                            "too many files to keep open ({} entries; raise `ulimit -n`)",
-                            i + 1
-                        ),
-                        e,
-                    ));
-                }
+        let mut hasher = blake3::Hasher::new();
+        let mut size = 0u64;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    warn(format!("skipping {}: {e}", f.path.display()));
-                    continue;
+                    return Err(Error::io(format!("cannot read {}", f.path.display()), e));
                 }
             };
-            let mut hasher = blake3::Hasher::new();
-            let mut size = 0u64;
-            loop {
-                let n = match file.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        return Err(Error::io(format!("cannot read {}", f.path.display()), e));
-                    }
-                };
-                hasher.update(&buf[..n]);
-                size += n as u64;
-                hashed += n as u64;
-                if progress == IndexProgress::Stderr
-                    && last_report.elapsed() >= Duration::from_secs(1)
-                {
-                    last_report = Instant::now();
-                    eprintln!(
-                        "rdtp: indexing {}: {:.1}/{:.1} MB hashed",
-                        root.display(),
-                        hashed as f64 / 1e6,
-                        total as f64 / 1e6
-                    );
-                }
+            hasher.update(&buf[..n]);
+            size += n as u64;
+            hashed += n as u64;
+            if progress == IndexProgress::Stderr && last_report.elapsed() >= Duration::from_secs(1) {
+                last_report = Instant::now();
+                eprintln!(
+                    "rdtp: indexing {}: {:.1}/{:.1} MB hashed",
+                    root.display(),
+                    hashed as f64 / 1e6,
+                    total as f64 / 1e6
+                );
             }
-            entries.push((f.name, Eid::from_hasher(&hasher), size, file));
         }
-        let total_bytes = entries.iter().map(|e| e.2).sum();
-        Ok(DirCatalog {
-            root,
-            index: Index::new(entries),
-            total_bytes,
-        })
+        entries.push((f.name, Eid::from_hasher(&hasher), size, FileContent(file)));
     }
-
-    /// The canonical path of the served directory.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// Sum of the objects' sizes.
-    pub fn total_bytes(&self) -> u64 {
-        self.total_bytes
-    }
+    Ok(Index::from_entries(entries))
 }
 
 struct Found {
@@ -148,8 +122,7 @@ struct Found {
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) -> Result<()> {
-    let rd = fs::read_dir(dir)
-        .map_err(|e| Error::io(format!("cannot read directory {}", dir.display()), e))?;
+    let rd = fs::read_dir(dir).map_err(|e| Error::io(format!("cannot read directory {}", dir.display()), e))?;
     let mut children: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
     children.sort();
     for path in children {
@@ -170,18 +143,12 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) ->
                 Ok(target) if target.starts_with(root) => match fs::metadata(&target) {
                     Ok(m) if m.is_file() => m.len(),
                     _ => {
-                        warn(format!(
-                            "skipping {}: symlink to something other than a regular file",
-                            path.display()
-                        ));
+                        warn(format!("skipping {}: symlink to something other than a regular file", path.display()));
                         continue;
                     }
                 },
                 _ => {
-                    warn(format!(
-                        "skipping {}: symlink leaves the served directory",
-                        path.display()
-                    ));
+                    warn(format!("skipping {}: symlink leaves the served directory", path.display()));
                     continue;
                 }
             }
@@ -204,10 +171,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<Found>, warn: &dyn Fn(String)) ->
         }
         let name = parts.join("/");
         if name.len() > RESOLVE_MAX_NAME {
-            warn(format!(
-                "skipping {}: name longer than {RESOLVE_MAX_NAME} bytes",
-                path.display()
-            ));
+            warn(format!("skipping {}: name longer than {RESOLVE_MAX_NAME} bytes", path.display()));
             continue;
         }
         out.push(Found { name, path, size });
@@ -225,35 +189,10 @@ fn raise_nofile_limit(want: u64) {
     }
 }
 
-impl Catalog for DirCatalog {
-    fn size_of(&self, eid: &Eid) -> Option<u64> {
-        self.index.get(eid).map(|(_, s, _)| s)
-    }
-    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let (_, _, file) = self
-            .index
-            .get(eid)
-            .ok_or_else(|| ReadError("unknown EID".into()))?;
-        file.read_exact_at(buf, offset)
-            .map_err(|e| ReadError(e.to_string()))
-    }
-    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
-        self.index.resolve(name)
-    }
-    fn name_of(&self, eid: &Eid) -> Option<&str> {
-        self.index.get(eid).map(|(n, _, _)| n)
-    }
-    fn len(&self) -> usize {
-        self.index.len()
-    }
-    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
-        self.index.entry(index)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rdtp_proto::server::Catalog;
 
     #[test]
     fn indexes_files_recursively_and_serves_them() {
@@ -267,12 +206,10 @@ mod tests {
         std::os::unix::fs::symlink("/etc/hostname", dir.path().join("outside")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("sub"), dir.path().join("dirlink")).unwrap();
 
-        let c = DirCatalog::open_with(dir.path(), IndexProgress::Quiet).unwrap();
-        let names: Vec<_> = (0..c.len())
-            .map(|i| c.entry(i).unwrap().name.to_string())
-            .collect();
+        let c = open_dir(dir.path(), IndexProgress::Quiet).unwrap();
+        let names: Vec<_> = (0..c.len()).map(|i| c.entry(i).unwrap().name.to_string()).collect();
         assert_eq!(names, ["a.txt", "link", "sub/deeper/big.bin", "sub/empty"]);
-        assert_eq!(c.total_bytes(), 5 + 5 + 3_000_000);
+        assert_eq!(c.total_size(), 5 + 5 + 3_000_000);
 
         let (eid, size) = c.resolve("sub/deeper/big.bin").unwrap();
         assert_eq!((eid, size), (Eid::of(&big), big.len() as u64));
@@ -286,12 +223,11 @@ mod tests {
 
     #[test]
     fn missing_directory_is_a_clear_io_error() {
-        let e =
-            DirCatalog::open_with("/nonexistent/rdtp-test-dir", IndexProgress::Quiet).unwrap_err();
+        let e = open_dir("/nonexistent/rdtp-test-dir", IndexProgress::Quiet).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::EXIT_IO);
         assert!(e.to_string().contains("/nonexistent/rdtp-test-dir"), "{e}");
         let f = tempfile::NamedTempFile::new().unwrap();
-        let e = DirCatalog::open_with(f.path(), IndexProgress::Quiet).unwrap_err();
+        let e = open_dir(f.path(), IndexProgress::Quiet).unwrap_err();
         assert!(e.to_string().contains("not a directory"), "{e}");
     }
 }

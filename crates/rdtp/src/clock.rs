@@ -22,9 +22,7 @@ impl Default for Clock {
 impl Clock {
     /// A clock whose origin ([`Time::ZERO`]) is now.
     pub fn new() -> Self {
-        Clock {
-            base: Instant::now(),
-        }
+        Clock { base: Instant::now() }
     }
 
     /// The current time.

@@ -74,18 +74,12 @@ pub enum Error {
 impl Error {
     /// A local-file I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        Error::Io { context: context.into(), source }
     }
 
     /// A socket error with what was being done.
     pub fn network(context: impl Into<String>, source: io::Error) -> Self {
-        Error::Network {
-            context: context.into(),
-            source,
-        }
+        Error::Network { context: context.into(), source }
     }
 
     /// The process exit code for this error (see the module docs).
@@ -96,9 +90,7 @@ impl Error {
             Error::Io { .. } => EXIT_IO,
             Error::Fetch(FetchError::Integrity { .. }) => EXIT_INTEGRITY,
             Error::Unreachable { .. } | Error::Fetch(FetchError::Timeout(_)) => EXIT_UNREACHABLE,
-            Error::Fetch(FetchError::Refused { .. })
-            | Error::Network { .. }
-            | Error::Runtime(_) => EXIT_RUNTIME,
+            Error::Fetch(FetchError::Refused { .. }) | Error::Network { .. } | Error::Runtime(_) => EXIT_RUNTIME,
         }
     }
 
@@ -147,18 +139,9 @@ impl Clone for Error {
         match self {
             Error::Usage(s) => Error::Usage(s.clone()),
             Error::Fetch(f) => Error::Fetch(f.clone()),
-            Error::Unreachable { addr, reason } => Error::Unreachable {
-                addr: *addr,
-                reason: reason.clone(),
-            },
-            Error::Io { context, source } => Error::Io {
-                context: context.clone(),
-                source: clone_io(source),
-            },
-            Error::Network { context, source } => Error::Network {
-                context: context.clone(),
-                source: clone_io(source),
-            },
+            Error::Unreachable { addr, reason } => Error::Unreachable { addr: *addr, reason: reason.clone() },
+            Error::Io { context, source } => Error::Io { context: context.clone(), source: clone_io(source) },
+            Error::Network { context, source } => Error::Network { context: context.clone(), source: clone_io(source) },
             Error::Runtime(s) => Error::Runtime(s.clone()),
         }
     }
@@ -180,36 +163,12 @@ mod tests {
         let cases = [
             (Error::Usage("x".into()), 2),
             (Error::Fetch(FetchError::NotFound("x".into())), 3),
-            (
-                Error::io("writing out", io::Error::from(io::ErrorKind::BrokenPipe)),
-                4,
-            ),
-            (
-                Error::Fetch(FetchError::Integrity {
-                    expected: Eid([1; 32]),
-                    actual: Eid([2; 32]),
-                }),
-                5,
-            ),
-            (
-                Error::Unreachable {
-                    addr,
-                    reason: "refused".into(),
-                },
-                6,
-            ),
+            (Error::io("writing out", io::Error::from(io::ErrorKind::BrokenPipe)), 4),
+            (Error::Fetch(FetchError::Integrity { expected: Eid([1; 32]), actual: Eid([2; 32]) }), 5),
+            (Error::Unreachable { addr, reason: "refused".into() }, 6),
             (Error::Fetch(FetchError::Timeout(Duration::from_secs(3))), 6),
-            (
-                Error::Fetch(FetchError::Refused {
-                    code: NackCode::TooLarge,
-                    detail: "d".into(),
-                }),
-                1,
-            ),
-            (
-                Error::network("recv", io::Error::from(io::ErrorKind::Other)),
-                1,
-            ),
+            (Error::Fetch(FetchError::Refused { code: NackCode::TooLarge, detail: "d".into() }), 1),
+            (Error::network("recv", io::Error::from(io::ErrorKind::Other)), 1),
             (Error::Runtime("x".into()), 1),
         ];
         for (e, code) in cases {

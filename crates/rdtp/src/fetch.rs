@@ -160,16 +160,11 @@ impl Fetch {
         let ipv6 = self.server.ip().to_canonical().is_ipv6();
         let unit = match self.unit {
             UnitChoice::Unit(u) => u,
-            UnitChoice::Mtu(m) => unit_for_mtu(m, ipv6).ok_or_else(|| {
-                Error::Usage(format!(
-                    "MTU {m} is too small to carry a {MIN_UNIT}-byte unit"
-                ))
-            })?,
+            UnitChoice::Mtu(m) => unit_for_mtu(m, ipv6)
+                .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?,
         };
         if !(MIN_UNIT..=MAX_UNIT).contains(&unit) {
-            return Err(Error::Usage(format!(
-                "unit must be between {MIN_UNIT} and {MAX_UNIT} bytes, not {unit}"
-            )));
+            return Err(Error::Usage(format!("unit must be between {MIN_UNIT} and {MAX_UNIT} bytes, not {unit}")));
         }
         Ok(unit)
     }
@@ -178,23 +173,16 @@ impl Fetch {
     pub fn start(mut self) -> Result<FetchReader> {
         self.config.unit = self.effective_unit()?;
         if self.config.rto.min > self.config.rto.max {
-            return Err(Error::Usage(
-                "the minimum RTO is larger than the maximum RTO".into(),
-            ));
+            return Err(Error::Usage("the minimum RTO is larger than the maximum RTO".into()));
         }
-        self.config.rto.initial = self
-            .config
-            .rto
-            .initial
-            .clamp(self.config.rto.min, self.config.rto.max);
+        self.config.rto.initial = self.config.rto.initial.clamp(self.config.rto.min, self.config.rto.max);
         self.config.trace |= self.trace || self.sinks.needs_trace();
         let server = self.server;
         let sock = socket::connect(server).map_err(|e| match unreachable(server, &e) {
             Some(u) => u,
             None => Error::network(format!("cannot open a UDP socket to {server}"), e),
         })?;
-        let state = socket::udp_state(&sock)
-            .map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
         let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
             .map_err(|e| Error::network("eventfd", e.into()))?;
         let clock = Clock::new();
@@ -203,40 +191,19 @@ impl Fetch {
         let rx = Receiver::new(self.config, self.target, now);
         let cc_name = rx.controller().name();
         let mut sinks = self.sinks;
-        sinks
-            .start(now)
-            .map_err(|e| Error::io("cannot write a log file", e))?;
+        sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
         let shared = Arc::new(Shared {
-            inner: Mutex::new(Inner {
-                rx,
-                failure: None,
-                driver_done: false,
-            }),
+            inner: Mutex::new(Inner { rx, failure: None, driver_done: false }),
             cond: Condvar::new(),
             wake,
             stop: AtomicBool::new(false),
         });
-        let driver = Driver {
-            sock,
-            state,
-            clock,
-            sinks,
-            server,
-            shared: shared.clone(),
-        };
+        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone() };
         let thread = std::thread::Builder::new()
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
             .map_err(|e| Error::network("cannot start the fetch thread", e))?;
-        Ok(FetchReader {
-            shared,
-            thread: Some(thread),
-            clock,
-            server,
-            cc_name,
-            unit,
-            unwoken: 0,
-        })
+        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0 })
     }
 }
 
@@ -247,10 +214,7 @@ fn unreachable(addr: SocketAddr, e: &io::Error) -> Option<Error> {
         libc::ENETUNREACH => "network unreachable",
         _ => return None,
     };
-    Some(Error::Unreachable {
-        addr,
-        reason: reason.into(),
-    })
+    Some(Error::Unreachable { addr, reason: reason.into() })
 }
 
 struct Inner {
@@ -302,10 +266,7 @@ impl Driver {
             );
         }
         let result = self.event_loop();
-        let flushed = self
-            .sinks
-            .finish()
-            .map_err(|e| Error::io("cannot write a log file", e));
+        let flushed = self.sinks.finish().map_err(|e| Error::io("cannot write a log file", e));
         let mut g = self.shared.lock();
         g.driver_done = true;
         if let Err(e) = result.and(flushed) {
@@ -340,8 +301,7 @@ impl Driver {
                         segment_size: None,
                         src_ip: None,
                     };
-                    if let Err(e) = socket::send_with_retry(&self.state, &self.sock, &t, &mut sends)
-                    {
+                    if let Err(e) = socket::send_with_retry(&self.state, &self.sock, &t, &mut sends) {
                         // A lost request is recovered by the receiver; a refused one is fatal.
                         if let Some(u) = unreachable(self.server, &e) {
                             send_error = Some(u);
@@ -351,18 +311,12 @@ impl Driver {
                     }
                 }
                 events.extend(std::iter::from_fn(|| rx.poll_event()));
-                (
-                    rx.is_finished() || rx.error().is_some(),
-                    rx.poll_timeout(),
-                    send_error,
-                )
+                (rx.is_finished() || rx.error().is_some(), rx.poll_timeout(), send_error)
             };
             let mut resolved = false;
             for ev in events.drain(..) {
                 resolved |= matches!(ev, Event::Resolved { .. });
-                self.sinks
-                    .on_event(&ev)
-                    .map_err(|e| Error::io("cannot write a log file", e))?;
+                self.sinks.on_event(&ev).map_err(|e| Error::io("cannot write a log file", e))?;
             }
             if resolved {
                 self.shared.cond.notify_all(); // for `wait_resolved`
@@ -388,12 +342,9 @@ impl Driver {
                     }
                     continue; // back to step 1: poll_transmit after every handle_datagram
                 }
-                Err(e)
-                    if e.kind() == io::ErrorKind::WouldBlock
-                        || e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    return Err(unreachable(self.server, &e)
-                        .unwrap_or_else(|| Error::network("receive", e)));
+                    return Err(unreachable(self.server, &e).unwrap_or_else(|| Error::network("receive", e)));
                 }
             }
 
@@ -438,10 +389,7 @@ pub struct FetchReader {
 
 impl std::fmt::Debug for FetchReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FetchReader")
-            .field("server", &self.server)
-            .field("progress", &self.progress())
-            .finish()
+        f.debug_struct("FetchReader").field("server", &self.server).field("progress", &self.progress()).finish()
     }
 }
 
@@ -473,10 +421,7 @@ impl FetchReader {
     /// Bytes delivered so far and the size.
     pub fn progress(&self) -> Progress {
         let g = self.shared.lock();
-        Progress {
-            delivered: g.rx.delivered_bytes(),
-            size: g.rx.size(),
-        }
+        Progress { delivered: g.rx.delivered_bytes(), size: g.rx.size() }
     }
     /// Whether every byte arrived and matched the EID.
     pub fn is_finished(&self) -> bool {
@@ -523,9 +468,7 @@ impl FetchReader {
                 return Err(e);
             }
             if g.driver_done {
-                return Err(Error::Runtime(
-                    "the fetch stopped before the object was resolved".into(),
-                ));
+                return Err(Error::Runtime("the fetch stopped before the object was resolved".into()));
             }
             g = self.shared.cond.wait(g).unwrap_or_else(|p| p.into_inner());
         }
@@ -540,9 +483,7 @@ impl FetchReader {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    return Err(Error::from_io(&e)
-                        .cloned()
-                        .unwrap_or_else(|| Error::network("read", e)));
+                    return Err(Error::from_io(&e).cloned().unwrap_or_else(|| Error::network("read", e)));
                 }
             }
         }
@@ -550,9 +491,7 @@ impl FetchReader {
 }
 
 fn failure_of(g: &Inner) -> Option<Error> {
-    g.failure
-        .clone()
-        .or_else(|| g.rx.error().cloned().map(Error::Fetch))
+    g.failure.clone().or_else(|| g.rx.error().cloned().map(Error::Fetch))
 }
 
 impl Read for FetchReader {

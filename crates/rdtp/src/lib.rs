@@ -58,7 +58,7 @@ pub mod socket;
 pub mod summary;
 pub mod trace;
 
-pub use catalog::DirCatalog;
+pub use catalog::{DirCatalog, IndexProgress, open_dir};
 pub use clock::Clock;
 pub use error::{Error, Result};
 pub use fetch::{Fetch, FetchReader, Progress};

@@ -18,17 +18,15 @@ const RETRY: Duration = Duration::from_millis(250);
 /// Every entry of the catalogue of the server at `server`, in catalogue order. Gives up
 /// after `idle_timeout` without an answer.
 pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
-    let sock = socket::connect(server)
-        .map_err(|e| Error::network(format!("cannot open a UDP socket to {server}"), e))?;
+    let sock =
+        socket::connect(server).map_err(|e| Error::network(format!("cannot open a UDP socket to {server}"), e))?;
     let clock = Clock::new();
     let mut lister = Lister::new(clock.now(), RETRY, idle_timeout);
     let mut out = vec![0u8; LIST_MAX_DATAGRAM];
     let mut inbuf = vec![0u8; 1 << 16];
     let refused = |e: &io::Error| e.raw_os_error() == Some(libc::ECONNREFUSED);
-    let unreachable = || Error::Unreachable {
-        addr: server,
-        reason: "connection refused (nothing listens on that port)".into(),
-    };
+    let unreachable =
+        || Error::Unreachable { addr: server, reason: "connection refused (nothing listens on that port)".into() };
     loop {
         let now = clock.now();
         if lister.poll_timeout().is_some_and(|t| t <= now) {
@@ -55,16 +53,13 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
         if wait.is_zero() {
             continue;
         }
-        sock.set_read_timeout(Some(wait))
-            .map_err(|e| Error::network("setsockopt", e))?;
+        sock.set_read_timeout(Some(wait)).map_err(|e| Error::network("setsockopt", e))?;
         match sock.recv(&mut inbuf) {
             Ok(n) => lister.handle_datagram(clock.now(), &inbuf[..n]),
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
                 ) => {}
             Err(e) if refused(&e) => return Err(unreachable()),
             Err(e) => return Err(Error::network("receive", e)),

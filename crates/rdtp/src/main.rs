@@ -50,15 +50,9 @@ fn main() -> ExitCode {
 }
 
 fn init_tracing() {
-    let level = std::env::var("RDTP_LOG")
-        .ok()
-        .and_then(|v| v.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::WARN);
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .with_target(false)
-        .try_init();
+    let level =
+        std::env::var("RDTP_LOG").ok().and_then(|v| v.parse::<tracing::Level>().ok()).unwrap_or(tracing::Level::WARN);
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_target(false).try_init();
 }
 
 #[cfg(test)]
@@ -74,11 +68,7 @@ mod tests {
     #[test]
     fn help_documents_exit_codes() {
         let help = Cli::command().render_long_help().to_string();
-        for code in [
-            "3  content not found",
-            "5  data validation failure",
-            "6  server unreachable",
-        ] {
+        for code in ["3  content not found", "5  data validation failure", "6  server unreachable"] {
             assert!(help.contains(code), "{help}");
         }
     }
@@ -88,9 +78,7 @@ mod tests {
         for argv in [
             vec!["rdtp", "fetch"],
             vec!["rdtp", "fetch", "h:1", "x", "--cc", "cubic"],
-            vec![
-                "rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000",
-            ],
+            vec!["rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000"],
             vec!["rdtp", "bogus"],
         ] {
             let e = Cli::try_parse_from(&argv).unwrap_err();

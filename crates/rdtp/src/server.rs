@@ -90,14 +90,10 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
     /// Bind the socket (see [`ServeOptions::listen`]).
     pub fn bind(catalog: Arc<C>, options: ServeOptions) -> Result<Self> {
         let sock = socket::bind_server(options.listen).map_err(|e| {
-            let addr = options.listen.map_or_else(
-                || format!("[::]:{}", socket::DEFAULT_PORT),
-                |a| a.to_string(),
-            );
+            let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)
         })?;
-        let state = socket::udp_state(&sock)
-            .map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
         let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
             .map_err(|e| Error::network("eventfd", e.into()))?;
         Ok(ServerRuntime {
@@ -139,8 +135,7 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
         );
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe {
-            nix::sys::signal::sigaction(Signal::SIGINT, &handler)
-                .map_err(|e| Error::network("sigaction", e.into()))?;
+            nix::sys::signal::sigaction(Signal::SIGINT, &handler).map_err(|e| Error::network("sigaction", e.into()))?;
             nix::sys::signal::sigaction(Signal::SIGTERM, &handler)
                 .map_err(|e| Error::network("sigaction", e.into()))?;
         }
@@ -196,15 +191,10 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
 
     fn stopper(&self) -> Result<Stopper> {
         // The handle wakes the loop through a duplicate of the runtime's eventfd.
-        let dup = std::os::fd::AsFd::as_fd(&self.wake)
-            .try_clone_to_owned()
-            .map_err(|e| Error::network("dup", e))?;
+        let dup = std::os::fd::AsFd::as_fd(&self.wake).try_clone_to_owned().map_err(|e| Error::network("dup", e))?;
         // SAFETY: `dup` duplicates a valid eventfd descriptor.
         let wake = unsafe { EventFd::from_owned_fd(dup) };
-        Ok(Stopper {
-            stop: self.stop.clone(),
-            wake,
-        })
+        Ok(Stopper { stop: self.stop.clone(), wake })
     }
 }
 
@@ -241,9 +231,7 @@ impl ServerHandle {
     fn shutdown(&mut self) -> Result<RunStats> {
         self.stopper.stop();
         match self.thread.take() {
-            Some(t) => t
-                .join()
-                .map_err(|_| Error::Runtime("server thread panicked".into()))?,
+            Some(t) => t.join().map_err(|_| Error::Runtime("server thread panicked".into()))?,
             None => Ok(RunStats::default()),
         }
     }
@@ -274,17 +262,11 @@ pub fn spawn<C: Catalog + Send + Sync + ?Sized + 'static>(
     options: ServeOptions,
 ) -> Result<ServerHandle> {
     let mut rt = ServerRuntime::bind(catalog, options)?;
-    let addr = rt
-        .local_addr()
-        .map_err(|e| Error::network("getsockname", e))?;
+    let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
     let stopper = rt.stopper()?;
     let thread = std::thread::Builder::new()
         .name("rdtp-server".into())
         .spawn(move || rt.run())
         .map_err(|e| Error::network("cannot start the server thread", e))?;
-    Ok(ServerHandle {
-        addr,
-        stopper,
-        thread: Some(thread),
-    })
+    Ok(ServerHandle { addr, stopper, thread: Some(thread) })
 }

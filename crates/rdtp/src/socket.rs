@@ -29,11 +29,7 @@ const RECV_BUF: usize = 1 << 16;
 /// Create a UDP socket bound to `addr` with big buffers. An IPv6 wildcard address is
 /// bound dual-stack (IPv4 clients arrive as v4-mapped addresses).
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
-    let domain = if addr.is_ipv4() {
-        Domain::IPV4
-    } else {
-        Domain::IPV6
-    };
+    let domain = if addr.is_ipv4() { Domain::IPV4 } else { Domain::IPV6 };
     let sock = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {
         sock.set_only_v6(false)?;
@@ -49,10 +45,7 @@ pub fn bind_server(listen: Option<SocketAddr>) -> io::Result<UdpSocket> {
     if let Some(addr) = listen {
         return bind(addr);
     }
-    match bind(SocketAddr::new(
-        IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-        DEFAULT_PORT,
-    )) {
+    match bind(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), DEFAULT_PORT)) {
         Ok(s) => Ok(s),
         Err(e)
             if matches!(
@@ -60,10 +53,7 @@ pub fn bind_server(listen: Option<SocketAddr>) -> io::Result<UdpSocket> {
                 Some(libc::EAFNOSUPPORT) | Some(libc::EADDRNOTAVAIL) | Some(libc::EPROTONOSUPPORT)
             ) =>
         {
-            bind(SocketAddr::new(
-                IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-                DEFAULT_PORT,
-            ))
+            bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), DEFAULT_PORT))
         }
         Err(e) => Err(e),
     }
@@ -132,11 +122,7 @@ pub fn wait(
     timeout: Option<Duration>,
     sigmask: Option<nix::sys::signal::SigSet>,
 ) -> io::Result<Ready> {
-    let sock_events = if writable {
-        PollFlags::POLLOUT
-    } else {
-        PollFlags::POLLIN
-    };
+    let sock_events = if writable { PollFlags::POLLOUT } else { PollFlags::POLLIN };
     let mut fds = Vec::with_capacity(2);
     fds.push(PollFd::new(sock.as_fd(), sock_events));
     if let Some(w) = wake {
@@ -146,19 +132,12 @@ pub fn wait(
     match ppoll(&mut fds, ts, sigmask) {
         Ok(_) => {}
         Err(nix::errno::Errno::EINTR) => {
-            return Ok(Ready {
-                interrupted: true,
-                ..Ready::default()
-            });
+            return Ok(Ready { interrupted: true, ..Ready::default() });
         }
         Err(e) => return Err(io::Error::from(e)),
     }
     let fired = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
-    Ok(Ready {
-        socket: fired(&fds[0]),
-        wake: fds.len() > 1 && fired(&fds[1]),
-        interrupted: false,
-    })
+    Ok(Ready { socket: fired(&fds[0]), wake: fds.len() > 1 && fired(&fds[1]), interrupted: false })
 }
 
 /// Buffers for batched receives (`recvmmsg`, with GRO).
@@ -178,21 +157,13 @@ impl RecvBatch {
     /// Room for [`quinn_udp::BATCH_SIZE`] buffers of 64 KiB.
     pub fn new() -> Self {
         let n = quinn_udp::BATCH_SIZE.max(1);
-        RecvBatch {
-            storage: vec![0u8; n * RECV_BUF],
-            meta: vec![RecvMeta::default(); n],
-            filled: 0,
-        }
+        RecvBatch { storage: vec![0u8; n * RECV_BUF], meta: vec![RecvMeta::default(); n], filled: 0 }
     }
 
     /// Receive what is waiting (non-blocking): `Ok(n)` buffers filled, `WouldBlock` if none.
     pub fn recv(&mut self, state: &UdpSocketState, sock: &UdpSocket) -> io::Result<usize> {
         self.filled = 0;
-        let mut slices: Vec<IoSliceMut<'_>> = self
-            .storage
-            .chunks_mut(RECV_BUF)
-            .map(IoSliceMut::new)
-            .collect();
+        let mut slices: Vec<IoSliceMut<'_>> = self.storage.chunks_mut(RECV_BUF).map(IoSliceMut::new).collect();
         let n = state.recv(UdpSockRef::from(sock), &mut slices, &mut self.meta)?;
         self.filled = n;
         Ok(n)
@@ -201,16 +172,13 @@ impl RecvBatch {
     /// The datagrams of the last [`RecvBatch::recv`]: `(source, destination IP, bytes)`,
     /// GRO batches split at `stride`.
     pub fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, Option<IpAddr>, &[u8])> + '_ {
-        self.meta[..self.filled]
-            .iter()
-            .enumerate()
-            .flat_map(move |(i, m)| {
-                let start = i * RECV_BUF;
-                let len = m.len.min(RECV_BUF);
-                let buf = &self.storage[start..start + len];
-                let stride = if m.stride == 0 { len.max(1) } else { m.stride };
-                buf.chunks(stride).map(move |d| (m.addr, m.dst_ip, d))
-            })
+        self.meta[..self.filled].iter().enumerate().flat_map(move |(i, m)| {
+            let start = i * RECV_BUF;
+            let len = m.len.min(RECV_BUF);
+            let buf = &self.storage[start..start + len];
+            let stride = if m.stride == 0 { len.max(1) } else { m.stride };
+            buf.chunks(stride).map(move |d| (m.addr, m.dst_ip, d))
+        })
     }
 }
 
@@ -256,13 +224,7 @@ impl GsoBatch {
 
     /// Start a reply to `destination`, sent from `src_ip` (the address the request came to,
     /// so multi-homed hosts answer from the address the client talks to).
-    pub fn begin(
-        &mut self,
-        state: &UdpSocketState,
-        sock: &UdpSocket,
-        destination: SocketAddr,
-        src_ip: Option<IpAddr>,
-    ) {
+    pub fn begin(&mut self, state: &UdpSocketState, sock: &UdpSocket, destination: SocketAddr, src_ip: Option<IpAddr>) {
         self.flush(state, sock);
         self.destination = Some(destination);
         self.src_ip = src_ip;
@@ -277,8 +239,7 @@ impl GsoBatch {
     pub fn commit(&mut self, state: &UdpSocketState, sock: &UdpSocket, n: usize) {
         let max_segments = state.max_gso_segments().max(1);
         if self.count > 0 {
-            let fits =
-                n <= self.segment && self.len + n <= GSO_MAX_BYTES && self.count < max_segments;
+            let fits = n <= self.segment && self.len + n <= GSO_MAX_BYTES && self.count < max_segments;
             if !fits {
                 // Send what is batched, then move the new datagram to the front.
                 let start = self.len;
@@ -327,13 +288,7 @@ impl GsoBatch {
                 // GSO was just found unsupported: send the datagrams one by one.
                 tracing::debug!("GSO send failed ({e}); sending {count} datagrams separately");
                 for d in contents.chunks(segment) {
-                    let t1 = Transmit {
-                        destination,
-                        ecn: None,
-                        contents: d,
-                        segment_size: None,
-                        src_ip: self.src_ip,
-                    };
+                    let t1 = Transmit { destination, ecn: None, contents: d, segment_size: None, src_ip: self.src_ip };
                     if send_with_retry(state, sock, &t1, &mut self.sends).is_err() {
                         self.dropped += 1;
                     }
@@ -348,19 +303,12 @@ impl GsoBatch {
 }
 
 /// Send one transmit; when the socket buffer is full, wait (up to 100 ms in all) for room.
-pub fn send_with_retry(
-    state: &UdpSocketState,
-    sock: &UdpSocket,
-    t: &Transmit<'_>,
-    sends: &mut u64,
-) -> io::Result<()> {
+pub fn send_with_retry(state: &UdpSocketState, sock: &UdpSocket, t: &Transmit<'_>, sends: &mut u64) -> io::Result<()> {
     let mut waited = Duration::ZERO;
     loop {
         *sends += 1;
         match state.try_send(UdpSockRef::from(sock), t) {
-            Err(e)
-                if e.kind() == io::ErrorKind::WouldBlock && waited < Duration::from_millis(100) =>
-            {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && waited < Duration::from_millis(100) => {
                 let step = Duration::from_millis(10);
                 let _ = wait(sock, true, None::<&UdpSocket>, Some(step), None)?;
                 waited += step;
@@ -403,25 +351,14 @@ mod tests {
         let mut got = Vec::new();
         let mut rb = RecvBatch::new();
         while got.len() < sizes.len() {
-            let r = wait(
-                &rx,
-                false,
-                None::<&UdpSocket>,
-                Some(Duration::from_secs(2)),
-                None,
-            )
-            .unwrap();
+            let r = wait(&rx, false, None::<&UdpSocket>, Some(Duration::from_secs(2)), None).unwrap();
             assert!(r.socket, "timed out after {} datagrams", got.len());
             while let Ok(n) = rb.recv(&rx_state, &rx) {
                 assert!(n > 0);
                 got.extend(rb.datagrams().map(|(_, _, d)| (d.len(), d[0])));
             }
         }
-        let want: Vec<_> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, i as u8))
-            .collect();
+        let want: Vec<_> = sizes.iter().enumerate().map(|(i, &n)| (n, i as u8)).collect();
         assert_eq!(got, want);
     }
 }

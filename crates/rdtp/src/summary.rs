@@ -97,19 +97,13 @@ impl Summary {
         }
         s.push_str(&format!("Time elapsed: {:.3} seconds\n", self.elapsed_s));
         s.push_str(&format!("Segments received: {}\n", self.units_received));
-        s.push_str(&format!(
-            "Transferred size: {:.1} kB\n",
-            self.bytes_received as f64 / 1000.0
-        ));
+        s.push_str(&format!("Transferred size: {:.1} kB\n", self.bytes_received as f64 / 1000.0));
         s.push_str(&format!("Goodput: {}\n", format_goodput(self.goodput_bps)));
         s.push_str(&format!(
             "Timeouts: {} (caused {} window decreases)\n",
             self.timeouts, self.timeout_window_decreases
         ));
-        s.push_str(&format!(
-            "Retransmitted segments: {} ({:.2}%)\n",
-            self.units_rerequested, self.retransmitted_pct
-        ));
+        s.push_str(&format!("Retransmitted segments: {} ({:.2}%)\n", self.units_rerequested, self.retransmitted_pct));
         let f = |v: Option<f64>| v.unwrap_or(0.0);
         s.push_str(&format!(
             "RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n",
@@ -128,22 +122,14 @@ impl Summary {
 
 /// `part / whole · 100`, 0 when `whole` is 0.
 pub fn percent(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
+    if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
 }
 
 /// A bit rate the way ndnget prints it: base-1000 units, 6 decimals
 /// (`bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s`).
 pub fn format_goodput(bps: f64) -> String {
     const UNITS: [&str; 4] = ["bit/s", "kbit/s", "Mbit/s", "Gbit/s"];
-    let mut v = if bps.is_finite() && bps > 0.0 {
-        bps
-    } else {
-        0.0
-    };
+    let mut v = if bps.is_finite() && bps > 0.0 { bps } else { 0.0 };
     let mut i = 0;
     while v >= 1000.0 && i < UNITS.len() - 1 {
         v /= 1000.0;

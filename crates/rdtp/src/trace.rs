@@ -55,10 +55,7 @@ impl TraceSinks {
 
     /// Whether the receiver must emit RTT and congestion trace events for these sinks.
     pub fn needs_trace(&self) -> bool {
-        self.cwnd.is_some()
-            || self.rtt.is_some()
-            || self.verbose.is_some()
-            || self.callback.is_some()
+        self.cwnd.is_some() || self.rtt.is_some() || self.verbose.is_some() || self.callback.is_some()
     }
 
     /// Write the TSV headers; times are reported relative to `origin`.
@@ -98,22 +95,12 @@ impl TraceSinks {
                     )?;
                 }
                 if let Some(w) = self.verbose.as_mut() {
-                    writeln!(
-                        w,
-                        "Received segment #{}, rtt={:.3}ms, rto={:.3}ms",
-                        r.unit,
-                        ms(r.rtt),
-                        ms(r.rto)
-                    )?;
+                    writeln!(w, "Received segment #{}, rtt={:.3}ms, rto={:.3}ms", r.unit, ms(r.rtt), ms(r.rto))?;
                 }
             }
             Event::Resolved { eid, size, name } => {
                 if let Some(w) = self.verbose.as_mut() {
-                    let shown = if name.is_empty() {
-                        "(unnamed)"
-                    } else {
-                        name.as_str()
-                    };
+                    let shown = if name.is_empty() { "(unnamed)" } else { name.as_str() };
                     writeln!(w, "Resolved {shown}: EID {eid}, {size} bytes")?;
                 }
             }
@@ -124,10 +111,7 @@ impl TraceSinks {
 
     /// Flush the logs.
     pub fn finish(&mut self) -> io::Result<()> {
-        for w in [self.cwnd.as_mut(), self.rtt.as_mut(), self.verbose.as_mut()]
-            .into_iter()
-            .flatten()
-        {
+        for w in [self.cwnd.as_mut(), self.rtt.as_mut(), self.verbose.as_mut()].into_iter().flatten() {
             w.flush()?;
         }
         Ok(())
@@ -181,10 +165,7 @@ mod tests {
         }))
         .unwrap();
         t.finish().unwrap();
-        assert_eq!(
-            String::from_utf8(cwnd.0.lock().unwrap().clone()).unwrap(),
-            "time\tcwndsize\n0.500000\t42\n"
-        );
+        assert_eq!(String::from_utf8(cwnd.0.lock().unwrap().clone()).unwrap(), "time\tcwndsize\n0.500000\t42\n");
         assert_eq!(
             String::from_utf8(rtt.0.lock().unwrap().clone()).unwrap(),
             "segment\trtt\trttvar\tsrtt\trto\n7\t1.500\t0.250\t2.000\t200.000\n"

@@ -23,20 +23,14 @@ fn content(len: usize, seed: u8) -> Vec<u8> {
 }
 
 fn serve(objects: Vec<(String, Vec<u8>)>) -> rdtp::server::ServerHandle {
-    let opts = ServeOptions {
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        ..Default::default()
-    };
+    let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), ..Default::default() };
     spawn(Arc::new(MemoryCatalog::new(objects)), opts).unwrap()
 }
 
 #[test]
 fn reads_byte_exact_with_every_controller() {
     let data = content(3 << 20, 1);
-    let server = serve(vec![
-        ("obj".into(), data.clone()),
-        ("small".into(), b"tiny".to_vec()),
-    ]);
+    let server = serve(vec![("obj".into(), data.clone()), ("small".into(), b"tiny".to_vec())]);
     let ccs = [
         ("bbr", CcConfig::from_name("bbr").unwrap()),
         ("bbr-wifi", CcConfig::from_name("bbr-wifi").unwrap()),
@@ -44,10 +38,7 @@ fn reads_byte_exact_with_every_controller() {
         ("fixed", CcConfig::Fixed(FixedConfig { window: 32 })),
     ];
     for (name, cc) in ccs {
-        let mut r = Fetch::by_name(server.local_addr(), "obj")
-            .cc(cc)
-            .start()
-            .unwrap();
+        let mut r = Fetch::by_name(server.local_addr(), "obj").cc(cc).start().unwrap();
         let mut got = Vec::new();
         // Small reads exercise the receive-window wake-ups.
         let mut buf = [0u8; 7000];
@@ -68,27 +59,18 @@ fn reads_byte_exact_with_every_controller() {
         assert!(s.completed && s.goodput_bps > 0.0);
     }
     // By EID, with a small receive window and a non-default unit.
-    let mut r = Fetch::by_eid(server.local_addr(), Eid::of(&data))
-        .unit(1000)
-        .recv_window(64 << 10)
-        .start()
-        .unwrap();
+    let mut r = Fetch::by_eid(server.local_addr(), Eid::of(&data)).unit(1000).recv_window(64 << 10).start().unwrap();
     let mut got = Vec::new();
     r.read_to_end(&mut got).unwrap();
     assert!(got == data);
     assert_eq!(r.name(), "obj");
     // Resolution is visible before any byte is read.
     let r = Fetch::by_name(server.local_addr(), "obj").start().unwrap();
-    assert_eq!(
-        r.wait_resolved().unwrap(),
-        (Eid::of(&data), data.len() as u64)
-    );
+    assert_eq!(r.wait_resolved().unwrap(), (Eid::of(&data), data.len() as u64));
     assert_eq!(r.size(), Some(data.len() as u64));
     drop(r);
     // Tiny object.
-    let mut r = Fetch::by_name(server.local_addr(), "small")
-        .start()
-        .unwrap();
+    let mut r = Fetch::by_name(server.local_addr(), "small").start().unwrap();
     let mut got = Vec::new();
     r.read_to_end(&mut got).unwrap();
     assert_eq!(got, b"tiny");
@@ -110,27 +92,17 @@ fn not_found_and_unreachable() {
         s.local_addr().unwrap()
     };
     let t0 = Instant::now();
-    let mut r = Fetch::by_name(addr, "x")
-        .idle_timeout(Duration::from_secs(3))
-        .start()
-        .unwrap();
+    let mut r = Fetch::by_name(addr, "x").idle_timeout(Duration::from_secs(3)).start().unwrap();
     let e = r.read(&mut [0u8; 16]).unwrap_err();
     assert_eq!(Error::from_io(&e).map(Error::exit_code), Some(6), "{e}");
-    assert!(
-        t0.elapsed() < Duration::from_secs(2),
-        "took {:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
 }
 
 #[test]
 fn drop_mid_transfer_stops_cleanly() {
     let data = content(8 << 20, 2);
     let server = serve(vec![("big".into(), data)]);
-    let mut r = Fetch::by_name(server.local_addr(), "big")
-        .recv_window(1 << 20)
-        .start()
-        .unwrap();
+    let mut r = Fetch::by_name(server.local_addr(), "big").recv_window(1 << 20).start().unwrap();
     let mut buf = [0u8; 4096];
     let n = r.read(&mut buf).unwrap();
     assert!(n > 0);

@@ -35,10 +35,7 @@ impl Server {
             }
             line.clear();
         }
-        let server = Server {
-            child,
-            addr: addr.unwrap_or_default(),
-        };
+        let server = Server { child, addr: addr.unwrap_or_default() };
         assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve");
         // Keep draining stderr so the server never blocks on it.
         std::thread::spawn(move || {
@@ -79,11 +76,7 @@ fn fixture(big_len: usize) -> Fixture {
 }
 
 fn rdtp(args: &[&str]) -> Output {
-    Command::new(RDTP)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run rdtp")
+    Command::new(RDTP).args(args).stdin(Stdio::null()).output().expect("run rdtp")
 }
 
 fn code(o: &Output) -> i32 {
@@ -102,29 +95,14 @@ fn fetch_by_name_and_eid_and_list() {
     let o = rdtp(&["fetch", &server.addr, BIG, "-o", out_s, "-q"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     eprintln!("64 MiB by name in {:?}", t0.elapsed());
-    assert!(
-        o.stderr.is_empty() && o.stdout.is_empty(),
-        "-q must be quiet"
-    );
+    assert!(o.stderr.is_empty() && o.stdout.is_empty(), "-q must be quiet");
     let got = std::fs::read(&out).unwrap();
-    assert!(
-        blake3::hash(&got) == blake3::hash(&f.big),
-        "content differs"
-    );
+    assert!(blake3::hash(&got) == blake3::hash(&f.big), "content differs");
 
     // By EID, with --json: the object goes to the file, the JSON to stdout.
     let eid = blake3::hash(&f.big).to_hex().to_string();
     std::fs::remove_file(&out).unwrap();
-    let o = rdtp(&[
-        "fetch",
-        &server.addr,
-        &eid,
-        "-o",
-        out_s,
-        "--json",
-        "--cc",
-        "aimd",
-    ]);
+    let o = rdtp(&["fetch", &server.addr, &eid, "-o", out_s, "--json", "--cc", "aimd"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     assert!(blake3::hash(&std::fs::read(&out).unwrap()) == blake3::hash(&f.big));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
@@ -139,23 +117,14 @@ fn fetch_by_name_and_eid_and_list() {
     assert_eq!(code(&o), 0);
     assert_eq!(o.stdout, f.small);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.starts_with("All segments have been received.\nTime elapsed: "),
-        "{err}"
-    );
-    assert!(
-        err.contains("\nGoodput: ") && err.contains("\nRTT min/avg/max = "),
-        "{err}"
-    );
+    assert!(err.starts_with("All segments have been received.\nTime elapsed: "), "{err}");
+    assert!(err.contains("\nGoodput: ") && err.contains("\nRTT min/avg/max = "), "{err}");
 
     // ls lists both.
     let o = rdtp(&["ls", &server.addr]);
     assert_eq!(code(&o), 0);
     let listing = String::from_utf8(o.stdout).unwrap();
-    let lines: Vec<Vec<&str>> = listing
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let lines: Vec<Vec<&str>> = listing.lines().map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(lines.len(), 2, "{listing}");
     assert_eq!(lines[0], [&f.big.len().to_string(), eid.as_str(), BIG]);
     assert_eq!(lines[1][0], f.small.len().to_string());
@@ -171,25 +140,12 @@ fn exit_codes() {
     // Unknown name: 3, and no output file left behind.
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("x");
-    let o = rdtp(&[
-        "fetch",
-        &server.addr,
-        "no/such/name",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = rdtp(&["fetch", &server.addr, "no/such/name", "-o", out.to_str().unwrap()]);
     assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!out.exists());
 
     // A log file that cannot be created: 4.
-    let o = rdtp(&[
-        "fetch",
-        &server.addr,
-        SMALL,
-        "--log-cwnd",
-        "/nonexistent-dir/cwnd.tsv",
-        "-q",
-    ]);
+    let o = rdtp(&["fetch", &server.addr, SMALL, "--log-cwnd", "/nonexistent-dir/cwnd.tsv", "-q"]);
     assert_eq!(code(&o), 4);
 
     // Output pipe closed early (EPIPE): 4, not a panic.
@@ -201,25 +157,14 @@ fn exit_codes() {
         .spawn()
         .unwrap();
     let mut first = [0u8; 1];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
-        .unwrap();
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
     drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
 
     // Usage error: 2.
-    assert_eq!(
-        code(&rdtp(&["fetch", &server.addr, SMALL, "--cc", "nope"])),
-        2
-    );
-    assert_eq!(
-        code(&rdtp(&["fetch", &server.addr, SMALL, "--window", "4"])),
-        2
-    );
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--cc", "nope"])), 2);
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--window", "4"])), 2);
 
     // Nothing listens: ICMP port unreachable → 6, at once.
     let port = {
@@ -227,39 +172,13 @@ fn exit_codes() {
         s.local_addr().unwrap().port()
     };
     let t0 = Instant::now();
-    let o = rdtp(&[
-        "fetch",
-        &format!("127.0.0.1:{port}"),
-        SMALL,
-        "--timeout",
-        "3",
-    ]);
+    let o = rdtp(&["fetch", &format!("127.0.0.1:{port}"), SMALL, "--timeout", "3"]);
     assert_eq!(code(&o), 6, "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        t0.elapsed() < Duration::from_secs(2),
-        "took {:?}",
-        t0.elapsed()
-    );
-    assert_eq!(
-        code(&rdtp(&[
-            "ls",
-            &format!("127.0.0.1:{port}"),
-            "--timeout",
-            "3"
-        ])),
-        6
-    );
+    assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
+    assert_eq!(code(&rdtp(&["ls", &format!("127.0.0.1:{port}"), "--timeout", "3"])), 6);
 
     // Serving a missing directory: 4.
-    assert_eq!(
-        code(&rdtp(&[
-            "serve",
-            "/nonexistent-dir/rdtp",
-            "--listen",
-            "127.0.0.1:0"
-        ])),
-        4
-    );
+    assert_eq!(code(&rdtp(&["serve", "/nonexistent-dir/rdtp", "--listen", "127.0.0.1:0"])), 4);
 }
 
 #[test]
@@ -278,10 +197,7 @@ fn server_stops_on_sigterm_with_stats() {
             assert_eq!(status.code(), Some(0));
             break;
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "server ignored SIGTERM"
-        );
+        assert!(t0.elapsed() < Duration::from_secs(5), "server ignored SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -297,13 +213,7 @@ fn content_changed_under_the_server_is_a_validation_failure() {
     std::fs::write(&path, vec![2u8; 300_000]).unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("out");
-    let o = rdtp(&[
-        "fetch",
-        &server.addr,
-        "mutable.bin",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = rdtp(&["fetch", &server.addr, "mutable.bin", "-o", out.to_str().unwrap()]);
     assert_eq!(code(&o), 5, "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("validation"));
     assert!(!out.exists(), "unverified output must be removed");

@@ -23,7 +23,14 @@ pub struct AimdConfig {
 impl Default for AimdConfig {
     fn default() -> Self {
         // ndnget's defaults.
-        AimdConfig { init_cwnd: 2.0, init_ssthresh: f64::MAX, step: 1.0, beta: 0.5, reset_to_init: false, disable_cwa: false }
+        AimdConfig {
+            init_cwnd: 2.0,
+            init_ssthresh: f64::MAX,
+            step: 1.0,
+            beta: 0.5,
+            reset_to_init: false,
+            disable_cwa: false,
+        }
     }
 }
 

@@ -352,7 +352,8 @@ impl Receiver {
                     Target::Known { .. } => return None,
                 };
                 let n = ResolveRequest { tag, query }.encode(buf).ok()?;
-                self.phase = Phase::Resolving { tag, next_try: now + interval, interval: (interval * 2).min(self.cfg.rto.max) };
+                self.phase =
+                    Phase::Resolving { tag, next_try: now + interval, interval: (interval * 2).min(self.cfg.rto.max) };
                 self.stats.requests_sent += 1;
                 Some(n)
             }
@@ -507,12 +508,12 @@ impl Receiver {
         self.rto_deadline = None;
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
-        if let Some(actual) = t.reasm.content_eid() {
-            if actual != t.eid {
-                let expected = t.eid;
-                self.fail(FetchError::Integrity { expected, actual });
-                return;
-            }
+        if let Some(actual) = t.reasm.content_eid()
+            && actual != t.eid
+        {
+            let expected = t.eid;
+            self.fail(FetchError::Integrity { expected, actual });
+            return;
         }
         self.phase = Phase::Finished;
         self.events.push_back(Event::Finished);
@@ -570,7 +571,7 @@ impl Receiver {
         let u = d.offset / unit;
         let valid = d.eid == t.eid
             && d.total_size == t.size
-            && d.offset % unit == 0
+            && d.offset.is_multiple_of(unit)
             && u < t.units
             && d.payload.len() as u64 == t.reasm.unit_len(u);
         if !valid {

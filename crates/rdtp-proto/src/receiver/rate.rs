@@ -67,7 +67,13 @@ impl RateSampler {
 
     /// A unit requested at `sent_at` with snapshot `snap` arrived at `now`. `min_rtt` is the
     /// smallest RTT seen: shorter intervals cannot be trusted (draft §3.3).
-    pub fn on_delivered(&mut self, now: Time, sent_at: Time, snap: &SendSnapshot, min_rtt: Option<Duration>) -> RateSample {
+    pub fn on_delivered(
+        &mut self,
+        now: Time,
+        sent_at: Time,
+        snap: &SendSnapshot,
+        min_rtt: Option<Duration>,
+    ) -> RateSample {
         self.delivered += 1;
         self.delivered_time = now;
         if self.app_limited != 0 && self.delivered > self.app_limited {

@@ -78,7 +78,9 @@ impl Pipe {
             if next_wire.is_some_and(|w| w <= self.now) {
                 let i = self.wire.iter().position(|w| w.0 <= self.now).unwrap();
                 let (_, to_server, bytes) = self.wire.remove(i);
-                if self.loss > 0.0 && f64::from(rand_core::Rng::next_u32(&mut self.rng)) < self.loss * f64::from(u32::MAX) {
+                if self.loss > 0.0
+                    && f64::from(rand_core::Rng::next_u32(&mut self.rng)) < self.loss * f64::from(u32::MAX)
+                {
                     continue;
                 }
                 if to_server {
@@ -170,10 +172,11 @@ fn unknown_name_fails_with_not_found() {
 
 #[test]
 fn silent_server_times_out() {
-    let mut p = Pipe::new(content(10), |_| Target::Name("file".into()), ReceiverConfig {
-        idle_timeout: Duration::from_secs(3),
-        ..cfg("bbr")
-    });
+    let mut p = Pipe::new(
+        content(10),
+        |_| Target::Name("file".into()),
+        ReceiverConfig { idle_timeout: Duration::from_secs(3), ..cfg("bbr") },
+    );
     p.delay = Duration::from_secs(3600); // nothing ever comes back
     p.run(Duration::from_secs(60));
     assert_eq!(p.rx.error(), Some(&FetchError::Timeout(Duration::from_secs(3))));
@@ -246,10 +249,11 @@ fn empty_object_finishes_at_once() {
 #[test]
 fn slow_reader_limits_requests_to_the_receive_window() {
     let data = content(500_000);
-    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig {
-        recv_window: 50_000,
-        ..cfg("fixed")
-    });
+    let mut p = Pipe::new(
+        data.clone(),
+        |_| Target::Name("file".into()),
+        ReceiverConfig { recv_window: 50_000, ..cfg("fixed") },
+    );
     // Run without reading: at most 50 units may ever be requested.
     let mut buf = vec![0u8; 65536];
     for _ in 0..200 {
@@ -277,7 +281,6 @@ fn slow_reader_limits_requests_to_the_receive_window() {
     got.extend(p.run(Duration::from_secs(10)));
     assert_eq!(got, data);
 }
-
 
 #[test]
 fn heavy_loss_both_ways_every_controller_keeps_its_timer_and_finishes() {

@@ -1,7 +1,8 @@
-//! What a server serves: the [`Catalog`] trait and two in-memory implementations.
+//! What a server serves: the [`Catalog`] trait, and [`Index`], the catalogue of named
+//! objects whose bytes come from any [`Content`].
 //!
-//! The runtime implements `Catalog` over a directory (pread on open files); tests, the
-//! harness and the ns-3 producer use [`MemoryCatalog`] or [`PatternCatalog`].
+//! [`MemoryCatalog`] holds objects in memory, [`PatternCatalog`] generates them; the
+//! runtime's directory catalogue is an `Index` over open files (pread).
 
 use std::collections::HashMap;
 
@@ -37,8 +38,38 @@ pub trait Catalog {
     fn entry(&self, index: usize) -> Option<ListEntry<'_>>;
 }
 
-/// Index of named objects shared by the in-memory catalogues and the runtime's directory
-/// catalogue: names sorted, lookups by name and by EID.
+/// The bytes of one object, readable at any offset.
+pub trait Content {
+    /// Fill `buf` with bytes `offset .. offset + buf.len()`; [`Index`] only asks for ranges
+    /// inside the object.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
+}
+
+impl Content for Vec<u8> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let start = usize::try_from(offset).map_err(|_| ReadError("offset".into()))?;
+        let src = self.get(start..start + buf.len()).ok_or_else(|| ReadError("range outside object".into()))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// Generated content: byte `i` is a pure function of `(seed, i)` (see [`fill_pattern`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub seed: u64,
+}
+
+impl Content for Pattern {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        fill_pattern(self.seed, offset, buf);
+        Ok(())
+    }
+}
+
+/// A catalogue: named objects with their EIDs and sizes, sorted by name, found by name or
+/// by EID, whose bytes come from a [`Content`] each. Objects with the same content keep the
+/// first name for EID lookups; every name still resolves.
 #[derive(Debug, Default, Clone)]
 pub struct Index<T> {
     entries: Vec<(String, Eid, u64, T)>,
@@ -47,9 +78,9 @@ pub struct Index<T> {
 }
 
 impl<T> Index<T> {
-    /// Build from `(name, eid, size, payload)`; entries are sorted by name. Objects with the
-    /// same content keep the first name for EID lookups; every name still resolves.
-    pub fn new(mut entries: Vec<(String, Eid, u64, T)>) -> Self {
+    /// Build from `(name, eid, size, content)`. The caller vouches that each EID is the
+    /// BLAKE3 hash of its content (receivers will check).
+    pub fn from_entries(mut entries: Vec<(String, Eid, u64, T)>) -> Self {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut by_eid = HashMap::with_capacity(entries.len());
         let mut by_name = HashMap::with_capacity(entries.len());
@@ -59,76 +90,62 @@ impl<T> Index<T> {
         }
         Index { entries, by_eid, by_name }
     }
-    /// The entry for `eid`: `(name, size, payload)`.
+    /// The entry for `eid`: `(name, size, content)`.
     pub fn get(&self, eid: &Eid) -> Option<(&str, u64, &T)> {
         self.by_eid.get(eid).map(|&i| {
             let e = &self.entries[i];
             (e.0.as_str(), e.2, &e.3)
         })
     }
-    pub fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+    /// Sum of the objects' sizes.
+    pub fn total_size(&self) -> u64 {
+        self.entries.iter().map(|e| e.2).sum()
+    }
+}
+
+impl<T: Content> Catalog for Index<T> {
+    fn size_of(&self, eid: &Eid) -> Option<u64> {
+        self.get(eid).map(|(_, s, _)| s)
+    }
+    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let (_, size, content) = self.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
+        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > size) {
+            return Err(ReadError("range outside object".into()));
+        }
+        content.read_at(offset, buf)
+    }
+    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
         self.by_name.get(name).map(|&i| (self.entries[i].1, self.entries[i].2))
     }
-    pub fn len(&self) -> usize {
+    fn name_of(&self, eid: &Eid) -> Option<&str> {
+        self.get(eid).map(|(n, _, _)| n)
+    }
+    fn len(&self) -> usize {
         self.entries.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-    pub fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
         self.entries.get(index).map(|e| ListEntry { eid: e.1, size: e.2, name: e.0.as_str() })
     }
 }
 
 /// Objects held in memory.
-#[derive(Debug, Default, Clone)]
-pub struct MemoryCatalog {
-    index: Index<Vec<u8>>,
-}
+pub type MemoryCatalog = Index<Vec<u8>>;
 
-impl MemoryCatalog {
+impl Index<Vec<u8>> {
     /// A catalogue of `(name, content)`; EIDs are computed here.
     pub fn new(objects: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
-        let entries =
-            objects.into_iter().map(|(name, data)| (name, Eid::of(&data), data.len() as u64, data)).collect();
-        MemoryCatalog { index: Index::new(entries) }
-    }
-}
-
-impl Catalog for MemoryCatalog {
-    fn size_of(&self, eid: &Eid) -> Option<u64> {
-        self.index.get(eid).map(|(_, s, _)| s)
-    }
-    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let (_, _, data) = self.index.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
-        let start = usize::try_from(offset).map_err(|_| ReadError("offset".into()))?;
-        let src = data.get(start..start + buf.len()).ok_or_else(|| ReadError("range outside object".into()))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
-        self.index.resolve(name)
-    }
-    fn name_of(&self, eid: &Eid) -> Option<&str> {
-        self.index.get(eid).map(|(n, _, _)| n)
-    }
-    fn len(&self) -> usize {
-        self.index.len()
-    }
-    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
-        self.index.entry(index)
+        Index::from_entries(
+            objects.into_iter().map(|(name, data)| (name, Eid::of(&data), data.len() as u64, data)).collect(),
+        )
     }
 }
 
 /// Generated objects of given sizes whose bytes are a pure function of `(seed, offset)`:
 /// large objects for simulations and benchmarks without holding them in memory. The EID
 /// is still the BLAKE3 hash of the generated content (computed once, at construction).
-#[derive(Debug, Clone)]
-pub struct PatternCatalog {
-    index: Index<u64>,
-}
+pub type PatternCatalog = Index<Pattern>;
 
-impl PatternCatalog {
+impl Index<Pattern> {
     /// Objects `(name, size, seed)`.
     pub fn new(objects: impl IntoIterator<Item = (String, u64, u64)>) -> Self {
         let entries = objects
@@ -143,10 +160,10 @@ impl PatternCatalog {
                     h.update(&buf[..n]);
                     off += n as u64;
                 }
-                (name, Eid::from_hasher(&h), size, seed)
+                (name, Eid::from_hasher(&h), size, Pattern { seed })
             })
             .collect();
-        PatternCatalog { index: Index::new(entries) }
+        Index::from_entries(entries)
     }
 }
 
@@ -171,32 +188,6 @@ fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-impl Catalog for PatternCatalog {
-    fn size_of(&self, eid: &Eid) -> Option<u64> {
-        self.index.get(eid).map(|(_, s, _)| s)
-    }
-    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let (_, size, seed) = self.index.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
-        if offset + buf.len() as u64 > size {
-            return Err(ReadError("range outside object".into()));
-        }
-        fill_pattern(*seed, offset, buf);
-        Ok(())
-    }
-    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
-        self.index.resolve(name)
-    }
-    fn name_of(&self, eid: &Eid) -> Option<&str> {
-        self.index.get(eid).map(|(n, _, _)| n)
-    }
-    fn len(&self) -> usize {
-        self.index.len()
-    }
-    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
-        self.index.entry(index)
-    }
 }
 
 #[cfg(test)]

@@ -20,12 +20,12 @@
 
 mod catalog;
 
-pub use catalog::{Catalog, Index, MemoryCatalog, PatternCatalog, ReadError, fill_pattern};
+pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
 
 use crate::eid::Eid;
 use crate::wire::{
-    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder, Nack,
-    NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder,
+    Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
 };
 
 /// Server limits.
@@ -81,7 +81,9 @@ impl Server {
 
     /// Largest datagram a reply to a request with this `unit` can produce.
     pub fn max_datagram_size(unit: u16) -> usize {
-        (DATA_HEADER_LEN + usize::from(unit)).max(LIST_MAX_DATAGRAM).max(crate::wire::NACK_HEADER_LEN + crate::wire::NACK_MAX_DETAIL)
+        (DATA_HEADER_LEN + usize::from(unit))
+            .max(LIST_MAX_DATAGRAM)
+            .max(crate::wire::NACK_HEADER_LEN + crate::wire::NACK_MAX_DETAIL)
     }
 
     /// Take one datagram; the returned [`Reply`] yields the datagrams to send back.
@@ -95,7 +97,10 @@ impl Server {
             Ok(ty) => ty,
             Err(DecodeError::UnsupportedVersion(v)) => {
                 let _ = v;
-                return ReplyKind::Nack(NackInfo::blank(NackCode::UnsupportedVersion, "this server speaks rdtp version 1"));
+                return ReplyKind::Nack(NackInfo::blank(
+                    NackCode::UnsupportedVersion,
+                    "this server speaks rdtp version 1",
+                ));
             }
             Err(_) => {
                 self.stats.dropped += 1;
@@ -132,7 +137,8 @@ impl Server {
 
     fn classify_request<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, req: Request<'a>) -> ReplyKind<'a> {
         self.stats.requests += 1;
-        let echo = |code, detail| ReplyKind::Nack(NackInfo { code, tag: req.tag, eid: req.eid, range: req.range, detail });
+        let echo =
+            |code, detail| ReplyKind::Nack(NackInfo { code, tag: req.tag, eid: req.eid, range: req.range, detail });
         if let Err(why) = req.validate() {
             self.stats.malformed += 1;
             return echo(NackCode::Malformed, why);
@@ -332,7 +338,13 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             cur.primary = None;
             cur.extra_index = usize::MAX; // stop after this Nack
             return self.emit_nack(
-                &NackInfo { code: NackCode::Internal, tag: cur.tag, eid: cur.eid, range: rest, detail: "server failed to read the content" },
+                &NackInfo {
+                    code: NackCode::Internal,
+                    tag: cur.tag,
+                    eid: cur.eid,
+                    range: rest,
+                    detail: "server failed to read the content",
+                },
                 buf,
             );
         }

@@ -67,7 +67,15 @@ impl<'a> Data<'a> {
 
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Data)?;
-        write_header_fields(&mut w, self.flags, self.payload.len() as u16, self.tag, &self.eid, self.offset, self.total_size);
+        write_header_fields(
+            &mut w,
+            self.flags,
+            self.payload.len() as u16,
+            self.tag,
+            &self.eid,
+            self.offset,
+            self.total_size,
+        );
         w.bytes(self.payload);
         Ok(w.position())
     }
@@ -127,7 +135,8 @@ mod tests {
     #[test]
     fn rejects_payload_past_end() {
         let payload = [5u8; 100];
-        let d = Data { flags: DataFlags(0), tag: 0, eid: Eid([1; 32]), offset: 950, total_size: 1000, payload: &payload };
+        let d =
+            Data { flags: DataFlags(0), tag: 0, eid: Eid([1; 32]), offset: 950, total_size: 1000, payload: &payload };
         let mut buf = [0u8; 200];
         let n = d.encode(&mut buf).unwrap();
         assert_eq!(Data::decode(&buf[..n]), Err(DecodeError::Invalid("payload beyond object end")));

@@ -149,7 +149,10 @@ impl<'a> EntryReader<'a> {
         if name_len > RESOLVE_MAX_NAME {
             return Err(DecodeError::Invalid("name longer than 1024 bytes"));
         }
-        let name = self.rest.get(ENTRY_FIXED_LEN..ENTRY_FIXED_LEN + name_len).ok_or(DecodeError::Truncated("list entry name"))?;
+        let name = self
+            .rest
+            .get(ENTRY_FIXED_LEN..ENTRY_FIXED_LEN + name_len)
+            .ok_or(DecodeError::Truncated("list entry name"))?;
         let name = core::str::from_utf8(name).map_err(|_| DecodeError::Invalid("name is not UTF-8"))?;
         self.rest = &self.rest[ENTRY_FIXED_LEN + name_len..];
         Ok(ListEntry { eid: Eid(eid), size: u64::from_be_bytes(size), name })

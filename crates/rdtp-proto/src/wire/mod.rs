@@ -24,7 +24,9 @@ mod resolve;
 pub mod tlv;
 
 pub use data::{DATA_HEADER_LEN, Data, DataFlags};
-pub use list::{LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder};
+pub use list::{
+    LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
+};
 pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
 pub use request::{REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};

@@ -86,7 +86,8 @@ impl<'a> Nack<'a> {
         if detail_len > NACK_MAX_DETAIL {
             return Err(DecodeError::Invalid("detail longer than 512 bytes"));
         }
-        let detail = core::str::from_utf8(r.bytes(detail_len, "detail")?).map_err(|_| DecodeError::Invalid("detail is not UTF-8"))?;
+        let detail = core::str::from_utf8(r.bytes(detail_len, "detail")?)
+            .map_err(|_| DecodeError::Invalid("detail is not UTF-8"))?;
         r.finish("trailing bytes after detail")?;
         Ok(Nack { code, tag, eid, offset, length, detail })
     }

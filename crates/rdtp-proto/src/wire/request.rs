@@ -108,7 +108,8 @@ impl<'a> Request<'a> {
     /// Encode into `out`.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         let raw = self.options.raw();
-        let opt_len = u16::try_from(raw.len()).map_err(|_| BufferTooSmall { needed: usize::MAX, available: out.len() })?;
+        let opt_len =
+            u16::try_from(raw.len()).map_err(|_| BufferTooSmall { needed: usize::MAX, available: out.len() })?;
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Request)?;
         w.u8(self.flags.0);
         w.u8(0);

@@ -78,7 +78,10 @@ impl<'a> ResolveRequest<'a> {
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         let (qtype, q) = self.query_bytes();
         if q.len() > RESOLVE_MAX_NAME {
-            return Err(BufferTooSmall { needed: self.encoded_len(), available: RESOLVE_REQUEST_HEADER_LEN + RESOLVE_MAX_NAME });
+            return Err(BufferTooSmall {
+                needed: self.encoded_len(),
+                available: RESOLVE_REQUEST_HEADER_LEN + RESOLVE_MAX_NAME,
+            });
         }
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::ResolveRequest)?;
         w.u8(qtype);
@@ -121,7 +124,10 @@ impl<'a> ResolveResponse<'a> {
 
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         if self.name.len() > RESOLVE_MAX_NAME {
-            return Err(BufferTooSmall { needed: self.encoded_len(), available: RESOLVE_RESPONSE_HEADER_LEN + RESOLVE_MAX_NAME });
+            return Err(BufferTooSmall {
+                needed: self.encoded_len(),
+                available: RESOLVE_RESPONSE_HEADER_LEN + RESOLVE_MAX_NAME,
+            });
         }
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::ResolveResponse)?;
         w.u16(0);

@@ -118,9 +118,7 @@ fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStder
     let mut line = String::new();
     loop {
         line.clear();
-        let n = r
-            .read_line(&mut line)
-            .map_err(|e| Error::network("reading the server's stderr", e))?;
+        let n = r.read_line(&mut line).map_err(|e| Error::network("reading the server's stderr", e))?;
         if n == 0 {
             return Err(Error::Runtime("the server exited before listening".into()));
         }
@@ -140,46 +138,23 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::network("cannot start the server", e))?;
-    let mut server = Guard {
-        child: Some(server),
-    };
-    let stderr = server
-        .child
-        .as_mut()
-        .and_then(|c| c.stderr.take())
-        .ok_or_else(|| Error::Runtime("no server stderr".into()))?;
+    let mut server = Guard { child: Some(server) };
+    let stderr =
+        server.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no server stderr".into()))?;
     let (addr, mut server_err) = read_listen_line(stderr)?;
 
     let client = Command::new(exe)
-        .args([
-            "fetch",
-            &addr,
-            PATTERN_NAME,
-            "-o",
-            "/dev/null",
-            "--json",
-            "-q",
-            "--cc",
-            cc,
-        ])
+        .args(["fetch", &addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::network("cannot start the client", e))?;
-    let mut client = Guard {
-        child: Some(client),
-    };
-    let mut out = client
-        .child
-        .as_mut()
-        .and_then(|c| c.stdout.take())
-        .ok_or_else(|| Error::Runtime("no client stdout".into()))?;
-    let mut err = client
-        .child
-        .as_mut()
-        .and_then(|c| c.stderr.take())
-        .ok_or_else(|| Error::Runtime("no client stderr".into()))?;
+    let mut client = Guard { child: Some(client) };
+    let mut out =
+        client.child.as_mut().and_then(|c| c.stdout.take()).ok_or_else(|| Error::Runtime("no client stdout".into()))?;
+    let mut err =
+        client.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no client stderr".into()))?;
     // The client writes a few hundred bytes at most: it cannot block on a full pipe.
     let client_usage = client.reap()?;
     let mut json = String::new();
@@ -218,8 +193,7 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     if a.runs == 0 {
         return Err(Error::Usage("--runs must be at least 1".into()));
     }
-    let exe =
-        std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
+    let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
     let mut rows = Vec::new();
     for _ in 0..a.runs {
         rows.push(one_run(&exe, &bytes.to_string(), &a.cc)?);

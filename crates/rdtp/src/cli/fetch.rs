@@ -87,9 +87,7 @@ pub fn run(a: Args) -> Result<i32> {
     let server = parse_server(&a.server)?;
     let target = parse_target(&a.target);
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        ));
+        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
     let mut fetch = Fetch::new(server, target.clone())
         .cc(cc_config(&a.cc, a.window)?)
@@ -120,19 +118,12 @@ pub fn run(a: Args) -> Result<i32> {
 
     let to_stdout_content = a.output == "-";
     let (mut out, created): (Box<dyn Write>, Option<PathBuf>) = if to_stdout_content {
-        (
-            Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())),
-            None,
-        )
+        (Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None)
     } else {
         let path = PathBuf::from(&a.output);
-        let f = File::create(&path)
-            .map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
+        let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
         let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-        (
-            Box::new(BufWriter::with_capacity(1 << 20, f)),
-            regular.then_some(path),
-        )
+        (Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path))
     };
 
     if a.verbose {
@@ -140,10 +131,7 @@ pub fn run(a: Args) -> Result<i32> {
             Target::Name(n) => format!("name {n:?}"),
             Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
         };
-        to_stderr(&format!(
-            "Fetching {what} from {server} (cc {}, unit {unit} bytes)\n",
-            a.cc
-        ));
+        to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
     }
     let bar = progress_bar(!a.quiet && !a.verbose);
     let result = fetch.start().map(|mut reader| {
@@ -164,11 +152,7 @@ pub fn run(a: Args) -> Result<i32> {
     drop(reader);
     if a.json {
         let line = format!("{}\n", summary.to_json());
-        if to_stdout_content {
-            to_stderr(&line)
-        } else {
-            to_stdout(&line)?
-        }
+        if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
     }
     match copied {
         Ok(_) => {

@@ -33,31 +33,19 @@ struct Entry<'a> {
 pub fn run(a: Args) -> Result<i32> {
     let server = parse_server(&a.server)?;
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        ));
+        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
     let entries = list(server, Duration::from_secs_f64(a.timeout))?;
     let mut out = BufWriter::new(io::stdout().lock());
     let written = (|| -> io::Result<()> {
         if a.json {
-            let v: Vec<Entry<'_>> = entries
-                .iter()
-                .map(|e| Entry {
-                    name: &e.name,
-                    eid: e.eid.to_hex(),
-                    size: e.size,
-                })
-                .collect();
+            let v: Vec<Entry<'_>> =
+                entries.iter().map(|e| Entry { name: &e.name, eid: e.eid.to_hex(), size: e.size }).collect();
             serde_json::to_writer(&mut out, &v)?;
             writeln!(out)?;
         } else {
             for e in &entries {
-                let size = if a.human {
-                    human_size(e.size)
-                } else {
-                    e.size.to_string()
-                };
+                let size = if a.human { human_size(e.size) } else { e.size.to_string() };
                 writeln!(out, "{size:>12}  {}  {}", e.eid, e.name)?;
             }
         }

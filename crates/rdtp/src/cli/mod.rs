@@ -46,8 +46,7 @@ pub fn cc_names() -> clap::builder::PossibleValuesParser {
 
 /// Build the controller config for `--cc NAME` (and `--window N` for `fixed`).
 pub fn cc_config(name: &str, window: Option<u32>) -> Result<CcConfig> {
-    let mut cc = CcConfig::from_name(name)
-        .ok_or_else(|| Error::Usage(format!("unknown controller {name:?}")))?;
+    let mut cc = CcConfig::from_name(name).ok_or_else(|| Error::Usage(format!("unknown controller {name:?}")))?;
     match (&mut cc, window) {
         (CcConfig::Fixed(f), Some(w)) => {
             if w == 0 {
@@ -67,11 +66,10 @@ pub fn progress_bar(enabled: bool) -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
-    let style = ProgressStyle::with_template(
-        "{spinner} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{spinner} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
     bar.set_style(style);
     Some(bar)
 }
@@ -86,11 +84,7 @@ pub enum Sink<'a> {
 
 /// Copy the object from `reader` to `sink`, updating `bar`. Read failures keep the fetch's
 /// error (exit codes 1, 3, 5, 6); write failures become I/O errors (exit code 4).
-pub fn copy_object(
-    reader: &mut FetchReader,
-    mut sink: Sink<'_>,
-    bar: Option<&ProgressBar>,
-) -> Result<u64> {
+pub fn copy_object(reader: &mut FetchReader, mut sink: Sink<'_>, bar: Option<&ProgressBar>) -> Result<u64> {
     let mut buf = vec![0u8; 256 << 10];
     let mut total = 0u64;
     let mut sized = false;
@@ -100,14 +94,11 @@ pub fn copy_object(
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                return Err(Error::from_io(&e)
-                    .cloned()
-                    .unwrap_or_else(|| Error::network("fetch", e)));
+                return Err(Error::from_io(&e).cloned().unwrap_or_else(|| Error::network("fetch", e)));
             }
         };
         if let Sink::Write(w) = &mut sink {
-            w.write_all(&buf[..n])
-                .map_err(|e| Error::io("cannot write the output", e))?;
+            w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write the output", e))?;
         }
         total += n as u64;
         if let Some(bar) = bar {
@@ -119,8 +110,7 @@ pub fn copy_object(
         }
     }
     if let Sink::Write(w) = &mut sink {
-        w.flush()
-            .map_err(|e| Error::io("cannot write the output", e))?;
+        w.flush().map_err(|e| Error::io("cannot write the output", e))?;
     }
     Ok(total)
 }
@@ -133,9 +123,7 @@ pub fn to_stderr(text: &str) {
 /// Write `text` to stdout; a failure is an I/O error.
 pub fn to_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("cannot write to stdout", e))
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Error::io("cannot write to stdout", e))
 }
 
 #[cfg(test)]

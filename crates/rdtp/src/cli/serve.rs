@@ -7,10 +7,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rdtp::DirCatalog;
 use rdtp::args::parse_size;
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::server::{ServeOptions, ServerRuntime};
+use rdtp::{IndexProgress, open_dir};
 use rdtp_proto::server::{Catalog, PatternCatalog, ServerConfig};
 
 use super::to_stderr;
@@ -50,22 +50,16 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
-        config: ServerConfig {
-            max_units_per_request: a.max_units,
-        },
+        config: ServerConfig { max_units_per_request: a.max_units },
     };
     match (&a.pattern, &a.dir) {
         (Some(size), _) => {
             let size = parse_size(size)?;
-            serve(
-                Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])),
-                size,
-                options,
-            )
+            serve(Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])), size, options)
         }
         (None, Some(dir)) => {
-            let catalog = DirCatalog::open(dir)?;
-            let total = catalog.total_bytes();
+            let catalog = open_dir(dir, IndexProgress::Stderr)?;
+            let total = catalog.total_size();
             serve(Arc::new(catalog), total, options)
         }
         (None, None) => Err(Error::Usage("give a DIR to serve".into())),
@@ -74,13 +68,8 @@ pub fn run(a: Args) -> Result<i32> {
 
 fn serve<C: Catalog>(catalog: Arc<C>, total_bytes: u64, options: ServeOptions) -> Result<i32> {
     let mut rt = ServerRuntime::bind(catalog.clone(), options)?;
-    let addr = rt
-        .local_addr()
-        .map_err(|e| Error::network("getsockname", e))?;
-    to_stderr(&format!(
-        "rdtp: serving {} objects ({total_bytes} bytes) on {addr}\n",
-        catalog.len()
-    ));
+    let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
+    to_stderr(&format!("rdtp: serving {} objects ({total_bytes} bytes) on {addr}\n", catalog.len()));
     let stats = rt.run_until_signal()?;
     to_stderr(&format!("rdtp: shutting down: {stats}\n"));
     Ok(EXIT_OK)

@@ -38,11 +38,7 @@ pub(super) struct LtInput {
 
 impl From<&AckSample> for LtInput {
     fn from(rs: &AckSample) -> Self {
-        LtInput {
-            now: rs.now,
-            losses: rs.losses,
-            is_app_limited: rs.rate.is_app_limited,
-        }
+        LtInput { now: rs.now, losses: rs.losses, is_app_limited: rs.rate.is_app_limited }
     }
 }
 

@@ -18,11 +18,11 @@ pub(crate) const CWND_MIN_TARGET: u64 = 4;
 impl Bbr {
     pub(super) fn update_min_rtt(&mut self, rs: &AckSample) {
         let expired = rs.now > self.min_rtt_stamp + MIN_RTT_WINDOW;
-        if let Some(rtt) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
-                self.min_rtt = Some(rtt);
-                self.min_rtt_stamp = rs.now;
-            }
+        if let Some(rtt) = rs.rtt
+            && (self.min_rtt.is_none_or(|m| rtt <= m) || expired)
+        {
+            self.min_rtt = Some(rtt);
+            self.min_rtt_stamp = rs.now;
         }
 
         if self.cfg.probe_rtt && expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
@@ -58,7 +58,7 @@ impl Bbr {
 
     /// Leave ProbeRTT once its time is up: restore the window and resume.
     pub(super) fn check_probe_rtt_done(&mut self, now: Time) {
-        if !self.probe_rtt_done_stamp.is_some_and(|d| now > d) {
+        if self.probe_rtt_done_stamp.is_none_or(|d| now <= d) {
             return;
         }
         self.min_rtt_stamp = now; // wait a while until the next ProbeRTT
