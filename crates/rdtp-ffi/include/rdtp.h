@@ -26,6 +26,9 @@ typedef enum RdtpEventKind {
   RDTP_EVENT_KIND_FINISHED = 4,
   // `error` is set.
   RDTP_EVENT_KIND_FAILED = 5,
+  // A request left: `unit_index` is its first unit, `units` how many it asks for,
+  // `retransmission` whether they are asked for again.
+  RDTP_EVENT_KIND_REQUESTED = 6,
 } RdtpEventKind;
 
 // Why a fetch failed.
@@ -93,6 +96,8 @@ typedef struct RdtpEvent {
   // Controller state ("startup", "probe_bw", …); static, NUL-terminated, never freed.
   const char *state;
   enum RdtpError error;
+  uint64_t units;
+  bool retransmission;
 } RdtpEvent;
 
 // Receiver statistics (see `rdtp_proto::receiver::Stats`).

@@ -87,6 +87,9 @@ pub enum RdtpEventKind {
     Finished = 4,
     /// `error` is set.
     Failed = 5,
+    /// A request left: `unit_index` is its first unit, `units` how many it asks for,
+    /// `retransmission` whether they are asked for again.
+    Requested = 6,
 }
 
 /// Why a fetch failed.
@@ -121,6 +124,8 @@ pub struct RdtpEvent {
     /// Controller state ("startup", "probe_bw", …); static, NUL-terminated, never freed.
     pub state: *const c_char,
     pub error: RdtpError,
+    pub units: u64,
+    pub retransmission: bool,
 }
 
 /// Receiver statistics (see `rdtp_proto::receiver::Stats`).
@@ -383,6 +388,8 @@ fn empty_event() -> RdtpEvent {
         inflight: 0,
         state: core::ptr::null(),
         error: RdtpError::None,
+        units: 0,
+        retransmission: false,
     }
 }
 
@@ -415,6 +422,13 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
             e.aggregation = c.aggregation;
             e.inflight = c.inflight;
             e.state = state_cstr(c.state);
+        }
+        Event::Requested { time, units, retransmission } => {
+            e.kind = RdtpEventKind::Requested;
+            e.time_ns = time.as_nanos();
+            e.unit_index = units.first().copied().unwrap_or(0);
+            e.units = units.len() as u64;
+            e.retransmission = retransmission;
         }
         Event::Finished => e.kind = RdtpEventKind::Finished,
         Event::Failed(err) => {

@@ -104,6 +104,14 @@ impl TraceSinks {
                     writeln!(w, "Resolved {shown}: EID {eid}, {size} bytes")?;
                 }
             }
+            Event::Requested { units, retransmission, .. } => {
+                if let Some(w) = self.verbose.as_mut() {
+                    let verb = if *retransmission { "Retransmitting" } else { "Requesting" };
+                    for u in units {
+                        writeln!(w, "{verb} segment #{u}")?;
+                    }
+                }
+            }
             Event::Finished | Event::Failed(_) => {}
         }
         Ok(())

@@ -178,6 +178,17 @@ impl CcConfig {
     /// Names accepted by [`CcConfig::from_name`].
     pub const NAMES: &'static [&'static str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
 
+    /// The name [`CcConfig::from_name`] takes for this configuration.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Bbr(c) if c.wifi => "bbr-wifi",
+            CcConfig::Bbr(c) if c.probe_bw_gain != bbr::BbrConfig::default().probe_bw_gain => "bbrp",
+            CcConfig::Bbr(_) => "bbr",
+            CcConfig::Aimd(_) => "aimd",
+            CcConfig::Fixed(_) => "fixed",
+        }
+    }
+
     /// Build the controller.
     pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
         match self {

@@ -126,6 +126,9 @@ pub struct CcSnapshot {
 pub enum Event {
     /// The object's EID and size are known; requesting starts.
     Resolved { eid: Eid, size: u64, name: String },
+    /// A request left (only with `trace`): the units it asks for, and whether they are
+    /// asked for again (ndnget's "Requesting/Retransmitting segment #N").
+    Requested { time: Time, units: Vec<u64>, retransmission: bool },
     /// An RTT sample (only with `trace`).
     RttSample(RttSampleEvent),
     /// The window, pacing rate or state changed (only with `trace`).
@@ -765,6 +768,9 @@ impl Receiver {
                     later_arrivals: 0,
                 });
             }
+        }
+        if self.cfg.trace {
+            self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
         self.scratch = units;
         let count = used as u64;

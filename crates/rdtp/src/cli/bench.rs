@@ -189,7 +189,7 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
 
 fn loopback(a: LoopbackArgs) -> Result<i32> {
     let bytes = parse_size(&a.size)?;
-    cc_config(&a.cc, None)?;
+    cc_config(&a.cc, None, None)?;
     if a.runs == 0 {
         return Err(Error::Usage("--runs must be at least 1".into()));
     }

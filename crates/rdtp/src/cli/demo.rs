@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<i32> {
     let size = parse_size(&a.size)?;
-    let cc = cc_config(&a.cc, None)?;
+    let cc = cc_config(&a.cc, None, None)?;
     let catalog = Arc::new(PatternCatalog::new([("demo".to_string(), size, 1)]));
     let opts = ServeOptions { listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))), ..Default::default() };
     let server = spawn(catalog, opts)?;

@@ -38,6 +38,10 @@ pub struct Args {
     /// Window in units for `--cc fixed` (default 64).
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
+    /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
+    /// bbrp_pace 8 is 2).
+    #[arg(long, value_name = "G")]
+    pub probe_gain: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).
     #[arg(long, value_name = "N", conflicts_with = "unit")]
     pub mtu: Option<usize>,
@@ -90,7 +94,7 @@ pub fn run(a: Args) -> Result<i32> {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
     let mut fetch = Fetch::new(server, target.clone())
-        .cc(cc_config(&a.cc, a.window)?)
+        .cc(cc_config(&a.cc, a.window, a.probe_gain)?)
         .reorder_threshold(a.reorder_threshold)
         .min_rto(Duration::from_millis(a.min_rto))
         .max_rto(Duration::from_millis(a.max_rto))

@@ -44,8 +44,9 @@ pub fn cc_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(CcConfig::NAMES.iter().copied())
 }
 
-/// Build the controller config for `--cc NAME` (and `--window N` for `fixed`).
-pub fn cc_config(name: &str, window: Option<u32>) -> Result<CcConfig> {
+/// Build the controller config for `--cc NAME` (and `--window N` for `fixed`,
+/// `--probe-gain G` for the BBR family: BBRp's `bbrp_pace` 6 and 8 are gains 1.5 and 2).
+pub fn cc_config(name: &str, window: Option<u32>, probe_gain: Option<f64>) -> Result<CcConfig> {
     let mut cc = CcConfig::from_name(name).ok_or_else(|| Error::Usage(format!("unknown controller {name:?}")))?;
     match (&mut cc, window) {
         (CcConfig::Fixed(f), Some(w)) => {
@@ -55,6 +56,16 @@ pub fn cc_config(name: &str, window: Option<u32>) -> Result<CcConfig> {
             f.window = w;
         }
         (_, Some(_)) => return Err(Error::Usage("--window only applies to --cc fixed".into())),
+        _ => {}
+    }
+    match (&mut cc, probe_gain) {
+        (CcConfig::Bbr(b), Some(g)) => {
+            if !(1.0..=4.0).contains(&g) {
+                return Err(Error::Usage("--probe-gain must be between 1 and 4".into()));
+            }
+            b.probe_bw_gain = g;
+        }
+        (_, Some(_)) => return Err(Error::Usage("--probe-gain only applies to the bbr family".into())),
         _ => {}
     }
     Ok(cc)
@@ -131,10 +142,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn probe_gain_only_for_bbr_family() {
+        assert!(matches!(cc_config("bbrp", None, Some(2.0)), Ok(CcConfig::Bbr(b)) if b.probe_bw_gain == 2.0));
+        assert!(matches!(cc_config("bbrp", None, None), Ok(CcConfig::Bbr(b)) if b.probe_bw_gain == 1.5));
+        assert!(cc_config("aimd", None, Some(2.0)).is_err());
+        assert!(cc_config("bbr", None, Some(0.5)).is_err());
+    }
+
+    #[test]
     fn window_only_for_fixed() {
-        assert!(matches!(cc_config("fixed", Some(10)), Ok(CcConfig::Fixed(f)) if f.window == 10));
-        assert_eq!(cc_config("bbr", Some(10)).unwrap_err().exit_code(), 2);
-        assert_eq!(cc_config("fixed", Some(0)).unwrap_err().exit_code(), 2);
-        assert!(cc_config("aimd", None).is_ok());
+        assert!(matches!(cc_config("fixed", Some(10), None), Ok(CcConfig::Fixed(f)) if f.window == 10));
+        assert_eq!(cc_config("bbr", Some(10), None).unwrap_err().exit_code(), 2);
+        assert_eq!(cc_config("fixed", Some(0), None).unwrap_err().exit_code(), 2);
+        assert!(cc_config("aimd", None, None).is_ok());
     }
 }

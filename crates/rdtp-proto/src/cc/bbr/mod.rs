@@ -295,13 +295,7 @@ impl Bbr {
 
 impl Controller for Bbr {
     fn name(&self) -> &'static str {
-        if self.cfg.wifi {
-            "bbr-wifi"
-        } else if self.cfg.probe_bw_gain != BbrConfig::default().probe_bw_gain {
-            "bbrp"
-        } else {
-            "bbr"
-        }
+        super::CcConfig::Bbr(self.cfg.clone()).name()
     }
     fn cwnd(&self) -> u64 {
         self.cwnd
