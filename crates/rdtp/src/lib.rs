@@ -66,3 +66,8 @@ pub use rdtp_proto::Eid;
 pub use rdtp_proto::cc::CcConfig;
 pub use rdtp_proto::receiver::Target;
 pub use summary::Summary;
+
+/// The Rust examples in the repository's README.md compile (`cargo test --doc`).
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
