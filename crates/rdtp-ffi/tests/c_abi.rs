@@ -7,13 +7,7 @@ use std::process::Command;
 #[test]
 fn c_program_fetches_through_the_abi() {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // The test binary lives in target/<profile>/deps; the static library one level up.
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let lib = profile_dir.join("librdtp_ffi.a");
-    if !lib.exists() {
-        panic!("{} missing: build the crate first (cargo build -p rdtp-ffi)", lib.display());
-    }
+    let lib = static_library();
     let Ok(cc) = which_cc() else {
         panic!("no C compiler (cc/gcc) on PATH: this test needs one");
     };
@@ -36,6 +30,32 @@ fn c_program_fetches_through_the_abi() {
     eprintln!("{stdout}");
     assert!(run.status.success(), "smoke exited with {:?}: {stdout}", run.status.code());
     assert!(stdout.contains("finished=1 read=3000000"));
+}
+
+/// The static library cargo built for this test run. The test binary lives in
+/// `target/<profile>/deps`; `cargo build` copies the library to `target/<profile>/`, while
+/// `cargo test` leaves it in `deps/` under a hashed name: take the newest of those.
+fn static_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("librdtp_ffi-") && n.ends_with(".a"))
+        })
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    match found.pop() {
+        Some((_, p)) => p,
+        None => {
+            let uplifted = deps.parent().unwrap().join("librdtp_ffi.a");
+            assert!(uplifted.exists(), "no librdtp_ffi static library in {} or its parent", deps.display());
+            uplifted
+        }
+    }
 }
 
 fn which_cc() -> Result<String, ()> {
