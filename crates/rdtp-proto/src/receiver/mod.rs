@@ -670,7 +670,8 @@ impl Receiver {
     }
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
-        if !self.pacer.ready(now) {
+        // Check everything that could stop the request before any unit is taken.
+        if buf.len() < MAX_DATAGRAM || !self.pacer.ready(now) {
             return None;
         }
         let quota = self.window_quota();
@@ -678,45 +679,32 @@ impl Receiver {
             return None;
         }
         let n = u64::from(self.cc.aggregation().max(1)).min(quota);
-        let t = self.transfer.as_mut()?;
         let unit = u64::from(self.cfg.unit);
-        let inflight_before = t.window.inflight();
+        let inflight_before = self.inflight();
         let was_app_limited = self.rate.is_app_limited();
 
-        // Lost units first, as one request with discrete ranges (seed 000 §3.1).
-        self.scratch.clear();
-        t.window.take_lost(n as usize, &mut self.scratch);
-        let retransmission = !self.scratch.is_empty();
+        // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
+        // next new units (one contiguous range).
+        let mut units = std::mem::take(&mut self.scratch);
+        units.clear();
+        let t = self.transfer.as_mut()?;
+        t.window.take_lost(n as usize, &mut units);
+        let retransmission = !units.is_empty();
         if !retransmission {
             let count = n.min(self.new_units_allowed());
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
                 self.rate.mark_app_limited(inflight_before);
+                self.scratch = units;
                 return None;
             }
-            let t = self.transfer.as_ref().expect("transfer exists");
-            self.scratch.extend(t.window.next()..t.window.next() + count);
+            let next = self.transfer.as_ref()?.window.next();
+            units.extend(next..next + count);
         }
-        let units = std::mem::take(&mut self.scratch);
-
-        // Build the ranges (consecutive units merge) and the datagram.
-        let mut ranges: Vec<ByteRange> = Vec::with_capacity(4);
-        let mut used = 0;
-        for &u in &units {
-            let extends = ranges.last().is_some_and(|r| r.offset + u64::from(r.length) == u * unit);
-            if extends {
-                if let Some(r) = ranges.last_mut() {
-                    r.length += unit as u32;
-                }
-            } else if ranges.len() == self.cfg.max_ranges_per_request {
-                break;
-            } else {
-                ranges.push(ByteRange::new(u * unit, unit as u32));
-            }
-            used += 1;
-        }
-        let t = self.transfer.as_mut().expect("transfer exists");
-        // Units that did not fit go back to the lost set.
+        let (ranges, used) = ranges_of(&units, unit, self.cfg.max_ranges_per_request);
+        let tag = self.take_tag();
+        let t = self.transfer.as_mut()?;
+        // Lost units that did not fit go back to the lost set.
         for &u in &units[used..] {
             t.window.force_lost(u);
         }
@@ -725,8 +713,6 @@ impl Receiver {
         let mut opts = [0u8; MAX_DATAGRAM];
         let opt_len = extra_ranges_len(ranges.len() - 1);
         write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
-        let tag = self.take_tag();
-        let t = self.transfer.as_mut().expect("transfer exists");
         let req = Request {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
@@ -735,9 +721,9 @@ impl Receiver {
             tag,
             eid: t.eid,
             range: ranges[0],
-            options: Options::parse(&opts[..opt_len]).ok()?,
+            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
-        let len = req.encode(buf).ok()?;
+        let len = req.encode(buf).expect("a request with at most 32 ranges fits MAX_DATAGRAM");
 
         // Record the request in the window.
         self.cc.on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
@@ -772,8 +758,8 @@ impl Receiver {
         if self.cfg.trace {
             self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
-        self.scratch = units;
         let count = used as u64;
+        self.scratch = units;
         self.stats.requests_sent += 1;
         self.stats.units_requested += count;
         if retransmission {
@@ -812,5 +798,37 @@ impl Receiver {
     }
 }
 
+/// Byte ranges covering `units` (sorted), merging consecutive units, at most `max_ranges`
+/// of them. Returns the ranges and how many of `units` they cover.
+fn ranges_of(units: &[u64], unit: u64, max_ranges: usize) -> (Vec<ByteRange>, usize) {
+    let mut ranges: Vec<ByteRange> = Vec::with_capacity(4);
+    let mut used = 0;
+    for &u in units {
+        let full = ranges.len() >= max_ranges.max(1);
+        match ranges.last_mut() {
+            Some(r) if r.offset + u64::from(r.length) == u * unit => r.length += unit as u32,
+            _ if full => break,
+            _ => ranges.push(ByteRange::new(u * unit, unit as u32)),
+        }
+        used += 1;
+    }
+    (ranges, used)
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_units_merge_and_the_range_limit_holds() {
+        let (r, used) = ranges_of(&[3, 4, 5, 9, 11, 12], 100, 32);
+        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100), ByteRange::new(1100, 200)]);
+        assert_eq!(used, 6);
+        let (r, used) = ranges_of(&[3, 4, 5, 9, 11, 12], 100, 2);
+        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100)]);
+        assert_eq!(used, 4);
+    }
+}

@@ -299,3 +299,20 @@ fn heavy_loss_both_ways_every_controller_keeps_its_timer_and_finishes() {
         }
     }
 }
+
+#[test]
+fn a_too_small_buffer_sends_nothing_and_loses_nothing() {
+    let data = content(100_000);
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+    p.drop_units = vec![3, 4, 5];
+    // Run a little, then poll with a small buffer while units are lost: nothing may go out
+    // and nothing may be forgotten.
+    let mut got = p.run(Duration::from_millis(30));
+    let mut small = [0u8; 100];
+    for _ in 0..10 {
+        assert_eq!(p.rx.poll_transmit(p.now + Duration::from_secs(2), &mut small), None);
+    }
+    got.extend(p.run(Duration::from_secs(30)));
+    assert!(p.rx.is_finished(), "{:?}", p.rx.error());
+    assert_eq!(got, data);
+}
