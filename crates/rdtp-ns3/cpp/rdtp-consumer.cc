@@ -1,0 +1,369 @@
+#include "rdtp-consumer.h"
+
+#include "ns3/address-utils.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+#include "ns3/udp-socket-factory.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RdtpConsumer");
+NS_OBJECT_ENSURE_REGISTERED(RdtpConsumer);
+
+TypeId
+RdtpConsumer::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RdtpConsumer")
+            .SetParent<Application>()
+            .SetGroupName("Applications")
+            .AddConstructor<RdtpConsumer>()
+            .AddAttribute("Remote",
+                          "Address (InetSocketAddress) of the RdtpProducer",
+                          AddressValue(),
+                          MakeAddressAccessor(&RdtpConsumer::m_remote),
+                          MakeAddressChecker())
+            .AddAttribute("ObjectName",
+                          "Name of the object to fetch (resolved by the producer)",
+                          StringValue("object"),
+                          MakeStringAccessor(&RdtpConsumer::m_objectName),
+                          MakeStringChecker())
+            .AddAttribute("Controller",
+                          "Congestion controller: bbr, bbr-wifi, bbrp, aimd or fixed",
+                          StringValue("bbr"),
+                          MakeStringAccessor(&RdtpConsumer::m_controller),
+                          MakeStringChecker())
+            .AddAttribute("Unit",
+                          "Payload bytes per Data packet; 0 = the core's default (1412)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_unit),
+                          MakeUintegerChecker<uint32_t>(0, 65000))
+            .AddAttribute("MaxAggregation",
+                          "Aggregation limit L (units per request); 0 = default (64)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_maxAggregation),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("ProbeGain",
+                          "ProbeBW probing gain for bbr/bbrp; 0 = the controller's default",
+                          DoubleValue(0.0),
+                          MakeDoubleAccessor(&RdtpConsumer::m_probeGain),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("FixedWindow",
+                          "Window of the fixed controller, units; 0 = default (64)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_fixedWindow),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Seed",
+                          "Seed of the receiver's randomness",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_seed),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("RcvBufSize",
+                          "UDP receive buffer of the consumer socket, bytes",
+                          UintegerValue(8 << 20),
+                          MakeUintegerAccessor(&RdtpConsumer::m_rcvBufSize),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Verify",
+                          "Check the object against its EID (BLAKE3) in the core",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RdtpConsumer::m_verify),
+                          MakeBooleanChecker())
+            .AddTraceSource("Delivered",
+                            "Bytes newly read by the application",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_deliveredTrace),
+                            "ns3::RdtpConsumer::DeliveredCallback")
+            .AddTraceSource("RttSample",
+                            "RTT sample and smoothed RTT",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_rttTrace),
+                            "ns3::RdtpConsumer::RttSampleCallback")
+            .AddTraceSource("Congestion",
+                            "Controller snapshot: cwnd (units), pacing rate (bytes/s), "
+                            "aggregation, state",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_congestionTrace),
+                            "ns3::RdtpConsumer::CongestionCallback")
+            .AddTraceSource("Finished",
+                            "All bytes arrived and matched the EID; argument: fetch duration",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_finishedTrace),
+                            "ns3::RdtpConsumer::FinishedCallback")
+            .AddTraceSource("Failed",
+                            "The fetch failed; argument: RdtpError",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_failedTrace),
+                            "ns3::RdtpConsumer::FailedCallback")
+            .AddTraceSource("Tx",
+                            "A request datagram was sent",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_txTrace),
+                            "ns3::RdtpConsumer::PacketCallback")
+            .AddTraceSource("Rx",
+                            "A datagram from the producer was received",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_rxTrace),
+                            "ns3::RdtpConsumer::PacketCallback");
+    return tid;
+}
+
+RdtpConsumer::RdtpConsumer()
+    : m_unit(0),
+      m_maxAggregation(0),
+      m_probeGain(0.0),
+      m_fixedWindow(0),
+      m_seed(0),
+      m_rcvBufSize(8 << 20),
+      m_verify(true),
+      m_rx(nullptr),
+      m_done(false),
+      m_frozen(false),
+      m_finishTime(NanoSeconds(-1)),
+      m_delivered(0),
+      m_error(RDTP_ERROR_NONE),
+      m_stats(),
+      m_txBuf(RDTP_MAX_REQUEST),
+      m_rxBuf(RDTP_MAX_DATAGRAM),
+      m_readBuf(1 << 20)
+{
+}
+
+RdtpConsumer::~RdtpConsumer()
+{
+    rdtp_receiver_free(m_rx);
+    m_rx = nullptr;
+}
+
+void
+RdtpConsumer::DoDispose()
+{
+    m_timer.Cancel();
+    m_socket = nullptr;
+    rdtp_receiver_free(m_rx);
+    m_rx = nullptr;
+    Application::DoDispose();
+}
+
+static uint64_t
+NowNs()
+{
+    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+}
+
+void
+RdtpConsumer::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    RdtpReceiverConfig cfg = rdtp_receiver_config_default();
+    cfg.cc = m_controller.c_str();
+    cfg.unit = static_cast<uint16_t>(m_unit);
+    cfg.max_aggregation = m_maxAggregation;
+    cfg.probe_bw_gain = m_probeGain;
+    cfg.fixed_window = m_fixedWindow;
+    cfg.seed = m_seed;
+    cfg.trace = true;
+    cfg.verify = m_verify;
+    m_startTime = Simulator::Now();
+    m_rx = rdtp_receiver_new(&cfg, m_objectName.c_str(), NowNs());
+    if (m_rx == nullptr)
+    {
+        NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (controller '"
+                       << m_controller << "')");
+    }
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
+    if (!InetSocketAddress::IsMatchingType(m_remote))
+    {
+        NS_FATAL_ERROR("RdtpConsumer: Remote must be an InetSocketAddress");
+    }
+    if (m_socket->Bind() != 0 || m_socket->Connect(m_remote) != 0)
+    {
+        NS_FATAL_ERROR("RdtpConsumer: cannot bind/connect the UDP socket");
+    }
+    m_socket->SetRecvCallback(MakeCallback(&RdtpConsumer::HandleRead, this));
+    Service();
+}
+
+void
+RdtpConsumer::StopApplication()
+{
+    NS_LOG_FUNCTION(this);
+    m_timer.Cancel();
+    if (m_socket)
+    {
+        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->Close();
+    }
+    m_done = true;
+    Freeze();
+}
+
+void
+RdtpConsumer::Freeze()
+{
+    if (m_rx != nullptr && !m_frozen)
+    {
+        rdtp_receiver_stats(m_rx, &m_stats);
+        m_frozen = true;
+    }
+}
+
+void
+RdtpConsumer::HandleRead(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        if (m_rx == nullptr || m_done)
+        {
+            continue;
+        }
+        m_rxTrace(packet);
+        uint32_t len = packet->CopyData(m_rxBuf.data(), m_rxBuf.size());
+        rdtp_receiver_handle_datagram(m_rx, NowNs(), m_rxBuf.data(), len);
+    }
+    Service();
+}
+
+void
+RdtpConsumer::HandleTimer()
+{
+    if (m_rx == nullptr || m_done)
+    {
+        return;
+    }
+    rdtp_receiver_handle_timeout(m_rx, NowNs());
+    Service();
+}
+
+void
+RdtpConsumer::Service()
+{
+    if (m_rx == nullptr || m_done)
+    {
+        return;
+    }
+    const uint64_t now = NowNs();
+    size_t n;
+    while ((n = rdtp_receiver_poll_transmit(m_rx, now, m_txBuf.data(), m_txBuf.size())) > 0)
+    {
+        Ptr<Packet> p = Create<Packet>(m_txBuf.data(), static_cast<uint32_t>(n));
+        m_txTrace(p);
+        m_socket->Send(p);
+    }
+    while ((n = rdtp_receiver_read(m_rx, m_readBuf.data(), m_readBuf.size())) > 0)
+    {
+        m_delivered += n;
+        m_deliveredTrace(n);
+    }
+    RdtpEvent ev;
+    bool finished = false;
+    bool failed = false;
+    while (rdtp_receiver_poll_event(m_rx, &ev))
+    {
+        switch (ev.kind)
+        {
+        case RDTP_EVENT_KIND_RTT_SAMPLE:
+            m_rttTrace(NanoSeconds(static_cast<int64_t>(ev.rtt_ns)),
+                       NanoSeconds(static_cast<int64_t>(ev.srtt_ns)));
+            break;
+        case RDTP_EVENT_KIND_CONGESTION:
+            m_congestionTrace(ev.cwnd,
+                              ev.pacing_rate,
+                              ev.aggregation,
+                              std::string(ev.state != nullptr ? ev.state : ""));
+            break;
+        case RDTP_EVENT_KIND_FINISHED:
+            finished = true;
+            break;
+        case RDTP_EVENT_KIND_FAILED:
+            failed = true;
+            m_error = static_cast<int>(ev.error);
+            break;
+        default:
+            break;
+        }
+    }
+    if (finished || failed)
+    {
+        m_done = true;
+        m_timer.Cancel();
+        Freeze();
+        if (finished)
+        {
+            m_finishTime = Simulator::Now();
+            m_finishedTrace(Simulator::Now() - m_startTime);
+        }
+        else
+        {
+            m_failedTrace(m_error);
+        }
+        return;
+    }
+    uint64_t at = 0;
+    if (rdtp_receiver_poll_timeout(m_rx, &at))
+    {
+        Time when = NanoSeconds(static_cast<int64_t>(at));
+        if (when < Simulator::Now())
+        {
+            when = Simulator::Now();
+        }
+        if (m_timer.IsRunning() && m_timerAt == when)
+        {
+            return;
+        }
+        m_timer.Cancel();
+        m_timerAt = when;
+        m_timer = Simulator::Schedule(when - Simulator::Now(), &RdtpConsumer::HandleTimer, this);
+    }
+    else
+    {
+        m_timer.Cancel();
+    }
+}
+
+RdtpStats
+RdtpConsumer::GetStats() const
+{
+    if (m_frozen || m_rx == nullptr)
+    {
+        return m_stats;
+    }
+    RdtpStats s;
+    rdtp_receiver_stats(m_rx, &s);
+    return s;
+}
+
+int32_t
+RdtpConsumer::GetStatus() const
+{
+    if (m_finishTime.IsPositive() || (m_finishTime.IsZero()))
+    {
+        return 1;
+    }
+    if (m_error != RDTP_ERROR_NONE)
+    {
+        return 2;
+    }
+    return 0;
+}
+
+Time
+RdtpConsumer::GetFinishTime() const
+{
+    return m_finishTime;
+}
+
+uint64_t
+RdtpConsumer::GetDeliveredBytes() const
+{
+    return m_delivered;
+}
+
+int
+RdtpConsumer::GetError() const
+{
+    return m_error;
+}
+
+} // namespace ns3

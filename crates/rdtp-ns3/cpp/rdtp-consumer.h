@@ -1,0 +1,114 @@
+// RdtpConsumer: an ns-3 application that fetches one object with the real rdtp receiver.
+//
+// The protocol lives entirely in the Rust core behind the C ABI (rdtp.h). This class only
+// moves datagrams between a UDP socket and the core and keeps one Simulator event armed at
+// the core's poll_timeout. Attributes and trace sources follow the ndnSIM consumer idiom.
+#ifndef RDTP_NS3_CONSUMER_H
+#define RDTP_NS3_CONSUMER_H
+
+#include "rdtp.h"
+
+#include "ns3/address.h"
+#include "ns3/application.h"
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/packet.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class RdtpConsumer : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    RdtpConsumer();
+    ~RdtpConsumer() override;
+
+    /// Receiver statistics: live while running, frozen at stop/finish.
+    RdtpStats GetStats() const;
+    /// 0 = running (or not started), 1 = finished and verified, 2 = failed.
+    int32_t GetStatus() const;
+    /// Simulation time at which the FINISHED event arrived (or -1 ns if it did not).
+    Time GetFinishTime() const;
+    /// Bytes read from the receiver (in order, as the application sees them).
+    uint64_t GetDeliveredBytes() const;
+    /// Error of the FAILED event (RDTP_ERROR_NONE if none).
+    int GetError() const;
+
+    /// Bytes newly read by the application.
+    typedef void (*DeliveredCallback)(uint64_t bytes);
+    /// One RTT sample and the smoothed RTT after it.
+    typedef void (*RttSampleCallback)(Time rtt, Time srtt);
+    /// Controller snapshot: window (units), pacing rate (bytes/s, negative if unpaced),
+    /// aggregation count, controller state.
+    typedef void (*CongestionCallback)(uint64_t cwnd,
+                                       double pacingRate,
+                                       uint32_t aggregation,
+                                       const std::string& state);
+    /// The fetch finished (all bytes arrived and matched the EID); argument = fetch duration.
+    typedef void (*FinishedCallback)(Time elapsed);
+    /// The fetch failed; argument = RdtpError.
+    typedef void (*FailedCallback)(int error);
+    /// A datagram sent to / received from the producer.
+    typedef void (*PacketCallback)(Ptr<const Packet> packet);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void HandleRead(Ptr<Socket> socket);
+    void HandleTimer();
+    /// Send what the core wants sent, read bytes, drain events, re-arm the timer.
+    void Service();
+    void Freeze();
+
+    // Attributes
+    Address m_remote;
+    std::string m_objectName;
+    std::string m_controller;
+    uint32_t m_unit;
+    uint32_t m_maxAggregation;
+    double m_probeGain;
+    uint32_t m_fixedWindow;
+    uint64_t m_seed;
+    uint32_t m_rcvBufSize;
+    bool m_verify;
+
+    // State
+    Ptr<Socket> m_socket;
+    RdtpReceiver* m_rx;
+    EventId m_timer;
+    Time m_timerAt;
+    bool m_done;
+    bool m_frozen;
+    Time m_startTime;
+    Time m_finishTime;
+    uint64_t m_delivered;
+    int m_error;
+    RdtpStats m_stats;
+    std::vector<uint8_t> m_txBuf;
+    std::vector<uint8_t> m_rxBuf;
+    std::vector<uint8_t> m_readBuf;
+
+    // Trace sources
+    TracedCallback<uint64_t> m_deliveredTrace;
+    TracedCallback<Time, Time> m_rttTrace;
+    TracedCallback<uint64_t, double, uint32_t, const std::string&> m_congestionTrace;
+    TracedCallback<Time> m_finishedTrace;
+    TracedCallback<int> m_failedTrace;
+    TracedCallback<Ptr<const Packet>> m_txTrace;
+    TracedCallback<Ptr<const Packet>> m_rxTrace;
+};
+
+} // namespace ns3
+
+#endif

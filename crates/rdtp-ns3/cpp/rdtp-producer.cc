@@ -1,0 +1,175 @@
+#include "rdtp-producer.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/log.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RdtpProducer");
+NS_OBJECT_ENSURE_REGISTERED(RdtpProducer);
+
+TypeId
+RdtpProducer::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RdtpProducer")
+            .SetParent<Application>()
+            .SetGroupName("Applications")
+            .AddConstructor<RdtpProducer>()
+            .AddAttribute("Port",
+                          "UDP port the producer listens on",
+                          UintegerValue(7447),
+                          MakeUintegerAccessor(&RdtpProducer::m_port),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Objects",
+                          "Generated objects served: \"name:size:seed,name2:size2:seed2\"",
+                          StringValue(""),
+                          MakeStringAccessor(&RdtpProducer::m_objects),
+                          MakeStringChecker())
+            .AddAttribute("RcvBufSize",
+                          "UDP receive buffer of the producer socket, bytes",
+                          UintegerValue(8 << 20),
+                          MakeUintegerAccessor(&RdtpProducer::m_rcvBufSize),
+                          MakeUintegerChecker<uint32_t>())
+            .AddTraceSource("Rx",
+                            "A datagram from a consumer",
+                            MakeTraceSourceAccessor(&RdtpProducer::m_rxTrace),
+                            "ns3::RdtpProducer::PacketAddressCallback")
+            .AddTraceSource("Tx",
+                            "A reply datagram to a consumer",
+                            MakeTraceSourceAccessor(&RdtpProducer::m_txTrace),
+                            "ns3::RdtpProducer::PacketAddressCallback");
+    return tid;
+}
+
+RdtpProducer::RdtpProducer()
+    : m_port(7447),
+      m_rcvBufSize(8 << 20),
+      m_server(nullptr),
+      m_in(RDTP_MAX_DATAGRAM),
+      m_out(RDTP_MAX_DATAGRAM)
+{
+}
+
+RdtpProducer::~RdtpProducer()
+{
+    rdtp_server_free(m_server);
+    m_server = nullptr;
+}
+
+void
+RdtpProducer::DoDispose()
+{
+    m_socket = nullptr;
+    rdtp_server_free(m_server);
+    m_server = nullptr;
+    Application::DoDispose();
+}
+
+void
+RdtpProducer::CreateServer()
+{
+    std::vector<std::string> names;
+    std::vector<uint64_t> sizes;
+    std::vector<uint64_t> seeds;
+    std::stringstream all(m_objects);
+    std::string item;
+    while (std::getline(all, item, ','))
+    {
+        if (item.empty())
+        {
+            continue;
+        }
+        size_t a = item.find(':');
+        size_t b = item.find(':', a == std::string::npos ? a : a + 1);
+        if (a == std::string::npos || b == std::string::npos)
+        {
+            NS_FATAL_ERROR("RdtpProducer: bad Objects entry '" << item
+                                                              << "' (want name:size:seed)");
+        }
+        names.push_back(item.substr(0, a));
+        sizes.push_back(std::stoull(item.substr(a + 1, b - a - 1)));
+        seeds.push_back(std::stoull(item.substr(b + 1)));
+    }
+    std::vector<const char*> cnames;
+    for (const auto& n : names)
+    {
+        cnames.push_back(n.c_str());
+    }
+    m_server = rdtp_server_new_pattern(cnames.data(), sizes.data(), seeds.data(), names.size());
+    if (m_server == nullptr)
+    {
+        NS_FATAL_ERROR("RdtpProducer: the core refused the object list");
+    }
+}
+
+void
+RdtpProducer::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_server == nullptr)
+    {
+        CreateServer();
+    }
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
+    if (m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) != 0)
+    {
+        NS_FATAL_ERROR("RdtpProducer: cannot bind UDP port " << m_port);
+    }
+    m_socket->SetRecvCallback(MakeCallback(&RdtpProducer::HandleRead, this));
+}
+
+void
+RdtpProducer::StopApplication()
+{
+    if (m_socket)
+    {
+        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->Close();
+    }
+}
+
+void
+RdtpProducer::HandleRead(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        m_rxTrace(packet, from);
+        uint32_t len = packet->CopyData(m_in.data(), m_in.size());
+        size_t replies = rdtp_server_handle(m_server, m_in.data(), len);
+        for (size_t i = 0; i < replies; i++)
+        {
+            size_t n = rdtp_server_next(m_server, m_out.data(), m_out.size());
+            if (n == 0)
+            {
+                break;
+            }
+            Ptr<Packet> reply = Create<Packet>(m_out.data(), static_cast<uint32_t>(n));
+            m_txTrace(reply, from);
+            socket->SendTo(reply, 0, from);
+        }
+    }
+}
+
+RdtpServerStats
+RdtpProducer::GetServerStats() const
+{
+    RdtpServerStats s{};
+    if (m_server != nullptr)
+    {
+        rdtp_server_stats(m_server, &s);
+    }
+    return s;
+}
+
+} // namespace ns3

@@ -1,0 +1,62 @@
+// RdtpProducer: an ns-3 application around the stateless rdtp server core.
+//
+// Every datagram received on the UDP port goes to rdtp_server_handle; every reply datagram
+// goes back to the datagram's source with SendTo. The application keeps no per-client state:
+// one server handle, one socket, scratch buffers.
+#ifndef RDTP_NS3_PRODUCER_H
+#define RDTP_NS3_PRODUCER_H
+
+#include "rdtp.h"
+
+#include "ns3/address.h"
+#include "ns3/application.h"
+#include "ns3/packet.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class RdtpProducer : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    RdtpProducer();
+    ~RdtpProducer() override;
+
+    /// The server's aggregate counters.
+    RdtpServerStats GetServerStats() const;
+
+    /// A datagram received from / sent to a consumer, with the consumer's address.
+    typedef void (*PacketAddressCallback)(Ptr<const Packet> packet, const Address& peer);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void HandleRead(Ptr<Socket> socket);
+    void CreateServer();
+
+    uint16_t m_port;
+    std::string m_objects;
+    uint32_t m_rcvBufSize;
+
+    Ptr<Socket> m_socket;
+    RdtpServer* m_server;
+    std::vector<uint8_t> m_in;
+    std::vector<uint8_t> m_out;
+
+    TracedCallback<Ptr<const Packet>, const Address&> m_rxTrace;
+    TracedCallback<Ptr<const Packet>, const Address&> m_txTrace;
+};
+
+} // namespace ns3
+
+#endif

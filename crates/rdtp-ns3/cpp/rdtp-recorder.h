@@ -1,0 +1,151 @@
+// Measurement side of the scenario runner: per-flow accumulators written as
+// timeseries.csv / flows.csv, and the bottleneck queue monitor written as queue.csv.
+// Nothing here touches the protocol; the inputs are trace-source callbacks.
+#ifndef RDTP_NS3_RECORDER_H
+#define RDTP_NS3_RECORDER_H
+
+#include "ns3/nstime.h"
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+/// The measured window and the simulation length every recorder shares, in scenario time.
+struct MeasureWindow
+{
+    double warmup = 0.0;
+    double duration = 0.0;
+};
+
+/// Scenario time 0 in simulator seconds (the WiFi topology lets stations associate first).
+void SetScenarioOrigin(double seconds);
+double ScenarioOrigin();
+/// Simulator::Now() in scenario seconds.
+double ScenarioNow();
+
+/// Everything measured about one flow.
+struct FlowRecord
+{
+    uint32_t index = 0;
+    std::string kind; // rdtp | tcp-bbr | tcp-cubic | udp
+    std::string cc;   // controller (rdtp), bbr/cubic (tcp), cbr (udp)
+    uint32_t client = 0;
+    double start = 0.0;
+    double stop = 0.0;
+    uint64_t objectSize = 0; // rdtp: bytes of the object fetched; tcp/udp: MaxBytes (0 = unlimited)
+
+    // Delivered bytes (to the application).
+    uint64_t bytes = 0;
+    uint64_t intervalBytes = 0;
+    uint64_t windowBytes = 0;
+
+    // RTT samples, milliseconds.
+    double rttSumInterval = 0.0;
+    uint64_t rttCountInterval = 0;
+    double lastRttMs = std::numeric_limits<double>::quiet_NaN();
+    double rttSumWindow = 0.0;
+    uint64_t rttCountWindow = 0;
+    double minRttMs = std::numeric_limits<double>::infinity();
+
+    // Controller snapshot (last value).
+    double cwnd = std::numeric_limits<double>::quiet_NaN(); // segments / units
+    double pacingMbps = std::numeric_limits<double>::quiet_NaN();
+    std::string state;
+    double aggregation = std::numeric_limits<double>::quiet_NaN();
+
+    uint64_t retransmissions = 0;
+    uint64_t timeouts = 0;
+    /// rdtp only: units that arrived twice (spurious re-requests); -1 = not measured.
+    int64_t duplicates = -1;
+    bool completed = false;
+    bool failed = false;
+    double finishS = std::numeric_limits<double>::quiet_NaN();
+
+    // TCP retransmission detection: highest sequence number sent so far.
+    bool haveHighTx = false;
+    uint32_t highTx = 0;
+    uint32_t segmentSize = 1448;
+
+    /// End of the flow's active time: stop, completion, or the end of the run.
+    double ActiveEnd(double duration) const;
+    void OnBytes(double now, const MeasureWindow& w, uint64_t n);
+    void OnRtt(double now, const MeasureWindow& w, double ms);
+};
+
+/// Owns the flow records and writes timeseries.csv (every Interval) and flows.csv.
+class FlowRecorder
+{
+  public:
+    FlowRecorder(const std::string& dir, MeasureWindow w, double interval);
+    FlowRecord& Add(FlowRecord r);
+    FlowRecord& Get(uint32_t i);
+    std::vector<FlowRecord>& All();
+    /// Schedules the periodic timeseries rows.
+    void Start();
+    /// Writes flows.csv (call after Simulator::Run).
+    void Finish();
+    /// The latest active end over all flows (for the utilisation window).
+    double BusyEnd() const;
+    const MeasureWindow& Window() const;
+
+  private:
+    void Tick();
+    MeasureWindow m_window;
+    double m_interval;
+    std::string m_dir;
+    std::ofstream m_ts;
+    uint64_t m_tick = 0;
+    std::vector<std::unique_ptr<FlowRecord>> m_flows;
+    std::vector<FlowRecord> m_view;
+};
+
+/// Samples a queue every QueueInterval into queue.csv and measures sojourn times and
+/// departures through enqueue/dequeue/drop hooks keyed by packet uid.
+class QueueMonitor
+{
+  public:
+    using Sampler = std::function<std::pair<uint64_t, uint64_t>()>; // packets, bytes
+    QueueMonitor(const std::string& dir, double interval, Sampler sampler, MeasureWindow w);
+    void Start();
+    void OnEnqueue(uint64_t uid);
+    void OnDequeue(uint64_t uid, uint32_t bytes);
+    void OnDrop(uint64_t uid, bool wasQueued);
+
+    /// Bytes that left the queue, sojourn-time sum (ms) and count, per QueueInterval bin.
+    std::vector<uint64_t> binBytes;
+    std::vector<double> binSojournMs;
+    std::vector<uint64_t> binSojournCount;
+    uint64_t drops = 0;
+    std::map<std::string, uint64_t> dropReasons;
+    uint64_t maxPackets = 0;
+    double BinWidth() const { return m_interval; }
+    /// Departed bytes and mean sojourn (ms) over whole bins inside [from, to).
+    uint64_t BytesBetween(double from, double to) const;
+    double MeanSojournMsBetween(double from, double to) const;
+
+  private:
+    void Sample();
+    double m_interval;
+    Sampler m_sampler;
+    MeasureWindow m_window;
+    std::ofstream m_out;
+    uint64_t m_tick = 0;
+    std::unordered_map<uint64_t, int64_t> m_enqueued; // uid -> enqueue time (ns)
+};
+
+/// Fixed-point formatting (deterministic, locale-free); NaN prints as an empty field.
+std::string Fmt(double v, int decimals);
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,265 @@
+//! `rdtp-sim` — runs rdtp (the real protocol core, through its C ABI) inside ns-3.
+//!
+//! ```text
+//! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
+//! rdtp-sim --run-one [--Name=value ...]     one simulation (ns-3 CommandLine arguments)
+//! ```
+//!
+//! A scenario expands (overrides, then the sweep's cartesian product) into runs; each run is
+//! a child process `rdtp-sim --run-one …` (ns-3 keeps global state, so one simulation per
+//! process), up to `--jobs` at once. Each writes `DIR/<run-id>/`; the parent then writes
+//! `DIR/summary.csv`. Exit codes: 0 ok, 1 a run failed, 2 usage or scenario error,
+//! 3 ns-3 not available in this build.
+
+mod scenario;
+mod summary;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::scenario::{Run, expand, run_args};
+use crate::summary::{RunResult, read_run, write_summary};
+
+const NO_NS3: &str = "rdtp-sim: ns-3 is not installed (apt-get install libns3-dev libgsl-dev), cannot simulate";
+
+/// Whether this binary contains the ns-3 simulator.
+pub const HAS_NS3: bool = cfg!(rdtp_ns3);
+
+#[cfg(rdtp_ns3)]
+unsafe extern "C" {
+    /// The C++ scenario runner (cpp/rdtp-scenario.cc): one simulation, ns-3 CommandLine args.
+    fn rdtp_ns3_run(argc: std::ffi::c_int, argv: *mut *mut std::ffi::c_char) -> std::ffi::c_int;
+}
+
+/// The C++ applications call the rdtp C ABI, which lives in the `rdtp-ffi` rlib. Rust code
+/// never calls it, so without a reference rustc would not link that crate at all and the
+/// linker would not pull its objects in. Referencing every entry point from a `#[used]`
+/// static makes both happen regardless of link order.
+#[allow(dead_code)] // never read: it exists to be linked
+struct KeepFfi([*const (); 19]);
+// SAFETY: the table is never read; it only holds addresses of functions.
+unsafe impl Sync for KeepFfi {}
+#[used]
+static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
+    rdtp_ffi::rdtp_receiver_config_default as *const (),
+    rdtp_ffi::rdtp_receiver_new as *const (),
+    rdtp_ffi::rdtp_receiver_new_known as *const (),
+    rdtp_ffi::rdtp_receiver_free as *const (),
+    rdtp_ffi::rdtp_receiver_handle_datagram as *const (),
+    rdtp_ffi::rdtp_receiver_handle_timeout as *const (),
+    rdtp_ffi::rdtp_receiver_poll_transmit as *const (),
+    rdtp_ffi::rdtp_receiver_poll_timeout as *const (),
+    rdtp_ffi::rdtp_receiver_read as *const (),
+    rdtp_ffi::rdtp_receiver_poll_event as *const (),
+    rdtp_ffi::rdtp_receiver_status as *const (),
+    rdtp_ffi::rdtp_receiver_stats as *const (),
+    rdtp_ffi::rdtp_server_new_pattern as *const (),
+    rdtp_ffi::rdtp_server_free as *const (),
+    rdtp_ffi::rdtp_server_resolve as *const (),
+    rdtp_ffi::rdtp_server_handle as *const (),
+    rdtp_ffi::rdtp_server_next as *const (),
+    rdtp_ffi::rdtp_server_stats as *const (),
+    rdtp_ffi::rdtp_receiver_config_default as *const (),
+]);
+
+const USAGE: &str = "usage: rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
+       rdtp-sim --run-one [--Name=value ...]   (one simulation; --run-one --PrintHelp lists the names)
+
+  --out DIR        output directory (default: rdtp-sim-out/<scenario name>)
+  --jobs N         simulations at once (default: number of CPUs)
+  --set key=value  override a scenario value before the sweep (dotted path, e.g.
+                   topology.rate=200Mbps, flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3)
+  --dry-run        print the expanded runs and their arguments, run nothing";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--run-one") {
+        return ExitCode::from(run_one(&args[1..]) as u8);
+    }
+    match scenario_main(&args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("rdtp-sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// One simulation in this process.
+fn run_one(args: &[String]) -> i32 {
+    #[cfg(rdtp_ns3)]
+    {
+        use std::ffi::{CString, c_char};
+        let owned: Vec<CString> = std::iter::once("rdtp-sim".to_string())
+            .chain(args.iter().cloned())
+            .map(|a| CString::new(a).expect("arguments contain no NUL"))
+            .collect();
+        let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
+        argv.push(std::ptr::null_mut());
+        // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
+        // terminating null, as a C main expects.
+        unsafe { rdtp_ns3_run(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
+    }
+    #[cfg(not(rdtp_ns3))]
+    {
+        let _ = args;
+        eprintln!("{NO_NS3}");
+        3
+    }
+}
+
+struct Options {
+    scenario: PathBuf,
+    out: Option<PathBuf>,
+    jobs: usize,
+    sets: Vec<(String, String)>,
+    dry_run: bool,
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        scenario: PathBuf::new(),
+        out: None,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        sets: Vec::new(),
+        dry_run: false,
+    };
+    let mut scenario = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            "--out" | "-o" => o.out = Some(PathBuf::from(value("--out")?)),
+            "--jobs" | "-j" => {
+                o.jobs = value("--jobs")?.parse().map_err(|_| "--jobs needs a number".to_string())?;
+                o.jobs = o.jobs.max(1);
+            }
+            "--set" => {
+                let kv = value("--set")?;
+                let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: want key=value"))?;
+                o.sets.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            "--dry-run" => o.dry_run = true,
+            s if s.starts_with('-') => return Err(format!("unknown option {s}\n{USAGE}")),
+            s => {
+                if scenario.replace(PathBuf::from(s)).is_some() {
+                    return Err(format!("more than one scenario file\n{USAGE}"));
+                }
+            }
+        }
+    }
+    o.scenario = scenario.ok_or_else(|| USAGE.to_string())?;
+    Ok(o)
+}
+
+fn scenario_main(args: &[String]) -> Result<u8, String> {
+    let o = parse_options(args)?;
+    let text = fs::read_to_string(&o.scenario).map_err(|e| format!("{}: {e}", o.scenario.display()))?;
+    let (keys, runs) = expand(&text, &o.sets)?;
+    let name = runs.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
+    let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-sim-out").join(&name));
+    let mut argv = Vec::with_capacity(runs.len());
+    for r in &runs {
+        let dir = out.join(&r.id);
+        argv.push(run_args(&r.scenario, &dir.to_string_lossy()).map_err(|e| format!("run {}: {e}", r.id))?);
+    }
+    if o.dry_run {
+        for (r, a) in runs.iter().zip(&argv) {
+            println!("{} {}", r.id, a.join(" "));
+        }
+        return Ok(0);
+    }
+    if !HAS_NS3 {
+        eprintln!("{NO_NS3}");
+        return Ok(3);
+    }
+    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut record = format!("# {} as run", o.scenario.display());
+    for (k, v) in &o.sets {
+        record.push_str(&format!(" --set {k}={v}"));
+    }
+    fs::write(out.join("scenario.toml"), format!("{record}\n{text}")).map_err(|e| e.to_string())?;
+
+    eprintln!("rdtp-sim: {} run(s) of '{name}' into {} with {} job(s)", runs.len(), out.display(), o.jobs.min(runs.len()));
+    let started = Instant::now();
+    let results = run_all(&runs, &argv, &out, o.jobs);
+    let failed = results.iter().filter(|r| r.is_none()).count();
+    write_summary(&out.join("summary.csv"), &keys, &runs, &results)?;
+    eprintln!(
+        "rdtp-sim: {} of {} run(s) done in {:.1} s; summary: {}",
+        runs.len() - failed,
+        runs.len(),
+        started.elapsed().as_secs_f64(),
+        out.join("summary.csv").display()
+    );
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Run every simulation as a child process, `jobs` at a time.
+fn run_all(runs: &[Run], argv: &[Vec<String>], out: &Path, jobs: usize) -> Vec<Option<RunResult>> {
+    let exe = std::env::current_exe().expect("the path of this executable");
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<RunResult>>> = Mutex::new(vec![None; runs.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(runs.len()).max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= runs.len() {
+                        break;
+                    }
+                    let run = &runs[i];
+                    let dir = out.join(&run.id);
+                    let t0 = Instant::now();
+                    let outcome = run_child(&exe, &argv[i], &dir);
+                    let secs = t0.elapsed().as_secs_f64();
+                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    let label = if run.label.is_empty() { run.id.clone() } else { run.label.clone() };
+                    match outcome {
+                        Ok(res) => {
+                            let mut extra = String::new();
+                            if let Some(u) = res.utilisation {
+                                extra.push_str(&format!(", utilisation {:.3}", u));
+                            }
+                            if let (Some(sim), Some(wall)) = (res.simulated_s, res.wall_s)
+                                && wall > 0.0
+                            {
+                                extra.push_str(&format!(", {:.2} sim-s/s", sim / wall));
+                            }
+                            eprintln!("[{n}/{}] {label} … done in {secs:.1} s{extra}", runs.len());
+                            results.lock().unwrap()[i] = Some(res);
+                        }
+                        Err(e) => eprintln!("[{n}/{}] {label} … FAILED after {secs:.1} s: {e}", runs.len()),
+                    }
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap()
+}
+
+fn run_child(exe: &Path, args: &[String], dir: &Path) -> Result<RunResult, String> {
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let log_path = dir.join("log.txt");
+    let log = fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    let status = Command::new(exe)
+        .arg("--run-one")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .status()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if !status.success() {
+        let tail: String = fs::read_to_string(&log_path).unwrap_or_default().lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        return Err(format!("exit {:?} (see {}): {tail}", status.code(), log_path.display()));
+    }
+    read_run(dir)
+}

@@ -1,0 +1,618 @@
+//! Scenario files: the TOML schema, `--set` overrides, sweep expansion, and the translation
+//! of one expanded run into `rdtp-sim --run-one` (ns-3 `CommandLine`) arguments.
+//!
+//! The schema is documented in the crate README. Unknown keys are errors, so a typo in a
+//! scenario does not silently fall back to a default.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// A scenario file after overrides and one sweep assignment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub scenario: General,
+    pub topology: Topology,
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<Flow>,
+    /// Removed before deserialising a run (see [`expand`]); declared so the schema is complete.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub sweep: Table,
+    /// Raw ns-3 attribute defaults, passed as `--ns3::Name=value`.
+    #[serde(default)]
+    pub ns3: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct General {
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Simulated seconds.
+    pub duration: f64,
+    /// Seconds excluded from steady-state numbers.
+    #[serde(default)]
+    pub warmup: f64,
+    #[serde(default = "one")]
+    pub seed: u32,
+    #[serde(default = "one")]
+    pub run: u32,
+    /// timeseries.csv interval, seconds.
+    #[serde(default = "default_interval")]
+    pub interval: f64,
+    /// queue.csv interval, seconds.
+    #[serde(default = "default_queue_interval")]
+    pub queue_interval: f64,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn one() -> u32 {
+    1
+}
+fn default_interval() -> f64 {
+    0.1
+}
+fn default_queue_interval() -> f64 {
+    0.01
+}
+
+/// A rate ("100Mbps"; a bare number means Mbit/s), a duration ("20ms"; a bare number means
+/// milliseconds), or any other string-or-number value.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Quantity {
+    Text(String),
+    Int(i64),
+    Float(f64),
+}
+
+impl Quantity {
+    fn with_unit(&self, unit: &str) -> String {
+        match self {
+            Quantity::Text(s) => s.trim().to_string(),
+            Quantity::Int(i) => format!("{i}{unit}"),
+            Quantity::Float(f) => format!("{f}{unit}"),
+        }
+    }
+    /// As an ns-3 DataRate string.
+    pub fn rate(&self) -> String {
+        self.with_unit("Mbps")
+    }
+    /// As an ns-3 Time string.
+    pub fn time(&self) -> String {
+        self.with_unit("ms")
+    }
+}
+
+/// The rate schedule: `"0:200Mbps,5:500Mbps"` or `[[0, "200Mbps"], [5, "500Mbps"]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Schedule {
+    Text(String),
+    Steps(Vec<(f64, Quantity)>),
+}
+
+impl Schedule {
+    fn to_arg(&self) -> String {
+        match self {
+            Schedule::Text(s) => s.replace(' ', ""),
+            Schedule::Steps(v) => v.iter().map(|(t, r)| format!("{t}:{}", r.rate())).collect::<Vec<_>>().join(","),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// "dumbbell" or "wifi".
+    pub kind: String,
+    /// Clients / stations (default: as many as the flows use).
+    pub clients: Option<u32>,
+    // --- dumbbell ---
+    pub rate: Option<Quantity>,
+    pub rtt: Option<Quantity>,
+    /// One-way bottleneck delay (instead of `rtt`).
+    pub delay: Option<Quantity>,
+    /// "1bdp", "0.5bdp", "100p" (or a bare number of packets).
+    pub queue: Option<Quantity>,
+    pub loss: Option<f64>,
+    pub rate_schedule: Option<Schedule>,
+    pub access_rate: Option<Quantity>,
+    pub access_delay: Option<Quantity>,
+    pub access_queue: Option<u32>,
+    // --- wifi ---
+    pub standard: Option<String>,
+    pub band: Option<String>,
+    pub channel_width: Option<u32>,
+    /// "constant" or "minstrel".
+    pub rate_control: Option<String>,
+    pub mcs: Option<i32>,
+    pub spatial_streams: Option<u32>,
+    pub short_guard: Option<bool>,
+    pub distance: Option<f64>,
+    pub wired_rate: Option<Quantity>,
+    pub wired_delay: Option<Quantity>,
+    pub max_ampdu: Option<u32>,
+    /// "none" (the MAC queue is the only queue) or "default" (ns-3's default qdisc).
+    pub qdisc: Option<String>,
+    // --- both ---
+    /// TCP send/receive buffer, bytes (default: automatic).
+    pub tcp_buffer: Option<Size>,
+}
+
+/// A byte count: an integer, or a string like "20MB", "1.5GiB", "64KiB".
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            Size::Bytes(b) => Ok(*b),
+            Size::Text(s) => parse_size(s),
+        }
+    }
+}
+
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("bad size '{s}'"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" | "k" => 1e3,
+        "mb" | "m" => 1e6,
+        "gb" | "g" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("bad size unit in '{s}' (B, KB, MB, GB, KiB, MiB, GiB)")),
+    };
+    Ok((n * mult).round() as u64)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// "rdtp", "tcp" (with cc bbr|cubic), "tcp-bbr", "tcp-cubic", "udp".
+    pub kind: String,
+    /// rdtp: bbr, bbr-wifi, bbrp, aimd, fixed; tcp: bbr, cubic.
+    pub cc: Option<String>,
+    /// Client / station index (default: the next unused one).
+    pub client: Option<u32>,
+    #[serde(default)]
+    pub start: f64,
+    /// Default: the end of the run.
+    pub stop: Option<f64>,
+    /// rdtp: object size (default: bulk, never runs out); tcp/udp: bytes to send (default unlimited).
+    pub size: Option<Size>,
+    /// udp: sending rate.
+    pub rate: Option<Quantity>,
+    pub max_aggregation: Option<u32>,
+    pub probe_gain: Option<f64>,
+    pub fixed_window: Option<u32>,
+    pub unit: Option<u32>,
+    /// Replicate this flow on `count` consecutive clients.
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+/// One expanded run: its id, the sweep assignment that made it, the scenario.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Position in the expansion (0-based; also the id's prefix).
+    #[allow(dead_code)]
+    pub index: usize,
+    pub id: String,
+    pub label: String,
+    pub assignment: Vec<(String, Value)>,
+    pub scenario: Scenario,
+}
+
+/// Parse a `--set` value: a TOML value if it is one, else a string.
+pub fn parse_value(text: &str) -> Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(Value::String(text.to_string())),
+        Err(_) => Value::String(text.to_string()),
+    }
+}
+
+/// Set `path` (dotted: `topology.rate`, `flow.0.cc`, `flow.*.cc`, `ns3.ns3::X::Y`) in `doc`.
+pub fn set_path(doc: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    // ns-3 attribute names contain no dots but "::"; keep everything after "ns3." whole.
+    if let Some(rest) = path.strip_prefix("ns3.") {
+        let t = doc.entry("ns3").or_insert_with(|| Value::Table(Table::new()));
+        let Value::Table(t) = t else { return Err("ns3 is not a table".into()) };
+        t.insert(rest.to_string(), value);
+        return Ok(());
+    }
+    let parts: Vec<&str> = path.split('.').collect();
+    set_in_table(doc, &parts, value, path)
+}
+
+fn set_in_table(t: &mut Table, parts: &[&str], value: Value, full: &str) -> Result<(), String> {
+    let key = parts[0];
+    if parts.len() == 1 {
+        t.insert(key.to_string(), value);
+        return Ok(());
+    }
+    let entry = t.entry(key.to_string()).or_insert_with(|| Value::Table(Table::new()));
+    set_in_value(entry, &parts[1..], value, full)
+}
+
+fn set_in_value(v: &mut Value, parts: &[&str], value: Value, full: &str) -> Result<(), String> {
+    match v {
+        Value::Table(t) => set_in_table(t, parts, value, full),
+        Value::Array(items) => {
+            let sel = parts[0];
+            let targets: Vec<usize> = if sel == "*" {
+                (0..items.len()).collect()
+            } else {
+                let i: usize = sel.parse().map_err(|_| format!("'{full}': '{sel}' is not an index"))?;
+                if i >= items.len() {
+                    return Err(format!("'{full}': index {i} out of range ({} entries)", items.len()));
+                }
+                vec![i]
+            };
+            if parts.len() == 1 {
+                for i in targets {
+                    items[i] = value.clone();
+                }
+                return Ok(());
+            }
+            for i in targets {
+                set_in_value(&mut items[i], &parts[1..], value.clone(), full)?;
+            }
+            Ok(())
+        }
+        _ => Err(format!("'{full}': cannot descend into a {}", v.type_str())),
+    }
+}
+
+/// Display a value in labels and CSV cells ("100Mbps", 20, true, [..]).
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A key as shown in labels: without the `topology.` / `scenario.` prefix.
+pub fn short_key(k: &str) -> String {
+    k.strip_prefix("topology.").or_else(|| k.strip_prefix("scenario.")).unwrap_or(k).to_string()
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=,+-".contains(c) { c } else { '_' }).collect()
+}
+
+/// Apply overrides, expand the sweep (cartesian product, in file order), deserialize and
+/// validate every run.
+pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
+    let mut doc: Table = text.parse().map_err(|e| format!("scenario TOML: {e}"))?;
+    for (k, v) in overrides {
+        set_path(&mut doc, k, parse_value(v))?;
+    }
+    let sweep = match doc.remove("sweep") {
+        None => Table::new(),
+        Some(Value::Table(t)) => t,
+        Some(_) => return Err("[sweep] must be a table".into()),
+    };
+    let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
+    for (k, v) in sweep {
+        match v {
+            Value::Array(a) if !a.is_empty() => axes.push((k, a)),
+            Value::Array(_) => return Err(format!("sweep '{k}' is empty")),
+            other => axes.push((k, vec![other])),
+        }
+    }
+    let total: usize = axes.iter().map(|(_, v)| v.len()).product();
+    let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    let mut runs = Vec::with_capacity(total);
+    for index in 0..total {
+        // Mixed-radix decomposition; the last axis varies fastest.
+        let mut rem = index;
+        let mut assignment = vec![(String::new(), Value::Boolean(false)); axes.len()];
+        for (a, (k, vals)) in axes.iter().enumerate().rev() {
+            assignment[a] = (k.clone(), vals[rem % vals.len()].clone());
+            rem /= vals.len();
+        }
+        let mut d = doc.clone();
+        for (k, v) in &assignment {
+            set_path(&mut d, k, v.clone()).map_err(|e| format!("sweep: {e}"))?;
+        }
+        let scenario: Scenario = Value::Table(d).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
+        validate(&scenario)?;
+        let label = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect::<Vec<_>>().join(" ");
+        let mut id = format!("{index:03}");
+        if !assignment.is_empty() {
+            let parts: Vec<String> = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect();
+            id = format!("{id}_{}", sanitize(&parts.join(",")));
+        }
+        runs.push(Run { index, id, label, assignment, scenario });
+    }
+    Ok((keys, runs))
+}
+
+fn validate(s: &Scenario) -> Result<(), String> {
+    let g = &s.scenario;
+    if !(g.duration > 0.0) {
+        return Err("scenario.duration must be > 0".into());
+    }
+    if g.warmup < 0.0 || g.warmup >= g.duration {
+        return Err("scenario.warmup must be in [0, duration)".into());
+    }
+    if g.seed == 0 {
+        return Err("scenario.seed must be > 0".into());
+    }
+    if s.flows.is_empty() {
+        return Err("no [[flow]]".into());
+    }
+    match s.topology.kind.as_str() {
+        "dumbbell" | "wifi" => {}
+        k => return Err(format!("topology.kind '{k}' (want dumbbell or wifi)")),
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        let kind = f.kind.as_str();
+        let cc = f.cc.as_deref();
+        match kind {
+            "rdtp" => {
+                if let Some(c) = cc
+                    && !["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"].contains(&c)
+                {
+                    return Err(format!("flow {i}: rdtp cc '{c}' (bbr, bbr-wifi, bbrp, aimd, fixed)"));
+                }
+            }
+            "tcp" => {
+                if let Some(c) = cc
+                    && !["bbr", "cubic"].contains(&c)
+                {
+                    return Err(format!("flow {i}: tcp cc '{c}' (bbr, cubic)"));
+                }
+            }
+            "tcp-bbr" | "tcp-cubic" | "udp" => {}
+            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, udp)")),
+        }
+        if f.count == 0 {
+            return Err(format!("flow {i}: count must be ≥ 1"));
+        }
+        if let Some(s) = &f.size {
+            s.bytes().map_err(|e| format!("flow {i}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The flows as the C++ runner sees them, after `count` replication and client assignment.
+pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
+    let mut next_client = 0u32;
+    let mut max_client = 0u32;
+    let mut specs = Vec::new();
+    for f in &s.flows {
+        let first = f.client.unwrap_or(next_client);
+        for c in 0..f.count {
+            let client = first + c;
+            let kind = match (f.kind.as_str(), f.cc.as_deref()) {
+                ("tcp", Some(cc)) => format!("tcp-{cc}"),
+                ("tcp", None) => "tcp-cubic".to_string(),
+                (k, _) => k.to_string(),
+            };
+            let mut spec = format!("kind={kind},client={client},start={}", f.start);
+            if kind == "rdtp" {
+                write!(spec, ",cc={}", f.cc.as_deref().unwrap_or("bbr")).unwrap();
+            }
+            if let Some(stop) = f.stop {
+                write!(spec, ",stop={stop}").unwrap();
+            }
+            if let Some(size) = &f.size {
+                write!(spec, ",size={}", size.bytes()?).unwrap();
+            }
+            if let Some(rate) = &f.rate {
+                write!(spec, ",rate={}", rate.rate()).unwrap();
+            } else if kind == "udp" {
+                return Err("udp flows need a rate".into());
+            }
+            for (key, v) in [("agg", f.max_aggregation), ("window", f.fixed_window), ("unit", f.unit)] {
+                if let Some(v) = v {
+                    write!(spec, ",{key}={v}").unwrap();
+                }
+            }
+            if let Some(g) = f.probe_gain {
+                write!(spec, ",gain={g}").unwrap();
+            }
+            specs.push(spec);
+            max_client = max_client.max(client + 1);
+            next_client = next_client.max(client + 1);
+        }
+    }
+    Ok((specs, max_client))
+}
+
+/// The `--run-one` arguments (ns-3 CommandLine syntax) for one run writing into `out`.
+pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
+    let g = &s.scenario;
+    let t = &s.topology;
+    let (flows, needed) = flow_specs(s)?;
+    let mut a = vec![
+        format!("--Topology={}", t.kind),
+        format!("--Duration={}", g.duration),
+        format!("--Warmup={}", g.warmup),
+        format!("--Interval={}", g.interval),
+        format!("--QueueInterval={}", g.queue_interval),
+        format!("--Seed={}", g.seed),
+        format!("--Run={}", g.run),
+        format!("--Clients={}", t.clients.unwrap_or(needed).max(needed)),
+        format!("--Flows={}", flows.join(";")),
+        format!("--Out={out}"),
+    ];
+    let mut push = |name: &str, v: Option<String>| {
+        if let Some(v) = v {
+            a.push(format!("--{name}={v}"));
+        }
+    };
+    if t.kind == "dumbbell" {
+        push("Rate", t.rate.as_ref().map(Quantity::rate));
+        push("Rtt", t.rtt.as_ref().map(Quantity::time));
+        push("Delay", t.delay.as_ref().map(Quantity::time));
+        if let Some(q) = &t.queue {
+            let text = match q {
+                Quantity::Text(s) => s.trim().to_ascii_lowercase(),
+                Quantity::Int(i) => format!("{i}p"),
+                Quantity::Float(f) => format!("{f}p"),
+            };
+            if let Some(b) = text.strip_suffix("bdp") {
+                let v: f64 = b.trim().parse().map_err(|_| format!("topology.queue '{text}'"))?;
+                push("QueueBdp", Some(v.to_string()));
+                push("QueuePackets", Some("0".into()));
+            } else if let Some(p) = text.strip_suffix('p') {
+                let v: u32 = p.trim().parse().map_err(|_| format!("topology.queue '{text}'"))?;
+                push("QueuePackets", Some(v.to_string()));
+            } else {
+                return Err(format!("topology.queue '{text}' (want e.g. 1bdp or 100p)"));
+            }
+        }
+        push("Loss", t.loss.map(|l| l.to_string()));
+        push("RateSchedule", t.rate_schedule.as_ref().map(Schedule::to_arg));
+        push("AccessRate", t.access_rate.as_ref().map(Quantity::rate));
+        push("AccessDelay", t.access_delay.as_ref().map(Quantity::time));
+        push("AccessQueue", t.access_queue.map(|v| v.to_string()));
+    } else {
+        push("Standard", t.standard.clone());
+        push("Band", t.band.clone());
+        push("ChannelWidth", t.channel_width.map(|v| v.to_string()));
+        push("RateControl", t.rate_control.clone());
+        push("Mcs", t.mcs.map(|v| v.to_string()));
+        push("SpatialStreams", t.spatial_streams.map(|v| v.to_string()));
+        push("ShortGuard", t.short_guard.map(|v| v.to_string()));
+        push("Distance", t.distance.map(|v| v.to_string()));
+        push("WiredRate", t.wired_rate.as_ref().map(Quantity::rate));
+        push("WiredDelay", t.wired_delay.as_ref().map(Quantity::time));
+        push("MaxAmpdu", t.max_ampdu.map(|v| v.to_string()));
+        push("WifiQdisc", t.qdisc.clone());
+        push("AccessQueue", t.access_queue.map(|v| v.to_string()));
+    }
+    if let Some(b) = &t.tcp_buffer {
+        push("TcpBuf", Some(b.bytes()?.to_string()));
+    }
+    for (k, v) in &s.ns3 {
+        let name = if k.starts_with("ns3::") { k.clone() } else { format!("ns3::{k}") };
+        a.push(format!("--{name}={}", show(v)));
+    }
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+[scenario]
+name = "t"
+duration = 10.0
+warmup = 2.0
+
+[topology]
+kind = "dumbbell"
+rate = "100Mbps"
+rtt = "20ms"
+queue = "1bdp"
+
+[[flow]]
+kind = "rdtp"
+cc = "bbr"
+
+[[flow]]
+kind = "tcp"
+cc = "cubic"
+start = 1.0
+
+[sweep]
+"topology.rate" = ["100Mbps", "200Mbps"]
+"topology.rtt" = ["5ms", "20ms", "50ms"]
+"flow.0.cc" = ["bbr", "aimd"]
+"#;
+
+    #[test]
+    fn sweep_is_a_cartesian_product_in_file_order() {
+        let (keys, runs) = expand(FILE, &[]).unwrap();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(runs.len(), 12);
+        let first = &runs[0];
+        assert_eq!(first.label, "rate=100Mbps rtt=5ms flow.0.cc=bbr");
+        assert_eq!(runs[1].label, "rate=100Mbps rtt=5ms flow.0.cc=aimd");
+        assert_eq!(runs[11].label, "rate=200Mbps rtt=50ms flow.0.cc=aimd");
+        assert_eq!(runs[11].id, "011_rate=200Mbps,rtt=50ms,flow.0.cc=aimd");
+        assert_eq!(runs[11].scenario.flows[0].cc.as_deref(), Some("aimd"));
+    }
+
+    #[test]
+    fn overrides_apply_before_the_sweep_and_wildcards_reach_every_flow() {
+        let set = vec![("flow.*.start".to_string(), "0.5".to_string()), ("scenario.seed".to_string(), "7".to_string())];
+        let (_, runs) = expand(FILE, &set).unwrap();
+        assert!(runs.iter().all(|r| r.scenario.flows.iter().all(|f| f.start == 0.5)));
+        assert!(runs.iter().all(|r| r.scenario.scenario.seed == 7));
+    }
+
+    #[test]
+    fn run_arguments_follow_the_scenario() {
+        let (_, runs) = expand(FILE, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "/tmp/x").unwrap();
+        assert!(args.contains(&"--Rate=100Mbps".to_string()));
+        assert!(args.contains(&"--Rtt=5ms".to_string()));
+        assert!(args.contains(&"--QueueBdp=1".to_string()));
+        assert!(args.contains(&"--Clients=2".to_string()));
+        assert!(args.contains(&"--Flows=kind=rdtp,client=0,start=0,cc=bbr;kind=tcp-cubic,client=1,start=1".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn sizes_and_quantities() {
+        assert_eq!(parse_size("20MB").unwrap(), 20_000_000);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 1_610_612_736);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("3 parsecs").is_err());
+        assert_eq!(Quantity::Int(50).rate(), "50Mbps");
+        assert_eq!(Quantity::Float(2.5).time(), "2.5ms");
+        assert_eq!(Schedule::Steps(vec![(0.0, Quantity::Int(200)), (5.0, Quantity::Text("1Gbps".into()))]).to_arg(), "0:200Mbps,5:1Gbps");
+    }
+
+    #[test]
+    fn typos_are_errors() {
+        let bad = FILE.replace("queue = \"1bdp\"", "queu = \"1bdp\"");
+        assert!(expand(&bad, &[]).unwrap_err().contains("queu"));
+        let bad = FILE.replace("cc = \"cubic\"", "cc = \"reno\"");
+        assert!(expand(&bad, &[]).is_err());
+    }
+
+    #[test]
+    fn count_replicates_flows_on_consecutive_clients() {
+        let text = r#"
+[scenario]
+duration = 5
+[topology]
+kind = "wifi"
+[[flow]]
+kind = "rdtp"
+count = 3
+[[flow]]
+kind = "udp"
+rate = 10
+"#;
+        let (_, runs) = expand(text, &[]).unwrap();
+        let (specs, n) = flow_specs(&runs[0].scenario).unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(specs.len(), 4);
+        assert!(specs[2].contains("client=2"));
+        assert!(specs[3].starts_with("kind=udp,client=3") && specs[3].contains("rate=10Mbps"));
+    }
+}
