@@ -286,6 +286,27 @@ struct Net
     NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
 };
 
+/// Fail unless no queue disc sits on any device (WiFi devices excepted if `allowWifi`): the
+/// device queues (and the WiFi MAC queue) must be the only queues, so the sampled queue is
+/// the bottleneck queue.
+void
+CheckNoQdisc(bool allowWifi)
+{
+    for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
+    {
+        Ptr<Node> node = NodeList::GetNode(n);
+        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+        for (uint32_t d = 0; tc && d < node->GetNDevices(); d++)
+        {
+            Ptr<NetDevice> dev = node->GetDevice(d);
+            if (allowWifi && DynamicCast<WifiNetDevice>(dev))
+                continue;
+            if (tc->GetRootQueueDiscOnDevice(dev))
+                Fail("a queue disc is installed on node " + std::to_string(n) + " device " + std::to_string(d));
+        }
+    }
+}
+
 Net
 BuildDumbbell(const Params& p, uint32_t nClients)
 {
@@ -353,6 +374,7 @@ BuildDumbbell(const Params& p, uint32_t nClients)
     net.serverAddr = iServer.GetAddress(0);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
+    CheckNoQdisc(false);
 
     if (p.loss > 0.0)
     {
@@ -526,6 +548,7 @@ BuildWifi(const Params& p, uint32_t nStations)
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
 
+    CheckNoQdisc(p.wifiQdisc == "default");
     // Stations must be associated by scenario time 0 (see Settle); count those that are not.
     net.stations = dStas;
 
@@ -663,8 +686,17 @@ rdtp_ns3_run(int argc, char** argv)
         double hint = std::stod(net.derived["tcp_buffer_hint"]);
         tcpBuf = static_cast<uint32_t>(std::min(256.0 * (1 << 20), std::max(8.0 * (1 << 20), 4.0 * hint)));
     }
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(tcpBuf));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(tcpBuf));
+    // TcpBuf sets both buffers unless the user set one directly with --ns3::TcpSocket::...
+    auto userSet = [argc, argv](const std::string& name) {
+        for (int i = 1; i < argc; i++)
+            if (std::string(argv[i]).find(name) != std::string::npos)
+                return true;
+        return false;
+    };
+    if (!userSet("TcpSocket::SndBufSize"))
+        Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(tcpBuf));
+    if (!userSet("TcpSocket::RcvBufSize"))
+        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(tcpBuf));
 
     // Objects served by the producer: explicit sizes get "obj-<size>", bulk flows (size 0)
     // share one "bulk" object large enough that no flow runs out.
@@ -810,6 +842,12 @@ rdtp_ns3_run(int argc, char** argv)
             Must(sink->TraceConnectWithoutContext(
                 "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
                     fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
+                    // A sized TCP transfer is complete when the sink has every byte.
+                    if (fr->objectSize > 0 && !fr->completed && fr->bytes >= fr->objectSize)
+                    {
+                        fr->completed = true;
+                        fr->finishS = ScenarioNow();
+                    }
                 })), "sink Rx");
             Ptr<BulkSendApplication> src = CreateObject<BulkSendApplication>();
             src->SetAttribute("Protocol", TypeIdValue(TcpSocketFactory::GetTypeId()));

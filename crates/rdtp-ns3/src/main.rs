@@ -185,7 +185,12 @@ fn scenario_main(args: &[String]) -> Result<u8, String> {
     }
     fs::write(out.join("scenario.toml"), format!("{record}\n{text}")).map_err(|e| e.to_string())?;
 
-    eprintln!("rdtp-sim: {} run(s) of '{name}' into {} with {} job(s)", runs.len(), out.display(), o.jobs.min(runs.len()));
+    eprintln!(
+        "rdtp-sim: {} run(s) of '{name}' into {} with {} job(s)",
+        runs.len(),
+        out.display(),
+        o.jobs.min(runs.len())
+    );
     let started = Instant::now();
     let results = run_all(&runs, &argv, &out, o.jobs);
     let failed = results.iter().filter(|r| r.is_none()).count();
@@ -258,7 +263,8 @@ fn run_child(exe: &Path, args: &[String], dir: &Path) -> Result<RunResult, Strin
         .status()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !status.success() {
-        let tail: String = fs::read_to_string(&log_path).unwrap_or_default().lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        let tail: String =
+            fs::read_to_string(&log_path).unwrap_or_default().lines().rev().take(3).collect::<Vec<_>>().join(" | ");
         return Err(format!("exit {:?} (see {}): {tail}", status.code(), log_path.display()));
     }
     read_run(dir)

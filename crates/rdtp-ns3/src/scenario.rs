@@ -334,7 +334,8 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         }
         let scenario: Scenario = Value::Table(d).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
         validate(&scenario)?;
-        let label = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect::<Vec<_>>().join(" ");
+        let label =
+            assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect::<Vec<_>>().join(" ");
         let mut id = format!("{index:03}");
         if !assignment.is_empty() {
             let parts: Vec<String> = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect();
@@ -347,7 +348,7 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
 
 fn validate(s: &Scenario) -> Result<(), String> {
     let g = &s.scenario;
-    if !(g.duration > 0.0) {
+    if g.duration.is_nan() || g.duration <= 0.0 {
         return Err("scenario.duration must be > 0".into());
     }
     if g.warmup < 0.0 || g.warmup >= g.duration {
@@ -572,7 +573,10 @@ start = 1.0
         assert!(args.contains(&"--Rtt=5ms".to_string()));
         assert!(args.contains(&"--QueueBdp=1".to_string()));
         assert!(args.contains(&"--Clients=2".to_string()));
-        assert!(args.contains(&"--Flows=kind=rdtp,client=0,start=0,cc=bbr;kind=tcp-cubic,client=1,start=1".to_string()), "{args:?}");
+        assert!(
+            args.contains(&"--Flows=kind=rdtp,client=0,start=0,cc=bbr;kind=tcp-cubic,client=1,start=1".to_string()),
+            "{args:?}"
+        );
     }
 
     #[test]
@@ -583,7 +587,10 @@ start = 1.0
         assert!(parse_size("3 parsecs").is_err());
         assert_eq!(Quantity::Int(50).rate(), "50Mbps");
         assert_eq!(Quantity::Float(2.5).time(), "2.5ms");
-        assert_eq!(Schedule::Steps(vec![(0.0, Quantity::Int(200)), (5.0, Quantity::Text("1Gbps".into()))]).to_arg(), "0:200Mbps,5:1Gbps");
+        assert_eq!(
+            Schedule::Steps(vec![(0.0, Quantity::Int(200)), (5.0, Quantity::Text("1Gbps".into()))]).to_arg(),
+            "0:200Mbps,5:1Gbps"
+        );
     }
 
     #[test]

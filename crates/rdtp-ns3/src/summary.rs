@@ -26,11 +26,14 @@ pub struct RunResult {
 }
 
 pub fn read_run(dir: &Path) -> Result<RunResult, String> {
-    let flows = fs::read_to_string(dir.join("flows.csv")).map_err(|e| format!("{}: {e}", dir.join("flows.csv").display()))?;
+    let flows =
+        fs::read_to_string(dir.join("flows.csv")).map_err(|e| format!("{}: {e}", dir.join("flows.csv").display()))?;
     let mut lines = flows.lines();
     let header: Vec<String> = lines.next().unwrap_or("").split(',').map(str::to_string).collect();
-    let rows: Vec<Vec<String>> = lines.filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect();
-    let run_toml = fs::read_to_string(dir.join("run.toml")).map_err(|e| format!("{}: {e}", dir.join("run.toml").display()))?;
+    let rows: Vec<Vec<String>> =
+        lines.filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect();
+    let run_toml =
+        fs::read_to_string(dir.join("run.toml")).map_err(|e| format!("{}: {e}", dir.join("run.toml").display()))?;
     let t: Table = run_toml.parse().map_err(|e| format!("run.toml: {e}"))?;
     let get = |sec: &str, key: &str| -> Option<f64> {
         match t.get(sec)?.get(key)? {
@@ -55,12 +58,8 @@ fn opt(v: Option<f64>) -> String {
 
 /// Write `summary.csv` for the runs that produced results.
 pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
-    let flows_header = results
-        .iter()
-        .flatten()
-        .map(|r| r.flows_header.clone())
-        .next()
-        .unwrap_or_else(|| vec!["flow".to_string()]);
+    let flows_header =
+        results.iter().flatten().map(|r| r.flows_header.clone()).next().unwrap_or_else(|| vec!["flow".to_string()]);
     let mut out = String::new();
     let mut header: Vec<String> = vec!["run_id".into()];
     header.extend(keys.iter().cloned());

@@ -50,9 +50,7 @@ fn csv(path: &Path) -> Vec<HashMap<String, String>> {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines
-        .map(|l| header.iter().zip(l.split(',')).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect()
+    lines.map(|l| header.iter().zip(l.split(',')).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
 }
 
 fn result(run_toml: &Path, key: &str) -> f64 {
