@@ -339,7 +339,7 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         let mut id = format!("{index:03}");
         if !assignment.is_empty() {
             let parts: Vec<String> = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect();
-            id = format!("{id}_{}", sanitize(&parts.join(",")));
+            id = format!("{id}_{}", sanitize(&parts.join("_")));
         }
         runs.push(Run { index, id, label, assignment, scenario });
     }
@@ -553,7 +553,7 @@ start = 1.0
         assert_eq!(first.label, "rate=100Mbps rtt=5ms flow.0.cc=bbr");
         assert_eq!(runs[1].label, "rate=100Mbps rtt=5ms flow.0.cc=aimd");
         assert_eq!(runs[11].label, "rate=200Mbps rtt=50ms flow.0.cc=aimd");
-        assert_eq!(runs[11].id, "011_rate=200Mbps,rtt=50ms,flow.0.cc=aimd");
+        assert_eq!(runs[11].id, "011_rate=200Mbps_rtt=50ms_flow.0.cc=aimd");
         assert_eq!(runs[11].scenario.flows[0].cc.as_deref(), Some("aimd"));
     }
 
