@@ -174,7 +174,7 @@ FlowRecorder::Finish()
     m_ts.flush();
     std::ofstream out(m_dir + "/flows.csv");
     out << "flow,kind,cc,client,start_s,stop_s,bytes,goodput_mbps,mean_rtt_ms,min_rtt_ms,"
-           "retransmissions,timeouts,completed,finish_s,window_bytes,duplicates\n";
+           "retransmissions,timeouts,completed,finish_s,window_bytes,duplicates,lost,invalid\n";
     for (const auto& fp : m_flows)
     {
         const FlowRecord& f = *fp;
@@ -191,7 +191,9 @@ FlowRecorder::Finish()
             << f.bytes << ',' << Fmt(goodput, 3) << ',' << Fmt(meanRtt, 3) << ','
             << Fmt(f.minRttMs, 3) << ',' << f.retransmissions << ',' << f.timeouts << ','
             << (f.completed ? 1 : 0) << ',' << Fmt(f.finishS, 6) << ',' << f.windowBytes << ','
-            << (f.duplicates >= 0 ? std::to_string(f.duplicates) : std::string()) << '\n';
+            << (f.duplicates >= 0 ? std::to_string(f.duplicates) : std::string()) << ','
+            << (f.lost >= 0 ? std::to_string(f.lost) : std::string()) << ','
+            << (f.invalid >= 0 ? std::to_string(f.invalid) : std::string()) << '\n';
     }
 }
 

@@ -67,6 +67,10 @@ struct FlowRecord
     uint64_t timeouts = 0;
     /// rdtp only: units that arrived twice (spurious re-requests); -1 = not measured.
     int64_t duplicates = -1;
+    /// rdtp only: units the receiver declared lost (fast re-request or timeout); -1 = not measured.
+    int64_t lost = -1;
+    /// rdtp only: datagrams that were not valid answers for the transfer; -1 = not measured.
+    int64_t invalid = -1;
     bool completed = false;
     bool failed = false;
     double finishS = std::numeric_limits<double>::quiet_NaN();
@@ -127,6 +131,8 @@ class QueueMonitor
     std::vector<uint64_t> binSojournCount;
     uint64_t drops = 0;
     std::map<std::string, uint64_t> dropReasons;
+    /// Drops that no ns-3 trace reports, counted at the end (WiFi: MacTx − enqueued).
+    std::function<uint64_t()> silentDrops;
     uint64_t maxPackets = 0;
     double BinWidth() const { return m_interval; }
     /// Departed bytes and mean sojourn (ms) over whole bins inside [from, to).

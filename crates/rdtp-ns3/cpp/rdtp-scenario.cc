@@ -74,6 +74,7 @@ struct Params
     std::string wiredDelay = "1ms";
     uint32_t maxAmpdu = 0;
     std::string wifiQdisc = "none";
+    std::string pcap; // file prefix; empty = no capture
     // tcp
     uint32_t tcpBuf = 0;
     uint32_t tcpSendSize = 14480;
@@ -284,6 +285,9 @@ struct Net
     std::function<void(QueueMonitor*)> attachQueue;
     QueueMonitor::Sampler sampleQueue;
     NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
+    /// MPDUs the stations' MACs dropped (uplink: requests, TCP ACKs), by reason.
+    std::shared_ptr<std::map<std::string, uint64_t>> stationDrops =
+        std::make_shared<std::map<std::string, uint64_t>>();
 };
 
 /// Fail unless no queue disc sits on any device (WiFi devices excepted if `allowWifi`): the
@@ -353,6 +357,11 @@ BuildDumbbell(const Params& p, uint32_t nClients)
 
     NetDeviceContainer dServer = access.Install(server.Get(0), routers.Get(0));
     NetDeviceContainer dBottle = bottleneck.Install(routers.Get(0), routers.Get(1));
+    if (!p.pcap.empty())
+    {
+        access.EnablePcap(p.pcap + "-server", dServer.Get(0), true);
+        bottleneck.EnablePcap(p.pcap + "-bottleneck", dBottle.Get(1), true);
+    }
     std::vector<NetDeviceContainer> dClients;
     for (uint32_t i = 0; i < nClients; i++)
         dClients.push_back(access.Install(routers.Get(1), clients.Get(i)));
@@ -454,6 +463,11 @@ BuildWifi(const Params& p, uint32_t nStations)
                    QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
     wired.DisableFlowControl();
     NetDeviceContainer dWired = wired.Install(server.Get(0), ap.Get(0));
+    if (!p.pcap.empty())
+    {
+        wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
+        wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
+    }
 
     const bool ac = p.standard == "80211ac";
     if (!ac && p.standard != "80211n")
@@ -509,6 +523,12 @@ BuildWifi(const Params& p, uint32_t nStations)
     NetDeviceContainer dStas = wifi.Install(phy, mac, stas);
     mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
     NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
+    if (!p.pcap.empty())
+    {
+        phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
+        phy.EnablePcap(p.pcap + "-sta", dStas);
+        phy.EnablePcap(p.pcap + "-ap", dAp);
+    }
     if (p.maxAmpdu > 0)
     {
         Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize",
@@ -551,6 +571,21 @@ BuildWifi(const Params& p, uint32_t nStations)
     CheckNoQdisc(p.wifiQdisc == "default");
     // Stations must be associated by scenario time 0 (see Settle); count those that are not.
     net.stations = dStas;
+    for (uint32_t i = 0; i < dStas.GetN(); i++)
+    {
+        Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(dStas.Get(i))->GetMac();
+        auto drops = net.stationDrops;
+        Must(mac->TraceConnectWithoutContext(
+                 "DroppedMpdu",
+                 Callback<void, WifiMacDropReason, Ptr<const WifiMpdu>>([drops](WifiMacDropReason r, Ptr<const WifiMpdu>) {
+                     static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
+                     (*drops)[r < 4 ? names[r] : "other"]++;
+                 })),
+             "station WifiMac DroppedMpdu");
+        Must(mac->GetTxopQueue(AC_BE)->TraceConnectWithoutContext(
+                 "Drop", Callback<void, Ptr<const WifiMpdu>>([drops](Ptr<const WifiMpdu>) { (*drops)["queue_drop"]++; })),
+             "station WifiMacQueue Drop");
+    }
 
     net.capacityForSizing =
         std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), WifiPhyMaxBps(p, width));
@@ -577,6 +612,27 @@ BuildWifi(const Params& p, uint32_t nStations)
                          m->dropReasons[reason < 4 ? names[reason] : "other"]++;
                      })),
              "WifiMac DroppedMpdu");
+        // Every MPDU the MAC queue itself drops (DropOldest eviction) or lets expire.
+        Must(queue->TraceConnectWithoutContext("Drop", Cb([m](Ptr<const WifiMpdu> q) {
+                 m->OnDrop(q->GetPacket()->GetUid(), false);
+                 m->dropReasons["queue_drop"]++;
+             })),
+             "WifiMacQueue Drop");
+        // With the default DropNewest policy, ns-3 3.37 refuses an MPDU at a full queue without
+        // firing any trace: count packets handed to the MAC (MacTx) that never got enqueued.
+        auto handed = std::make_shared<uint64_t>(0);
+        auto enqueued = std::make_shared<uint64_t>(0);
+        Must(apMac->TraceConnectWithoutContext("MacTx",
+                                               Callback<void, Ptr<const Packet>>([handed](Ptr<const Packet>) { ++*handed; })),
+             "WifiMac MacTx");
+        Must(queue->TraceConnectWithoutContext("Enqueue", Cb([enqueued](Ptr<const WifiMpdu>) { ++*enqueued; })),
+             "WifiMacQueue Enqueue (count)");
+        m->silentDrops = [handed, enqueued]() { return *handed > *enqueued ? *handed - *enqueued : 0; };
+        Must(queue->TraceConnectWithoutContext("Expired", Cb([m](Ptr<const WifiMpdu> q) {
+                 m->OnDrop(q->GetPacket()->GetUid(), true);
+                 m->dropReasons["expired"]++;
+             })),
+             "WifiMacQueue Expired");
     };
     net.sampleQueue = [queue]() {
         return std::make_pair<uint64_t, uint64_t>(queue->GetNPackets(), queue->GetNBytes());
@@ -635,6 +691,10 @@ rdtp_ns3_run(int argc, char** argv)
     cmd.AddValue("WiredDelay", "wifi: server-AP one-way delay", p.wiredDelay);
     cmd.AddValue("MaxAmpdu", "wifi: BE_MaxAmpduSize bytes (0 = ns-3 default)", p.maxAmpdu);
     cmd.AddValue("WifiQdisc", "wifi: none (MAC queue only) or default (ns-3 default qdisc at AP)", p.wifiQdisc);
+    cmd.AddValue("Pcap",
+                 "Write pcap captures with this file prefix (dumbbell: server access link and bottleneck; "
+                 "wifi: server-AP link and every station, radiotap)",
+                 p.pcap);
     cmd.AddValue("Settle",
                  "Seconds the network runs before scenario time 0 (-1 = 0 for dumbbell, 0.5 for "
                  "wifi, so stations are associated when flows start)",
@@ -877,6 +937,11 @@ rdtp_ns3_run(int argc, char** argv)
                     factory.SetTypeId(TcpCcType(cc));
                     sock->SetCongestionControlAlgorithm(factory.Create<TcpCongestionOps>());
                 }
+                // ns-3's TcpBbr requires a paced socket (TcpBbr::Init asserts it, but the
+                // Debian build compiles asserts out and BBR then runs unpaced and stalls).
+                // CUBIC stays unpaced, as Linux CUBIC without an fq qdisc. The connection is
+                // not established yet, so this precedes the congestion control's Init.
+                sock->SetPacingStatus(cc == "bbr");
                 Must(sock->TraceConnectWithoutContext(
                     "CongestionWindow", Callback<void, uint32_t, uint32_t>([fr](uint32_t, uint32_t v) {
                         fr->cwnd = static_cast<double>(v) / fr->segmentSize;
@@ -956,6 +1021,8 @@ rdtp_ns3_run(int argc, char** argv)
         fr.retransmissions = st.units_rerequested;
         fr.timeouts = st.timeouts;
         fr.duplicates = static_cast<int64_t>(st.duplicates);
+        fr.lost = static_cast<int64_t>(st.units_lost);
+        fr.invalid = static_cast<int64_t>(st.invalid);
     }
     recorder.Finish();
 
@@ -1028,11 +1095,20 @@ rdtp_ns3_run(int argc, char** argv)
         run << "utilisation = " << Fmt(utilisation, 6) << "\n";
     if (!std::isnan(meanQueueDelay))
         run << "mean_queue_delay_ms = " << Fmt(meanQueueDelay, 6) << "\n";
+    if (qmon->silentDrops)
+    {
+        const uint64_t silent = qmon->silentDrops();
+        qmon->drops += silent;
+        if (silent > 0)
+            qmon->dropReasons["queue_full_untraced"] = silent;
+    }
     run << "queue_drops = " << qmon->drops << "\n";
     run << "unassociated_at_start = " << unassociated << "\n";
     for (const auto& [reason, n] : qmon->dropReasons)
         run << "drops_" << reason << " = " << n << "\n";
     run << "queue_max_packets = " << qmon->maxPackets << "\n";
+    for (const auto& [reason, n] : *net.stationDrops)
+        run << "station_drops_" << reason << " = " << n << "\n";
     run.close();
 
     std::printf("rdtp-sim: %s, %.1f s simulated in %.2f s wall (%.2f sim-s per wall-s)\n",

@@ -47,6 +47,9 @@ pub struct General {
     /// queue.csv interval, seconds.
     #[serde(default = "default_queue_interval")]
     pub queue_interval: f64,
+    /// Write pcap captures into each run's directory (`capture-*.pcap`).
+    #[serde(default)]
+    pub pcap: bool,
 }
 
 fn default_name() -> String {
@@ -457,6 +460,9 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         format!("--Flows={}", flows.join(";")),
         format!("--Out={out}"),
     ];
+    if g.pcap {
+        a.push(format!("--Pcap={out}/capture"));
+    }
     let mut push = |name: &str, v: Option<String>| {
         if let Some(v) = v {
             a.push(format!("--{name}={v}"));
