@@ -5,6 +5,7 @@ pub mod demo;
 pub mod fetch;
 pub mod ls;
 pub mod serve;
+pub mod sim;
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -26,6 +27,8 @@ pub enum Command {
     /// Measure goodput, CPU time and memory of `rdtp serve` + `rdtp fetch` processes.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Run ns-3 scenarios (rdtp inside ns-3, TCP baselines, WiFi); see `rdtp sim --help`.
+    Sim(sim::Args),
 }
 
 /// Run a subcommand; returns the exit code on success paths.
@@ -36,6 +39,7 @@ pub fn run(cmd: Command) -> Result<i32> {
         Command::Ls(a) => ls::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Sim(a) => sim::run(a),
     }
 }
 
