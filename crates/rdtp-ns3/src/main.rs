@@ -202,7 +202,32 @@ fn scenario_main(args: &[String]) -> Result<u8, String> {
         started.elapsed().as_secs_f64(),
         out.join("summary.csv").display()
     );
+    if let Some(kind) = runs.first().and_then(|r| r.scenario.scenario.plot.clone()) {
+        plot(&o.scenario, &kind, &out);
+    }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Draw the scenario's figure with `plot.py` beside the scenario file, if Python 3 with
+/// matplotlib is there; otherwise say how to draw it later.
+fn plot(scenario: &Path, kind: &str, out: &Path) {
+    let script = scenario.parent().unwrap_or(Path::new(".")).join("plot.py");
+    let command = format!("python3 {} {kind} {}", script.display(), out.display());
+    let has_matplotlib = std::process::Command::new("python3")
+        .args(["-c", "import matplotlib"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !script.is_file() || !has_matplotlib {
+        eprintln!("rdtp-sim: to draw the figure (needs python3 with matplotlib: pip install matplotlib): {command}");
+        return;
+    }
+    eprintln!("rdtp-sim: {command}");
+    match std::process::Command::new("python3").arg(&script).arg(kind).arg(out).status() {
+        Ok(s) if s.success() => {}
+        Ok(s) => eprintln!("rdtp-sim: plotting failed ({s})"),
+        Err(e) => eprintln!("rdtp-sim: cannot run python3: {e}"),
+    }
 }
 
 /// Run every simulation as a child process, `jobs` at a time.

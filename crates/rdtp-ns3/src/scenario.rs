@@ -50,6 +50,8 @@ pub struct General {
     /// Write pcap captures into each run's directory (`capture-*.pcap`).
     #[serde(default)]
     pub pcap: bool,
+    /// Figure to draw after the runs: `python3 <scenario dir>/plot.py <plot> <out dir>`.
+    pub plot: Option<String>,
 }
 
 fn default_name() -> String {
@@ -115,6 +117,10 @@ impl Schedule {
 pub struct Topology {
     /// "dumbbell" or "wifi".
     pub kind: String,
+    /// Name of this topology in run ids, labels and plots when a sweep replaces the whole
+    /// table; read from the TOML value by `show`, not from here.
+    #[allow(dead_code)]
+    pub label: Option<String>,
     /// Clients / stations (default: as many as the flows use).
     pub clients: Option<u32>,
     // --- dumbbell ---
@@ -208,6 +214,10 @@ pub struct Flow {
     /// Replicate this flow on `count` consecutive clients.
     #[serde(default = "one")]
     pub count: u32,
+    /// Name of this flow definition in run ids, labels and plots (e.g. "bbrp-2"); read
+    /// from the TOML value by `show`, not from here.
+    #[allow(dead_code)]
+    pub label: Option<String>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -283,10 +293,15 @@ fn set_in_value(v: &mut Value, parts: &[&str], value: Value, full: &str) -> Resu
     }
 }
 
-/// Display a value in labels and CSV cells ("100Mbps", 20, true, [..]).
+/// Display a value in labels and CSV cells ("100Mbps", 20, true, [..]); a table with a
+/// `label` (a whole flow definition in a sweep) shows as its label.
 pub fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Table(t) => match t.get("label") {
+            Some(Value::String(l)) => l.clone(),
+            _ => v.to_string(),
+        },
         other => other.to_string(),
     }
 }

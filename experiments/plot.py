@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Figures and tables for the experiments in this directory.
+
+    python3 experiments/plot.py KIND OUT_DIR [PNG_DIR]
+
+KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi); OUT_DIR is
+what `rdtp sim` wrote (summary.csv and one directory per run). Writes KIND.png (into PNG_DIR,
+default OUT_DIR) and KIND.md (a Markdown table of the numbers, into OUT_DIR).
+Needs matplotlib; reads the CSVs with the standard library only.
+"""
+
+import csv
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = {
+    "rdtp-bbr": "#1f77b4",
+    "rdtp-bbr-wifi": "#1f77b4",
+    "bbr": "#1f77b4",
+    "bbr-wifi": "#d62728",
+    "rdtp-bbrp-1.5": "#9467bd",
+    "rdtp-bbrp-2": "#8c564b",
+    "tcp-bbr": "#ff7f0e",
+    "tcp-cubic": "#2ca02c",
+}
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(v, default=float("nan")):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def runs(out):
+    """summary.csv rows, each with its run directory."""
+    rows = read_csv(os.path.join(out, "summary.csv"))
+    for r in rows:
+        r["_dir"] = os.path.join(out, r["run_id"])
+    return rows
+
+
+def timeseries(run_dir):
+    """{flow index: [(t, goodput_mbps, rtt_ms)]}"""
+    series = {}
+    for r in read_csv(os.path.join(run_dir, "timeseries.csv")):
+        series.setdefault(int(r["flow"]), []).append((num(r["time_s"]), num(r["goodput_mbps"]), num(r["rtt_ms"])))
+    return series
+
+
+def run_params(run_dir):
+    """The [params] table of run.toml as strings (a minimal reader: key = value lines)."""
+    params, section = {}, None
+    with open(os.path.join(run_dir, "run.toml")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif "=" in line and section == "params":
+                k, v = line.split("=", 1)
+                params[k.strip()] = v.strip().strip('"')
+    return params
+
+
+def rate_mbps(text):
+    """'200Mbps' → 200.0"""
+    t = text.strip()
+    for suffix, scale in (("Gbps", 1000.0), ("Mbps", 1.0), ("kbps", 1e-3)):
+        if t.endswith(suffix):
+            return float(t[: -len(suffix)]) * scale
+    return float(t)
+
+
+def jain(xs):
+    xs = [x for x in xs if not math.isnan(x)]
+    if not xs:
+        return float("nan")
+    s, q = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * q) if q > 0 else 1.0
+
+
+def mean_between(points, a, b, idx):
+    vals = [p[idx] for p in points if a <= p[0] < b and not math.isnan(p[idx])]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def fmt(x, digits=1):
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+# --- figures ------------------------------------------------------------------------------
+
+
+def fig7a(out, png):
+    rows = runs(out)
+    labels = ["rdtp-bbr", "tcp-bbr", "tcp-cubic"]
+    configs = []
+    for r in rows:
+        c = (rate_mbps(r["topology.rate"]), r["topology.rtt"])
+        if c not in configs:
+            configs.append(c)
+    configs.sort(key=lambda c: (c[0], num(c[1].rstrip("ms"))))
+    table = {(rate_mbps(r["topology.rate"]), r["topology.rtt"], r["flow.0"]): r for r in rows}
+    fig, (ax_u, ax_r) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
+    width = 0.27
+    for i, label in enumerate(labels):
+        xs = [k + (i - 1) * width for k in range(len(configs))]
+        util = [num(table.get((c[0], c[1], label), {}).get("utilisation")) * 100 for c in configs]
+        rtt = [num(table.get((c[0], c[1], label), {}).get("mean_rtt_ms")) for c in configs]
+        ax_u.bar(xs, util, width, label=label, color=COLORS[label])
+        ax_r.bar(xs, rtt, width, label=label, color=COLORS[label])
+    ax_u.set_ylabel("bottleneck utilisation (%)")
+    ax_u.set_ylim(0, 105)
+    ax_u.axhline(90, color="grey", lw=0.8, ls=":")
+    ax_u.legend(ncol=3, loc="lower right")
+    ax_r.set_ylabel("mean RTT (ms)")
+    ax_r.set_xticks(range(len(configs)))
+    ax_r.set_xticklabels([f"{int(c[0])} Mb/s\n{c[1]}" for c in configs], fontsize=8)
+    fig.suptitle("Fig. 7a (ns-3): one flow, static bottleneck, 1-BDP DropTail buffer, 20 s (measured after 5 s)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+
+    lines = [
+        "| bottleneck | base RTT | rdtp bbr util. | TCP BBR util. | TCP CUBIC util. | rdtp bbr RTT ms | TCP BBR RTT ms | TCP CUBIC RTT ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in configs:
+        u = [fmt(num(table.get((c[0], c[1], l), {}).get("utilisation")) * 100) + " %" for l in labels]
+        t = [fmt(num(table.get((c[0], c[1], l), {}).get("mean_rtt_ms"))) for l in labels]
+        lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(u + t) + " |")
+    return lines
+
+
+def fig7b(out, png):
+    rows = runs(out)
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    lines = ["| flow | mean goodput 0–36 s (Mbit/s) | mean capacity use | mean RTT (ms) |", "|---|---:|---:|---:|"]
+    schedule = None
+    for r in rows:
+        label = r["flow.0"]
+        ts = timeseries(r["_dir"])[0]
+        ax.plot([p[0] for p in ts], [p[1] for p in ts], label=label, color=COLORS[label], lw=1.2)
+        if schedule is None:
+            sched = run_params(r["_dir"]).get("RateSchedule", "")
+            schedule = [(float(a), rate_mbps(b)) for a, b in (s.split(":") for s in sched.split(",") if s)]
+        cap = lambda t: [c for a, c in schedule if a <= t][-1]  # noqa: E731
+        use = [p[1] / cap(p[0] - 0.05) for p in ts if p[0] > 0.5]
+        lines.append(
+            f"| {label} | {fmt(sum(p[1] for p in ts) / len(ts))} | {fmt(100 * sum(use) / len(use))} % "
+            f"| {fmt(num(r['mean_rtt_ms']))} |"
+        )
+    if schedule:
+        xs, ys = [], []
+        for i, (a, c) in enumerate(schedule):
+            b = schedule[i + 1][0] if i + 1 < len(schedule) else 36.0
+            xs += [a, b]
+            ys += [c, c]
+        ax.plot(xs, ys, color="black", ls="--", lw=1, label="bottleneck (payload ≈ 94 %)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("Fig. 7b (ns-3): dynamic bottleneck 200→500→800→1000→500→200 Mbit/s, RTT 5 ms")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def fig8(out, png):
+    rows = runs(out)
+    by_rate = {}
+    for r in rows:
+        by_rate.setdefault(r["topology.rate"], r["_dir"])
+    rates = sorted(by_rate, key=rate_mbps)
+    fig, axes = plt.subplots(len(rates), 1, figsize=(10, 3.0 * len(rates)), sharex=True)
+    lines = [
+        "| bottleneck | Jain index, 4 flows (20–45 s) | Jain, 3 flows (50–60 s) | total goodput 20–45 s | total 50–60 s |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for ax, rate in zip(axes, rates):
+        series = timeseries(by_rate[rate])
+        times = sorted({p[0] for s in series.values() for p in s})
+        total = {t: 0.0 for t in times}
+        for f, s in sorted(series.items()):
+            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"flow {f}")
+            for p in s:
+                total[p[0]] += p[1]
+        ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(f"{rate}, RTT 20 ms", fontsize=9)
+        four = [mean_between(series[f], 20, 45, 1) for f in range(4)]
+        three = [mean_between(series[f], 50, 60, 1) for f in range(1, 4)]
+        tot4 = sum(total[t] for t in times if 20 <= t < 45) / max(1, sum(1 for t in times if 20 <= t < 45))
+        tot3 = sum(total[t] for t in times if 50 <= t < 60) / max(1, sum(1 for t in times if 50 <= t < 60))
+        lines.append(f"| {rate} | {jain(four):.3f} | {jain(three):.3f} | {fmt(tot4)} Mbit/s | {fmt(tot3)} Mbit/s |")
+    axes[0].legend(ncol=5, fontsize=8, loc="upper right")
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle("Fig. 8 (ns-3): four rdtp bbr flows sharing a bottleneck (flow 0 leaves at 45 s)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def wifi_pair(rows, key_path, key_cc):
+    out = {}
+    for r in rows:
+        out[(r[key_path], r[key_cc])] = r
+    return out
+
+
+def fig9(out, png):
+    rows = runs(out)
+    paths = sorted({r["topology.wired_delay"] for r in rows}, key=lambda s: num(s.rstrip("ms")))
+    ccs = ["bbr", "bbr-wifi"]
+    table = wifi_pair(rows, "topology.wired_delay", "flow.0.cc")
+    fig, axes = plt.subplots(len(paths), 2, figsize=(11, 3.3 * len(paths)))
+    lines = [
+        "| path | controller | goodput (Mbit/s) | mean RTT (ms) | min RTT (ms) | re-requested units | AP queue drops |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row, wd in zip(axes, paths):
+        for cc in ccs:
+            r = table[(wd, cc)]
+            ts = timeseries(r["_dir"])[0]
+            row[0].plot([p[0] for p in ts], [p[1] for p in ts], color=COLORS[cc], lw=1, label=cc)
+            row[1].plot([p[0] for p in ts], [p[2] for p in ts], color=COLORS[cc], lw=1, label=cc)
+            drops = queue_drops(r["_dir"])
+            lines.append(
+                f"| wired one-way {wd} | {cc} | {fmt(num(r['goodput_mbps']))} | {fmt(num(r['mean_rtt_ms']), 2)} "
+                f"| {fmt(num(r['min_rtt_ms']), 2)} | {r['retransmissions']} | {drops} |"
+            )
+        row[0].set_ylabel("goodput (Mbit/s)")
+        row[1].set_ylabel("RTT (ms)")
+        row[0].set_title(f"802.11ac + wired link with {wd} one-way delay", fontsize=9)
+        row[1].set_title("RTT samples (interval means)", fontsize=9)
+        row[0].legend(fontsize=8)
+    for a in axes[-1]:
+        a.set_xlabel("time (s)")
+    fig.suptitle("Fig. 9 (ns-3): rdtp bbr vs bbr-wifi over 802.11ac (80 MHz, VHT MCS 9, 1 SS)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def queue_drops(run_dir):
+    for line in open(os.path.join(run_dir, "run.toml")):
+        if line.startswith("queue_drops"):
+            return line.split("=")[1].strip()
+    return "?"
+
+
+def fig10(out, png):
+    rows = runs(out)
+    stds = []
+    for r in rows:
+        if r["topology"] not in stds:
+            stds.append(r["topology"])
+    labels = []
+    for r in rows:
+        if r["flow.0"] not in labels:
+            labels.append(r["flow.0"])
+    table = {(r["topology"], r["flow.0"]): r for r in rows}
+    fig, axes = plt.subplots(len(stds), 2, figsize=(11, 3.4 * len(stds)))
+    lines = [
+        "| WiFi | flow | goodput (Mbit/s) | mean RTT (ms) | min RTT (ms) | re-requests / retransmissions | AP queue drops |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row, std in zip(axes, stds):
+        good = [num(table[(std, l)]["goodput_mbps"]) for l in labels]
+        rtt = [num(table[(std, l)]["mean_rtt_ms"]) for l in labels]
+        colors = [COLORS.get(l, "grey") for l in labels]
+        row[0].bar(range(len(labels)), good, color=colors)
+        row[1].bar(range(len(labels)), rtt, color=colors)
+        for a in row:
+            a.set_xticks(range(len(labels)))
+            a.set_xticklabels(labels, fontsize=7, rotation=15)
+        row[0].set_ylabel("goodput (Mbit/s)")
+        row[1].set_ylabel("mean RTT (ms)")
+        row[0].set_title(std, fontsize=9)
+        for l in labels:
+            r = table[(std, l)]
+            lines.append(
+                f"| {std} | {l} | {fmt(num(r['goodput_mbps']))} | {fmt(num(r['mean_rtt_ms']), 2)} "
+                f"| {fmt(num(r['min_rtt_ms']), 2)} | {r['retransmissions']} | {queue_drops(r['_dir'])} |"
+            )
+    fig.suptitle("Fig. 10 (ns-3): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def fig10multi(out, png):
+    rows = runs(out)
+    fig, axes = plt.subplots(len(rows), 1, figsize=(10, 3.0 * len(rows)), sharex=True)
+    lines = ["| WiFi | Jain index, 3 flows (15–30 s) | total goodput 15–30 s (Mbit/s) |", "|---|---:|---:|"]
+    for ax, r in zip(axes, rows):
+        series = timeseries(r["_dir"])
+        times = sorted({p[0] for s in series.values() for p in s})
+        total = {t: 0.0 for t in times}
+        for f, s in sorted(series.items()):
+            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"station {f}")
+            for p in s:
+                total[p[0]] += p[1]
+        ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(r["topology"], fontsize=9)
+        shares = [mean_between(series[f], 15, 30, 1) for f in sorted(series)]
+        tot = sum(total[t] for t in times if 15 <= t < 30) / max(1, sum(1 for t in times if 15 <= t < 30))
+        lines.append(f"| {r['topology']} | {jain(shares):.3f} | {fmt(tot)} |")
+    axes[0].legend(ncol=4, fontsize=8)
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle("Fig. 10c/f (ns-3): three rdtp bbr-wifi flows sharing one AP, starting 5 s apart")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi}
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in KINDS:
+        sys.exit(f"usage: {sys.argv[0]} {{{','.join(KINDS)}}} OUT_DIR [PNG_DIR]")
+    kind, out = sys.argv[1], sys.argv[2]
+    png_dir = sys.argv[3] if len(sys.argv) > 3 else out
+    os.makedirs(png_dir, exist_ok=True)
+    png = os.path.join(png_dir, f"{kind}.png")
+    lines = KINDS[kind](out, png)
+    with open(os.path.join(out, f"{kind}.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"wrote {png} and {os.path.join(out, kind + '.md')}")
+
+
+if __name__ == "__main__":
+    main()
