@@ -43,12 +43,18 @@ def num(v, default=float("nan")):
         return default
 
 
-def runs(out):
-    """summary.csv rows, each with its run directory."""
+def runs(out, per_run=False):
+    """summary.csv rows (one per run and flow), each with its run directory; with
+    `per_run`, only the first row of each run."""
     rows = read_csv(os.path.join(out, "summary.csv"))
+    seen, kept = set(), []
     for r in rows:
         r["_dir"] = os.path.join(out, r["run_id"])
-    return rows
+        if per_run and r["run_id"] in seen:
+            continue
+        seen.add(r["run_id"])
+        kept.append(r)
+    return kept
 
 
 def timeseries(run_dir):
@@ -177,7 +183,7 @@ def fig7b(out, png):
 
 
 def fig8(out, png):
-    rows = runs(out)
+    rows = runs(out, per_run=True)
     by_rate = {}
     for r in rows:
         by_rate.setdefault(r["topology.rate"], r["_dir"])
@@ -300,7 +306,7 @@ def fig10(out, png):
 
 
 def fig10multi(out, png):
-    rows = runs(out)
+    rows = runs(out, per_run=True)
     fig, axes = plt.subplots(len(rows), 1, figsize=(10, 3.0 * len(rows)), sharex=True)
     lines = ["| WiFi | Jain index, 3 flows (15–30 s) | total goodput 15–30 s (Mbit/s) |", "|---|---:|---:|"]
     for ax, r in zip(axes, rows):
