@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 /// The ns-3 modules rdtp-sim links, in dependency order (users before providers).
 const MODULES: &[&str] = &[
     "flow-monitor",
+    "fd-net-device",
     "wifi",
     "point-to-point",
     "applications",

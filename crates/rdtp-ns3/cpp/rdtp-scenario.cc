@@ -1,13 +1,15 @@
 // rdtp_ns3_run: one ns-3 simulation configured by CommandLine attributes.
 //
-// Topologies: "dumbbell" (server - router - bottleneck - router - N clients) and "wifi"
-// (server - wired p2p - AP - N stations). Flows: rdtp (RdtpConsumer/RdtpProducer around
+// Topologies (built by rdtp-topology.cc, shared with the real-time emulator): "dumbbell"
+// (server - router - bottleneck - router - N clients) and "wifi" (server - wired p2p - AP -
+// N stations). Flows: rdtp (RdtpConsumer/RdtpProducer around
 // the real core), tcp-bbr / tcp-cubic (BulkSendApplication + PacketSink with ns-3's TCP
 // models), udp (saturating OnOff CBR). Writes timeseries.csv, flows.csv, queue.csv and
 // run.toml into --Out. No protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc.
 #include "rdtp-consumer.h"
 #include "rdtp-producer.h"
 #include "rdtp-recorder.h"
+#include "rdtp-topology.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -36,9 +38,8 @@ using namespace ns3;
 namespace
 {
 
-struct Params
+struct Params : TopologyParams
 {
-    std::string topology = "dumbbell";
     double duration = 10.0;
     double warmup = 0.0;
     double interval = 0.1;
@@ -49,32 +50,7 @@ struct Params
     std::string out = "rdtp-out";
     std::string flows = "kind=rdtp";
     uint32_t port = 7447;
-    // dumbbell
-    std::string rate = "100Mbps";
-    std::string rtt = "20ms";
-    std::string delay = "";
-    std::string accessRate = "10Gbps";
-    std::string accessDelay = "10us";
-    uint32_t accessQueue = 1000;
-    uint32_t queuePackets = 0;
-    double queueBdp = 1.0;
-    double loss = 0.0;
     double settle = -1.0;
-    std::string rateSchedule = "";
-    // wifi
-    std::string standard = "80211n";
-    std::string band = "5GHz";
-    uint32_t channelWidth = 0;
-    std::string rateControl = "constant";
-    int32_t mcs = -1;
-    uint32_t spatialStreams = 1;
-    bool shortGuard = false;
-    double distance = 5.0;
-    std::string wiredRate = "1Gbps";
-    std::string wiredDelay = "1ms";
-    uint32_t maxAmpdu = 0;
-    std::string wifiQdisc = "none";
-    std::string pcap; // file prefix; empty = no capture
     // tcp
     uint32_t tcpBuf = 0;
     uint32_t tcpSendSize = 14480;
@@ -105,35 +81,6 @@ SplitMix64(uint64_t x)
     return z ^ (z >> 31);
 }
 
-std::vector<std::string>
-Split(const std::string& s, char sep)
-{
-    std::vector<std::string> parts;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, sep))
-    {
-        if (!item.empty())
-        {
-            parts.push_back(item);
-        }
-    }
-    return parts;
-}
-
-[[noreturn]] void
-Fail(const std::string& msg)
-{
-    std::cerr << "rdtp-sim: " << msg << std::endl;
-    std::exit(2);
-}
-
-void
-Must(bool connected, const char* what)
-{
-    if (!connected)
-        Fail(std::string("cannot connect trace source ") + what);
-}
 
 std::vector<FlowSpec>
 ParseFlows(const std::string& text, double duration)
@@ -216,34 +163,6 @@ ParseFlows(const std::string& text, double duration)
     return flows;
 }
 
-/// Highest PHY rate of the configured WiFi (for sizing bulk objects only).
-double
-WifiPhyMaxBps(const Params& p, uint32_t width)
-{
-    double perSs;
-    if (p.standard == "80211ac")
-    {
-        perSs = width >= 160 ? 866.7e6 : width >= 80 ? 433.3e6 : width >= 40 ? 200e6 : 86.7e6;
-    }
-    else
-    {
-        perSs = width >= 40 ? 150e6 : 72.2e6;
-    }
-    return perSs * std::max<uint32_t>(1, p.spatialStreams);
-}
-
-std::string
-TomlString(const std::string& s)
-{
-    std::string o = "\"";
-    for (char c : s)
-    {
-        if (c == '"' || c == '\\')
-            o += '\\';
-        o += c;
-    }
-    return o + "\"";
-}
 
 const char*
 CongStateName(TcpSocketState::TcpCongState_t s)
@@ -271,380 +190,6 @@ TcpCcType(const std::string& cc)
     return cc == "bbr" ? TcpBbr::GetTypeId() : TcpCubic::GetTypeId();
 }
 
-/// What the topology builder hands to the flow and measurement code.
-struct Net
-{
-    Ptr<Node> server;
-    Ipv4Address serverAddr;
-    std::vector<Ptr<Node>> clients;
-    std::vector<Ipv4Address> clientAddrs;
-    /// Capacity timeline of the bottleneck (time s, bit/s); empty for WiFi.
-    std::vector<std::pair<double, double>> capacity;
-    double capacityForSizing = 0.0;
-    std::map<std::string, std::string> derived;
-    std::function<void(QueueMonitor*)> attachQueue;
-    QueueMonitor::Sampler sampleQueue;
-    NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
-    /// MPDUs the stations' MACs dropped (uplink: requests, TCP ACKs), by reason.
-    std::shared_ptr<std::map<std::string, uint64_t>> stationDrops =
-        std::make_shared<std::map<std::string, uint64_t>>();
-};
-
-/// Fail unless no queue disc sits on any device (WiFi devices excepted if `allowWifi`): the
-/// device queues (and the WiFi MAC queue) must be the only queues, so the sampled queue is
-/// the bottleneck queue.
-void
-CheckNoQdisc(bool allowWifi)
-{
-    for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
-    {
-        Ptr<Node> node = NodeList::GetNode(n);
-        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
-        for (uint32_t d = 0; tc && d < node->GetNDevices(); d++)
-        {
-            Ptr<NetDevice> dev = node->GetDevice(d);
-            if (allowWifi && DynamicCast<WifiNetDevice>(dev))
-                continue;
-            if (tc->GetRootQueueDiscOnDevice(dev))
-                Fail("a queue disc is installed on node " + std::to_string(n) + " device " + std::to_string(d));
-        }
-    }
-}
-
-Net
-BuildDumbbell(const Params& p, uint32_t nClients)
-{
-    Net net;
-    NodeContainer server, routers, clients;
-    server.Create(1);
-    routers.Create(2);
-    clients.Create(nClients);
-    InternetStackHelper stack;
-    stack.Install(server);
-    stack.Install(routers);
-    stack.Install(clients);
-
-    const Time accessDelay = Time(p.accessDelay);
-    Time oneWay;
-    if (!p.delay.empty())
-        oneWay = Time(p.delay);
-    else
-        oneWay = Time(p.rtt) / 2 - accessDelay * 2;
-    if (oneWay.IsNegative())
-        Fail("Rtt is shorter than the access links' delay");
-    const Time baseRtt = (oneWay + accessDelay * 2) * 2;
-    const DataRate rate(p.rate);
-    const double bdpBytes = rate.GetBitRate() / 8.0 * baseRtt.GetSeconds();
-    uint32_t qPackets = p.queuePackets;
-    if (qPackets == 0)
-        qPackets = std::max<uint32_t>(2, static_cast<uint32_t>(std::ceil(p.queueBdp * bdpBytes / 1500.0)));
-
-    PointToPointHelper access;
-    access.SetDeviceAttribute("DataRate", StringValue(p.accessRate));
-    access.SetChannelAttribute("Delay", TimeValue(accessDelay));
-    access.SetQueue("ns3::DropTailQueue<Packet>",
-                    "MaxSize",
-                    QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
-    access.DisableFlowControl();
-
-    PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(rate));
-    bottleneck.SetChannelAttribute("Delay", TimeValue(oneWay));
-    bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
-                        "MaxSize",
-                        QueueSizeValue(QueueSize(std::to_string(qPackets) + "p")));
-    bottleneck.DisableFlowControl();
-
-    NetDeviceContainer dServer = access.Install(server.Get(0), routers.Get(0));
-    NetDeviceContainer dBottle = bottleneck.Install(routers.Get(0), routers.Get(1));
-    if (!p.pcap.empty())
-    {
-        access.EnablePcap(p.pcap + "-server", dServer.Get(0), true);
-        bottleneck.EnablePcap(p.pcap + "-bottleneck", dBottle.Get(1), true);
-    }
-    std::vector<NetDeviceContainer> dClients;
-    for (uint32_t i = 0; i < nClients; i++)
-        dClients.push_back(access.Install(routers.Get(1), clients.Get(i)));
-
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.1.0.0", "255.255.255.0");
-    Ipv4InterfaceContainer iServer = addr.Assign(dServer);
-    addr.SetBase("10.2.0.0", "255.255.255.0");
-    addr.Assign(dBottle);
-    for (uint32_t i = 0; i < nClients; i++)
-    {
-        std::string base = "10." + std::to_string(3 + i / 250) + "." + std::to_string(i % 250) + ".0";
-        addr.SetBase(base.c_str(), "255.255.255.0");
-        Ipv4InterfaceContainer ic = addr.Assign(dClients[i]);
-        net.clientAddrs.push_back(ic.GetAddress(1));
-        net.clients.push_back(clients.Get(i));
-    }
-    net.server = server.Get(0);
-    net.serverAddr = iServer.GetAddress(0);
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-    NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
-    CheckNoQdisc(false);
-
-    if (p.loss > 0.0)
-    {
-        Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-        em->SetAttribute("ErrorRate", DoubleValue(p.loss));
-        em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
-        dBottle.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
-    }
-
-    // Capacity timeline and the rate schedule (both directions change together).
-    net.capacity.push_back({0.0, static_cast<double>(rate.GetBitRate())});
-    double maxRate = static_cast<double>(rate.GetBitRate());
-    for (const auto& item : Split(p.rateSchedule, ','))
-    {
-        size_t c = item.find(':');
-        if (c == std::string::npos)
-            Fail("bad RateSchedule entry '" + item + "' (want time:rate)");
-        double t = std::stod(item.substr(0, c));
-        DataRate r(item.substr(c + 1));
-        maxRate = std::max(maxRate, static_cast<double>(r.GetBitRate()));
-        if (t <= 0.0)
-            net.capacity[0].second = static_cast<double>(r.GetBitRate());
-        else
-            net.capacity.push_back({t, static_cast<double>(r.GetBitRate())});
-        for (uint32_t d = 0; d < 2; d++)
-        {
-            Ptr<NetDevice> dev = dBottle.Get(d);
-            Simulator::Schedule(Seconds(ScenarioOrigin() + std::max(t, 0.0)),
-                                [dev, r]() { dev->SetAttribute("DataRate", DataRateValue(r)); });
-        }
-    }
-    net.capacityForSizing = maxRate;
-
-    // The DropTail queue of router 1's bottleneck device (data direction) is the bottleneck
-    // queue; flow control is disabled on every device so no queue disc sits in front of it.
-    Ptr<PointToPointNetDevice> bdev = DynamicCast<PointToPointNetDevice>(dBottle.Get(0));
-    Ptr<Queue<Packet>> queue = bdev->GetQueue();
-    net.attachQueue = [queue](QueueMonitor* m) {
-        Must(queue->TraceConnectWithoutContext(
-            "Enqueue",
-            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnEnqueue(pk->GetUid()); })), "queue Enqueue");
-        Must(queue->TraceConnectWithoutContext(
-            "Dequeue",
-            Callback<void, Ptr<const Packet>>(
-                [m](Ptr<const Packet> pk) { m->OnDequeue(pk->GetUid(), pk->GetSize()); })), "queue Dequeue");
-        Must(queue->TraceConnectWithoutContext(
-            "Drop",
-            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnDrop(pk->GetUid(), false); })), "queue Drop");
-    };
-    net.derived["queue_sampled"] = "router1 bottleneck PointToPointNetDevice DropTail queue";
-    net.derived["bottleneck_delay_ms"] = Fmt(oneWay.GetSeconds() * 1e3, 6);
-    net.derived["base_rtt_ms"] = Fmt(baseRtt.GetSeconds() * 1e3, 6);
-    net.derived["bdp_bytes"] = Fmt(bdpBytes, 0);
-    net.derived["queue_packets"] = std::to_string(qPackets);
-    net.derived["qdisc"] = "none (flow control disabled: device DropTail queues only)";
-    net.derived["tcp_buffer_hint"] = Fmt(bdpBytes + qPackets * 1500.0, 0);
-    net.sampleQueue = [queue]() {
-        return std::make_pair<uint64_t, uint64_t>(queue->GetNPackets(), queue->GetNBytes());
-    };
-    return net;
-}
-
-Net
-BuildWifi(const Params& p, uint32_t nStations)
-{
-    Net net;
-    NodeContainer server, ap, stas;
-    server.Create(1);
-    ap.Create(1);
-    stas.Create(nStations);
-
-    PointToPointHelper wired;
-    wired.SetDeviceAttribute("DataRate", StringValue(p.wiredRate));
-    wired.SetChannelAttribute("Delay", StringValue(p.wiredDelay));
-    wired.SetQueue("ns3::DropTailQueue<Packet>",
-                   "MaxSize",
-                   QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
-    wired.DisableFlowControl();
-    NetDeviceContainer dWired = wired.Install(server.Get(0), ap.Get(0));
-    if (!p.pcap.empty())
-    {
-        wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
-        wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
-    }
-
-    const bool ac = p.standard == "80211ac";
-    if (!ac && p.standard != "80211n")
-        Fail("Standard must be 80211n or 80211ac");
-    uint32_t width = p.channelWidth != 0 ? p.channelWidth : (ac ? 80 : 20);
-    std::string band = p.band;
-    if (ac)
-        band = "5GHz";
-    if (band != "5GHz" && band != "2.4GHz")
-        Fail("Band must be 5GHz or 2.4GHz");
-    int32_t mcs = p.mcs >= 0 ? p.mcs : (ac ? 9 : 7);
-
-    YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
-    YansWifiPhyHelper phy;
-    phy.SetChannel(channel.Create());
-    phy.Set("ChannelSettings",
-            StringValue("{0, " + std::to_string(width) + ", " +
-                        (band == "5GHz" ? "BAND_5GHZ" : "BAND_2_4GHZ") + ", 0}"));
-    phy.Set("Antennas", UintegerValue(p.spatialStreams));
-    phy.Set("MaxSupportedTxSpatialStreams", UintegerValue(p.spatialStreams));
-    phy.Set("MaxSupportedRxSpatialStreams", UintegerValue(p.spatialStreams));
-
-    WifiHelper wifi;
-    wifi.SetStandard(ac ? WIFI_STANDARD_80211ac : WIFI_STANDARD_80211n);
-    std::string mode;
-    if (p.rateControl == "constant")
-    {
-        mode = std::string(ac ? "VhtMcs" : "HtMcs") + std::to_string(mcs);
-        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
-                                     "DataMode",
-                                     StringValue(mode),
-                                     "ControlMode",
-                                     StringValue(mode));
-    }
-    else if (p.rateControl == "minstrel")
-    {
-        mode = "MinstrelHt";
-        wifi.SetRemoteStationManager("ns3::MinstrelHtWifiManager");
-    }
-    else
-    {
-        Fail("RateControl must be constant or minstrel");
-    }
-    wifi.ConfigHtOptions("ShortGuardIntervalSupported", BooleanValue(p.shortGuard));
-    if (p.wifiQdisc == "none")
-        wifi.DisableFlowControl();
-    else if (p.wifiQdisc != "default")
-        Fail("WifiQdisc must be none or default");
-
-    WifiMacHelper mac;
-    Ssid ssid("rdtp");
-    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid));
-    NetDeviceContainer dStas = wifi.Install(phy, mac, stas);
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
-    NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
-    if (!p.pcap.empty())
-    {
-        phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
-        phy.EnablePcap(p.pcap + "-sta", dStas);
-        phy.EnablePcap(p.pcap + "-ap", dAp);
-    }
-    if (p.maxAmpdu > 0)
-    {
-        Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize",
-                    UintegerValue(p.maxAmpdu));
-    }
-
-    MobilityHelper mobility;
-    Ptr<ListPositionAllocator> pos = CreateObject<ListPositionAllocator>();
-    pos->Add(Vector(0.0, 0.0, 0.0));
-    for (uint32_t i = 0; i < nStations; i++)
-    {
-        double a = 2.0 * M_PI * i / nStations;
-        pos->Add(Vector(p.distance * std::cos(a), p.distance * std::sin(a), 0.0));
-    }
-    mobility.SetPositionAllocator(pos);
-    mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
-    mobility.Install(ap);
-    mobility.Install(stas);
-
-    InternetStackHelper stack;
-    stack.Install(server);
-    stack.Install(ap);
-    stack.Install(stas);
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.1.0.0", "255.255.255.0");
-    Ipv4InterfaceContainer iWired = addr.Assign(dWired);
-    addr.SetBase("10.2.0.0", "255.255.0.0");
-    addr.Assign(dAp);
-    Ipv4InterfaceContainer iStas = addr.Assign(dStas);
-    for (uint32_t i = 0; i < nStations; i++)
-    {
-        net.clients.push_back(stas.Get(i));
-        net.clientAddrs.push_back(iStas.GetAddress(i));
-    }
-    net.server = server.Get(0);
-    net.serverAddr = iWired.GetAddress(0);
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-    NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
-
-    CheckNoQdisc(p.wifiQdisc == "default");
-    // Stations must be associated by scenario time 0 (see Settle); count those that are not.
-    net.stations = dStas;
-    for (uint32_t i = 0; i < dStas.GetN(); i++)
-    {
-        Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(dStas.Get(i))->GetMac();
-        auto drops = net.stationDrops;
-        Must(mac->TraceConnectWithoutContext(
-                 "DroppedMpdu",
-                 Callback<void, WifiMacDropReason, Ptr<const WifiMpdu>>([drops](WifiMacDropReason r, Ptr<const WifiMpdu>) {
-                     static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
-                     (*drops)[r < 4 ? names[r] : "other"]++;
-                 })),
-             "station WifiMac DroppedMpdu");
-        Must(mac->GetTxopQueue(AC_BE)->TraceConnectWithoutContext(
-                 "Drop", Callback<void, Ptr<const WifiMpdu>>([drops](Ptr<const WifiMpdu>) { (*drops)["queue_drop"]++; })),
-             "station WifiMacQueue Drop");
-    }
-
-    net.capacityForSizing =
-        std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), WifiPhyMaxBps(p, width));
-
-    Ptr<WifiNetDevice> apDev = DynamicCast<WifiNetDevice>(dAp.Get(0));
-    Ptr<WifiMac> apMac = apDev->GetMac();
-    Ptr<WifiMacQueue> queue = apMac->GetTxopQueue(AC_BE);
-    net.attachQueue = [queue, apMac](QueueMonitor* m) {
-        using Cb = Callback<void, Ptr<const WifiMpdu>>;
-        Must(queue->TraceConnectWithoutContext(
-                 "Enqueue", Cb([m](Ptr<const WifiMpdu> q) { m->OnEnqueue(q->GetPacket()->GetUid()); })),
-             "WifiMacQueue Enqueue");
-        Must(queue->TraceConnectWithoutContext(
-                 "Dequeue",
-                 Cb([m](Ptr<const WifiMpdu> q) { m->OnDequeue(q->GetPacket()->GetUid(), q->GetSize()); })),
-             "WifiMacQueue Dequeue");
-        // Every MPDU the AP's MAC drops (queue full, lifetime expired, retry limit), by reason.
-        Must(apMac->TraceConnectWithoutContext(
-                 "DroppedMpdu",
-                 Callback<void, WifiMacDropReason, Ptr<const WifiMpdu>>(
-                     [m](WifiMacDropReason reason, Ptr<const WifiMpdu> q) {
-                         static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
-                         m->OnDrop(q->GetPacket()->GetUid(), true);
-                         m->dropReasons[reason < 4 ? names[reason] : "other"]++;
-                     })),
-             "WifiMac DroppedMpdu");
-        // Every MPDU the MAC queue itself drops (DropOldest eviction) or lets expire.
-        Must(queue->TraceConnectWithoutContext("Drop", Cb([m](Ptr<const WifiMpdu> q) {
-                 m->OnDrop(q->GetPacket()->GetUid(), false);
-                 m->dropReasons["queue_drop"]++;
-             })),
-             "WifiMacQueue Drop");
-        // With the default DropNewest policy, ns-3 3.37 refuses an MPDU at a full queue without
-        // firing any trace: count packets handed to the MAC (MacTx) that never got enqueued.
-        auto handed = std::make_shared<uint64_t>(0);
-        auto enqueued = std::make_shared<uint64_t>(0);
-        Must(apMac->TraceConnectWithoutContext("MacTx",
-                                               Callback<void, Ptr<const Packet>>([handed](Ptr<const Packet>) { ++*handed; })),
-             "WifiMac MacTx");
-        Must(queue->TraceConnectWithoutContext("Enqueue", Cb([enqueued](Ptr<const WifiMpdu>) { ++*enqueued; })),
-             "WifiMacQueue Enqueue (count)");
-        m->silentDrops = [handed, enqueued]() { return *handed > *enqueued ? *handed - *enqueued : 0; };
-        Must(queue->TraceConnectWithoutContext("Expired", Cb([m](Ptr<const WifiMpdu> q) {
-                 m->OnDrop(q->GetPacket()->GetUid(), true);
-                 m->dropReasons["expired"]++;
-             })),
-             "WifiMacQueue Expired");
-    };
-    net.sampleQueue = [queue]() {
-        return std::make_pair<uint64_t, uint64_t>(queue->GetNPackets(), queue->GetNBytes());
-    };
-    net.derived["queue_sampled"] = "AP WifiMacQueue AC_BE (MPDUs stay queued until acknowledged)";
-    net.derived["channel_width_mhz"] = std::to_string(width);
-    net.derived["band"] = band;
-    net.derived["data_mode"] = mode;
-    net.derived["qdisc"] = p.wifiQdisc == "none" ? "none (WiFi MAC queue only)" : "ns-3 default on the AP";
-    net.derived["tcp_buffer_hint"] = "0";
-    return net;
-}
 
 } // namespace
 
@@ -669,28 +214,7 @@ rdtp_ns3_run(int argc, char** argv)
                  "Flows: 'kind=rdtp,cc=bbr,client=0,start=0,stop=10,size=0;kind=tcp-cubic,...'",
                  p.flows);
     cmd.AddValue("Port", "UDP port of the RdtpProducer", p.port);
-    cmd.AddValue("Rate", "dumbbell: bottleneck rate", p.rate);
-    cmd.AddValue("Rtt", "dumbbell: base RTT (bottleneck one-way delay derived)", p.rtt);
-    cmd.AddValue("Delay", "dumbbell: bottleneck one-way delay (overrides Rtt)", p.delay);
-    cmd.AddValue("AccessRate", "dumbbell: access link rate", p.accessRate);
-    cmd.AddValue("AccessDelay", "dumbbell: access link one-way delay", p.accessDelay);
-    cmd.AddValue("AccessQueue", "DropTail packets of non-bottleneck devices", p.accessQueue);
-    cmd.AddValue("QueuePackets", "dumbbell: bottleneck DropTail packets (0 = use QueueBdp)", p.queuePackets);
-    cmd.AddValue("QueueBdp", "dumbbell: bottleneck queue in BDPs (1500-byte packets)", p.queueBdp);
-    cmd.AddValue("Loss", "dumbbell: random packet loss rate on the bottleneck (data direction)", p.loss);
-    cmd.AddValue("RateSchedule", "dumbbell: 'time:rate,...' bottleneck rate changes", p.rateSchedule);
-    cmd.AddValue("Standard", "wifi: 80211n or 80211ac", p.standard);
-    cmd.AddValue("Band", "wifi: 5GHz or 2.4GHz (802.11n)", p.band);
-    cmd.AddValue("ChannelWidth", "wifi: MHz (0 = 20 for n, 80 for ac)", p.channelWidth);
-    cmd.AddValue("RateControl", "wifi: constant or minstrel", p.rateControl);
-    cmd.AddValue("Mcs", "wifi: MCS for constant rate (-1 = 7 for n, 9 for ac)", p.mcs);
-    cmd.AddValue("SpatialStreams", "wifi: spatial streams (antennas)", p.spatialStreams);
-    cmd.AddValue("ShortGuard", "wifi: short guard interval", p.shortGuard);
-    cmd.AddValue("Distance", "wifi: station distance from the AP, metres", p.distance);
-    cmd.AddValue("WiredRate", "wifi: server-AP link rate", p.wiredRate);
-    cmd.AddValue("WiredDelay", "wifi: server-AP one-way delay", p.wiredDelay);
-    cmd.AddValue("MaxAmpdu", "wifi: BE_MaxAmpduSize bytes (0 = ns-3 default)", p.maxAmpdu);
-    cmd.AddValue("WifiQdisc", "wifi: none (MAC queue only) or default (ns-3 default qdisc at AP)", p.wifiQdisc);
+    AddTopologyArguments(cmd, p);
     cmd.AddValue("Pcap",
                  "Write pcap captures with this file prefix (dumbbell: server access link and bottleneck; "
                  "wifi: server-AP link and every station, radiotap)",
@@ -732,13 +256,7 @@ rdtp_ns3_run(int argc, char** argv)
     if (!globalTcp.empty())
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCcType(globalTcp)));
 
-    Net net;
-    if (p.topology == "dumbbell")
-        net = BuildDumbbell(p, nClients);
-    else if (p.topology == "wifi")
-        net = BuildWifi(p, nClients);
-    else
-        Fail("Topology must be dumbbell or wifi");
+    Net net = BuildTopology(p, nClients);
 
     uint32_t tcpBuf = p.tcpBuf;
     if (tcpBuf == 0)
@@ -1064,24 +582,7 @@ rdtp_ns3_run(int argc, char** argv)
     run << "Duration = " << p.duration << "\nWarmup = " << p.warmup << "\nInterval = " << p.interval
         << "\nQueueInterval = " << p.queueInterval << "\nClients = " << nClients << "\n";
     run << "Flows = " << TomlString(p.flows) << "\nPort = " << p.port << "\n";
-    if (p.topology == "dumbbell")
-    {
-        run << "Rate = " << TomlString(p.rate) << "\nRtt = " << TomlString(p.rtt)
-            << "\nDelay = " << TomlString(p.delay) << "\nAccessRate = " << TomlString(p.accessRate)
-            << "\nAccessDelay = " << TomlString(p.accessDelay) << "\nAccessQueue = " << p.accessQueue
-            << "\nQueuePackets = " << p.queuePackets << "\nQueueBdp = " << p.queueBdp
-            << "\nLoss = " << p.loss << "\nRateSchedule = " << TomlString(p.rateSchedule) << "\n";
-    }
-    else
-    {
-        run << "Standard = " << TomlString(p.standard) << "\nBand = " << TomlString(p.band)
-            << "\nChannelWidth = " << p.channelWidth << "\nRateControl = " << TomlString(p.rateControl)
-            << "\nMcs = " << p.mcs << "\nSpatialStreams = " << p.spatialStreams
-            << "\nShortGuard = " << (p.shortGuard ? "true" : "false") << "\nDistance = " << p.distance
-            << "\nWiredRate = " << TomlString(p.wiredRate) << "\nWiredDelay = " << TomlString(p.wiredDelay)
-            << "\nAccessQueue = " << p.accessQueue << "\nMaxAmpdu = " << p.maxAmpdu
-            << "\nWifiQdisc = " << TomlString(p.wifiQdisc) << "\n";
-    }
+    WriteTopologyParams(run, p, false);
     run << "TcpBuf = " << tcpBuf << "\nTcpSendSize = " << p.tcpSendSize << "\n";
     run << "\n[derived]\n";
     for (const auto& [k, v] : net.derived)

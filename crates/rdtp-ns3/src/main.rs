@@ -33,6 +33,8 @@ pub const HAS_NS3: bool = cfg!(rdtp_ns3);
 unsafe extern "C" {
     /// The C++ scenario runner (cpp/rdtp-scenario.cc): one simulation, ns-3 CommandLine args.
     fn rdtp_ns3_run(argc: std::ffi::c_int, argv: *mut *mut std::ffi::c_char) -> std::ffi::c_int;
+    /// The C++ real-time emulator (cpp/rdtp-emulate.cc): taps in namespaces, ns-3 in between.
+    fn rdtp_ns3_emulate(argc: std::ffi::c_int, argv: *mut *mut std::ffi::c_char) -> std::ffi::c_int;
 }
 
 /// The C++ applications call the rdtp C ABI, which lives in the `rdtp-ffi` rlib. Rust code
@@ -68,6 +70,7 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
 
 const USAGE: &str = "usage: rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
        rdtp-sim --run-one [--Name=value ...]   (one simulation; --run-one --PrintHelp lists the names)
+       rdtp-sim --emulate [--Name=value ...]   (real-time emulator between tap devices; used by rdtp-testbed)
 
   --out DIR        output directory (default: rdtp-sim-out/<scenario name>)
   --jobs N         simulations at once (default: number of CPUs)
@@ -79,6 +82,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--run-one") {
         return ExitCode::from(run_one(&args[1..]) as u8);
+    }
+    if args.first().map(String::as_str) == Some("--emulate") {
+        return ExitCode::from(emulate(&args[1..]) as u8);
     }
     match scenario_main(&args) {
         Ok(code) => ExitCode::from(code),
@@ -103,6 +109,35 @@ fn run_one(args: &[String]) -> i32 {
         // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
         // terminating null, as a C main expects.
         unsafe { rdtp_ns3_run(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
+    }
+    #[cfg(not(rdtp_ns3))]
+    {
+        let _ = args;
+        eprintln!("{NO_NS3}");
+        3
+    }
+}
+
+/// The real-time emulator in this process (runs until SIGTERM/SIGINT or --Duration).
+fn emulate(args: &[String]) -> i32 {
+    #[cfg(rdtp_ns3)]
+    {
+        use std::ffi::{CString, c_char};
+        let mut owned = vec![CString::from(c"rdtp-sim")];
+        for a in args {
+            match CString::new(a.as_str()) {
+                Ok(c) => owned.push(c),
+                Err(_) => {
+                    eprintln!("rdtp-sim: an argument contains a NUL byte");
+                    return 2;
+                }
+            }
+        }
+        let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
+        argv.push(std::ptr::null_mut());
+        // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
+        // terminating null, as a C main expects.
+        unsafe { rdtp_ns3_emulate(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
     }
     #[cfg(not(rdtp_ns3))]
     {

@@ -15,6 +15,7 @@
 //! * [`list`] — listing a server's catalogue;
 //! * [`summary`] — ndnget's end-of-transfer summary and its JSON form;
 //! * [`trace`] — ndnget-format cwnd/RTT logs and verbose lines;
+//! * [`tcp`] — the kernel-TCP comparison baseline (`serve --tcp`, `fetch --tcp`), not rdtp;
 //! * [`clock`], [`socket`], [`args`], [`error`] — monotonic time, UDP plumbing, argument
 //!   parsing, the error type and exit codes.
 //!
@@ -56,6 +57,7 @@ pub mod list;
 pub mod server;
 pub mod socket;
 pub mod summary;
+pub mod tcp;
 pub mod trace;
 
 pub use catalog::{DirCatalog, IndexProgress, open_dir};

@@ -81,6 +81,10 @@ pub struct Args {
     /// Print the statistics as one JSON object (stdout if -o FILE, else stderr).
     #[arg(long)]
     pub json: bool,
+    /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
+    /// server's --tcp-cc controls it; the content is still checked against its EID).
+    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt"])]
+    pub tcp: bool,
 }
 
 fn log_file(path: &PathBuf) -> Result<File> {
@@ -88,6 +92,9 @@ fn log_file(path: &PathBuf) -> Result<File> {
 }
 
 pub fn run(a: Args) -> Result<i32> {
+    if a.tcp {
+        return super::tcp::fetch(&a);
+    }
     let server = parse_server(&a.server)?;
     let target = parse_target(&a.target);
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
@@ -173,7 +180,7 @@ pub fn run(a: Args) -> Result<i32> {
 }
 
 /// Remove an output file left incomplete or unverified by a failed fetch.
-fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
+pub(super) fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
     drop(out);
     if let Some(p) = created {
         let _ = std::fs::remove_file(p);

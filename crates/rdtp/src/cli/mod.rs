@@ -6,6 +6,8 @@ pub mod fetch;
 pub mod ls;
 pub mod serve;
 pub mod sim;
+pub mod tcp;
+pub mod testbed;
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -29,6 +31,8 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// Run ns-3 scenarios (rdtp inside ns-3, TCP baselines, WiFi); see `rdtp sim --help`.
     Sim(sim::Args),
+    /// Real rdtp and kernel-TCP processes over a real-time emulated network (root); see `rdtp testbed --help`.
+    Testbed(testbed::Args),
 }
 
 /// Run a subcommand; returns the exit code on success paths.
@@ -40,6 +44,7 @@ pub fn run(cmd: Command) -> Result<i32> {
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Sim(a) => sim::run(a),
+        Command::Testbed(a) => testbed::run(a),
     }
 }
 

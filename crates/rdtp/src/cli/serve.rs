@@ -1,4 +1,5 @@
-//! `rdtp serve DIR` — serve the files of a directory until SIGINT/SIGTERM.
+//! `rdtp serve DIR` — serve the files of a directory until SIGINT/SIGTERM (`--tcp`: over
+//! kernel TCP instead, the comparison baseline of [`rdtp::tcp`]).
 //!
 //! Prints `rdtp: serving N objects (X bytes) on ADDR` to stderr once listening (tests and
 //! scripts parse the address from it) and the aggregate counters on shutdown.
@@ -32,6 +33,12 @@ pub struct Args {
     /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
     #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
     pub pattern: Option<String>,
+    /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
+    #[arg(long)]
+    pub tcp: bool,
+    /// TCP congestion control of every connection (e.g. bbr, cubic; default: the kernel's).
+    #[arg(long, value_name = "CC", requires = "tcp")]
+    pub tcp_cc: Option<String>,
 }
 
 fn parse_listen(s: &str) -> Result<SocketAddr> {
@@ -52,21 +59,30 @@ pub fn run(a: Args) -> Result<i32> {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
         config: ServerConfig { max_units_per_request: a.max_units },
     };
+    let tcp = a.tcp.then(|| a.tcp_cc.clone());
     match (&a.pattern, &a.dir) {
         (Some(size), _) => {
             let size = parse_size(size)?;
-            serve(Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])), size, options)
+            serve(Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])), size, options, tcp)
         }
         (None, Some(dir)) => {
             let catalog = open_dir(dir, IndexProgress::Stderr)?;
             let total = catalog.total_size();
-            serve(Arc::new(catalog), total, options)
+            serve(Arc::new(catalog), total, options, tcp)
         }
         (None, None) => Err(Error::Usage("give a DIR to serve".into())),
     }
 }
 
-fn serve<C: Catalog>(catalog: Arc<C>, total_bytes: u64, options: ServeOptions) -> Result<i32> {
+fn serve<C: Catalog>(
+    catalog: Arc<C>,
+    total_bytes: u64,
+    options: ServeOptions,
+    tcp: Option<Option<String>>,
+) -> Result<i32> {
+    if let Some(cc) = tcp {
+        return super::tcp::serve(catalog, total_bytes, options.listen, cc);
+    }
     let mut rt = ServerRuntime::bind(catalog.clone(), options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
     to_stderr(&format!("rdtp: serving {} objects ({total_bytes} bytes) on {addr}\n", catalog.len()));

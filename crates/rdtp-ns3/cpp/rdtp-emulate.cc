@@ -1,0 +1,722 @@
+// rdtp_ns3_emulate: the real-time emulator ("simulation in the loop").
+//
+// Real processes in Linux network namespaces send through persistent tap devices; this
+// program opens each tap (entering its namespace with setns, TUNSETIFF on /dev/net/tun,
+// then back), hands the descriptor to an FdNetDevice on a gateway node of the very
+// topology the offline runner simulates (rdtp-topology.cc), and runs the simulator in real
+// time (RealtimeSimulatorImpl, best effort). ns-3 forwards IPv4 between the taps across the
+// emulated bottleneck or WiFi hop.
+//
+// It runs until SIGTERM/SIGINT or --Duration, then writes into --Out:
+//   queue.csv       bottleneck queue every QueueInterval (as the offline runner)
+//   timeseries.csv  time_s,client,dst_ip,mbps,payload_mbps,data_packets: what the last hop
+//                   delivered to each client tap per Interval (IP bytes; TCP/UDP payload)
+//   lag.csv         time_s,samples,mean_ms,max_ms,over_1ms: real-time lag per Interval
+//   run.toml        parameters, derived values, per-tap counters, lag statistics, results
+// and prints "READY" on stdout once scenario time 0 is reached (after Settle).
+//
+// Real-time lag: an event every LagInterval compares the wall clock with its simulated
+// timestamp; in best-effort mode an event runs late when the simulator cannot keep up.
+#include "rdtp-recorder.h"
+#include "rdtp-topology.h"
+
+#include "ns3/core-module.h"
+#include "ns3/fd-net-device-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/realtime-simulator-impl.h"
+
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void
+OnStopSignal(int sig)
+{
+    g_signal.store(sig);
+    g_stop.store(true);
+}
+
+struct EmuParams : TopologyParams
+{
+    std::string taps;
+    std::string out = "rdtp-emulate-out";
+    double duration = 0.0; // 0 = until a signal (capped at MaxDuration)
+    double warmup = 0.0;
+    double interval = 0.1;
+    double queueInterval = 0.01;
+    double lagInterval = 0.001;
+    double lagThreshold = 0.001;
+    double settle = -1.0;
+    uint32_t rxQueueSize = 1000;
+    uint32_t seed = 1;
+    uint32_t run = 1;
+    int32_t pinCpu = -1;
+    std::string windowFile;
+};
+
+/// Delivered to one client tap in one Interval.
+struct Bin
+{
+    uint64_t ipBytes = 0;
+    uint64_t payloadBytes = 0;
+    uint64_t dataPackets = 0;
+};
+
+struct Tap
+{
+    std::string label;
+    std::string netns;
+    std::string dev;
+    Ipv4Address gateway;
+    uint32_t prefix = 24;
+    int fd = -1;
+    Ptr<FdNetDevice> device;
+    Ptr<Node> node;
+    bool client = false;
+    std::string hostAddr; // the conventional host address (gateway + 1), for the CSV
+    // counters
+    uint64_t fromHostPackets = 0;
+    uint64_t fromHostBytes = 0;
+    uint64_t toHostPackets = 0;
+    uint64_t toHostBytes = 0;
+    uint64_t toHostDrops = 0;   // MacTxDrop: write to the tap failed
+    uint64_t fromHostBad = 0;   // PhyRxDrop: runt frames
+    std::vector<Bin> bins;
+};
+
+bool
+ValidLabel(const std::string& s)
+{
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+}
+
+/// "label:netns/dev[:a.b.c.d/prefix],..." ; the first must be the server.
+std::vector<Tap>
+ParseTaps(const std::string& text)
+{
+    std::vector<Tap> taps;
+    uint32_t clients = 0;
+    for (const auto& item : Split(text, ','))
+    {
+        auto parts = Split(item, ':');
+        if (parts.size() < 2 || parts.size() > 3)
+            Fail("bad --Taps entry '" + item + "' (want label:netns/tap[:gateway/prefix])");
+        Tap t;
+        t.label = parts[0];
+        if (!ValidLabel(t.label))
+            Fail("tap label '" + t.label + "' (letters, digits, '_' and '-' only)");
+        size_t slash = parts[1].find('/');
+        if (slash == std::string::npos || slash == 0 || slash + 1 >= parts[1].size())
+            Fail("bad --Taps entry '" + item + "' (want netns/tap)");
+        t.netns = parts[1].substr(0, slash);
+        t.dev = parts[1].substr(slash + 1);
+        if (t.dev.size() >= IFNAMSIZ)
+            Fail("tap name '" + t.dev + "' is too long");
+        if (t.netns.find('/') != std::string::npos || t.netns == "." || t.netns == "..")
+            Fail("bad namespace name '" + t.netns + "'");
+        t.client = !taps.empty();
+        if (taps.empty() && t.label != "server")
+            Fail("the first --Taps entry must be the server (server:netns/tap)");
+        std::string gw;
+        if (parts.size() == 3)
+        {
+            gw = parts[2];
+        }
+        else if (!t.client)
+        {
+            gw = "10.200.0.1/24";
+        }
+        else
+        {
+            gw = "10." + std::to_string(201 + clients / 256) + "." + std::to_string(clients % 256) + ".1/24";
+        }
+        size_t s2 = gw.find('/');
+        if (s2 == std::string::npos)
+            Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
+        try
+        {
+            t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
+        }
+        catch (const std::exception&)
+        {
+            Fail("bad prefix length in '" + gw + "'");
+        }
+        if (t.prefix < 8 || t.prefix > 30)
+            Fail("prefix length of '" + gw + "' must be 8..30");
+        t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
+        t.hostAddr = [&]() {
+            std::ostringstream o;
+            Ipv4Address(t.gateway.Get() + 1).Print(o);
+            return o.str();
+        }();
+        if (t.client)
+            clients++;
+        taps.push_back(t);
+    }
+    if (taps.size() < 2)
+        Fail("--Taps needs the server and at least one client");
+    return taps;
+}
+
+/// Open the persistent tap `dev` inside network namespace `netns` (/var/run/netns/NAME).
+int
+OpenTap(const std::string& netns, const std::string& dev)
+{
+    const std::string path = "/var/run/netns/" + netns;
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0)
+        Fail(std::string("cannot open /proc/self/ns/net: ") + std::strerror(errno));
+    int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (target < 0)
+    {
+        int e = errno;
+        close(self);
+        Fail("cannot open network namespace " + path + ": " + std::strerror(e));
+    }
+    if (setns(target, CLONE_NEWNET) != 0)
+    {
+        int e = errno;
+        close(self);
+        close(target);
+        Fail("setns(" + path + "): " + std::strerror(e) + (e == EPERM ? " (needs root / CAP_SYS_ADMIN)" : ""));
+    }
+    std::string err;
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+    {
+        err = std::string("cannot open /dev/net/tun: ") + std::strerror(errno);
+    }
+    else
+    {
+        struct ifreq ifr;
+        std::memset(&ifr, 0, sizeof ifr);
+        ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+        std::strncpy(ifr.ifr_name, dev.c_str(), IFNAMSIZ - 1);
+        if (ioctl(fd, TUNSETIFF, &ifr) != 0)
+        {
+            err = "TUNSETIFF " + dev + " in " + netns + ": " + std::strerror(errno) +
+                  " (is it a persistent tap, not attached elsewhere?)";
+            close(fd);
+            fd = -1;
+        }
+    }
+    // Back to our own namespace whatever happened: every later socket and thread lives there.
+    if (setns(self, CLONE_NEWNET) != 0)
+        Fail(std::string("cannot return to the original network namespace: ") + std::strerror(errno));
+    close(self);
+    close(target);
+    if (fd < 0)
+        Fail(err);
+    return fd;
+}
+
+/// IP bytes, transport payload bytes and whether it carries TCP/UDP payload, for an
+/// Ethernet frame carrying IPv4. Returns false for anything else.
+bool
+ParseIpv4(Ptr<const Packet> p, uint64_t& ipBytes, uint64_t& payload, bool& data)
+{
+    uint8_t b[80];
+    const uint32_t n = p->CopyData(b, sizeof b);
+    // FdNetDevice (DIX) fires MacTx with the Ethernet header in place.
+    const uint32_t off = 14;
+    if (n < 34 || b[12] != 0x08 || b[13] != 0x00 || (b[14] >> 4) != 4)
+        return false;
+    const uint32_t ihl = (b[off] & 0x0f) * 4u;
+    const uint32_t total = (uint32_t(b[off + 2]) << 8) | b[off + 3];
+    const uint8_t proto = b[off + 9];
+    ipBytes = total;
+    payload = 0;
+    data = false;
+    if (ihl < 20 || total < ihl)
+        return true;
+    const uint32_t l4 = off + ihl;
+    if (proto == 6 && n >= l4 + 13)
+    {
+        const uint32_t doff = (b[l4 + 12] >> 4) * 4u;
+        if (total >= ihl + doff)
+            payload = total - ihl - doff;
+    }
+    else if (proto == 17 && total >= ihl + 8)
+    {
+        payload = total - ihl - 8;
+    }
+    data = payload > 0;
+    return true;
+}
+
+/// Percentile (0..1) of sorted values; NaN for none.
+double
+Percentile(const std::vector<float>& sorted, double q)
+{
+    if (sorted.empty())
+        return std::nan("");
+    size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) ;
+    i = std::min(sorted.size() - 1, i == 0 ? 0 : i - 1);
+    return sorted[i];
+}
+
+struct LagStats
+{
+    size_t samples = 0;
+    double p50 = std::nan(""), p99 = std::nan(""), p999 = std::nan(""), max = std::nan(""), mean = std::nan("");
+    size_t over = 0;
+};
+
+LagStats
+Summarise(std::vector<float> v, double thresholdMs)
+{
+    LagStats s;
+    s.samples = v.size();
+    if (v.empty())
+        return s;
+    std::sort(v.begin(), v.end());
+    double sum = 0.0;
+    for (float x : v)
+    {
+        sum += x;
+        if (x > thresholdMs)
+            s.over++;
+    }
+    s.mean = sum / static_cast<double>(v.size());
+    s.p50 = Percentile(v, 0.50);
+    s.p99 = Percentile(v, 0.99);
+    s.p999 = Percentile(v, 0.999);
+    s.max = v.back();
+    return s;
+}
+
+void
+WriteLag(std::ostream& o, const std::string& prefix, const LagStats& s, double thresholdMs)
+{
+    o << prefix << "lag_samples = " << s.samples << "\n";
+    if (s.samples == 0)
+        return;
+    o << prefix << "lag_mean_ms = " << Fmt(s.mean, 4) << "\n";
+    o << prefix << "lag_p50_ms = " << Fmt(s.p50, 4) << "\n";
+    o << prefix << "lag_p99_ms = " << Fmt(s.p99, 4) << "\n";
+    o << prefix << "lag_p999_ms = " << Fmt(s.p999, 4) << "\n";
+    o << prefix << "lag_max_ms = " << Fmt(s.max, 4) << "\n";
+    o << prefix << "lag_over_threshold = " << s.over << "\n";
+    o << prefix << "lag_over_threshold_fraction = "
+      << Fmt(static_cast<double>(s.over) / static_cast<double>(s.samples), 6) << "\n";
+    (void)thresholdMs;
+}
+
+} // namespace
+
+extern "C" int
+rdtp_ns3_emulate(int argc, char** argv)
+{
+    const auto wallStart = std::chrono::steady_clock::now();
+    EmuParams p;
+    CommandLine cmd("rdtp-sim --emulate");
+    cmd.Usage("Real-time emulator: forwards between persistent tap devices in network namespaces "
+              "across the dumbbell bottleneck or WiFi hop of rdtp-sim (see the README of "
+              "crates/rdtp-testbed). Stops on SIGTERM/SIGINT or after Duration.");
+    cmd.AddValue("Taps",
+                 "server:NETNS/TAP[:GW/LEN],client0:NETNS/TAP[:GW/LEN],... (default gateways "
+                 "10.200.0.1/24 for the server, 10.(201+i/256).(i%256).1/24 for client i)",
+                 p.taps);
+    cmd.AddValue("Topology", "dumbbell or wifi", p.topology);
+    cmd.AddValue("Out", "Output directory", p.out);
+    cmd.AddValue("Duration", "Seconds of scenario time to run (0 = until SIGTERM/SIGINT, at most 24 h)", p.duration);
+    cmd.AddValue("Warmup", "Seconds excluded from the windowed results", p.warmup);
+    cmd.AddValue("Interval", "timeseries.csv and lag.csv interval, seconds", p.interval);
+    cmd.AddValue("QueueInterval", "queue.csv sampling interval, seconds", p.queueInterval);
+    cmd.AddValue("LagInterval", "Real-time lag sampling period, seconds", p.lagInterval);
+    cmd.AddValue("LagThreshold", "Lag counted as 'over threshold', seconds", p.lagThreshold);
+    cmd.AddValue("Settle",
+                 "Seconds before scenario time 0 (READY) (-1 = 0 for dumbbell, 0.5 for wifi)",
+                 p.settle);
+    cmd.AddValue("RxQueueSize", "FdNetDevice read queue, packets", p.rxQueueSize);
+    cmd.AddValue("Mtu", "MTU of the tap FdNetDevices and point-to-point devices", p.mtu);
+    cmd.AddValue("Seed", "RngSeedManager seed", p.seed);
+    cmd.AddValue("Run", "RngSeedManager run number", p.run);
+    cmd.AddValue("PinCpu", "Pin the simulator thread to this CPU (-1 = no)", p.pinCpu);
+    cmd.AddValue("WindowFile",
+                 "If this file exists at exit and holds 'FROM TO' (scenario seconds), the windowed "
+                 "results use [FROM, TO) instead of [Warmup, end) (the caller learns the window late)",
+                 p.windowFile);
+    AddTopologyArguments(cmd, p);
+    cmd.AddValue("Pcap", "Write pcap captures of the bottleneck / WiFi with this file prefix", p.pcap);
+
+    // Real time, best effort, and real checksums (Linux drops packets with checksum 0).
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::RealtimeSimulatorImpl"));
+    GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
+    Config::SetDefault("ns3::RealtimeSimulatorImpl::SynchronizationMode", StringValue("BestEffort"));
+    Config::SetDefault("ns3::ArpCache::PendingQueueSize", UintegerValue(256));
+    Config::SetDefault("ns3::ArpCache::AliveTimeout", TimeValue(Seconds(3600)));
+    cmd.Parse(argc, argv);
+
+    if (p.seed == 0)
+        Fail("Seed must be > 0");
+    if (p.duration < 0 || p.interval <= 0 || p.queueInterval <= 0 || p.lagInterval <= 0)
+        Fail("Duration must be >= 0; Interval, QueueInterval and LagInterval > 0");
+    if (p.mtu < 576 || p.mtu > 65000)
+        Fail("Mtu must be 576..65000");
+    if (p.topology == "wifi" && p.mtu > 2296)
+        Fail("the WiFi topology carries at most a 2296-byte MTU (802.11 MSDU); use Mtu <= 2296");
+    RngSeedManager::SetSeed(p.seed);
+    RngSeedManager::SetRun(p.run);
+    if (p.settle < 0)
+        p.settle = p.topology == "wifi" ? 0.5 : 0.0;
+    SetScenarioOrigin(p.settle);
+    const double duration = p.duration > 0 ? p.duration : 86400.0;
+    std::filesystem::create_directories(p.out);
+
+    std::vector<Tap> taps = ParseTaps(p.taps);
+    for (auto& t : taps)
+        t.fd = OpenTap(t.netns, t.dev);
+    const uint32_t nClients = static_cast<uint32_t>(taps.size() - 1);
+
+    // Attach one FdNetDevice per tap to its gateway node, give it the gateway address, and
+    // route the tap's subnet from every other node the way global routing reaches the gateway.
+    auto attach = [&taps, &p](Ptr<Node> serverGw, const std::vector<Ptr<Node>>& clientGws) {
+        for (uint32_t i = 0; i < taps.size(); i++)
+        {
+            Tap& t = taps[i];
+            t.node = i == 0 ? serverGw : clientGws[i - 1];
+            // A core address of the gateway (before its tap interface exists).
+            Ptr<Ipv4> gwIp = t.node->GetObject<Ipv4>();
+            Ipv4Address core = Ipv4Address::GetAny();
+            for (uint32_t k = 0; k < gwIp->GetNInterfaces() && core == Ipv4Address::GetAny(); k++)
+            {
+                for (uint32_t a = 0; a < gwIp->GetNAddresses(k); a++)
+                {
+                    Ipv4Address x = gwIp->GetAddress(k, a).GetLocal();
+                    if (!x.IsLocalhost())
+                    {
+                        core = x;
+                        break;
+                    }
+                }
+            }
+            if (core == Ipv4Address::GetAny())
+                Fail("gateway node of " + t.label + " has no address");
+
+            Ptr<FdNetDevice> dev = CreateObject<FdNetDevice>();
+            dev->SetAddress(Mac48Address::Allocate());
+            dev->SetMtu(static_cast<uint16_t>(p.mtu));
+            dev->SetAttribute("RxQueueSize", UintegerValue(p.rxQueueSize));
+            dev->SetFileDescriptor(t.fd);
+            t.node->AddDevice(dev);
+            t.device = dev;
+            const uint32_t ifIndex = gwIp->AddInterface(dev);
+            const Ipv4Mask mask(("/" + std::to_string(t.prefix)).c_str());
+            gwIp->AddAddress(ifIndex, Ipv4InterfaceAddress(t.gateway, mask));
+            gwIp->SetMetric(ifIndex, 1);
+            gwIp->SetUp(ifIndex);
+
+            const Ipv4Address subnet = t.gateway.CombineMask(mask);
+            Ipv4StaticRoutingHelper staticHelper;
+            for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
+            {
+                Ptr<Node> node = NodeList::GetNode(n);
+                Ptr<Ipv4> ip = node->GetObject<Ipv4>();
+                if (!ip || node == t.node)
+                    continue;
+                Ipv4Header h;
+                h.SetDestination(core);
+                Socket::SocketErrno err;
+                Ptr<Ipv4Route> r = ip->GetRoutingProtocol()->RouteOutput(nullptr, h, nullptr, err);
+                if (!r)
+                    continue; // not connected to this gateway (cannot happen in these topologies)
+                Ipv4Address via = r->GetGateway() == Ipv4Address::GetAny() ? core : r->GetGateway();
+                int32_t outIf = ip->GetInterfaceForDevice(r->GetOutputDevice());
+                if (outIf < 0)
+                    Fail("no interface for the route toward " + t.label);
+                staticHelper.GetStaticRouting(ip)->AddNetworkRouteTo(subnet, mask, via, outIf);
+            }
+        }
+    };
+    Net net = BuildTopology(p, nClients, attach);
+
+    // Counters and the per-client delivered series.
+    for (auto& t : taps)
+    {
+        Tap* tp = &t;
+        const double interval = p.interval;
+        Must(t.device->TraceConnectWithoutContext(
+                 "MacRx", Callback<void, Ptr<const Packet>>([tp](Ptr<const Packet> pk) {
+                     tp->fromHostPackets++;
+                     tp->fromHostBytes += pk->GetSize();
+                 })),
+             "FdNetDevice MacRx");
+        Must(t.device->TraceConnectWithoutContext(
+                 "MacTxDrop", Callback<void, Ptr<const Packet>>([tp](Ptr<const Packet>) { tp->toHostDrops++; })),
+             "FdNetDevice MacTxDrop");
+        t.device->TraceConnectWithoutContext(
+            "PhyRxDrop", Callback<void, Ptr<const Packet>>([tp](Ptr<const Packet>) { tp->fromHostBad++; }));
+        Must(t.device->TraceConnectWithoutContext(
+                 "MacTx", Callback<void, Ptr<const Packet>>([tp, interval](Ptr<const Packet> pk) {
+                     tp->toHostPackets++;
+                     uint64_t ipBytes = 0, payload = 0;
+                     bool data = false;
+                     if (!ParseIpv4(pk, ipBytes, payload, data))
+                         return;
+                     tp->toHostBytes += ipBytes;
+                     const double now = ScenarioNow();
+                     if (!tp->client || now < 0)
+                         return;
+                     const size_t bin = static_cast<size_t>(now / interval);
+                     if (bin >= tp->bins.size())
+                         tp->bins.resize(bin + 1);
+                     tp->bins[bin].ipBytes += ipBytes;
+                     tp->bins[bin].payloadBytes += payload;
+                     tp->bins[bin].dataPackets += data ? 1 : 0;
+                 })),
+             "FdNetDevice MacTx");
+    }
+
+    MeasureWindow window{p.warmup, duration};
+    QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
+    net.attachQueue(&qmon);
+    qmon.Start();
+
+    // Real-time lag sampler; it also notices the stop signal.
+    Ptr<RealtimeSimulatorImpl> rt = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
+    if (!rt)
+        Fail("the real-time simulator implementation is not active");
+    std::vector<std::pair<float, float>> lag; // scenario time s, lag ms
+    lag.reserve(static_cast<size_t>(std::min(duration, 600.0) / p.lagInterval) + 16);
+    std::string stoppedBy = "duration";
+    double stopAt = std::nan("");
+    std::function<void()> sample;
+    sample = [&]() {
+        const Time now = Simulator::Now();
+        const double lagMs = (rt->RealtimeNow() - now).GetSeconds() * 1e3;
+        lag.emplace_back(static_cast<float>(now.GetSeconds() - p.settle), static_cast<float>(lagMs));
+        if (g_stop.load())
+        {
+            stoppedBy = "signal " + std::to_string(g_signal.load());
+            stopAt = ScenarioNow();
+            Simulator::Stop();
+            return;
+        }
+        Simulator::Schedule(Seconds(p.lagInterval), sample);
+    };
+    Simulator::Schedule(Seconds(p.lagInterval), sample);
+
+    Simulator::Schedule(Seconds(p.settle), [&taps, &p]() {
+        std::printf("READY");
+        for (const auto& t : taps)
+        {
+            std::ostringstream gw;
+            t.gateway.Print(gw);
+            std::printf(" %s=%s/%s/%s/%u", t.label.c_str(), t.netns.c_str(), t.dev.c_str(), gw.str().c_str(),
+                        t.prefix);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+    });
+    if (p.pinCpu >= 0)
+    {
+        // After the devices started (their reader threads keep the default affinity).
+        const int cpu = p.pinCpu;
+        Simulator::Schedule(MilliSeconds(1), [cpu]() {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            if (sched_setaffinity(0, sizeof set, &set) != 0)
+                std::cerr << "rdtp-sim: warning: cannot pin to CPU " << cpu << ": " << std::strerror(errno)
+                          << std::endl;
+        });
+    }
+
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = OnStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+
+    Simulator::Stop(Seconds(p.settle + duration));
+    Simulator::Run();
+    const double end = std::isnan(stopAt) ? ScenarioNow() : stopAt;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+    // ---- outputs ----
+    double winFrom = p.warmup;
+    double winTo = end;
+    std::string windowSource = "Warmup";
+    if (!p.windowFile.empty())
+    {
+        std::ifstream wf(p.windowFile);
+        double a = 0, b = 0;
+        if (wf && (wf >> a >> b) && a >= 0 && b > a)
+        {
+            winFrom = a;
+            winTo = std::min(b, end);
+            windowSource = "WindowFile";
+        }
+    }
+    const double ms = p.lagThreshold * 1e3;
+    std::vector<float> all, win;
+    all.reserve(lag.size());
+    for (const auto& [t, l] : lag)
+    {
+        if (t < 0)
+            continue;
+        all.push_back(l);
+        if (t >= winFrom && t < winTo)
+            win.push_back(l);
+    }
+    const LagStats sAll = Summarise(all, ms);
+    const LagStats sWin = Summarise(win, ms);
+    {
+        std::ofstream f(p.out + "/lag.csv");
+        f << "time_s,samples,mean_ms,max_ms,over_threshold\n";
+        size_t k = 0;
+        for (uint64_t bin = 0;; bin++)
+        {
+            const double t1 = static_cast<double>(bin + 1) * p.interval;
+            if (t1 > end + 1e-9)
+                break;
+            size_t n = 0, over = 0;
+            double sum = 0, mx = 0;
+            while (k < lag.size() && lag[k].first < t1)
+            {
+                if (lag[k].first >= 0)
+                {
+                    n++;
+                    sum += lag[k].second;
+                    mx = std::max(mx, static_cast<double>(lag[k].second));
+                    over += lag[k].second > ms ? 1 : 0;
+                }
+                k++;
+            }
+            f << Fmt(t1, 3) << ',' << n << ',' << Fmt(n ? sum / n : std::nan(""), 4) << ',' << Fmt(n ? mx : std::nan(""), 4)
+              << ',' << over << '\n';
+        }
+    }
+    {
+        std::ofstream f(p.out + "/timeseries.csv");
+        f << "time_s,client,dst_ip,mbps,payload_mbps,data_packets\n";
+        const uint64_t nBins = static_cast<uint64_t>(std::floor(end / p.interval + 1e-9));
+        for (uint64_t bin = 0; bin < nBins; bin++)
+        {
+            for (const auto& t : taps)
+            {
+                if (!t.client)
+                    continue;
+                Bin b = bin < t.bins.size() ? t.bins[bin] : Bin{};
+                const double scale = 8.0 / p.interval / 1e6;
+                f << Fmt(static_cast<double>(bin + 1) * p.interval, 3) << ',' << t.label << ',' << t.hostAddr << ','
+                  << Fmt(static_cast<double>(b.ipBytes) * scale, 4) << ','
+                  << Fmt(static_cast<double>(b.payloadBytes) * scale, 4) << ',' << b.dataPackets << '\n';
+            }
+        }
+    }
+
+    // Utilisation over [warmup, end) (dumbbell), as the offline runner computes it.
+    const double w = qmon.BinWidth();
+    const double from = std::ceil(winFrom / w - 1e-9) * w;
+    const double to = std::floor(winTo / w + 1e-9) * w;
+    double utilisation = std::nan("");
+    if (!net.capacity.empty() && to > from)
+    {
+        double capBits = 0.0;
+        for (size_t k = 0; k < net.capacity.size(); k++)
+        {
+            double a = std::max(from, net.capacity[k].first);
+            double b = std::min(to, k + 1 < net.capacity.size() ? net.capacity[k + 1].first : to);
+            if (b > a)
+                capBits += (b - a) * net.capacity[k].second;
+        }
+        utilisation = static_cast<double>(qmon.BytesBetween(from, to)) * 8.0 / capBits;
+    }
+    const double meanQueueDelay = qmon.MeanSojournMsBetween(from, to);
+
+    std::ofstream run(p.out + "/run.toml");
+    run << "# rdtp-sim --emulate: parameters, derived values, per-tap counters and results\n";
+    run << "[run]\n";
+    run << "ns3_version = \"" << Version::Major() << "." << Version::Minor() << "." << Version::Patch() << "\"\n";
+    run << "mode = \"realtime-best-effort\"\n";
+    run << "stopped_by = " << TomlString(stoppedBy) << "\n";
+    run << "scenario_s = " << Fmt(end, 6) << "\n";
+    run << "wall_s = " << Fmt(wall, 3) << "\n";
+    run << "settle_s = " << Fmt(p.settle, 6) << "\n";
+    run << "\n[params]\n";
+    run << "Taps = " << TomlString(p.taps) << "\nTopology = " << TomlString(p.topology) << "\n";
+    run << "Duration = " << p.duration << "\nWarmup = " << p.warmup << "\nInterval = " << p.interval
+        << "\nQueueInterval = " << p.queueInterval << "\nLagInterval = " << p.lagInterval
+        << "\nLagThreshold = " << p.lagThreshold << "\nRxQueueSize = " << p.rxQueueSize << "\nSeed = " << p.seed
+        << "\nRun = " << p.run << "\nPinCpu = " << p.pinCpu << "\nWindowFile = " << TomlString(p.windowFile) << "\n";
+    WriteTopologyParams(run, p, true);
+    run << "\n[derived]\n";
+    for (const auto& [k, v] : net.derived)
+        run << k << " = " << TomlString(v) << "\n";
+    run << "clients = " << nClients << "\n";
+    for (const auto& t : taps)
+    {
+        std::ostringstream gw;
+        t.gateway.Print(gw);
+        run << "\n[tap." << t.label << "]\n";
+        run << "netns = " << TomlString(t.netns) << "\ndev = " << TomlString(t.dev) << "\ngateway = "
+            << TomlString(gw.str()) << "\nprefix = " << t.prefix << "\nhost = " << TomlString(t.hostAddr) << "\n";
+        run << "from_host_packets = " << t.fromHostPackets << "\nfrom_host_bytes = " << t.fromHostBytes
+            << "\nto_host_packets = " << t.toHostPackets << "\nto_host_bytes = " << t.toHostBytes
+            << "\nto_host_write_drops = " << t.toHostDrops << "\nfrom_host_runts = " << t.fromHostBad << "\n";
+    }
+    run << "\n[results]\n";
+    run << "window_source = " << TomlString(windowSource) << "\n";
+    run << "window_start_s = " << Fmt(from, 6) << "\nwindow_end_s = " << Fmt(to, 6) << "\n";
+    run << "lag_threshold_ms = " << Fmt(ms, 4) << "\n";
+    WriteLag(run, "", sAll, ms);
+    WriteLag(run, "window_", sWin, ms);
+    if (!std::isnan(utilisation))
+        run << "utilisation = " << Fmt(utilisation, 6) << "\n";
+    if (!std::isnan(meanQueueDelay))
+        run << "mean_queue_delay_ms = " << Fmt(meanQueueDelay, 6) << "\n";
+    if (qmon.silentDrops)
+    {
+        const uint64_t silent = qmon.silentDrops();
+        qmon.drops += silent;
+        if (silent > 0)
+            qmon.dropReasons["queue_full_untraced"] = silent;
+    }
+    run << "queue_drops = " << qmon.drops << "\n";
+    for (const auto& [reason, n] : qmon.dropReasons)
+        run << "drops_" << reason << " = " << n << "\n";
+    run << "queue_max_packets = " << qmon.maxPackets << "\n";
+    for (const auto& [reason, n] : *net.stationDrops)
+        run << "station_drops_" << reason << " = " << n << "\n";
+    run.close();
+
+    std::printf("rdtp-sim --emulate: %s, %.1f s in real time (%s); lag p50 %.3f p99 %.3f max %.3f ms, "
+                "%zu of %zu samples over %.1f ms\n",
+                p.topology.c_str(), end, stoppedBy.c_str(), sAll.p50, sAll.p99, sAll.max, sAll.over, sAll.samples, ms);
+    std::fflush(stdout);
+    Simulator::Destroy();
+    return 0;
+}

@@ -1,0 +1,123 @@
+// The networks rdtp-sim simulates, shared by the offline scenario runner (rdtp-scenario.cc)
+// and the real-time emulator (rdtp-emulate.cc), so both put traffic through the very same
+// bottleneck or WiFi hop.
+//
+// dumbbell: server -(access)- router1 -(bottleneck p2p, DropTail)- router2 -(access)- clients
+// wifi:     server -(wired p2p)- AP ~ stations (802.11n/ac)
+//
+// Offline, the end hosts are ns-3 nodes running ns-3 applications. In emulation the end hosts
+// are real Linux hosts (network namespaces behind tap devices): the builder then calls an
+// AttachEndpoints hook with the gateway nodes the real hosts hang off, after routing is
+// computed. The dumbbell then has no access links (router1 is the server's gateway, router2
+// every client's), the WiFi topology keeps all its nodes (the server node and the stations
+// forward to the taps).
+#ifndef RDTP_NS3_TOPOLOGY_H
+#define RDTP_NS3_TOPOLOGY_H
+
+#include "rdtp-recorder.h"
+
+#include "ns3/command-line.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/net-device-container.h"
+#include "ns3/node.h"
+#include "ns3/ptr.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+/// Everything that describes the network (both topologies), as CommandLine attributes.
+struct TopologyParams
+{
+    std::string topology = "dumbbell";
+    // dumbbell
+    std::string rate = "100Mbps";
+    std::string rtt = "20ms";
+    std::string delay = "";
+    std::string accessRate = "10Gbps";
+    std::string accessDelay = "10us";
+    uint32_t accessQueue = 1000;
+    uint32_t queuePackets = 0;
+    double queueBdp = 1.0;
+    double loss = 0.0;
+    std::string rateSchedule = "";
+    // wifi
+    std::string standard = "80211n";
+    std::string band = "5GHz";
+    uint32_t channelWidth = 0;
+    std::string rateControl = "constant";
+    int32_t mcs = -1;
+    uint32_t spatialStreams = 1;
+    bool shortGuard = false;
+    double distance = 5.0;
+    std::string wiredRate = "1Gbps";
+    std::string wiredDelay = "1ms";
+    uint32_t maxAmpdu = 0;
+    std::string wifiQdisc = "none";
+    std::string pcap; // file prefix; empty = no capture
+    /// MTU of the point-to-point devices; also the packet size a "QueueBdp" queue is counted in.
+    uint32_t mtu = 1500;
+};
+
+/// Register the topology attributes (Rate … WifiQdisc) on `cmd`.
+void AddTopologyArguments(CommandLine& cmd, TopologyParams& p);
+
+/// Write the topology attributes of `p` as TOML `key = value` lines (run.toml [params]).
+void WriteTopologyParams(std::ostream& out, const TopologyParams& p, bool withMtu);
+
+/// Emulation hook: `attach(serverGateway, clientGateways)` adds the devices that lead to the
+/// real hosts (and their addresses and routes) on the given nodes. Runs after global routing
+/// was computed (ns-3's global router cannot handle channel-less devices such as
+/// FdNetDevice), so the hook adds static routes toward the new subnets itself.
+using AttachEndpoints = std::function<void(Ptr<Node>, const std::vector<Ptr<Node>>&)>;
+
+/// What the topology builder hands to the flow and measurement code.
+struct Net
+{
+    /// Offline: the server host. Emulated: the server's gateway node.
+    Ptr<Node> server;
+    Ipv4Address serverAddr; // offline only
+    /// Offline: the client hosts. Emulated: each client's gateway node.
+    std::vector<Ptr<Node>> clients;
+    std::vector<Ipv4Address> clientAddrs; // offline only
+    /// Capacity timeline of the bottleneck (time s, bit/s); empty for WiFi.
+    std::vector<std::pair<double, double>> capacity;
+    double capacityForSizing = 0.0;
+    std::map<std::string, std::string> derived;
+    std::function<void(QueueMonitor*)> attachQueue;
+    QueueMonitor::Sampler sampleQueue;
+    NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
+    /// MPDUs the stations' MACs dropped (uplink: requests, TCP ACKs), by reason.
+    std::shared_ptr<std::map<std::string, uint64_t>> stationDrops =
+        std::make_shared<std::map<std::string, uint64_t>>();
+};
+
+/// Build p.topology ("dumbbell" or "wifi") with `nClients` clients/stations. Without
+/// `attach` the end hosts are ns-3 nodes (offline); with it, see the file comment.
+Net BuildTopology(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
+Net BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
+Net BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& attach = nullptr);
+
+/// Highest PHY rate of the configured WiFi (for sizing bulk objects only).
+double WifiPhyMaxBps(const TopologyParams& p, uint32_t width);
+
+/// Print "rdtp-sim: msg" to stderr and exit(2).
+[[noreturn]] void Fail(const std::string& msg);
+/// Fail unless a trace source was connected.
+void Must(bool connected, const char* what);
+/// Split on `sep`, dropping empty items.
+std::vector<std::string> Split(const std::string& s, char sep);
+/// A TOML basic string.
+std::string TomlString(const std::string& s);
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,591 @@
+//! Experiment files: the TOML schema, `--set` overrides, the sweep, and what one run needs
+//! (namespaces, flows, objects, emulator arguments).
+//!
+//! `[path]` is rdtp-sim's `[topology]` table, deserialised and turned into ns-3 arguments by
+//! rdtp-sim's own code (`crates/rdtp-ns3/src/scenario.rs`, compiled into this crate), and
+//! `[sweep]`/`--set` use its dotted-path and cartesian-product semantics, so an experiment
+//! and a simulation scenario describe a network the same way.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use crate::scenario;
+
+/// An experiment file after overrides and one sweep assignment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub testbed: General,
+    pub path: scenario::Topology,
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<Flow>,
+    /// Removed before deserialising a run; declared so the schema is complete.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub sweep: Table,
+    /// Raw ns-3 attribute defaults for the emulator, passed as `--ns3::Name=value`; read
+    /// from the run's document by [`topology_args`], declared so the schema is complete.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub ns3: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct General {
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Seconds each run lasts, from the first flow's time 0.
+    pub duration: f64,
+    /// Seconds excluded from steady-state numbers.
+    #[serde(default)]
+    pub warmup: f64,
+    /// Link MTU of the taps, the emulator's devices and the rdtp unit.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    #[serde(default = "one")]
+    pub seed: u32,
+    #[serde(default = "one")]
+    pub run: u32,
+    /// timeseries.csv / lag.csv interval, seconds.
+    #[serde(default = "default_interval")]
+    pub interval: f64,
+    /// queue.csv interval, seconds.
+    #[serde(default = "default_queue_interval")]
+    pub queue_interval: f64,
+    /// Run `ping -i ping_interval` from every client namespace to the server (RTT under load).
+    #[serde(default = "yes")]
+    pub ping: bool,
+    #[serde(default = "default_ping_interval")]
+    pub ping_interval: f64,
+    /// A run is valid only if the emulator's lag p99 over [warmup, end) is at most this.
+    #[serde(default = "default_lag_threshold")]
+    pub lag_threshold_ms: f64,
+    /// FdNetDevice read queue (packets).
+    #[serde(default = "default_rx_queue")]
+    pub rx_queue: u32,
+    /// Pin the emulator's simulator thread to this CPU.
+    pub pin_cpu: Option<i32>,
+    /// Largest TCP socket buffer in the namespaces (tcp_rmem / tcp_wmem maximum).
+    pub tcp_buffer: Option<scenario::Size>,
+    /// Seconds between `ss` samples of the server's TCP socket memory (0 = off).
+    #[serde(default = "default_ss_interval")]
+    pub socket_sample_interval: f64,
+    /// Seconds the emulator runs before time 0 (default: 0 dumbbell, 0.5 wifi).
+    pub settle: Option<f64>,
+}
+
+fn default_name() -> String {
+    "testbed".into()
+}
+fn default_mtu() -> u32 {
+    1500
+}
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_interval() -> f64 {
+    0.1
+}
+fn default_queue_interval() -> f64 {
+    0.01
+}
+fn default_ping_interval() -> f64 {
+    0.2
+}
+fn default_lag_threshold() -> f64 {
+    1.0
+}
+fn default_rx_queue() -> u32 {
+    1000
+}
+fn default_ss_interval() -> f64 {
+    1.0
+}
+
+/// One `[[flow]]` entry: `count` client processes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// "rdtp" or "tcp" (also "tcp-bbr", "tcp-cubic").
+    pub kind: String,
+    /// rdtp: bbr | bbr-wifi | bbrp | aimd | fixed (default bbr); tcp: the server's
+    /// TCP_CONGESTION, e.g. bbr | cubic (default cubic).
+    pub cc: Option<String>,
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Client processes per client namespace (default 1: each process has its own).
+    #[serde(default = "one")]
+    pub per_namespace: u32,
+    #[serde(default)]
+    pub start: f64,
+    /// Stop (kill) the processes at this time; default: the end of the run.
+    pub stop: Option<f64>,
+    /// Object size; default: an object large enough that the flow never runs out.
+    pub size: Option<scenario::Size>,
+    /// rdtp: --probe-gain.
+    pub probe_gain: Option<f64>,
+    /// rdtp: --window (cc fixed).
+    pub window: Option<u32>,
+    /// Keep the fetched bytes and compare them with the served object (byte-exact check).
+    #[serde(default)]
+    pub save: bool,
+    /// rdtp: write `--log-rtt` / `--log-cwnd` files.
+    #[serde(default)]
+    pub log: bool,
+    /// Extra arguments for `rdtp fetch`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Name of this flow definition in run ids and labels when a sweep replaces the table.
+    #[allow(dead_code)]
+    pub label: Option<String>,
+}
+
+/// One expanded run.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub id: String,
+    pub label: String,
+    pub assignment: Vec<(String, Value)>,
+    pub experiment: Experiment,
+    /// The document this run was deserialised from (for [`topology_args`]).
+    pub doc: Table,
+}
+
+/// A key as shown in labels: without `path.` / `testbed.`.
+pub fn short_key(k: &str) -> String {
+    k.strip_prefix("path.").or_else(|| k.strip_prefix("testbed.")).unwrap_or(k).to_string()
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=,+-".contains(c) { c } else { '_' }).collect()
+}
+
+/// Apply overrides, expand the sweep (cartesian product in file order, last key fastest —
+/// rdtp-sim's semantics), deserialise and validate every run.
+pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
+    let mut doc: Table = text.parse().map_err(|e| format!("experiment TOML: {e}"))?;
+    for (k, v) in overrides {
+        scenario::set_path(&mut doc, k, scenario::parse_value(v))?;
+    }
+    let sweep = match doc.remove("sweep") {
+        None => Table::new(),
+        Some(Value::Table(t)) => t,
+        Some(_) => return Err("[sweep] must be a table".into()),
+    };
+    let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
+    for (k, v) in sweep {
+        match v {
+            Value::Array(a) if !a.is_empty() => axes.push((k, a)),
+            Value::Array(_) => return Err(format!("sweep '{k}' is empty")),
+            other => axes.push((k, vec![other])),
+        }
+    }
+    let total: usize = axes.iter().map(|(_, v)| v.len()).product();
+    let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    let mut runs = Vec::with_capacity(total);
+    for index in 0..total {
+        let mut rem = index;
+        let mut assignment = vec![(String::new(), Value::Boolean(false)); axes.len()];
+        for (a, (k, vals)) in axes.iter().enumerate().rev() {
+            assignment[a] = (k.clone(), vals[rem % vals.len()].clone());
+            rem /= vals.len();
+        }
+        let mut d = doc.clone();
+        for (k, v) in &assignment {
+            scenario::set_path(&mut d, k, v.clone()).map_err(|e| format!("sweep: {e}"))?;
+        }
+        let experiment: Experiment =
+            Value::Table(d.clone()).try_into().map_err(|e: toml::de::Error| format!("experiment: {e}"))?;
+        validate(&experiment)?;
+        let parts: Vec<String> =
+            assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), scenario::show(v))).collect();
+        let label = parts.join(" ");
+        let mut id = format!("{index:03}");
+        if !parts.is_empty() {
+            id = format!("{id}_{}", sanitize(&parts.join("_")));
+        }
+        runs.push(Run { id, label, assignment, experiment, doc: d });
+    }
+    Ok((keys, runs))
+}
+
+pub const RDTP_CCS: &[&str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
+
+fn validate(e: &Experiment) -> Result<(), String> {
+    let g = &e.testbed;
+    if !(g.duration.is_finite() && g.duration > 0.0) {
+        return Err("testbed.duration must be > 0".into());
+    }
+    if !(g.warmup >= 0.0 && g.warmup < g.duration) {
+        return Err("testbed.warmup must be in [0, duration)".into());
+    }
+    if g.seed == 0 {
+        return Err("testbed.seed must be > 0".into());
+    }
+    if !(576..=65000).contains(&g.mtu) {
+        return Err("testbed.mtu must be 576..65000".into());
+    }
+    if !(g.interval > 0.0 && g.queue_interval > 0.0 && g.ping_interval >= 0.2 && g.lag_threshold_ms > 0.0) {
+        return Err("testbed.interval, queue_interval and lag_threshold_ms must be > 0, ping_interval >= 0.2".into());
+    }
+    if g.socket_sample_interval.is_nan() || g.socket_sample_interval < 0.0 {
+        return Err("testbed.socket_sample_interval must be >= 0".into());
+    }
+    match e.path.kind.as_str() {
+        "dumbbell" => {}
+        "wifi" => {
+            if g.mtu > 2296 {
+                return Err("a WiFi path carries at most a 2296-byte MTU".into());
+            }
+        }
+        k => return Err(format!("path.kind '{k}' (want dumbbell or wifi)")),
+    }
+    if e.path.clients.is_some() {
+        return Err("path.clients: the testbed derives the clients from the [[flow]] entries".into());
+    }
+    if e.path.tcp_buffer.is_some() {
+        return Err("path.tcp_buffer is an ns-3 TCP setting; use testbed.tcp_buffer for the kernel".into());
+    }
+    if e.flows.is_empty() {
+        return Err("no [[flow]]".into());
+    }
+    for (i, f) in e.flows.iter().enumerate() {
+        match kind_and_cc(f) {
+            Ok((Kind::Rdtp, cc)) => {
+                if !RDTP_CCS.contains(&cc.as_str()) {
+                    return Err(format!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", ")));
+                }
+            }
+            Ok((Kind::Tcp, cc)) => {
+                if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    return Err(format!("flow {i}: tcp cc '{cc}'"));
+                }
+                if f.probe_gain.is_some() || f.window.is_some() || f.log {
+                    return Err(format!("flow {i}: probe_gain, window and log apply to rdtp flows only"));
+                }
+            }
+            Err(e) => return Err(format!("flow {i}: {e}")),
+        }
+        if f.count == 0 || f.per_namespace == 0 {
+            return Err(format!("flow {i}: count and per_namespace must be >= 1"));
+        }
+        if !(f.start >= 0.0 && f.start < g.duration) {
+            return Err(format!("flow {i}: start must be in [0, duration)"));
+        }
+        if let Some(s) = f.stop
+            && (s.is_nan() || s <= f.start)
+        {
+            return Err(format!("flow {i}: stop must be after start"));
+        }
+        if let Some(s) = &f.size {
+            s.bytes().map_err(|e| format!("flow {i}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Rdtp,
+    Tcp,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Rdtp => "rdtp",
+            Kind::Tcp => "tcp",
+        }
+    }
+}
+
+pub fn kind_and_cc(f: &Flow) -> Result<(Kind, String), String> {
+    match f.kind.as_str() {
+        "rdtp" => Ok((Kind::Rdtp, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
+        "tcp" => Ok((Kind::Tcp, f.cc.clone().unwrap_or_else(|| "cubic".into()))),
+        "tcp-bbr" | "tcp-cubic" => Ok((Kind::Tcp, f.kind[4..].to_string())),
+        k => Err(format!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic)")),
+    }
+}
+
+/// One client process of a run.
+#[derive(Debug, Clone)]
+pub struct FlowInstance {
+    pub index: usize,
+    /// Index of its `[[flow]]` entry.
+    pub def: usize,
+    pub kind: Kind,
+    pub cc: String,
+    /// Client namespace index.
+    pub ns: usize,
+    pub start: f64,
+    pub stop: f64,
+    /// Object name served for it.
+    pub object: String,
+    pub size: u64,
+    /// Keep the fetched bytes and compare them with the object.
+    pub save: bool,
+    /// rdtp: --log-rtt / --log-cwnd.
+    pub log: bool,
+    /// More `rdtp fetch` arguments (--probe-gain, --window, `args`).
+    pub extra_args: Vec<String>,
+}
+
+/// Client namespaces and the processes in them.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub flows: Vec<FlowInstance>,
+    /// For each client namespace, the flow indices in it.
+    pub namespaces: Vec<Vec<usize>>,
+    /// Objects to serve: name → size.
+    pub objects: BTreeMap<String, u64>,
+}
+
+/// Bulk objects: this much bigger than the most the bottleneck could carry to one flow.
+const BULK_MARGIN: f64 = 1.3;
+
+pub fn layout(e: &Experiment) -> Result<Layout, String> {
+    let g = &e.testbed;
+    let capacity = capacity_bps(&e.path)?;
+    let mut flows = Vec::new();
+    let mut namespaces: Vec<Vec<usize>> = Vec::new();
+    let mut objects = BTreeMap::new();
+    let mut bulk = 0u64;
+    for (d, f) in e.flows.iter().enumerate() {
+        let (kind, cc) = kind_and_cc(f)?;
+        let stop = f.stop.unwrap_or(g.duration).min(g.duration);
+        for c in 0..f.count {
+            if c % f.per_namespace == 0 {
+                namespaces.push(Vec::new());
+            }
+            let ns = namespaces.len() - 1;
+            let (object, size) = match &f.size {
+                Some(s) => {
+                    let b = s.bytes()?;
+                    (format!("obj-{b}"), b)
+                }
+                None => {
+                    let need = capacity / 8.0 * (stop - f.start) * BULK_MARGIN + 1e6;
+                    bulk = bulk.max((need / 1e6).ceil() as u64 * 1_000_000);
+                    ("bulk".to_string(), 0)
+                }
+            };
+            let index = flows.len();
+            namespaces[ns].push(index);
+            let mut extra_args = Vec::new();
+            if let Some(g) = f.probe_gain {
+                extra_args.extend(["--probe-gain".to_string(), g.to_string()]);
+            }
+            if let Some(w) = f.window {
+                extra_args.extend(["--window".to_string(), w.to_string()]);
+            }
+            extra_args.extend(f.args.iter().cloned());
+            flows.push(FlowInstance {
+                index,
+                def: d,
+                kind,
+                cc: cc.clone(),
+                ns,
+                start: f.start,
+                stop,
+                object,
+                size,
+                save: f.save,
+                log: f.log,
+                extra_args,
+            });
+        }
+    }
+    for f in &mut flows {
+        if f.object == "bulk" {
+            f.size = bulk;
+        }
+        objects.insert(f.object.clone(), f.size);
+    }
+    Ok(Layout { flows, namespaces, objects })
+}
+
+/// A DataRate string ("100Mbps", "1.5Gbps", "800kb/s") in bit/s.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("bad rate '{s}'"))?;
+    let mult = match unit.trim() {
+        "bps" | "b/s" => 1.0,
+        "kbps" | "Kbps" | "kb/s" | "Kb/s" => 1e3,
+        "Mbps" | "Mb/s" => 1e6,
+        "Gbps" | "Gb/s" => 1e9,
+        "KiBps" | "KiB/s" => 8.0 * 1024.0,
+        "MiBps" | "MiB/s" => 8.0 * 1024.0 * 1024.0,
+        "kBps" | "KBps" | "kB/s" | "KB/s" => 8e3,
+        "MBps" | "MB/s" => 8e6,
+        "GBps" | "GB/s" => 8e9,
+        u => return Err(format!("bad rate unit '{u}' in '{s}' (e.g. 100Mbps, 1Gbps)")),
+    };
+    Ok(n * mult)
+}
+
+/// The most the path can carry (bit/s): the largest bottleneck rate, or the WiFi PHY rate
+/// (capped by the wired link). Only sizes bulk objects.
+pub fn capacity_bps(t: &scenario::Topology) -> Result<f64, String> {
+    if t.kind == "wifi" {
+        let ac = t.standard.as_deref() == Some("80211ac");
+        let width = t.channel_width.unwrap_or(if ac { 80 } else { 20 });
+        let per_ss = if ac {
+            match width {
+                w if w >= 160 => 866.7e6,
+                w if w >= 80 => 433.3e6,
+                w if w >= 40 => 200e6,
+                _ => 86.7e6,
+            }
+        } else if width >= 40 {
+            150e6
+        } else {
+            72.2e6
+        };
+        let phy = per_ss * t.spatial_streams.unwrap_or(1).max(1) as f64;
+        let wired = parse_rate(&t.wired_rate.as_ref().map_or("1Gbps".to_string(), |q| q.rate()))?;
+        return Ok(phy.min(wired));
+    }
+    let mut max = parse_rate(&t.rate.as_ref().map_or("100Mbps".to_string(), |q| q.rate()))?;
+    if let Some(s) = &t.rate_schedule {
+        let text = match s {
+            scenario::Schedule::Text(t) => t.clone(),
+            scenario::Schedule::Steps(v) => {
+                v.iter().map(|(t, r)| format!("{t}:{}", r.rate())).collect::<Vec<_>>().join(",")
+            }
+        };
+        for item in text.split(',').filter(|i| !i.trim().is_empty()) {
+            let (_, r) = item.split_once(':').ok_or_else(|| format!("bad rate_schedule entry '{item}'"))?;
+            max = max.max(parse_rate(r)?);
+        }
+    }
+    Ok(max)
+}
+
+/// The emulator's topology arguments, made by rdtp-sim's own `run_args` from the run's
+/// `[path]` (and `[ns3]`) tables, without the offline-only ones.
+pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
+    let mut doc = Table::new();
+    let mut general = Table::new();
+    general.insert("duration".into(), Value::Float(run.experiment.testbed.duration));
+    doc.insert("scenario".into(), Value::Table(general));
+    let path = run.doc.get("path").cloned().ok_or("no [path]")?;
+    doc.insert("topology".into(), path);
+    let mut flow = Table::new();
+    flow.insert("kind".into(), Value::String("udp".into()));
+    flow.insert("rate".into(), Value::Integer(1));
+    doc.insert("flow".into(), Value::Array(vec![Value::Table(flow)]));
+    if let Some(ns3) = run.doc.get("ns3") {
+        doc.insert("ns3".into(), ns3.clone());
+    }
+    let s: scenario::Scenario = Value::Table(doc).try_into().map_err(|err: toml::de::Error| format!("path: {err}"))?;
+    const OFFLINE_ONLY: &[&str] = &[
+        "--Duration=",
+        "--Warmup=",
+        "--Interval=",
+        "--QueueInterval=",
+        "--Seed=",
+        "--Run=",
+        "--Clients=",
+        "--Flows=",
+        "--Out=",
+        "--Pcap=",
+        "--TcpBuf=",
+    ];
+    let args = scenario::run_args(&s, "-")?;
+    Ok(args.into_iter().filter(|a| !OFFLINE_ONLY.iter().any(|p| a.starts_with(p))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+[testbed]
+name = "t"
+duration = 20.0
+warmup = 5.0
+
+[path]
+kind = "dumbbell"
+rate = "100Mbps"
+rtt = "20ms"
+queue = "1bdp"
+
+[[flow]]
+kind = "rdtp"
+cc = "bbr"
+
+[[flow]]
+kind = "tcp"
+cc = "cubic"
+count = 5
+per_namespace = 2
+start = 2.0
+stop = 12.0
+
+[sweep]
+"path.rate" = ["50Mbps", "100Mbps"]
+"flow.0.cc" = ["bbr", "bbrp"]
+"#;
+
+    #[test]
+    fn sweep_and_ids_follow_rdtp_sim() {
+        let (keys, runs) = expand(FILE, &[]).unwrap();
+        assert_eq!(keys, vec!["path.rate", "flow.0.cc"]);
+        assert_eq!(runs.len(), 4);
+        assert_eq!(runs[1].label, "rate=50Mbps flow.0.cc=bbrp");
+        assert_eq!(runs[3].id, "003_rate=100Mbps_flow.0.cc=bbrp");
+        let (_, runs) = expand(FILE, &[("testbed.mtu".into(), "9000".into())]).unwrap();
+        assert!(runs.iter().all(|r| r.experiment.testbed.mtu == 9000));
+    }
+
+    #[test]
+    fn layout_spreads_processes_over_namespaces_and_sizes_bulk_objects() {
+        let (_, runs) = expand(FILE, &[]).unwrap();
+        let l = layout(&runs[2].experiment).unwrap(); // 100 Mbit/s
+        assert_eq!(l.flows.len(), 6);
+        // flow 0 alone; 5 tcp processes two per namespace: 2 + 2 + 1.
+        assert_eq!(l.namespaces, vec![vec![0], vec![1, 2], vec![3, 4], vec![5]]);
+        assert_eq!(l.flows[3].stop, 12.0);
+        assert_eq!(l.flows[3].cc, "cubic");
+        // 100 Mbit/s × 20 s × 1.3 + 1 MB.
+        assert_eq!(l.objects["bulk"], 326_000_000);
+    }
+
+    #[test]
+    fn topology_arguments_come_from_rdtp_sim() {
+        let (_, runs) = expand(FILE, &[]).unwrap();
+        let a = topology_args(&runs[0]).unwrap();
+        assert!(a.contains(&"--Topology=dumbbell".to_string()), "{a:?}");
+        assert!(a.contains(&"--Rate=50Mbps".to_string()));
+        assert!(a.contains(&"--QueueBdp=1".to_string()));
+        assert!(!a.iter().any(|x| x.starts_with("--Flows") || x.starts_with("--Duration")), "{a:?}");
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        assert!(expand(&FILE.replace("rtt =", "rrt ="), &[]).unwrap_err().contains("rrt"));
+        assert!(expand(&FILE.replace("kind = \"tcp\"", "kind = \"quic\""), &[]).unwrap_err().contains("quic"));
+        assert!(expand(&FILE.replace("warmup = 5.0", "warmup = 25.0"), &[]).is_err());
+        let wifi = FILE.replace("kind = \"dumbbell\"", "kind = \"wifi\"").replace("rate = \"100Mbps\"\n", "");
+        assert!(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err().contains("MTU"));
+    }
+
+    #[test]
+    fn rates_and_capacity() {
+        assert_eq!(parse_rate("100Mbps").unwrap(), 100e6);
+        assert_eq!(parse_rate("1.5Gbps").unwrap(), 1.5e9);
+        assert!(parse_rate("fast").is_err());
+        let t: scenario::Topology = toml::from_str("kind = \"wifi\"\nstandard = \"80211ac\"\n").unwrap();
+        assert!((capacity_bps(&t).unwrap() - 433.3e6).abs() < 1.0);
+    }
+}

@@ -1,0 +1,480 @@
+//! `rdtp-testbed` — real rdtp processes and real kernel TCP across one emulated network.
+//!
+//! ```text
+//! rdtp-testbed EXPERIMENT.toml --out DIR [--set key=value]... [--dry-run]
+//! rdtp-testbed cleanup [--all]      delete leftover rdtp-* namespaces
+//! rdtp-testbed check                the prerequisites, without running anything
+//! ```
+//!
+//! Each run of an experiment creates a network namespace for the server and for every
+//! client group, each with a persistent tap; the real-time ns-3 emulator of rdtp-sim
+//! (`rdtp-sim --emulate`) forwards between the taps across the same dumbbell bottleneck or
+//! WiFi hop rdtp-sim simulates; `rdtp serve` / `rdtp serve --tcp` and `rdtp fetch` run inside
+//! the namespaces. Everything is torn down after each run, on error, on SIGINT/SIGTERM and on
+//! panic. Exit codes: 0 ok, 1 a run failed, 2 usage or experiment error, 3 a prerequisite
+//! is missing (root, ip, ethtool, ping, /dev/net/tun, rdtp, rdtp-sim with ns-3),
+//! 130 interrupted. See the crate README.
+
+#[allow(dead_code)] // rdtp-sim's module: only the schema, sweep and argument code is used here
+#[path = "../../rdtp-ns3/src/scenario.rs"]
+mod scenario;
+
+mod experiment;
+mod netns;
+mod procs;
+mod results;
+mod run;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::results::cell;
+use crate::run::{ContentStore, Context, RunResult, Tools};
+
+const USAGE: &str = "usage: rdtp-testbed EXPERIMENT.toml [--out DIR] [--set key=value]... [--dry-run]
+                    [--rdtp PATH] [--rdtp-sim PATH]
+       rdtp-testbed cleanup [--all]
+       rdtp-testbed check
+
+  --out DIR         output directory (default: rdtp-testbed-out/<experiment name>)
+  --set key=value   override a value before the sweep (dotted path: path.rate=200Mbps,
+                    flow.0.cc=bbrp, testbed.duration=10, flow.*.start=1)
+  --dry-run         print the runs and the emulator arguments; needs no root
+  --rdtp PATH       the rdtp binary (default: next to this program, then PATH)
+  --rdtp-sim PATH   rdtp-sim built with ns-3 (default: next to this program, then PATH)
+  cleanup           delete rdtp-* namespaces whose testbed process is gone (--all: every
+                    rdtp-* namespace, and kill what runs in them)
+  check             report whether this machine can run experiments
+
+Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,
+ping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim.";
+
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_PREREQ: u8 = 3;
+const EXIT_INTERRUPTED: u8 = 130;
+
+struct Options {
+    experiment: Option<PathBuf>,
+    out: Option<PathBuf>,
+    sets: Vec<(String, String)>,
+    dry_run: bool,
+    rdtp: Option<PathBuf>,
+    sim: Option<PathBuf>,
+    command: Command,
+    all: bool,
+}
+
+#[derive(PartialEq)]
+enum Command {
+    Run,
+    Cleanup,
+    Check,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        experiment: None,
+        out: None,
+        sets: Vec::new(),
+        dry_run: false,
+        rdtp: std::env::var_os("RDTP_TESTBED_RDTP").map(PathBuf::from),
+        sim: std::env::var_os("RDTP_TESTBED_SIM").map(PathBuf::from),
+        command: Command::Run,
+        all: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            "--out" | "-o" => o.out = Some(PathBuf::from(value("--out")?)),
+            "--set" => {
+                let kv = value("--set")?;
+                let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: want key=value"))?;
+                o.sets.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            "--dry-run" => o.dry_run = true,
+            "--rdtp" => o.rdtp = Some(PathBuf::from(value("--rdtp")?)),
+            "--rdtp-sim" => o.sim = Some(PathBuf::from(value("--rdtp-sim")?)),
+            "--all" => o.all = true,
+            "cleanup" if o.experiment.is_none() && o.command == Command::Run => o.command = Command::Cleanup,
+            "check" if o.experiment.is_none() && o.command == Command::Run => o.command = Command::Check,
+            s if s.starts_with('-') => return Err(format!("unknown option {s}\n{USAGE}")),
+            s => {
+                if o.experiment.replace(PathBuf::from(s)).is_some() {
+                    return Err(format!("more than one experiment file\n{USAGE}"));
+                }
+            }
+        }
+    }
+    if o.command == Command::Run && o.experiment.is_none() {
+        return Err(USAGE.to_string());
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let o = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match o.command {
+        Command::Cleanup => cleanup(o.all),
+        Command::Check => match prerequisites(&o, true) {
+            Ok(t) => {
+                eprintln!("rdtp-testbed: ready (rdtp: {}, rdtp-sim: {})", t.rdtp.display(), t.sim.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("rdtp-testbed: {e}");
+                ExitCode::from(EXIT_PREREQ)
+            }
+        },
+        Command::Run => run_experiment(&o),
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf, String> {
+    if let Some(p) = explicit {
+        return if p.is_file() { Ok(p.clone()) } else { Err(format!("{} does not exist", p.display())) };
+    }
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        let beside = dir.join(name);
+        if beside.is_file() {
+            return Ok(beside);
+        }
+    }
+    std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|c| c.is_file()))
+        .ok_or_else(|| {
+            format!("{name} not found next to rdtp-testbed or on PATH (cargo build --release -p rdtp -p rdtp-ns3; or --{name} PATH)")
+        })
+}
+
+/// Root, tools, /dev/net/tun, and the two programs (rdtp-sim with ns-3 and the emulator).
+fn prerequisites(o: &Options, need_ping: bool) -> Result<Tools, String> {
+    if !is_root() {
+        return Err("must run as root: it creates network namespaces (ip netns add) and tap devices \
+                    (/dev/net/tun) and runs processes inside them; try sudo"
+            .into());
+    }
+    for (tool, package) in [("ip", "iproute2"), ("ss", "iproute2"), ("ethtool", "ethtool")] {
+        if !procs::on_path(tool) {
+            return Err(format!("{tool} is missing (apt-get install {package})"));
+        }
+    }
+    if need_ping && !procs::on_path("ping") {
+        return Err("ping is missing (apt-get install iputils-ping), or set testbed.ping = false".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err("/dev/net/tun is missing (modprobe tun)".into());
+    }
+    let rdtp = find_program(&o.rdtp, "rdtp")?;
+    let sim = find_program(&o.sim, "rdtp-sim")?;
+    let probe = std::process::Command::new(&sim)
+        .args(["--emulate", "--PrintHelp"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", sim.display()))?;
+    let text = String::from_utf8_lossy(&probe.stdout).into_owned() + &String::from_utf8_lossy(&probe.stderr);
+    if !text.contains("--Taps") {
+        return Err(format!(
+            "{} cannot emulate: {}",
+            sim.display(),
+            text.lines()
+                .find(|l| l.contains("ns-3"))
+                .unwrap_or("no --emulate mode (rebuild rdtp-ns3 with ns-3 installed)")
+        ));
+    }
+    Ok(Tools { rdtp, sim })
+}
+
+fn cleanup(all: bool) -> ExitCode {
+    if !is_root() {
+        eprintln!("rdtp-testbed: cleanup must run as root (it deletes network namespaces)");
+        return ExitCode::from(EXIT_PREREQ);
+    }
+    let mut removed = 0;
+    let mut failed = 0;
+    for ns in netns::list("rdtp-") {
+        let stale = match netns::owner_pid(&ns) {
+            Some(pid) => !netns::pid_alive(pid),
+            None => false,
+        };
+        if !(stale || all) {
+            eprintln!("rdtp-testbed: keeping {ns} (its testbed is still running; --all removes it anyway)");
+            continue;
+        }
+        match netns::delete(&ns) {
+            Ok(()) => {
+                eprintln!("rdtp-testbed: deleted {ns}");
+                removed += 1;
+            }
+            Err(e) => {
+                eprintln!("rdtp-testbed: {ns}: {e}");
+                failed += 1;
+            }
+        }
+    }
+    remove_stale_content(all);
+    eprintln!("rdtp-testbed: {removed} namespace(s) deleted, {} rdtp-* left", netns::list("rdtp-").len());
+    if failed > 0 { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS }
+}
+
+/// Remove the generated-content directories (`$TMPDIR/rdtp-<pid>-content`) of testbeds
+/// that are no longer running (`all`: of every testbed).
+fn remove_stale_content(all: bool) {
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix("-content") else { continue };
+        let Some(pid) = netns::owner_pid(stem) else { continue };
+        if all || !netns::pid_alive(pid) {
+            match fs::remove_dir_all(e.path()) {
+                Ok(()) => eprintln!("rdtp-testbed: removed stale content {}", e.path().display()),
+                Err(err) => eprintln!("rdtp-testbed: cannot remove {}: {err}", e.path().display()),
+            }
+        }
+    }
+}
+
+/// Delete namespaces of testbeds that are no longer running (say so).
+fn remove_stale() {
+    remove_stale_content(false);
+    for ns in netns::list("rdtp-") {
+        if let Some(pid) = netns::owner_pid(&ns)
+            && !netns::pid_alive(pid)
+        {
+            match netns::delete(&ns) {
+                Ok(()) => eprintln!("rdtp-testbed: removed stale namespace {ns}"),
+                Err(e) => eprintln!("rdtp-testbed: cannot remove stale namespace {ns}: {e}"),
+            }
+        }
+    }
+}
+
+fn run_experiment(o: &Options) -> ExitCode {
+    let Some(path) = &o.experiment else { return ExitCode::from(EXIT_USAGE) };
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let (keys, runs) = match experiment::expand(&text, &o.sets) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    for r in &runs {
+        if let Err(e) = experiment::layout(&r.experiment).and_then(|_| experiment::topology_args(r)) {
+            eprintln!("rdtp-testbed: run {}: {e}", r.id);
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    let name = runs.first().map(|r| r.experiment.testbed.name.clone()).unwrap_or_default();
+    let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-testbed-out").join(&name));
+    if o.dry_run {
+        for r in &runs {
+            let l = experiment::layout(&r.experiment).unwrap_or_else(|_| unreachable_layout());
+            let args = experiment::topology_args(r).unwrap_or_default();
+            println!(
+                "{} [{} flow(s) in {} client namespace(s); objects {:?}] rdtp-sim --emulate {}",
+                r.id,
+                l.flows.len(),
+                l.namespaces.len(),
+                l.objects,
+                args.join(" ")
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    let need_ping = runs.iter().any(|r| r.experiment.testbed.ping);
+    let tools = match prerequisites(o, need_ping) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {e}");
+            return ExitCode::from(EXIT_PREREQ);
+        }
+    };
+    if let Err(e) = procs::install_signal_handlers() {
+        eprintln!("rdtp-testbed: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    remove_stale();
+    if let Err(e) = fs::create_dir_all(&out) {
+        eprintln!("rdtp-testbed: {}: {e}", out.display());
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let mut record = format!("# {} as run", path.display());
+    for (k, v) in &o.sets {
+        record.push_str(&format!(" --set {k}={v}"));
+    }
+    let _ = fs::write(out.join("experiment.toml"), format!("{record}\n{text}"));
+
+    let prefix = format!("rdtp-{}", std::process::id());
+    let content = match ContentStore::new(&prefix) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let mut ctx = Context { tools, prefix: prefix.clone(), content };
+    eprintln!("rdtp-testbed: {} run(s) of '{name}' into {}", runs.len(), out.display());
+    let started = Instant::now();
+    let mut results: Vec<Option<RunResult>> = Vec::new();
+    let mut failed = 0;
+    for (i, r) in runs.iter().enumerate() {
+        let dir = out.join(&r.id);
+        let _ = fs::remove_dir_all(&dir);
+        if let Err(e) = fs::create_dir_all(&dir) {
+            eprintln!("rdtp-testbed: {}: {e}", dir.display());
+            failed += 1;
+            results.push(None);
+            continue;
+        }
+        let label = if r.label.is_empty() { r.id.clone() } else { r.label.clone() };
+        let t = Instant::now();
+        eprintln!("[{}/{}] {label} …", i + 1, runs.len());
+        match run::run_one(&mut ctx, r, &dir) {
+            Ok(res) => {
+                let get = |k: &str| res.run.iter().find(|(c, _)| c == k).map_or("", |(_, v)| v.as_str()).to_string();
+                eprintln!(
+                    "[{}/{}] {label} … done in {:.1} s: {} goodput {} Mbit/s, utilisation {}, ping RTT {} ms, lag p99 {} ms max {} ms{}",
+                    i + 1,
+                    runs.len(),
+                    t.elapsed().as_secs_f64(),
+                    if res.valid { "valid," } else { "INVALID," },
+                    get("total_goodput_mbps"),
+                    get("utilisation"),
+                    get("ping_rtt_mean_ms"),
+                    get("lag_p99_ms"),
+                    get("lag_max_ms"),
+                    if res.valid { String::new() } else { format!(" ({})", get("invalid_reason")) }
+                );
+                results.push(Some(res));
+            }
+            Err(e) => {
+                eprintln!("[{}/{}] {label} … FAILED after {:.1} s: {e}", i + 1, runs.len(), t.elapsed().as_secs_f64());
+                failed += 1;
+                results.push(None);
+            }
+        }
+        if let Err(e) = write_summaries(&out, &keys, &runs, &results) {
+            eprintln!("rdtp-testbed: {e}");
+        }
+        if procs::interrupted() {
+            break;
+        }
+    }
+    drop(ctx);
+    let left = netns::list(&format!("{prefix}-"));
+    if !left.is_empty() {
+        eprintln!("rdtp-testbed: namespaces left behind: {} (rdtp-testbed cleanup removes them)", left.join(", "));
+        failed += 1;
+    }
+    eprintln!(
+        "rdtp-testbed: {} of {} run(s) done in {:.1} s; summary: {}",
+        results.iter().filter(|r| r.is_some()).count(),
+        runs.len(),
+        started.elapsed().as_secs_f64(),
+        out.join("summary.csv").display()
+    );
+    if procs::interrupted() {
+        eprintln!("rdtp-testbed: interrupted; everything it started was stopped and removed");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    if failed > 0 { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS }
+}
+
+fn unreachable_layout() -> experiment::Layout {
+    experiment::Layout { flows: Vec::new(), namespaces: Vec::new(), objects: Default::default() }
+}
+
+/// runs.csv (one row per run) and summary.csv (one row per flow, with the run's columns).
+fn write_summaries(
+    out: &Path,
+    keys: &[String],
+    runs: &[experiment::Run],
+    results: &[Option<RunResult>],
+) -> Result<(), String> {
+    let sweep_cols: Vec<String> = keys.iter().map(|k| experiment::short_key(k)).collect();
+    let mut run_header: Vec<String> = Vec::new();
+    let mut flow_header: Vec<String> = Vec::new();
+    for r in results.iter().flatten() {
+        for (k, _) in &r.run {
+            if !run_header.contains(k) {
+                run_header.push(k.clone());
+            }
+        }
+        for f in &r.flows {
+            for (k, _) in f {
+                if !flow_header.contains(k) {
+                    flow_header.push(k.clone());
+                }
+            }
+        }
+    }
+    const RUN_IN_SUMMARY: &[&str] = &["valid", "lag_p99_ms", "lag_max_ms", "utilisation", "mean_queue_delay_ms"];
+    let prefix = |first: &str, rest: &[String]| {
+        std::iter::once(first.to_string()).chain(rest.iter().cloned()).collect::<Vec<_>>().join(",")
+    };
+    let mut runs_csv = prefix("run_id", &sweep_cols);
+    let mut summary = prefix("run_id", &sweep_cols);
+    for h in &run_header {
+        runs_csv.push(',');
+        runs_csv.push_str(h);
+    }
+    for h in flow_header.iter().chain(RUN_IN_SUMMARY.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter()) {
+        summary.push(',');
+        summary.push_str(h);
+    }
+    runs_csv.push('\n');
+    summary.push('\n');
+    for (run, res) in runs.iter().zip(results) {
+        let Some(res) = res else { continue };
+        let sweep: Vec<String> = run.assignment.iter().map(|(_, v)| cell(&scenario::show(v))).collect();
+        let start = prefix(&run.id, &sweep);
+        let lookup = |cols: &[(String, String)], k: &str| {
+            cols.iter().find(|(c, _)| c == k).map_or(String::new(), |(_, v)| cell(v))
+        };
+        let mut line = start.clone();
+        for h in &run_header {
+            line.push(',');
+            line.push_str(&lookup(&res.run, h));
+        }
+        runs_csv.push_str(&line);
+        runs_csv.push('\n');
+        for f in &res.flows {
+            let mut line = start.clone();
+            for h in &flow_header {
+                line.push(',');
+                line.push_str(&lookup(f, h));
+            }
+            for h in RUN_IN_SUMMARY {
+                line.push(',');
+                line.push_str(&lookup(&res.run, h));
+            }
+            summary.push_str(&line);
+            summary.push('\n');
+        }
+    }
+    fs::write(out.join("runs.csv"), runs_csv).map_err(|e| format!("runs.csv: {e}"))?;
+    fs::write(out.join("summary.csv"), summary).map_err(|e| format!("summary.csv: {e}"))
+}

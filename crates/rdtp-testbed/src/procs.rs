@@ -1,0 +1,308 @@
+//! Child processes: spawned in their own process group (a Ctrl-C reaches only the testbed,
+//! which then stops everything in order) with a parent-death signal (if the testbed dies
+//! even by SIGKILL, the kernel sends them SIGTERM), reaped with `wait4` for their CPU time
+//! and peak RSS; plus what `/proc` says about a running process.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Set by SIGINT/SIGTERM/SIGHUP; every wait in the testbed polls it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Route SIGINT, SIGTERM and SIGHUP to [`INTERRUPTED`].
+pub fn install_signal_handlers() -> Result<(), String> {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); sa is zeroed
+        // plain data with the handler and an empty mask filled in.
+        let r = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if r != 0 {
+            return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+pub const INTERRUPTED_MSG: &str = "interrupted";
+
+/// Sleep up to `d`, waking early on a signal; `Err` if interrupted.
+pub fn sleep(d: Duration) -> Result<(), String> {
+    let end = Instant::now() + d;
+    loop {
+        if interrupted() {
+            return Err(INTERRUPTED_MSG.into());
+        }
+        let now = Instant::now();
+        if now >= end {
+            return Ok(());
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// CPU seconds and peak RSS of a reaped child.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Usage {
+    /// Raw wait status.
+    pub status: i32,
+    pub cpu_s: f64,
+    pub max_rss_mib: f64,
+}
+
+impl Usage {
+    pub fn exit_code(&self) -> Option<i32> {
+        libc::WIFEXITED(self.status).then(|| libc::WEXITSTATUS(self.status))
+    }
+    pub fn signal(&self) -> Option<i32> {
+        libc::WIFSIGNALED(self.status).then(|| libc::WTERMSIG(self.status))
+    }
+    pub fn describe(&self) -> String {
+        match (self.exit_code(), self.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (_, Some(s)) => format!("signal {s}"),
+            _ => format!("status {:#x}", self.status),
+        }
+    }
+}
+
+/// A child process; killed and reaped on drop if still running.
+pub struct Proc {
+    pub pid: i32,
+    child: Option<Child>,
+    pub usage: Option<Usage>,
+}
+
+/// Spawn `cmd` in its own process group with SIGTERM as parent-death signal.
+pub fn spawn(name: &str, cmd: &mut Command) -> Result<Proc, String> {
+    let parent = std::process::id() as libc::pid_t;
+    cmd.process_group(0);
+    // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| format!("cannot start {name} ({:?}): {e}", cmd.get_program()))?;
+    Ok(Proc { pid: child.id() as i32, child: Some(child), usage: None })
+}
+
+impl Proc {
+    pub fn take_stdout(&mut self) -> Option<std::process::ChildStdout> {
+        self.child.as_mut().and_then(|c| c.stdout.take())
+    }
+    pub fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.as_mut().and_then(|c| c.stderr.take())
+    }
+
+    /// Reap if it has exited (`block`: wait for it).
+    pub fn reap(&mut self, block: bool) -> Option<Usage> {
+        if let Some(u) = self.usage {
+            return Some(u);
+        }
+        let mut status = 0;
+        // SAFETY: rusage is plain data; zero is valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            let flags = if block { 0 } else { libc::WNOHANG };
+            // SAFETY: valid pointers to locals; pid is our own unreaped child.
+            let r = unsafe { libc::wait4(self.pid, &mut status, flags, &mut ru) };
+            if r == self.pid {
+                break;
+            }
+            if r == 0 {
+                return None;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                if block {
+                    continue;
+                }
+                return None;
+            }
+            // ECHILD: someone else reaped it; nothing more to learn.
+            self.usage = Some(Usage::default());
+            self.child = None;
+            return self.usage;
+        }
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        self.usage =
+            Some(Usage { status, cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime), max_rss_mib: ru.ru_maxrss as f64 / 1024.0 });
+        // The std Child must not wait again; dropping it does not.
+        self.child = None;
+        self.usage
+    }
+
+    pub fn signal(&self, sig: libc::c_int) {
+        if self.usage.is_none() && self.pid > 0 {
+            // SAFETY: kill(2) on our own child, not yet reaped (so the pid is not reused).
+            unsafe {
+                libc::kill(self.pid, sig);
+            }
+        }
+    }
+
+    /// `sig`, then wait up to `grace`, then SIGKILL; returns the usage.
+    pub fn stop(&mut self, sig: libc::c_int, grace: Duration) -> Usage {
+        if let Some(u) = self.usage {
+            return u;
+        }
+        self.signal(sig);
+        let end = Instant::now() + grace;
+        while Instant::now() < end {
+            if let Some(u) = self.reap(false) {
+                return u;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.signal(libc::SIGKILL);
+        self.reap(true).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.usage.is_none() {
+            self.stop(libc::SIGTERM, Duration::from_secs(2));
+        }
+    }
+}
+
+/// Copy a child's output to `log` line by line, forwarding each line to the returned channel.
+pub fn forward_lines(stream: impl Read + Send + 'static, log: &Path) -> Result<mpsc::Receiver<String>, String> {
+    let mut file = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let mut r = BufReader::new(stream);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match r.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let _ = file.write_all(line.as_bytes());
+                    let _ = tx.send(line.trim_end().to_string());
+                }
+            }
+        }
+    });
+    Ok(rx)
+}
+
+/// Wait for a line for which `pick` returns something, up to `timeout`.
+pub fn wait_line<T>(
+    rx: &mpsc::Receiver<String>,
+    timeout: Duration,
+    what: &str,
+    mut pick: impl FnMut(&str) -> Option<T>,
+) -> Result<T, String> {
+    let end = Instant::now() + timeout;
+    loop {
+        if interrupted() {
+            return Err(INTERRUPTED_MSG.into());
+        }
+        let now = Instant::now();
+        if now >= end {
+            return Err(format!("timed out after {:.0} s waiting for {what}", timeout.as_secs_f64()));
+        }
+        match rx.recv_timeout((end - now).min(Duration::from_millis(50))) {
+            Ok(line) => {
+                if let Some(v) = pick(&line) {
+                    return Ok(v);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(format!("the process exited before {what}")),
+        }
+    }
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+/// utime + stime of a live process, seconds (`/proc/PID/stat`).
+pub fn cpu_seconds(pid: i32) -> Option<f64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain spaces: split after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After ")": state(0) ppid(1) … utime is field 14 of stat, i.e. index 11 here.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / clock_ticks())
+}
+
+/// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM), in KiB.
+pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = text.lines().find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?;
+    line[field.len() + 1..].split_whitespace().next()?.parse().ok()
+}
+
+/// Busy and softirq jiffies and the total, from the first line of `/proc/stat`.
+pub fn system_cpu() -> Option<(u64, u64, u64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    if v.len() < 8 {
+        return None;
+    }
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v[3] + v[4];
+    Some((total - idle, v[6], total))
+}
+
+/// Run a command to completion; stdout on success, a message with stderr otherwise.
+pub fn output(program: &str, args: &[&str]) -> Result<String, String> {
+    let o = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{program} {}` failed ({}): {}",
+            args.join(" "),
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+/// Whether `program` is on PATH (or an existing path).
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}

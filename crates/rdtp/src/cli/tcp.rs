@@ -1,0 +1,96 @@
+//! `rdtp serve --tcp` and `rdtp fetch --tcp`: the kernel-TCP comparison baseline
+//! ([`rdtp::tcp`]) behind the same command lines, output and exit codes as the rdtp ones.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rdtp::Target;
+use rdtp::args::{parse_server, parse_target};
+use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::tcp::{TcpFetch, TcpServeOptions, TcpServer};
+use rdtp_proto::server::Catalog;
+
+use super::fetch::{Args as FetchArgs, discard_partial};
+use super::{progress_bar, to_stderr, to_stdout};
+
+/// Serve `catalog` over TCP until SIGINT/SIGTERM.
+pub fn serve<C: Catalog + ?Sized>(
+    catalog: Arc<C>,
+    total_bytes: u64,
+    listen: Option<SocketAddr>,
+    cc: Option<String>,
+) -> Result<i32> {
+    let mut server = TcpServer::bind(catalog.clone(), TcpServeOptions { listen, cc: cc.clone() })?;
+    let addr = server.local_addr().map_err(|e| Error::network("getsockname", e))?;
+    let cc_name = match cc {
+        Some(c) => c,
+        None => std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+            .map(|s| format!("{} (kernel default)", s.trim()))
+            .unwrap_or_else(|_| "kernel default".into()),
+    };
+    // Same shape as the UDP server's line ("… on ADDR" last), so scripts parse both alike.
+    to_stderr(&format!(
+        "rdtp: serving {} objects ({total_bytes} bytes) over TCP (cc {cc_name}) on {addr}\n",
+        catalog.len()
+    ));
+    let stats = server.run_until_signal()?;
+    to_stderr(&format!("rdtp: shutting down: {stats}\n"));
+    Ok(EXIT_OK)
+}
+
+/// `rdtp fetch ADDR NAME --tcp`.
+pub fn fetch(a: &FetchArgs) -> Result<i32> {
+    let server = parse_server(&a.server)?;
+    let target = parse_target(&a.target);
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
+    }
+    let fetch = TcpFetch::new(server, target.clone()).timeout(Duration::from_secs_f64(a.timeout));
+
+    let to_stdout_content = a.output == "-";
+    let (mut out, created): (Box<dyn Write>, Option<PathBuf>) = if to_stdout_content {
+        (Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None)
+    } else {
+        let path = PathBuf::from(&a.output);
+        let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
+        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
+        (Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path))
+    };
+    if a.verbose {
+        let what = match &target {
+            Target::Name(n) => format!("name {n:?}"),
+            Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
+        };
+        to_stderr(&format!("Fetching {what} from {server} over kernel TCP\n"));
+    }
+    let bar = progress_bar(!a.quiet && !a.verbose);
+    let result = fetch.run(&mut out, |size, got| {
+        if let Some(b) = &bar {
+            b.set_length(size);
+            b.set_position(got);
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let result = result.and_then(|s| out.flush().map(|_| s).map_err(|e| Error::io("cannot write the output", e)));
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            discard_partial(out, created);
+            return Err(e);
+        }
+    };
+    drop(out);
+    if a.json {
+        let line = format!("{}\n", summary.to_json());
+        if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
+    } else if !a.quiet {
+        to_stderr(&summary.to_text());
+    }
+    Ok(EXIT_OK)
+}
