@@ -3,6 +3,9 @@
 //! ```text
 //! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
 //! rdtp-sim --run-one [--Name=value ...]     one simulation (ns-3 CommandLine arguments)
+//! rdtp-sim --emulate [--Name=value ...]     the real-time emulator between tap devices in
+//!                                           network namespaces (cpp/rdtp-emulate.cc; driven
+//!                                           by rdtp-testbed)
 //! ```
 //!
 //! A scenario expands (overrides, then the sweep's cartesian product) into runs; each run is

@@ -68,6 +68,18 @@ pub struct General {
     pub rx_queue: u32,
     /// Pin the emulator's simulator thread to this CPU.
     pub pin_cpu: Option<i32>,
+    /// CPUs for the servers ("0", "0-1", "0,2"): the server processes are pinned there and
+    /// the server tap's receive processing is steered there (RPS), so those CPUs' busy time
+    /// is the server side's whole cost, kernel TCP included (see the README).
+    pub server_cpus: Option<String>,
+    /// CPUs for the emulator and for the clients (default with server_cpus: all others);
+    /// the client taps' receive processing is steered to client_cpus.
+    pub emulator_cpus: Option<String>,
+    pub client_cpus: Option<String>,
+    /// Scheduling of the emulator: "normal", "nice:N" (-20..19) or "fifo:P" (SCHED_FIFO,
+    /// 1..99; the kernel's RT throttling still leaves 5 % to others).
+    #[serde(default = "default_sched")]
+    pub emulator_sched: String,
     /// Largest TCP socket buffer in the namespaces (tcp_rmem / tcp_wmem maximum).
     pub tcp_buffer: Option<scenario::Size>,
     /// Seconds between `ss` samples of the server's TCP socket memory (0 = off).
@@ -106,6 +118,32 @@ fn default_rx_queue() -> u32 {
 }
 fn default_ss_interval() -> f64 {
     1.0
+}
+fn default_sched() -> String {
+    "normal".into()
+}
+
+/// `emulator_sched`: "normal", "nice:N", "fifo:P".
+pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>, String> {
+    let bad = || format!("testbed.emulator_sched '{s}' (normal, nice:-10, fifo:10)");
+    match s.split_once(':') {
+        None if s == "normal" => Ok(None),
+        Some(("nice", n)) => {
+            let n: i32 = n.trim().parse().map_err(|_| bad())?;
+            if !(-20..=19).contains(&n) {
+                return Err(bad());
+            }
+            Ok(Some(crate::procs::Sched::Nice(n)))
+        }
+        Some(("fifo", p)) => {
+            let p: i32 = p.trim().parse().map_err(|_| bad())?;
+            if !(1..=99).contains(&p) {
+                return Err(bad());
+            }
+            Ok(Some(crate::procs::Sched::Fifo(p)))
+        }
+        _ => Err(bad()),
+    }
 }
 
 /// One `[[flow]]` entry: `count` client processes.
@@ -228,6 +266,14 @@ fn validate(e: &Experiment) -> Result<(), String> {
     if g.seed == 0 {
         return Err("testbed.seed must be > 0".into());
     }
+    parse_sched(&g.emulator_sched)?;
+    for (k, v) in
+        [("server_cpus", &g.server_cpus), ("emulator_cpus", &g.emulator_cpus), ("client_cpus", &g.client_cpus)]
+    {
+        if let Some(list) = v {
+            parse_cpus_opt(list).map_err(|err| format!("testbed.{k}: {err}"))?;
+        }
+    }
     if !(576..=65000).contains(&g.mtu) {
         return Err("testbed.mtu must be 576..65000".into());
     }
@@ -288,6 +334,42 @@ fn validate(e: &Experiment) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A CPU list: "0", "0-3", "0,2,4-5" (`None` for "" or "none", so a sweep can turn it off).
+pub fn parse_cpus_opt(s: &str) -> Result<Option<Vec<usize>>, String> {
+    if s.trim().is_empty() || s.trim() == "none" { Ok(None) } else { parse_cpus(s).map(Some) }
+}
+
+/// A CPU list: "0", "0-3", "0,2,4-5".
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("bad CPU list '{s}' (e.g. \"0\", \"0-1\", \"0,2\")");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                if a > b || b >= 1024 {
+                    return Err(bad());
+                }
+                v.extend(a..=b);
+            }
+            None => {
+                let c: usize = part.parse().map_err(|_| bad())?;
+                if c >= 1024 {
+                    return Err(bad());
+                }
+                v.push(c);
+            }
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("empty CPU list '{s}'"));
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -578,6 +660,14 @@ stop = 12.0
         assert!(expand(&FILE.replace("warmup = 5.0", "warmup = 25.0"), &[]).is_err());
         let wifi = FILE.replace("kind = \"dumbbell\"", "kind = \"wifi\"").replace("rate = \"100Mbps\"\n", "");
         assert!(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err().contains("MTU"));
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpus("2,0-1").unwrap(), vec![0, 1, 2]);
+        assert!(parse_cpus("1-0").is_err());
+        assert!(parse_cpus("x").is_err());
     }
 
     #[test]

@@ -74,6 +74,35 @@ fn ip_batch(ns: &str, commands: &str) -> Result<(), String> {
     }
 }
 
+/// Steer the receive processing of `tap0` in `ns` to `cpus` (RPS): packets the emulator
+/// writes into the tap are then handled in softirq on those CPUs, not on the emulator's.
+pub fn set_rps(ns: &str, cpus: &[usize]) -> Result<(), String> {
+    // The kernel's format: hex words of 32 CPUs, most significant first, comma-separated.
+    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
+    let mut mask = vec![0u32; words];
+    for &c in cpus {
+        mask[words - 1 - c / 32] |= 1 << (c % 32);
+    }
+    let text = mask.iter().map(|w| format!("{w:08x}")).collect::<Vec<_>>().join(",");
+    let path = format!("/sys/class/net/{TAP}/queues/rx-0/rps_cpus");
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, "tee", &path])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run ip: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(format!("{text}\n").as_bytes()).map_err(|e| format!("rps_cpus: {e}"))?;
+    }
+    let o = child.wait_with_output().map_err(|e| format!("rps_cpus: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!("cannot set {path} in {ns}: {}", String::from_utf8_lossy(&o.stderr).trim()))
+    }
+}
+
 /// Kill whatever still runs in `ns`, then delete it (and its tap). Missing is fine.
 pub fn delete(ns: &str) -> Result<(), String> {
     if !exists(ns) {

@@ -92,7 +92,43 @@ pub struct Proc {
 
 /// Spawn `cmd` in its own process group with SIGTERM as parent-death signal.
 pub fn spawn(name: &str, cmd: &mut Command) -> Result<Proc, String> {
+    spawn_on(name, cmd, None, None)
+}
+
+/// Scheduling of a child: a nice value, or SCHED_FIFO with a priority (1..99).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sched {
+    Nice(i32),
+    Fifo(i32),
+}
+
+/// The CPUs this process may run on.
+pub fn online_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays inside it for c < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        set
+    }
+}
+
+/// [`spawn`], on the given CPUs, with the given scheduling (threads inherit both).
+pub fn spawn_on(name: &str, cmd: &mut Command, cpus: Option<&[usize]>, sched: Option<Sched>) -> Result<Proc, String> {
     let parent = std::process::id() as libc::pid_t;
+    let set = cpus.map(cpu_set);
     cmd.process_group(0);
     // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) between fork and exec.
     unsafe {
@@ -103,6 +139,22 @@ pub fn spawn(name: &str, cmd: &mut Command) -> Result<Proc, String> {
             // The parent may have died before prctl took effect.
             if libc::getppid() != parent {
                 libc::_exit(1);
+            }
+            if let Some(set) = &set
+                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            let r = match sched {
+                Some(Sched::Nice(n)) => libc::setpriority(libc::PRIO_PROCESS, 0, n),
+                Some(Sched::Fifo(prio)) => {
+                    let param = libc::sched_param { sched_priority: prio };
+                    libc::sched_setscheduler(0, libc::SCHED_FIFO, &param)
+                }
+                None => 0,
+            };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
@@ -267,17 +319,38 @@ pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
     line[field.len() + 1..].split_whitespace().next()?.parse().ok()
 }
 
-/// Busy and softirq jiffies and the total, from the first line of `/proc/stat`.
-pub fn system_cpu() -> Option<(u64, u64, u64)> {
+/// Busy and softirq jiffies and the total, from `/proc/stat`: the whole system (`None`) or
+/// the sum over some CPUs.
+pub fn system_cpu_of(cpus: Option<&[usize]>) -> Option<(u64, u64, u64)> {
     let text = fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().next()?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
-    if v.len() < 8 {
-        return None;
+    let mut acc = (0u64, 0u64, 0u64);
+    let mut found = false;
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        let Some(name) = it.next() else { continue };
+        let wanted = match cpus {
+            None => name == "cpu",
+            Some(list) => {
+                name.strip_prefix("cpu").and_then(|n| n.parse::<usize>().ok()).is_some_and(|n| list.contains(&n))
+            }
+        };
+        if !wanted {
+            continue;
+        }
+        let v: Vec<u64> = it.filter_map(|x| x.parse().ok()).collect();
+        if v.len() < 8 {
+            continue;
+        }
+        let total: u64 = v.iter().take(8).sum();
+        let idle = v[3] + v[4];
+        acc = (acc.0 + total - idle, acc.1 + v[6], acc.2 + total);
+        found = true;
     }
-    let total: u64 = v.iter().take(8).sum();
-    let idle = v[3] + v[4];
-    Some((total - idle, v[6], total))
+    found.then_some(acc)
+}
+
+pub fn system_cpu() -> Option<(u64, u64, u64)> {
+    system_cpu_of(None)
 }
 
 /// Run a command to completion; stdout on success, a message with stderr otherwise.

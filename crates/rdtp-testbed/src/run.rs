@@ -199,6 +199,20 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         None => 64 << 20,
     };
 
+    // CPU placement (optional): servers on server_cpus with their tap's receive processing,
+    // the emulator and the clients elsewhere. The testbed itself stays unpinned: pinned next
+    // to a SCHED_FIFO emulator it could be starved and miss its schedule.
+    let all_cpus = procs::online_cpus();
+    let list = |s: &Option<String>| s.as_deref().map(experiment::parse_cpus_opt).transpose().map(Option::flatten);
+    let server_cpus = list(&g.server_cpus)?;
+    let others: Option<Vec<usize>> =
+        server_cpus.as_ref().map(|s| all_cpus.iter().copied().filter(|c| !s.contains(c)).collect());
+    if others.as_ref().is_some_and(|o| o.is_empty()) {
+        return Err("testbed.server_cpus leaves no CPU for the emulator and the clients".into());
+    }
+    let emulator_cpus = list(&g.emulator_cpus)?.or_else(|| others.clone());
+    let client_cpus = list(&g.client_cpus)?.or_else(|| others.clone());
+
     let mut bed = Bed::default();
 
     // Namespaces and taps.
@@ -218,17 +232,46 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         }
     }
 
+    // Receive steering: what the emulator writes into a tap is processed (softirq: the
+    // whole kernel TCP/UDP receive path, and for TCP the sending it clocks) on the host's
+    // CPUs instead of inside the emulator's write().
+    if let Some(c) = &server_cpus {
+        netns::set_rps(&srv_ns, c)?;
+    }
+    if let Some(c) = &client_cpus {
+        for ns in &all_ns[1..] {
+            netns::set_rps(ns, c)?;
+        }
+    }
     // Servers: rdtp over UDP if any rdtp flow, one TCP server per congestion control.
     let mut servers: Vec<Server> = Vec::new();
     let mut tcp_ports: BTreeMap<String, u16> = BTreeMap::new();
     if layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
-        servers.push(start_server(ctx, &srv_ns, &serve_dir, Kind::Rdtp, None, UDP_PORT, &logs)?);
+        servers.push(start_server(
+            ctx,
+            &srv_ns,
+            &serve_dir,
+            Kind::Rdtp,
+            None,
+            UDP_PORT,
+            &logs,
+            server_cpus.as_deref(),
+        )?);
     }
     for f in layout.flows.iter().filter(|f| f.kind == Kind::Tcp) {
         if !tcp_ports.contains_key(&f.cc) {
             let port = UDP_PORT + tcp_ports.len() as u16;
             tcp_ports.insert(f.cc.clone(), port);
-            servers.push(start_server(ctx, &srv_ns, &serve_dir, Kind::Tcp, Some(&f.cc), port, &logs)?);
+            servers.push(start_server(
+                ctx,
+                &srv_ns,
+                &serve_dir,
+                Kind::Tcp,
+                Some(&f.cc),
+                port,
+                &logs,
+                server_cpus.as_deref(),
+            )?);
         }
     }
     for s in &mut servers {
@@ -268,7 +311,8 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
     fs::write(dir.join("emulator-args.txt"), args.join("\n") + "\n").map_err(|err| err.to_string())?;
     let mut cmd = Command::new(&ctx.tools.sim);
     cmd.args(&args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::from(log_file(&logs, "emulator.err")?));
-    let mut emu = procs::spawn("emulator", &mut cmd)?;
+    let sched = experiment::parse_sched(&g.emulator_sched)?;
+    let mut emu = procs::spawn_on("emulator", &mut cmd, emulator_cpus.as_deref(), sched)?;
     let stdout = emu.take_stdout().ok_or("no emulator stdout")?;
     bed.emulator = Some(emu);
     let lines = procs::forward_lines(stdout, &logs.join("emulator.log"))?;
@@ -304,7 +348,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
                 .stdin(Stdio::null())
                 .stdout(Stdio::from(log_file(&logs, &format!("ping-c{i}.txt"))?))
                 .stderr(Stdio::null());
-            bed.pings.push(procs::spawn(&format!("ping c{i}"), &mut cmd)?);
+            bed.pings.push(procs::spawn_on(&format!("ping c{i}"), &mut cmd, client_cpus.as_deref(), None)?);
         }
     }
 
@@ -319,6 +363,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
     let mut next_sample = g.warmup;
     let mut cpu_warmup_taken = false;
     let mut sys_warmup = None;
+    let mut server_cores_warmup = None;
     let server_ns = srv_ns.clone();
     loop {
         if procs::interrupted() {
@@ -331,9 +376,13 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         if panic_at.is_some_and(|p| now >= p) {
             panic!("RDTP_TESTBED_PANIC_AT reached (teardown test)");
         }
+        if let Some(u) = bed.emulator.as_mut().and_then(|p| p.reap(false)) {
+            return Err(format!("the emulator exited during the run ({}); see logs/emulator.err", u.describe()));
+        }
         for f in flows.iter_mut() {
             if f.proc.is_none() && now >= f.inst.start {
-                let (proc, output) = start_flow(ctx, g, &f.inst, &all_ns, &tcp_ports, dir, &logs)?;
+                let (proc, output) =
+                    start_flow(ctx, g, &f.inst, &all_ns, &tcp_ports, dir, &logs, client_cpus.as_deref())?;
                 f.proc = Some(proc);
                 f.output = output;
                 f.started = Some(since(t0));
@@ -352,6 +401,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         if !cpu_warmup_taken && now >= g.warmup {
             cpu_warmup_taken = true;
             sys_warmup = procs::system_cpu();
+            server_cores_warmup = server_cpus.as_deref().and_then(|c| procs::system_cpu_of(Some(c)));
             for s in &mut servers {
                 s.cpu_warmup = procs::cpu_seconds(s.proc.pid);
             }
@@ -378,6 +428,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
 
     // Measurements at the end, then stop the clients.
     let sys_end = procs::system_cpu();
+    let server_cores_end = server_cpus.as_deref().and_then(|c| procs::system_cpu_of(Some(c)));
     for s in &mut servers {
         s.cpu_end = procs::cpu_seconds(s.proc.pid);
         s.hwm_kib = procs::status_kib(s.proc.pid, "VmHWM");
@@ -618,6 +669,13 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         server_cols.push((format!("{p}_rss_idle_mib"), fmt(s.idle_rss_kib.map(|k| k as f64 / 1024.0), 2)));
         server_cols.push((format!("{p}_rss_per_receiver_kib"), fmt(per_receiver, 1)));
     }
+    let cores_busy = match (server_cores_warmup, server_cores_end) {
+        (Some(a), Some(b)) if b.2 > a.2 => Some((
+            100.0 * (b.0 - a.0) as f64 / (b.2 - a.2) as f64 * server_cpus.as_ref().map_or(1, |c| c.len()) as f64,
+            100.0 * (b.1 - a.1) as f64 / (b.2 - a.2) as f64 * server_cpus.as_ref().map_or(1, |c| c.len()) as f64,
+        )),
+        _ => None,
+    };
     let sys_busy = match (sys_warmup, sys_end) {
         (Some(a), Some(b)) if b.2 > a.2 => {
             Some((100.0 * (b.0 - a.0) as f64 / (b.2 - a.2) as f64, 100.0 * (b.1 - a.1) as f64 / (b.2 - a.2) as f64))
@@ -661,6 +719,8 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
             1,
         ),
     ));
+    run_cols.push(("server_cpus_busy_pct".into(), fmt(cores_busy.map(|c| c.0), 2)));
+    run_cols.push(("server_cpus_softirq_pct".into(), fmt(cores_busy.map(|c| c.1), 2)));
     run_cols.push(("emulator_cpu_s".into(), fmt(emu_usage.map(|u| u.cpu_s), 2)));
     run_cols.push(("system_cpu_busy_pct".into(), fmt(sys_busy.map(|s| s.0), 1)));
     run_cols.push(("system_softirq_pct".into(), fmt(sys_busy.map(|s| s.1), 1)));
@@ -750,6 +810,7 @@ fn files_equal(a: &Path, b: &Path) -> Result<bool, String> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn start_server(
     ctx: &Context,
     ns: &str,
@@ -758,6 +819,7 @@ fn start_server(
     cc: Option<&str>,
     port: u16,
     logs: &Path,
+    cpus: Option<&[usize]>,
 ) -> Result<Server, String> {
     let label = match (kind, cc) {
         (Kind::Rdtp, _) => "rdtp_server".to_string(),
@@ -775,7 +837,7 @@ fn start_server(
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     // If anything below fails, dropping `proc` stops the server.
-    let mut proc = procs::spawn(&label, &mut cmd)?;
+    let mut proc = procs::spawn_on(&label, &mut cmd, cpus, None)?;
     let stderr = proc.take_stderr().ok_or("no server stderr")?;
     let lines = procs::forward_lines(stderr, &logs.join(format!("{label}.log")))?;
     procs::wait_line(&lines, Duration::from_secs(600), &format!("{label} to listen"), |l| {
@@ -832,6 +894,7 @@ fn warm_up(client_ns: &[String]) -> Result<(), String> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn start_flow(
     ctx: &Context,
     g: &experiment::General,
@@ -840,6 +903,7 @@ fn start_flow(
     tcp_ports: &BTreeMap<String, u16>,
     dir: &Path,
     logs: &Path,
+    cpus: Option<&[usize]>,
 ) -> Result<(Proc, Option<PathBuf>), String> {
     let ns = &all_ns[f.ns + 1];
     let output = if f.save { Some(dir.join(format!("flow-{}.bin", f.index))) } else { None };
@@ -863,7 +927,7 @@ fn start_flow(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(log_file(logs, &format!("flow-{}.json", f.index))?))
         .stderr(Stdio::from(log_file(logs, &format!("flow-{}.err", f.index))?));
-    let p = procs::spawn(&format!("flow {}", f.index), &mut cmd)?;
+    let p = procs::spawn_on(&format!("flow {}", f.index), &mut cmd, cpus, None)?;
     Ok((p, output))
 }
 

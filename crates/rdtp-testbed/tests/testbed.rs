@@ -91,15 +91,18 @@ fn rdtp_and_kernel_tcp_cross_the_emulated_path_byte_exact_and_teardown_is_comple
     if !String::from_utf8_lossy(&help.stdout).contains("--Taps") {
         return skip("rdtp-sim was built without ns-3 (apt-get install libns3-dev libgsl-dev)");
     }
-    if Command::new("ip")
-        .args(["netns", "add", "rdtp-probe-test"])
-        .output()
-        .map(|o| !o.status.success())
-        .unwrap_or(true)
-    {
-        return skip("cannot create network namespaces here");
+    // Can this machine (container) make a namespace with a tap in it?
+    let probe = format!("rdtp-probe-{}", std::process::id());
+    let ok = |args: &[&str]| Command::new("ip").args(args).output().map(|o| o.status.success()).unwrap_or(false);
+    let netns_ok = ok(&["netns", "add", &probe]);
+    let tap_ok = netns_ok && ok(&["-n", &probe, "tuntap", "add", "dev", "tap0", "mode", "tap"]);
+    let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+    if !netns_ok {
+        return skip("cannot create network namespaces here (ip netns add failed)");
     }
-    let _ = Command::new("ip").args(["netns", "del", "rdtp-probe-test"]).output();
+    if !tap_ok {
+        return skip("cannot create tap devices in a namespace here (ip tuntap add failed)");
+    }
 
     let ns_before = namespaces();
     let links_before = links();
