@@ -66,7 +66,7 @@ size = "25MB"
 [sweep]
 "flow.0" = [
     { kind = "rdtp", cc = "bbr", size = "25MB", save = true, label = "rdtp" },
-    { kind = "tcp", cc = "bbr", size = "25MB", save = true, label = "tcp-bbr" },
+    { kind = "tcp", cc = "TCP_CC", size = "25MB", save = true, label = "tcp-TCP_CC" },
 ]
 "#;
 
@@ -89,7 +89,10 @@ fn rdtp_and_kernel_tcp_cross_the_emulated_path_byte_exact_and_teardown_is_comple
     };
     let help = Command::new(&sim).args(["--emulate", "--PrintHelp"]).output().expect("run rdtp-sim");
     if !String::from_utf8_lossy(&help.stdout).contains("--Taps") {
-        return skip("rdtp-sim was built without ns-3 (apt-get install libns3-dev libgsl-dev)");
+        return skip(
+            "the rdtp-sim next to the testbed has no real-time emulator: built without ns-3 \
+             (apt-get install libns3-dev libgsl-dev) or stale (cargo build -p rdtp-ns3)",
+        );
     }
     // Can this machine (container) make a namespace with a tap in it?
     let probe = format!("rdtp-probe-{}", std::process::id());
@@ -104,13 +107,27 @@ fn rdtp_and_kernel_tcp_cross_the_emulated_path_byte_exact_and_teardown_is_comple
         return skip("cannot create tap devices in a namespace here (ip tuntap add failed)");
     }
 
+    // Kernel TCP BBR if this kernel has it (loading the module if needed), else CUBIC.
+    let available =
+        || std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+    if !available().split_whitespace().any(|c| c == "bbr") {
+        let _ = Command::new("modprobe").arg("tcp_bbr").output();
+    }
+    let tcp_cc = if available().split_whitespace().any(|c| c == "bbr") {
+        "bbr"
+    } else {
+        let _ = writeln!(std::io::stderr(), "note: this kernel has no tcp_bbr; the TCP half uses cubic");
+        "cubic"
+    };
+    let experiment = EXPERIMENT.replace("TCP_CC", tcp_cc);
+
     let ns_before = namespaces();
     let links_before = links();
     let dir = std::env::temp_dir().join(format!("rdtp-testbed-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let exp = dir.join("integration.toml");
-    std::fs::write(&exp, EXPERIMENT).unwrap();
+    std::fs::write(&exp, &experiment).unwrap();
     let out = dir.join("out");
 
     let o = Command::new(TESTBED)
