@@ -331,7 +331,140 @@ def fig10multi(out, png):
     return lines
 
 
-KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi}
+# --- testbed (real processes over the real-time emulator) ----------------------------------
+
+
+def tb_valid(r):
+    return r.get("valid") == "true"
+
+
+def tb_fig7a(out, png):
+    rows = runs(out)
+    labels = ["rdtp-bbr", "tcp-bbr", "tcp-cubic"]
+    for r in rows:  # rate and RTT as the emulator ran them (a sweep may fix either)
+        params = run_params(r["_dir"])
+        r["rate"], r["rtt"] = params["Rate"], params["Rtt"]
+    configs = []
+    for r in rows:
+        c = (rate_mbps(r["rate"]), r["rtt"])
+        if c not in configs:
+            configs.append(c)
+    configs.sort(key=lambda c: (c[0], num(c[1].rstrip("ms"))))
+    table = {(rate_mbps(r["rate"]), r["rtt"], r["flow.0"]): r for r in rows}
+    fig, (ax_u, ax_r) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
+    width = 0.27
+    for i, label in enumerate(labels):
+        for k, c in enumerate(configs):
+            r = table.get((c[0], c[1], label), {})
+            x = k + (i - 1) * width
+            hatch = None if tb_valid(r) else "///"
+            ax_u.bar(x, num(r.get("utilisation")) * 100, width, color=COLORS[label], hatch=hatch,
+                     label=label if k == 0 else None, edgecolor="white" if hatch else None)
+            ax_r.bar(x, num(r.get("ping_rtt_mean_ms")), width, color=COLORS[label], hatch=hatch,
+                     edgecolor="white" if hatch else None)
+    ax_u.set_ylabel("bottleneck utilisation (%)")
+    ax_u.set_ylim(0, 105)
+    ax_u.axhline(90, color="grey", lw=0.8, ls=":")
+    ax_u.legend(ncol=3, loc="lower right")
+    ax_r.set_ylabel("ping RTT under load (ms)")
+    ax_r.set_xticks(range(len(configs)))
+    ax_r.set_xticklabels([f"{int(c[0])} Mb/s\n{c[1]}" for c in configs], fontsize=8)
+    fig.suptitle("Fig. 7a on the testbed: real processes, Linux TCP, ns-3 real-time bottleneck (hatched: emulator lagged, invalid)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    lines = [
+        "| bottleneck | base RTT | rdtp bbr util. | kernel TCP BBR util. | kernel CUBIC util. | rdtp ping RTT ms | TCP BBR ping RTT ms | CUBIC ping RTT ms | rdtp goodput Mbit/s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in configs:
+        cells = []
+        for l in labels:
+            r = table.get((c[0], c[1], l), {})
+            mark = "" if tb_valid(r) else " ✗"
+            cells.append(fmt(num(r.get("utilisation")) * 100) + " %" + mark)
+        for l in labels:
+            r = table.get((c[0], c[1], l), {})
+            cells.append(fmt(num(r.get("ping_rtt_mean_ms"))) + ("" if tb_valid(r) else " ✗"))
+        cells.append(fmt(num(table.get((c[0], c[1], "rdtp-bbr"), {}).get("goodput_mbps"))))
+        lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def tb_timeseries(run_dir):
+    """Per-client payload Mbit/s from the emulator: {client: [(t, mbps)]}."""
+    series = {}
+    for r in read_csv(os.path.join(run_dir, "timeseries.csv")):
+        series.setdefault(r["client"], []).append((num(r["time_s"]), num(r["payload_mbps"])))
+    return series
+
+
+def tb_fig8(out, png):
+    rows = runs(out, per_run=True)
+    fig, axes = plt.subplots(len(rows), 1, figsize=(10, 3.4 * len(rows)), squeeze=False)
+    lines = ["| run | Jain index, 4 flows (20–40 s) | Jain, 3 flows (45–60 s) | total 20–40 s (Mbit/s) | total 45–60 s | valid |", "|---|---:|---:|---:|---:|---|"]
+    for ax, r in zip(axes[:, 0], rows):
+        series = tb_timeseries(r["_dir"])
+        times = sorted({p[0] for s in series.values() for p in s})
+        total = {t: 0.0 for t in times}
+        for c, s in sorted(series.items()):
+            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"client {c}")
+            for p in s:
+                total[p[0]] += p[1]
+        ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+        ax.set_ylabel("payload Mbit/s")
+        ax.set_xlabel("emulator time (s)")
+        ax.legend(ncol=5, fontsize=8)
+        offset = num(r.get("t0_offset_s"), 0.0)
+        shift = lambda a: a + (0.0 if math.isnan(offset) else offset)  # noqa: E731
+        four = [mean_between(s, shift(20), shift(40), 1) for s in series.values()]
+        three = [mean_between(s, shift(45), shift(60), 1) for s in series.values()]
+        three = [x for x in three if x > 1.0]
+        tot4 = mean_between([(t, total[t]) for t in times], shift(20), shift(40), 1)
+        tot3 = mean_between([(t, total[t]) for t in times], shift(45), shift(60), 1)
+        lines.append(f"| {r['run_id']} | {jain(four):.3f} | {jain(three):.3f} | {fmt(tot4)} | {fmt(tot3)} | {r.get('valid')} |")
+    fig.suptitle("Fig. 8 on the testbed: four rdtp bbr flows from four namespaces, 100 Mbit/s, 20 ms (flow 1 leaves at 40 s)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def tb_fig10(out, png):
+    rows = runs(out)
+    paths = []
+    labels = []
+    for r in rows:
+        if r["path"] not in paths:
+            paths.append(r["path"])
+        if r["flow.0"] not in labels:
+            labels.append(r["flow.0"])
+    table = {(r["path"], r["flow.0"]): r for r in rows}
+    fig, axes = plt.subplots(len(paths), 2, figsize=(11, 3.4 * len(paths)), squeeze=False)
+    lines = ["| WiFi hop | flow | goodput (Mbit/s) | ping RTT mean / p95 (ms) | valid |", "|---|---|---:|---:|---|"]
+    for row, path in zip(axes, paths):
+        for k, l in enumerate(labels):
+            r = table.get((path, l), {})
+            hatch = None if tb_valid(r) else "///"
+            color = COLORS.get(l, "#7f7f7f")
+            row[0].bar(k, num(r.get("goodput_mbps")), color=color, hatch=hatch, edgecolor="white" if hatch else None)
+            row[1].bar(k, num(r.get("ping_rtt_mean_ms")), color=color, hatch=hatch, edgecolor="white" if hatch else None)
+            lines.append(
+                f"| {path} | {l} | {fmt(num(r.get('goodput_mbps')))} | {fmt(num(r.get('ping_rtt_mean_ms')))} / "
+                f"{fmt(num(r.get('ping_rtt_p95_ms')))} | {r.get('valid')} |"
+            )
+        for a in row:
+            a.set_xticks(range(len(labels)))
+            a.set_xticklabels(labels, fontsize=7, rotation=15)
+        row[0].set_ylabel("goodput (Mbit/s)")
+        row[1].set_ylabel("ping RTT under load (ms)")
+        row[0].set_title(path, fontsize=9)
+    fig.suptitle("Fig. 10 on the testbed: real processes and Linux TCP over a real-time ns-3 WiFi hop (hatched: invalid)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
+         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10}
 
 
 def main():
