@@ -643,4 +643,26 @@ rate = 10
         assert!(specs[2].contains("client=2"));
         assert!(specs[3].starts_with("kind=udp,client=3") && specs[3].contains("rate=10Mbps"));
     }
+
+    /// Every scenario shipped in `experiments/` expands and turns into runner arguments.
+    #[test]
+    fn shipped_experiments_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!runs.is_empty(), "{}", path.display());
+            for run in &runs {
+                run_args(&run.scenario, "out")
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+            }
+            checked += 1;
+        }
+        assert!(checked >= 6, "only {checked} scenario files found in {}", dir.display());
+    }
 }

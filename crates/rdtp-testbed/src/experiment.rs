@@ -678,4 +678,27 @@ stop = 12.0
         let t: scenario::Topology = toml::from_str("kind = \"wifi\"\nstandard = \"80211ac\"\n").unwrap();
         assert!((capacity_bps(&t).unwrap() - 433.3e6).abs() < 1.0);
     }
+
+    /// Every experiment shipped in `testbed/` expands, validates and lays out, so a
+    /// user's first run does not fail on a typo after minutes of setup.
+    #[test]
+    fn shipped_experiments_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!runs.is_empty(), "{}", path.display());
+            for run in &runs {
+                layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+            }
+            checked += 1;
+        }
+        assert!(checked >= 6, "only {checked} experiment files found in {}", dir.display());
+    }
 }

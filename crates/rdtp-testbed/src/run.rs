@@ -642,8 +642,10 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
             _ => None,
         };
         let rss_mean = mean(s.rss_samples.iter().map(|&r| r as f64));
-        let per_receiver = match (rss_mean, s.idle_rss_kib) {
-            (Some(m), Some(i)) if s.flows > 0 => Some((m - i as f64) / s.flows as f64),
+        // Growth over idle, not divided by receivers: a server whose growth does not
+        // scale with receivers (buffers touched once) must not look like per-receiver state.
+        let growth = match (rss_mean, s.idle_rss_kib) {
+            (Some(m), Some(i)) => Some(m - i as f64),
             _ => None,
         };
         let kv: Vec<(&str, String)> = vec![
@@ -655,7 +657,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
             ("rss_idle_kib", s.idle_rss_kib.map_or(String::new(), |v| v.to_string())),
             ("rss_mean_window_kib", fmt(rss_mean, 0)),
             ("rss_hwm_kib", s.hwm_kib.map_or(String::new(), |v| v.to_string())),
-            ("rss_per_receiver_kib", fmt(per_receiver, 1)),
+            ("rss_growth_kib", fmt(growth, 0)),
             ("max_rss_mib_rusage", format!("{:.2}", u.max_rss_mib)),
         ];
         let _ = writeln!(server_lines, "\n[server.{}]", s.label);
@@ -667,7 +669,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
         server_cols.push((format!("{p}_cpu_pct"), fmt(cpu_win.map(|c| 100.0 * c / window), 2)));
         server_cols.push((format!("{p}_rss_hwm_mib"), fmt(s.hwm_kib.map(|k| k as f64 / 1024.0), 2)));
         server_cols.push((format!("{p}_rss_idle_mib"), fmt(s.idle_rss_kib.map(|k| k as f64 / 1024.0), 2)));
-        server_cols.push((format!("{p}_rss_per_receiver_kib"), fmt(per_receiver, 1)));
+        server_cols.push((format!("{p}_rss_growth_kib"), fmt(growth, 0)));
     }
     let cores_busy = match (server_cores_warmup, server_cores_end) {
         (Some(a), Some(b)) if b.2 > a.2 => Some((
