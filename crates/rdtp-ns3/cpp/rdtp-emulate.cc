@@ -639,23 +639,11 @@ rdtp_ns3_emulate(int argc, char** argv)
     }
 
     // Utilisation over [warmup, end) (dumbbell), as the offline runner computes it.
-    const double w = qmon.BinWidth();
-    const double from = std::ceil(winFrom / w - 1e-9) * w;
-    const double to = std::floor(winTo / w + 1e-9) * w;
-    double utilisation = std::nan("");
-    if (!net.capacity.empty() && to > from)
-    {
-        double capBits = 0.0;
-        for (size_t k = 0; k < net.capacity.size(); k++)
-        {
-            double a = std::max(from, net.capacity[k].first);
-            double b = std::min(to, k + 1 < net.capacity.size() ? net.capacity[k + 1].first : to);
-            if (b > a)
-                capBits += (b - a) * net.capacity[k].second;
-        }
-        utilisation = static_cast<double>(qmon.BytesBetween(from, to)) * 8.0 / capBits;
-    }
-    const double meanQueueDelay = qmon.MeanSojournMsBetween(from, to);
+    const WindowResults bw = BottleneckWindow(net, qmon, winFrom, winTo);
+    const double from = bw.from;
+    const double to = bw.to;
+    const double utilisation = bw.utilisation;
+    const double meanQueueDelay = bw.meanQueueDelayMs;
 
     std::ofstream run(p.out + "/run.toml");
     run << "# rdtp-sim --emulate: parameters, derived values, per-tap counters and results\n";

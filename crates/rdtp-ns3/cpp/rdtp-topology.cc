@@ -528,4 +528,28 @@ WriteTopologyParams(std::ostream& run, const TopologyParams& p, bool withMtu)
         run << "Mtu = " << p.mtu << "\n";
 }
 
+WindowResults
+BottleneckWindow(const Net& net, const QueueMonitor& qmon, double from, double to)
+{
+    WindowResults r;
+    const double w = qmon.BinWidth();
+    r.from = std::ceil(from / w - 1e-9) * w;
+    r.to = std::floor(to / w + 1e-9) * w;
+    r.utilisation = std::nan("");
+    if (!net.capacity.empty() && r.to > r.from)
+    {
+        double capBits = 0.0;
+        for (size_t k = 0; k < net.capacity.size(); k++)
+        {
+            double a = std::max(r.from, net.capacity[k].first);
+            double b = std::min(r.to, k + 1 < net.capacity.size() ? net.capacity[k + 1].first : r.to);
+            if (b > a)
+                capBits += (b - a) * net.capacity[k].second;
+        }
+        r.utilisation = static_cast<double>(qmon.BytesBetween(r.from, r.to)) * 8.0 / capBits;
+    }
+    r.meanQueueDelayMs = qmon.MeanSojournMsBetween(r.from, r.to);
+    return r;
+}
+
 } // namespace ns3

@@ -106,6 +106,22 @@ Net BuildTopology(const TopologyParams& p, uint32_t nClients, const AttachEndpoi
 Net BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
 Net BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& attach = nullptr);
 
+/// Bottleneck results over a measurement window, snapped inward to the queue monitor's bins.
+struct WindowResults
+{
+    double from = 0.0;
+    double to = 0.0;
+    /// Bytes that left the bottleneck / what its capacity timeline allowed; NaN for WiFi
+    /// (no capacity timeline) or an empty window.
+    double utilisation = 0.0;
+    /// Mean queue sojourn (ms); NaN when nothing was dequeued.
+    double meanQueueDelayMs = 0.0;
+};
+
+/// Utilisation and queueing delay over [from, to): shared by the offline runner and the
+/// emulator so both report the same quantity.
+WindowResults BottleneckWindow(const Net& net, const QueueMonitor& qmon, double from, double to);
+
 /// Highest PHY rate of the configured WiFi (for sizing bulk objects only).
 double WifiPhyMaxBps(const TopologyParams& p, uint32_t width);
 

@@ -315,10 +315,30 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=,+-".contains(c) { c } else { '_' }).collect()
 }
 
-/// Apply overrides, expand the sweep (cartesian product, in file order), deserialize and
-/// validate every run.
-pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
-    let mut doc: Table = text.parse().map_err(|e| format!("scenario TOML: {e}"))?;
+/// One point of a sweep: the values it assigns and the document with them applied.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Position in the expansion (0-based; also the id's prefix).
+    pub index: usize,
+    /// `NNN_key=value_…`, safe as a directory name.
+    pub id: String,
+    /// `key=value …` for humans.
+    pub label: String,
+    pub assignment: Vec<(String, Value)>,
+    pub doc: Table,
+}
+
+/// Parse `text` (`what` names it in errors), apply `--set` overrides, and expand `[sweep]`:
+/// the cartesian product of its axes in file order, the last axis varying fastest. `short`
+/// shortens keys for ids and labels. Shared by rdtp-sim scenarios and rdtp-testbed
+/// experiments, so both sweep the same way.
+pub fn sweep_points(
+    text: &str,
+    overrides: &[(String, String)],
+    what: &str,
+    short: fn(&str) -> String,
+) -> Result<(Vec<String>, Vec<Point>), String> {
+    let mut doc: Table = text.parse().map_err(|e| format!("{what} TOML: {e}"))?;
     for (k, v) in overrides {
         set_path(&mut doc, k, parse_value(v))?;
     }
@@ -337,7 +357,7 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
     }
     let total: usize = axes.iter().map(|(_, v)| v.len()).product();
     let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
-    let mut runs = Vec::with_capacity(total);
+    let mut points = Vec::with_capacity(total);
     for index in 0..total {
         // Mixed-radix decomposition; the last axis varies fastest.
         let mut rem = index;
@@ -350,16 +370,25 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         for (k, v) in &assignment {
             set_path(&mut d, k, v.clone()).map_err(|e| format!("sweep: {e}"))?;
         }
-        let scenario: Scenario = Value::Table(d).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
-        validate(&scenario)?;
-        let label =
-            assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect::<Vec<_>>().join(" ");
+        let parts: Vec<String> = assignment.iter().map(|(k, v)| format!("{}={}", short(k), show(v))).collect();
         let mut id = format!("{index:03}");
-        if !assignment.is_empty() {
-            let parts: Vec<String> = assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), show(v))).collect();
+        if !parts.is_empty() {
             id = format!("{id}_{}", sanitize(&parts.join("_")));
         }
-        runs.push(Run { index, id, label, assignment, scenario });
+        points.push(Point { index, id, label: parts.join(" "), assignment, doc: d });
+    }
+    Ok((keys, points))
+}
+
+/// Apply overrides, expand the sweep ([`sweep_points`]), deserialize and validate every run.
+pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
+    let (keys, points) = sweep_points(text, overrides, "scenario", short_key)?;
+    let mut runs = Vec::with_capacity(points.len());
+    for p in points {
+        let scenario: Scenario =
+            Value::Table(p.doc).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
+        validate(&scenario)?;
+        runs.push(Run { index: p.index, id: p.id, label: p.label, assignment: p.assignment, scenario });
     }
     Ok((keys, runs))
 }
@@ -658,8 +687,7 @@ rate = 10
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
-                run_args(&run.scenario, "out")
-                    .unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+                run_args(&run.scenario, "out").unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
             }
             checked += 1;
         }

@@ -200,55 +200,16 @@ pub fn short_key(k: &str) -> String {
     k.strip_prefix("path.").or_else(|| k.strip_prefix("testbed.")).unwrap_or(k).to_string()
 }
 
-fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=,+-".contains(c) { c } else { '_' }).collect()
-}
-
-/// Apply overrides, expand the sweep (cartesian product in file order, last key fastest —
-/// rdtp-sim's semantics), deserialise and validate every run.
+/// Apply overrides, expand the sweep (rdtp-sim's [`scenario::sweep_points`]: cartesian
+/// product in file order, last key fastest), deserialise and validate every run.
 pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
-    let mut doc: Table = text.parse().map_err(|e| format!("experiment TOML: {e}"))?;
-    for (k, v) in overrides {
-        scenario::set_path(&mut doc, k, scenario::parse_value(v))?;
-    }
-    let sweep = match doc.remove("sweep") {
-        None => Table::new(),
-        Some(Value::Table(t)) => t,
-        Some(_) => return Err("[sweep] must be a table".into()),
-    };
-    let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
-    for (k, v) in sweep {
-        match v {
-            Value::Array(a) if !a.is_empty() => axes.push((k, a)),
-            Value::Array(_) => return Err(format!("sweep '{k}' is empty")),
-            other => axes.push((k, vec![other])),
-        }
-    }
-    let total: usize = axes.iter().map(|(_, v)| v.len()).product();
-    let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
-    let mut runs = Vec::with_capacity(total);
-    for index in 0..total {
-        let mut rem = index;
-        let mut assignment = vec![(String::new(), Value::Boolean(false)); axes.len()];
-        for (a, (k, vals)) in axes.iter().enumerate().rev() {
-            assignment[a] = (k.clone(), vals[rem % vals.len()].clone());
-            rem /= vals.len();
-        }
-        let mut d = doc.clone();
-        for (k, v) in &assignment {
-            scenario::set_path(&mut d, k, v.clone()).map_err(|e| format!("sweep: {e}"))?;
-        }
+    let (keys, points) = scenario::sweep_points(text, overrides, "experiment", short_key)?;
+    let mut runs = Vec::with_capacity(points.len());
+    for p in points {
         let experiment: Experiment =
-            Value::Table(d.clone()).try_into().map_err(|e: toml::de::Error| format!("experiment: {e}"))?;
+            Value::Table(p.doc.clone()).try_into().map_err(|e: toml::de::Error| format!("experiment: {e}"))?;
         validate(&experiment)?;
-        let parts: Vec<String> =
-            assignment.iter().map(|(k, v)| format!("{}={}", short_key(k), scenario::show(v))).collect();
-        let label = parts.join(" ");
-        let mut id = format!("{index:03}");
-        if !parts.is_empty() {
-            id = format!("{id}_{}", sanitize(&parts.join("_")));
-        }
-        runs.push(Run { id, label, assignment, experiment, doc: d });
+        runs.push(Run { id: p.id, label: p.label, assignment: p.assignment, experiment, doc: p.doc });
     }
     Ok((keys, runs))
 }

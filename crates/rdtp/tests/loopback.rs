@@ -1,57 +1,12 @@
 //! The `rdtp` binary end to end over 127.0.0.1: `serve` a temp directory, `fetch` by name
 //! and by EID, `ls`, and the exit codes for not found, unreachable, I/O errors.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
-
-/// Kills the server when the test ends, whatever happened.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let mut child = Command::new(RDTP)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn rdtp serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr);
-        let mut addr = None;
-        let mut line = String::new();
-        while lines.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(rest) = line.trim_end().strip_prefix("rdtp: serving ") {
-                addr = rest.rsplit_once(" on ").map(|(_, a)| a.to_string());
-                break;
-            }
-            line.clear();
-        }
-        let server = Server { child, addr: addr.unwrap_or_default() };
-        assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve");
-        // Keep draining stderr so the server never blocks on it.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = lines.read_to_string(&mut sink);
-        });
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{RDTP, Server};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -86,7 +41,7 @@ fn code(o: &Output) -> i32 {
 #[test]
 fn fetch_by_name_and_eid_and_list() {
     let f = fixture(64 << 20);
-    let server = Server::start(f.dir.path());
+    let server = Server::start(f.dir.path(), &[]);
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("out.bin");
     let out_s = out.to_str().unwrap();
@@ -135,7 +90,7 @@ fn fetch_by_name_and_eid_and_list() {
 fn exit_codes() {
     // Big enough to overflow the pipe in the EPIPE case.
     let f = fixture(8 << 20);
-    let server = Server::start(f.dir.path());
+    let server = Server::start(f.dir.path(), &[]);
 
     // Unknown name: 3, and no output file left behind.
     let out_dir = tempfile::tempdir().unwrap();
@@ -184,7 +139,7 @@ fn exit_codes() {
 #[test]
 fn server_stops_on_sigterm_with_stats() {
     let f = fixture(1000);
-    let mut server = Server::start(f.dir.path());
+    let mut server = Server::start(f.dir.path(), &[]);
     let o = rdtp(&["fetch", &server.addr, SMALL, "-q"]);
     assert_eq!(code(&o), 0);
     // SAFETY: signalling our own child process.
@@ -207,7 +162,7 @@ fn content_changed_under_the_server_is_a_validation_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mutable.bin");
     std::fs::write(&path, vec![1u8; 300_000]).unwrap();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), &[]);
     // Same size, other bytes, same inode: the server now serves bytes that do not hash
     // to the EID it announced.
     std::fs::write(&path, vec![2u8; 300_000]).unwrap();

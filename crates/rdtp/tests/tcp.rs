@@ -1,56 +1,10 @@
 //! The kernel-TCP baseline end to end over 127.0.0.1: `rdtp serve DIR --tcp --tcp-cc …`
 //! and `rdtp fetch ADDR NAME --tcp` (content, `-o`, `--json`, exit codes).
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
-const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
-
-/// Kills the server when the test ends, whatever happened.
-struct Server {
-    child: Child,
-    addr: String,
-    line: String,
-}
-
-impl Server {
-    fn start(dir: &Path, cc: &str) -> Server {
-        let mut child = Command::new(RDTP)
-            .args(["serve", "--listen", "127.0.0.1:0", "--tcp", "--tcp-cc", cc])
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn rdtp serve --tcp");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr);
-        let mut addr = None;
-        let mut line = String::new();
-        while lines.read_line(&mut line).unwrap_or(0) > 0 {
-            if line.starts_with("rdtp: serving ") {
-                addr = line.trim_end().rsplit_once(" on ").map(|(_, a)| a.to_string());
-                break;
-            }
-            line.clear();
-        }
-        let server = Server { child, addr: addr.unwrap_or_default(), line };
-        assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve --tcp");
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = lines.read_to_string(&mut sink);
-        });
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{RDTP, Server};
 
 fn rdtp(args: &[&str]) -> Output {
     Command::new(RDTP).args(args).stdin(Stdio::null()).output().expect("run rdtp")
@@ -63,7 +17,7 @@ fn tcp_fetch_is_byte_exact_and_reports_like_the_udp_fetch() {
     rand::fill(&mut big[..]);
     std::fs::write(dir.path().join("big.bin"), &big).unwrap();
     // reno is built into every kernel; bbr/cubic are the experiments' choices.
-    let server = Server::start(dir.path(), "reno");
+    let server = Server::start(dir.path(), &["--tcp", "--tcp-cc", "reno"]);
     assert!(server.line.contains("over TCP (cc reno)"), "{}", server.line);
 
     let out = dir.path().join("got.bin");

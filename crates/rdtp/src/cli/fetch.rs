@@ -128,20 +128,10 @@ pub fn run(a: Args) -> Result<i32> {
     }
 
     let to_stdout_content = a.output == "-";
-    let (mut out, created): (Box<dyn Write>, Option<PathBuf>) = if to_stdout_content {
-        (Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None)
-    } else {
-        let path = PathBuf::from(&a.output);
-        let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
-        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-        (Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path))
-    };
+    let (mut out, created) = open_output(&a.output)?;
 
     if a.verbose {
-        let what = match &target {
-            Target::Name(n) => format!("name {n:?}"),
-            Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
-        };
+        let what = describe(&target);
         to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
     }
     let bar = progress_bar(!a.quiet && !a.verbose);
@@ -184,5 +174,25 @@ pub(super) fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
     drop(out);
     if let Some(p) = created {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+/// The output of a fetch: stdout for `-`, else a created file. The path is returned when it
+/// is a regular file, so a failed fetch can remove what it wrote.
+pub(crate) fn open_output(output: &str) -> Result<(Box<dyn Write>, Option<PathBuf>)> {
+    if output == "-" {
+        return Ok((Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None));
+    }
+    let path = PathBuf::from(output);
+    let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
+    let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
+    Ok((Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path)))
+}
+
+/// How a fetch target is named in verbose output.
+pub(crate) fn describe(target: &Target) -> String {
+    match target {
+        Target::Name(n) => format!("name {n:?}"),
+        Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
     }
 }

@@ -1,14 +1,11 @@
 //! `rdtp serve --tcp` and `rdtp fetch --tcp`: the kernel-TCP comparison baseline
 //! ([`rdtp::tcp`]) behind the same command lines, output and exit codes as the rdtp ones.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdtp::Target;
 use rdtp::args::{parse_server, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::tcp::{TcpFetch, TcpServeOptions, TcpServer};
@@ -52,19 +49,9 @@ pub fn fetch(a: &FetchArgs) -> Result<i32> {
     let fetch = TcpFetch::new(server, target.clone()).timeout(Duration::from_secs_f64(a.timeout));
 
     let to_stdout_content = a.output == "-";
-    let (mut out, created): (Box<dyn Write>, Option<PathBuf>) = if to_stdout_content {
-        (Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None)
-    } else {
-        let path = PathBuf::from(&a.output);
-        let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
-        let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-        (Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path))
-    };
+    let (mut out, created) = super::fetch::open_output(&a.output)?;
     if a.verbose {
-        let what = match &target {
-            Target::Name(n) => format!("name {n:?}"),
-            Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
-        };
+        let what = super::fetch::describe(&target);
         to_stderr(&format!("Fetching {what} from {server} over kernel TCP\n"));
     }
     let bar = progress_bar(!a.quiet && !a.verbose);

@@ -1,0 +1,60 @@
+//! Shared by the end-to-end tests: an `rdtp serve` child process on 127.0.0.1.
+
+// Each test crate compiles this module and uses a part of it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+pub const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
+
+/// An `rdtp serve` process; killed when the test ends, whatever happened.
+pub struct Server {
+    pub child: Child,
+    /// The address from its "rdtp: serving … on ADDR" line.
+    pub addr: String,
+    /// That line.
+    pub line: String,
+}
+
+impl Server {
+    /// `rdtp serve --listen 127.0.0.1:0 [extra…] DIR`, waiting for its "serving" line.
+    pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(RDTP)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn rdtp serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr);
+        let mut addr = None;
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(rest) = line.trim_end().strip_prefix("rdtp: serving ") {
+                addr = rest.rsplit_once(" on ").map(|(_, a)| a.to_string());
+                break;
+            }
+            line.clear();
+        }
+        let server = Server { child, addr: addr.unwrap_or_default(), line };
+        assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve {extra:?}");
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = lines.read_to_string(&mut sink);
+        });
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
