@@ -107,7 +107,9 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     NodeContainer server, routers, clients;
     if (!emulated)
         server.Create(1);
-    routers.Create(2);
+    if (p.hops < 1 || p.hops > 200)
+        Fail("Hops must be in 1..200");
+    routers.Create(p.hops + 1);
     if (!emulated)
         clients.Create(nClients);
     InternetStackHelper stack;
@@ -143,7 +145,9 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     PointToPointHelper bottleneck;
     bottleneck.SetDeviceAttribute("DataRate", DataRateValue(rate));
     bottleneck.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
-    bottleneck.SetChannelAttribute("Delay", TimeValue(oneWay));
+    // A chain splits the one-way delay over its hops; the first hop's queue is the
+    // bottleneck (later hops have the same rate, so nothing queues there).
+    bottleneck.SetChannelAttribute("Delay", TimeValue(oneWay / static_cast<int64_t>(p.hops)));
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
                         "MaxSize",
                         QueueSizeValue(QueueSize(std::to_string(qPackets) + "p")));
@@ -152,7 +156,11 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     NetDeviceContainer dServer;
     if (!emulated)
         dServer = access.Install(server.Get(0), routers.Get(0));
-    NetDeviceContainer dBottle = bottleneck.Install(routers.Get(0), routers.Get(1));
+    std::vector<NetDeviceContainer> dHops;
+    for (uint32_t h = 0; h < p.hops; h++)
+        dHops.push_back(bottleneck.Install(routers.Get(h), routers.Get(h + 1)));
+    NetDeviceContainer dBottle = dHops[0];
+    Ptr<Node> last = routers.Get(p.hops);
     if (!p.pcap.empty())
     {
         if (!emulated)
@@ -161,7 +169,7 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     }
     std::vector<NetDeviceContainer> dClients;
     for (uint32_t i = 0; i < nClients && !emulated; i++)
-        dClients.push_back(access.Install(routers.Get(1), clients.Get(i)));
+        dClients.push_back(access.Install(last, clients.Get(i)));
 
     Ipv4AddressHelper addr;
     Ipv4InterfaceContainer iServer;
@@ -170,13 +178,16 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
         addr.SetBase("10.1.0.0", "255.255.255.0");
         iServer = addr.Assign(dServer);
     }
-    addr.SetBase("10.2.0.0", "255.255.255.0");
-    addr.Assign(dBottle);
+    for (uint32_t h = 0; h < p.hops; h++)
+    {
+        addr.SetBase(("10.2." + std::to_string(h) + ".0").c_str(), "255.255.255.0");
+        addr.Assign(dHops[h]);
+    }
     if (emulated)
     {
-        // router1 is the server's gateway, router2 every client's.
+        // The first router is the server's gateway, the last every client's.
         net.server = routers.Get(0);
-        net.clients.assign(nClients, routers.Get(1));
+        net.clients.assign(nClients, last);
     }
     else
     {
@@ -220,12 +231,13 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
             net.capacity[0].second = static_cast<double>(r.GetBitRate());
         else
             net.capacity.push_back({t, static_cast<double>(r.GetBitRate())});
-        for (uint32_t d = 0; d < 2; d++)
-        {
-            Ptr<NetDevice> dev = dBottle.Get(d);
-            Simulator::Schedule(Seconds(ScenarioOrigin() + std::max(t, 0.0)),
-                                [dev, r]() { dev->SetAttribute("DataRate", DataRateValue(r)); });
-        }
+        for (const auto& hop : dHops)
+            for (uint32_t d = 0; d < 2; d++)
+            {
+                Ptr<NetDevice> dev = hop.Get(d);
+                Simulator::Schedule(Seconds(ScenarioOrigin() + std::max(t, 0.0)),
+                                    [dev, r]() { dev->SetAttribute("DataRate", DataRateValue(r)); });
+            }
     }
     net.capacityForSizing = maxRate;
 
@@ -247,6 +259,7 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     };
     net.derived["queue_sampled"] = "router1 bottleneck PointToPointNetDevice DropTail queue";
     net.derived["bottleneck_delay_ms"] = Fmt(oneWay.GetSeconds() * 1e3, 6);
+    net.derived["hops"] = std::to_string(p.hops);
     net.derived["base_rtt_ms"] = Fmt(baseRtt.GetSeconds() * 1e3, 6);
     net.derived["bdp_bytes"] = Fmt(bdpBytes, 0);
     net.derived["queue_packets"] = std::to_string(qPackets);
@@ -489,6 +502,7 @@ AddTopologyArguments(CommandLine& cmd, TopologyParams& p)
     cmd.AddValue("QueueBdp", "dumbbell: bottleneck queue in BDPs (counted in MTU-sized packets)", p.queueBdp);
     cmd.AddValue("Loss", "dumbbell: random packet loss rate on the bottleneck (data direction)", p.loss);
     cmd.AddValue("RateSchedule", "dumbbell: 'time:rate,...' bottleneck rate changes", p.rateSchedule);
+    cmd.AddValue("Hops", "dumbbell: bottleneck-rate links in series (N > 1: a chain of routers sharing the delay)", p.hops);
     cmd.AddValue("Standard", "wifi: 80211n or 80211ac", p.standard);
     cmd.AddValue("Band", "wifi: 5GHz or 2.4GHz (802.11n)", p.band);
     cmd.AddValue("ChannelWidth", "wifi: MHz (0 = 20 for n, 80 for ac)", p.channelWidth);
@@ -512,7 +526,8 @@ WriteTopologyParams(std::ostream& run, const TopologyParams& p, bool withMtu)
             << "\nDelay = " << TomlString(p.delay) << "\nAccessRate = " << TomlString(p.accessRate)
             << "\nAccessDelay = " << TomlString(p.accessDelay) << "\nAccessQueue = " << p.accessQueue
             << "\nQueuePackets = " << p.queuePackets << "\nQueueBdp = " << p.queueBdp
-            << "\nLoss = " << p.loss << "\nRateSchedule = " << TomlString(p.rateSchedule) << "\n";
+            << "\nLoss = " << p.loss << "\nRateSchedule = " << TomlString(p.rateSchedule)
+            << "\nHops = " << p.hops << "\n";
     }
     else
     {

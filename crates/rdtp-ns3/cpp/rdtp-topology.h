@@ -49,6 +49,9 @@ struct TopologyParams
     double queueBdp = 1.0;
     double loss = 0.0;
     std::string rateSchedule = "";
+    /// Bottleneck-rate links in series (1 = dumbbell; N > 1 = a chain of N + 1 routers that
+    /// share the one-way delay equally).
+    uint32_t hops = 1;
     // wifi
     std::string standard = "80211n";
     std::string band = "5GHz";

@@ -132,6 +132,9 @@ pub struct Topology {
     pub queue: Option<Quantity>,
     pub loss: Option<f64>,
     pub rate_schedule: Option<Schedule>,
+    /// Bottleneck-rate links in series: 1 (default) is the dumbbell, N > 1 a chain of N + 1
+    /// routers sharing the one-way delay.
+    pub hops: Option<u32>,
     pub access_rate: Option<Quantity>,
     pub access_delay: Option<Quantity>,
     pub access_queue: Option<u32>,
@@ -516,6 +519,7 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         push("Rate", t.rate.as_ref().map(Quantity::rate));
         push("Rtt", t.rtt.as_ref().map(Quantity::time));
         push("Delay", t.delay.as_ref().map(Quantity::time));
+        push("Hops", t.hops.map(|h| h.to_string()));
         if let Some(q) = &t.queue {
             let text = match q {
                 Quantity::Text(s) => s.trim().to_ascii_lowercase(),

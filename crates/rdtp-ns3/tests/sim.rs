@@ -104,6 +104,39 @@ fn wired_rdtp_bbr_fetches_the_exact_object_and_fills_the_bottleneck() {
     assert!(q.len() >= 500, "queue sampled every 10 ms");
 }
 
+/// `Hops=3`: a chain of four routers; rdtp and TCP cross all three bottleneck-rate links.
+#[test]
+fn chain_of_routers_carries_rdtp_and_tcp() {
+    let dir = TempDir::new("chain");
+    let out = dir.0.join("run");
+    let Some(o) = sim(&[
+        "--run-one",
+        "--Topology=dumbbell",
+        "--Hops=3",
+        "--Rate=40Mbps",
+        "--Rtt=20ms",
+        "--Duration=4",
+        "--Warmup=1",
+        "--Flows=kind=rdtp,cc=bbr,size=6000000;kind=tcp-cubic,size=6000000,start=0.5",
+        &format!("--Out={}", out.display()),
+    ]) else {
+        return;
+    };
+    eprintln!("{}", String::from_utf8_lossy(&o.stdout));
+    let run: toml::Table = fs::read_to_string(out.join("run.toml")).unwrap().parse().unwrap();
+    assert_eq!(run["derived"]["hops"].as_str(), Some("3"));
+    let flows = csv(&out.join("flows.csv"));
+    assert_eq!(flows.len(), 2);
+    for f in &flows {
+        assert_eq!(f["completed"], "1", "{f:?}");
+        assert_eq!(f["bytes"], "6000000", "{f:?}");
+    }
+    // The delay is split over the hops, not multiplied: base RTT stays 20 ms (plus
+    // store-and-forward of one packet per extra hop).
+    let min_rtt = num(&flows[0], "min_rtt_ms");
+    assert!((20.0..23.0).contains(&min_rtt), "min RTT {min_rtt} ms on a 20 ms chain");
+}
+
 #[test]
 fn wifi_80211n_rdtp_fetch_completes() {
     let dir = TempDir::new("wifi");
