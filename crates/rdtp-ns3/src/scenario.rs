@@ -414,6 +414,11 @@ fn validate(s: &Scenario) -> Result<(), String> {
         "dumbbell" | "wifi" => {}
         k => return Err(format!("topology.kind '{k}' (want dumbbell or wifi)")),
     }
+    if let Some(h) = s.topology.hops
+        && !(1..=200).contains(&h)
+    {
+        return Err(format!("topology.hops = {h} (want 1..200)"));
+    }
     for (i, f) in s.flows.iter().enumerate() {
         let kind = f.kind.as_str();
         let cc = f.cc.as_deref();

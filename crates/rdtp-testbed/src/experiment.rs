@@ -253,6 +253,11 @@ fn validate(e: &Experiment) -> Result<(), String> {
         }
         k => return Err(format!("path.kind '{k}' (want dumbbell or wifi)")),
     }
+    if let Some(h) = e.path.hops
+        && !(1..=200).contains(&h)
+    {
+        return Err(format!("path.hops = {h} (want 1..200)"));
+    }
     if e.path.clients.is_some() {
         return Err("path.clients: the testbed derives the clients from the [[flow]] entries".into());
     }
