@@ -396,6 +396,21 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
     Ok((keys, runs))
 }
 
+/// Checks of a `[topology]` table (the testbed's `[path]`, named by `table` in errors) that
+/// rdtp-sim and rdtp-testbed share.
+pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
+    match t.kind.as_str() {
+        "dumbbell" | "wifi" => {}
+        k => return Err(format!("{table}.kind '{k}' (want dumbbell or wifi)")),
+    }
+    if let Some(h) = t.hops
+        && !(1..=200).contains(&h)
+    {
+        return Err(format!("{table}.hops = {h} (want 1..200)"));
+    }
+    Ok(())
+}
+
 fn validate(s: &Scenario) -> Result<(), String> {
     let g = &s.scenario;
     if g.duration.is_nan() || g.duration <= 0.0 {
@@ -410,15 +425,7 @@ fn validate(s: &Scenario) -> Result<(), String> {
     if s.flows.is_empty() {
         return Err("no [[flow]]".into());
     }
-    match s.topology.kind.as_str() {
-        "dumbbell" | "wifi" => {}
-        k => return Err(format!("topology.kind '{k}' (want dumbbell or wifi)")),
-    }
-    if let Some(h) = s.topology.hops
-        && !(1..=200).contains(&h)
-    {
-        return Err(format!("topology.hops = {h} (want 1..200)"));
-    }
+    validate_topology(&s.topology, "topology")?;
     for (i, f) in s.flows.iter().enumerate() {
         let kind = f.kind.as_str();
         let cc = f.cc.as_deref();

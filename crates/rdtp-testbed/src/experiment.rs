@@ -244,19 +244,9 @@ fn validate(e: &Experiment) -> Result<(), String> {
     if g.socket_sample_interval.is_nan() || g.socket_sample_interval < 0.0 {
         return Err("testbed.socket_sample_interval must be >= 0".into());
     }
-    match e.path.kind.as_str() {
-        "dumbbell" => {}
-        "wifi" => {
-            if g.mtu > 2296 {
-                return Err("a WiFi path carries at most a 2296-byte MTU".into());
-            }
-        }
-        k => return Err(format!("path.kind '{k}' (want dumbbell or wifi)")),
-    }
-    if let Some(h) = e.path.hops
-        && !(1..=200).contains(&h)
-    {
-        return Err(format!("path.hops = {h} (want 1..200)"));
+    scenario::validate_topology(&e.path, "path")?;
+    if e.path.kind == "wifi" && g.mtu > 2296 {
+        return Err("a WiFi path carries at most a 2296-byte MTU".into());
     }
     if e.path.clients.is_some() {
         return Err("path.clients: the testbed derives the clients from the [[flow]] entries".into());
