@@ -324,6 +324,17 @@ rdtp_ns3_run(int argc, char** argv)
         producer->SetStopTime(At(p.duration));
     }
 
+    // A PacketSink on `node` for the UDP and TCP baselines, running for the whole scenario.
+    auto installSink = [&p, &At](Ptr<Node> node, TypeId factory, uint16_t sinkPort) {
+        Ptr<PacketSink> sink = CreateObject<PacketSink>();
+        sink->SetAttribute("Protocol", TypeIdValue(factory));
+        sink->SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), sinkPort)));
+        node->AddApplication(sink);
+        sink->SetStartTime(Seconds(0));
+        sink->SetStopTime(At(p.duration));
+        return sink;
+    };
+
     std::vector<Ptr<RdtpConsumer>> consumers(flows.size());
     for (uint32_t i = 0; i < flows.size(); i++)
     {
@@ -387,12 +398,7 @@ rdtp_ns3_run(int argc, char** argv)
         }
         else if (f.kind == "udp")
         {
-            Ptr<PacketSink> sink = CreateObject<PacketSink>();
-            sink->SetAttribute("Protocol", TypeIdValue(UdpSocketFactory::GetTypeId()));
-            sink->SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), port)));
-            client->AddApplication(sink);
-            sink->SetStartTime(Seconds(0));
-            sink->SetStopTime(At(p.duration));
+            Ptr<PacketSink> sink = installSink(client, UdpSocketFactory::GetTypeId(), port);
             Must(sink->TraceConnectWithoutContext(
                 "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
                     fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
@@ -411,12 +417,7 @@ rdtp_ns3_run(int argc, char** argv)
         }
         else // tcp-bbr / tcp-cubic
         {
-            Ptr<PacketSink> sink = CreateObject<PacketSink>();
-            sink->SetAttribute("Protocol", TypeIdValue(TcpSocketFactory::GetTypeId()));
-            sink->SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), port)));
-            client->AddApplication(sink);
-            sink->SetStartTime(Seconds(0));
-            sink->SetStopTime(At(p.duration));
+            Ptr<PacketSink> sink = installSink(client, TcpSocketFactory::GetTypeId(), port);
             Must(sink->TraceConnectWithoutContext(
                 "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
                     fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
