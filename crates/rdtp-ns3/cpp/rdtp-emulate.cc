@@ -316,7 +316,7 @@ Summarise(std::vector<float> v, double thresholdMs)
 }
 
 void
-WriteLag(std::ostream& o, const std::string& prefix, const LagStats& s, double thresholdMs)
+WriteLag(std::ostream& o, const std::string& prefix, const LagStats& s)
 {
     o << prefix << "lag_samples = " << s.samples << "\n";
     if (s.samples == 0)
@@ -329,7 +329,6 @@ WriteLag(std::ostream& o, const std::string& prefix, const LagStats& s, double t
     o << prefix << "lag_over_threshold = " << s.over << "\n";
     o << prefix << "lag_over_threshold_fraction = "
       << Fmt(static_cast<double>(s.over) / static_cast<double>(s.samples), 6) << "\n";
-    (void)thresholdMs;
 }
 
 } // namespace
@@ -680,8 +679,8 @@ rdtp_ns3_emulate(int argc, char** argv)
     run << "window_source = " << TomlString(windowSource) << "\n";
     run << "window_start_s = " << Fmt(from, 6) << "\nwindow_end_s = " << Fmt(to, 6) << "\n";
     run << "lag_threshold_ms = " << Fmt(ms, 4) << "\n";
-    WriteLag(run, "", sAll, ms);
-    WriteLag(run, "window_", sWin, ms);
+    WriteLag(run, "", sAll);
+    WriteLag(run, "window_", sWin);
     if (!std::isnan(utilisation))
         run << "utilisation = " << Fmt(utilisation, 6) << "\n";
     if (!std::isnan(meanQueueDelay))
