@@ -45,7 +45,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 19]);
+struct KeepFfi([*const (); 18]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -68,28 +68,54 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::rdtp_server_handle as *const (),
     rdtp_ffi::rdtp_server_next as *const (),
     rdtp_ffi::rdtp_server_stats as *const (),
-    rdtp_ffi::rdtp_receiver_config_default as *const (),
 ]);
 
-const USAGE: &str = "usage: rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
-       rdtp-sim --run-one [--Name=value ...]   (one simulation; --run-one --PrintHelp lists the names)
-       rdtp-sim --emulate [--Name=value ...]   (real-time emulator between tap devices; used by rdtp-testbed)
-
-  --out DIR        output directory (default: rdtp-sim-out/<scenario name>)
-  --jobs N         simulations at once (default: number of CPUs)
-  --set key=value  override a scenario value before the sweep (dotted path, e.g.
-                   topology.rate=200Mbps, flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3)
-  --dry-run        print the expanded runs and their arguments, run nothing";
+/// `rdtp-sim SCENARIO.toml …`: expand a scenario's sweep and run every simulation.
+/// (`rdtp-sim --run-one` and `--emulate` hand their ns-3 arguments to C++ unparsed.)
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "rdtp-sim",
+    version,
+    about = "ns-3 simulations driving the real rdtp core",
+    after_help = "Also: rdtp-sim --run-one [--Name=value …]   one simulation (--run-one --PrintHelp lists the names)\n      rdtp-sim --emulate [--Name=value …]   the real-time emulator between tap devices (used by rdtp-testbed)"
+)]
+struct Options {
+    /// The scenario file.
+    scenario: PathBuf,
+    /// Output directory (default: rdtp-sim-out/<scenario name>).
+    #[arg(short, long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Simulations at once (default: number of CPUs).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Override a scenario value before the sweep (dotted path, e.g. topology.rate=200Mbps,
+    /// flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = scenario::parse_set)]
+    sets: Vec<(String, String)>,
+    /// Print the expanded runs and their arguments, run nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--run-one") {
-        return ExitCode::from(run_one(&args[1..]) as u8);
+    #[cfg(rdtp_ns3)]
+    let c_main = match args.first().map(String::as_str) {
+        Some("--run-one") => Some(rdtp_ns3_run as CMain),
+        Some("--emulate") => Some(rdtp_ns3_emulate as CMain),
+        _ => None,
+    };
+    #[cfg(rdtp_ns3)]
+    if let Some(f) = c_main {
+        return ExitCode::from(call_c_main(f, &args[1..]) as u8);
     }
-    if args.first().map(String::as_str) == Some("--emulate") {
-        return ExitCode::from(emulate(&args[1..]) as u8);
+    #[cfg(not(rdtp_ns3))]
+    if matches!(args.first().map(String::as_str), Some("--run-one" | "--emulate")) {
+        eprintln!("{NO_NS3}");
+        return ExitCode::from(3);
     }
-    match scenario_main(&args) {
+    let o = <Options as clap::Parser>::parse();
+    match scenario_main(&o) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("rdtp-sim: {e}");
@@ -98,105 +124,33 @@ fn main() -> ExitCode {
     }
 }
 
-/// One simulation in this process.
-fn run_one(args: &[String]) -> i32 {
-    #[cfg(rdtp_ns3)]
-    {
-        use std::ffi::{CString, c_char};
-        let owned: Vec<CString> = std::iter::once("rdtp-sim".to_string())
-            .chain(args.iter().cloned())
-            .map(|a| CString::new(a).expect("arguments contain no NUL"))
-            .collect();
-        let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
-        argv.push(std::ptr::null_mut());
-        // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
-        // terminating null, as a C main expects.
-        unsafe { rdtp_ns3_run(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
-    }
-    #[cfg(not(rdtp_ns3))]
-    {
-        let _ = args;
-        eprintln!("{NO_NS3}");
-        3
-    }
-}
+#[cfg(rdtp_ns3)]
+type CMain = unsafe extern "C" fn(std::ffi::c_int, *mut *mut std::ffi::c_char) -> std::ffi::c_int;
 
-/// The real-time emulator in this process (runs until SIGTERM/SIGINT or --Duration).
-fn emulate(args: &[String]) -> i32 {
-    #[cfg(rdtp_ns3)]
-    {
-        use std::ffi::{CString, c_char};
-        let mut owned = vec![CString::from(c"rdtp-sim")];
-        for a in args {
-            match CString::new(a.as_str()) {
-                Ok(c) => owned.push(c),
-                Err(_) => {
-                    eprintln!("rdtp-sim: an argument contains a NUL byte");
-                    return 2;
-                }
-            }
-        }
-        let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
-        argv.push(std::ptr::null_mut());
-        // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
-        // terminating null, as a C main expects.
-        unsafe { rdtp_ns3_emulate(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
-    }
-    #[cfg(not(rdtp_ns3))]
-    {
-        let _ = args;
-        eprintln!("{NO_NS3}");
-        3
-    }
-}
-
-struct Options {
-    scenario: PathBuf,
-    out: Option<PathBuf>,
-    jobs: usize,
-    sets: Vec<(String, String)>,
-    dry_run: bool,
-}
-
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        scenario: PathBuf::new(),
-        out: None,
-        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        sets: Vec::new(),
-        dry_run: false,
-    };
-    let mut scenario = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
-        match a.as_str() {
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            "--out" | "-o" => o.out = Some(PathBuf::from(value("--out")?)),
-            "--jobs" | "-j" => {
-                o.jobs = value("--jobs")?.parse().map_err(|_| "--jobs needs a number".to_string())?;
-                o.jobs = o.jobs.max(1);
-            }
-            "--set" => {
-                let kv = value("--set")?;
-                let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: want key=value"))?;
-                o.sets.push((k.trim().to_string(), v.trim().to_string()));
-            }
-            "--dry-run" => o.dry_run = true,
-            s if s.starts_with('-') => return Err(format!("unknown option {s}\n{USAGE}")),
-            s => {
-                if scenario.replace(PathBuf::from(s)).is_some() {
-                    return Err(format!("more than one scenario file\n{USAGE}"));
-                }
+/// Run a C++ entry point (one simulation, or the emulator) in this process with `args` as
+/// its ns-3 CommandLine arguments.
+#[cfg(rdtp_ns3)]
+fn call_c_main(f: CMain, args: &[String]) -> i32 {
+    use std::ffi::{CString, c_char};
+    let mut owned = vec![CString::from(c"rdtp-sim")];
+    for a in args {
+        match CString::new(a.as_str()) {
+            Ok(c) => owned.push(c),
+            Err(_) => {
+                eprintln!("rdtp-sim: an argument contains a NUL byte");
+                return 2;
             }
         }
     }
-    o.scenario = scenario.ok_or_else(|| USAGE.to_string())?;
-    Ok(o)
+    let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
+    argv.push(std::ptr::null_mut());
+    // SAFETY: argv holds argc valid NUL-terminated strings (kept alive by `owned`) and a
+    // terminating null, as a C main expects.
+    unsafe { f(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
 }
 
-fn scenario_main(args: &[String]) -> Result<u8, String> {
-    let o = parse_options(args)?;
+fn scenario_main(o: &Options) -> Result<u8, String> {
+    let jobs = o.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let text = fs::read_to_string(&o.scenario).map_err(|e| format!("{}: {e}", o.scenario.display()))?;
     let (keys, runs) = expand(&text, &o.sets)?;
     let name = runs.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
@@ -227,10 +181,10 @@ fn scenario_main(args: &[String]) -> Result<u8, String> {
         "rdtp-sim: {} run(s) of '{name}' into {} with {} job(s)",
         runs.len(),
         out.display(),
-        o.jobs.min(runs.len())
+        jobs.min(runs.len())
     );
     let started = Instant::now();
-    let results = run_all(&runs, &argv, &out, o.jobs);
+    let results = run_all(&runs, &argv, &out, jobs);
     let failed = results.iter().filter(|r| r.is_none()).count();
     write_summary(&out.join("summary.csv"), &keys, &runs, &results)?;
     eprintln!(

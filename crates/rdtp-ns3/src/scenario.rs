@@ -309,6 +309,15 @@ pub fn show(v: &Value) -> String {
     }
 }
 
+/// `KEY=VALUE` of a `--set` option (both trimmed).
+pub fn parse_set(kv: &str) -> Result<(String, String), String> {
+    let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: want key=value"))?;
+    if k.trim().is_empty() {
+        return Err(format!("--set {kv}: empty key"));
+    }
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
 /// A key as shown in labels: without the `topology.` / `scenario.` prefix.
 pub fn short_key(k: &str) -> String {
     k.strip_prefix("topology.").or_else(|| k.strip_prefix("scenario.")).unwrap_or(k).to_string()
@@ -708,5 +717,13 @@ rate = 10
             checked += 1;
         }
         assert!(checked >= 6, "only {checked} scenario files found in {}", dir.display());
+    }
+
+    #[test]
+    fn set_options_split_at_the_first_equals_sign() {
+        assert_eq!(parse_set(" flow.0.cc = bbr ").unwrap(), ("flow.0.cc".into(), "bbr".into()));
+        assert_eq!(parse_set("a=b=c").unwrap(), ("a".into(), "b=c".into()));
+        assert!(parse_set("novalue").is_err());
+        assert!(parse_set("=1").is_err());
     }
 }

@@ -33,101 +33,73 @@ use std::time::Instant;
 use crate::results::cell;
 use crate::run::{ContentStore, Context, RunResult, Tools};
 
-const USAGE: &str = "usage: rdtp-testbed EXPERIMENT.toml [--out DIR] [--set key=value]... [--dry-run]
-                    [--rdtp PATH] [--rdtp-sim PATH]
-       rdtp-testbed cleanup [--all]
-       rdtp-testbed check
-
-  --out DIR         output directory (default: rdtp-testbed-out/<experiment name>)
-  --set key=value   override a value before the sweep (dotted path: path.rate=200Mbps,
-                    flow.0.cc=bbrp, testbed.duration=10, flow.*.start=1)
-  --dry-run         print the runs and the emulator arguments; needs no root
-  --rdtp PATH       the rdtp binary (default: next to this program, then PATH)
-  --rdtp-sim PATH   rdtp-sim built with ns-3 (default: next to this program, then PATH)
-  cleanup           delete rdtp-* namespaces whose testbed process is gone (--all: every
-                    rdtp-* namespace, and kill what runs in them)
-  check             report whether this machine can run experiments
-
-Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,
-ping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim.";
-
 const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_PREREQ: u8 = 3;
 const EXIT_INTERRUPTED: u8 = 130;
 
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "rdtp-testbed",
+    version,
+    about = "Real rdtp and kernel-TCP processes in network namespaces over a real-time ns-3 emulator",
+    args_conflicts_with_subcommands = true,
+    after_help = "Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,\nping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim."
+)]
 struct Options {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// The experiment file.
+    #[arg(required = true)]
     experiment: Option<PathBuf>,
+    /// Output directory (default: rdtp-testbed-out/<experiment name>).
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Override a value before the sweep (dotted path: path.rate=200Mbps, flow.0.cc=bbrp,
+    /// testbed.duration=10, flow.*.start=1).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = scenario::parse_set)]
     sets: Vec<(String, String)>,
+    /// Print the runs and the emulator arguments; needs no root.
+    #[arg(long)]
     dry_run: bool,
-    rdtp: Option<PathBuf>,
-    sim: Option<PathBuf>,
-    command: Command,
-    all: bool,
+    #[command(flatten)]
+    tools: ToolArgs,
 }
 
-#[derive(PartialEq)]
+/// Where the programs a run starts come from.
+#[derive(clap::Args, Debug)]
+struct ToolArgs {
+    /// The rdtp binary (default: next to this program, then PATH).
+    #[arg(long, value_name = "PATH", env = "RDTP_TESTBED_RDTP", global = true)]
+    rdtp: Option<PathBuf>,
+    /// rdtp-sim built with ns-3 (default: next to this program, then PATH).
+    #[arg(long = "rdtp-sim", value_name = "PATH", env = "RDTP_TESTBED_SIM", global = true)]
+    sim: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
 enum Command {
-    Run,
-    Cleanup,
+    /// Delete rdtp-* namespaces whose testbed process is gone.
+    Cleanup {
+        /// Every rdtp-* namespace, and kill what runs in them.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Report whether this machine can run experiments.
     Check,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        experiment: None,
-        out: None,
-        sets: Vec::new(),
-        dry_run: false,
-        rdtp: std::env::var_os("RDTP_TESTBED_RDTP").map(PathBuf::from),
-        sim: std::env::var_os("RDTP_TESTBED_SIM").map(PathBuf::from),
-        command: Command::Run,
-        all: false,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
-        match a.as_str() {
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            "--out" | "-o" => o.out = Some(PathBuf::from(value("--out")?)),
-            "--set" => {
-                let kv = value("--set")?;
-                let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: want key=value"))?;
-                o.sets.push((k.trim().to_string(), v.trim().to_string()));
-            }
-            "--dry-run" => o.dry_run = true,
-            "--rdtp" => o.rdtp = Some(PathBuf::from(value("--rdtp")?)),
-            "--rdtp-sim" => o.sim = Some(PathBuf::from(value("--rdtp-sim")?)),
-            "--all" => o.all = true,
-            "cleanup" if o.experiment.is_none() && o.command == Command::Run => o.command = Command::Cleanup,
-            "check" if o.experiment.is_none() && o.command == Command::Run => o.command = Command::Check,
-            s if s.starts_with('-') => return Err(format!("unknown option {s}\n{USAGE}")),
-            s => {
-                if o.experiment.replace(PathBuf::from(s)).is_some() {
-                    return Err(format!("more than one experiment file\n{USAGE}"));
-                }
-            }
-        }
-    }
-    if o.command == Command::Run && o.experiment.is_none() {
-        return Err(USAGE.to_string());
-    }
-    Ok(o)
-}
-
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match parse(&args) {
+    let o = match <Options as clap::Parser>::try_parse() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(EXIT_USAGE);
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
     match o.command {
-        Command::Cleanup => cleanup(o.all),
-        Command::Check => match prerequisites(&o, true) {
+        Some(Command::Cleanup { all }) => cleanup(all),
+        Some(Command::Check) => match prerequisites(&o.tools, true) {
             Ok(t) => {
                 eprintln!("rdtp-testbed: ready (rdtp: {}, rdtp-sim: {})", t.rdtp.display(), t.sim.display());
                 ExitCode::SUCCESS
@@ -137,7 +109,7 @@ fn main() -> ExitCode {
                 ExitCode::from(EXIT_PREREQ)
             }
         },
-        Command::Run => run_experiment(&o),
+        None => run_experiment(&o),
     }
 }
 
@@ -164,7 +136,7 @@ fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf, Strin
 }
 
 /// Root, tools, /dev/net/tun, and the two programs (rdtp-sim with ns-3 and the emulator).
-fn prerequisites(o: &Options, need_ping: bool) -> Result<Tools, String> {
+fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools, String> {
     if !is_root() {
         return Err("must run as root: it creates network namespaces (ip netns add) and tap devices \
                     (/dev/net/tun) and runs processes inside them; try sudo"
@@ -305,7 +277,7 @@ fn run_experiment(o: &Options) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let need_ping = runs.iter().any(|r| r.experiment.testbed.ping);
-    let tools = match prerequisites(o, need_ping) {
+    let tools = match prerequisites(&o.tools, need_ping) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("rdtp-testbed: {e}");
