@@ -29,6 +29,9 @@ typedef enum RdtpEventKind {
   // A request left: `unit_index` is its first unit, `units` how many it asks for,
   // `retransmission` whether they are asked for again.
   RDTP_EVENT_KIND_REQUESTED = 6,
+  // A unit arrived for the first time: `unit_index`, `source` (node id), `hops`,
+  // `cached`, and `rtt_ns` if it gave an RTT sample (else 0).
+  RDTP_EVENT_KIND_RECEIVED = 7,
 } RdtpEventKind;
 
 // Why a fetch failed.
@@ -98,6 +101,12 @@ typedef struct RdtpEvent {
   enum RdtpError error;
   uint64_t units;
   bool retransmission;
+  // Node id of the node that served the unit (big-endian integer of its 8 bytes).
+  uint64_t source;
+  // Routers between that node and the receiver.
+  uint8_t hops;
+  // Served from a router's content store.
+  bool cached;
 } RdtpEvent;
 
 // Receiver statistics (see `rdtp_proto::receiver::Stats`).

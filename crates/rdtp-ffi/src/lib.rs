@@ -90,6 +90,9 @@ pub enum RdtpEventKind {
     /// A request left: `unit_index` is its first unit, `units` how many it asks for,
     /// `retransmission` whether they are asked for again.
     Requested = 6,
+    /// A unit arrived for the first time: `unit_index`, `source` (node id), `hops`,
+    /// `cached`, and `rtt_ns` if it gave an RTT sample (else 0).
+    Received = 7,
 }
 
 /// Why a fetch failed.
@@ -126,6 +129,12 @@ pub struct RdtpEvent {
     pub error: RdtpError,
     pub units: u64,
     pub retransmission: bool,
+    /// Node id of the node that served the unit (big-endian integer of its 8 bytes).
+    pub source: u64,
+    /// Routers between that node and the receiver.
+    pub hops: u8,
+    /// Served from a router's content store.
+    pub cached: bool,
 }
 
 /// Receiver statistics (see `rdtp_proto::receiver::Stats`).
@@ -390,6 +399,9 @@ fn empty_event() -> RdtpEvent {
         error: RdtpError::None,
         units: 0,
         retransmission: false,
+        source: 0,
+        hops: 0,
+        cached: false,
     }
 }
 
@@ -429,6 +441,15 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
             e.unit_index = units.first().copied().unwrap_or(0);
             e.units = units.len() as u64;
             e.retransmission = retransmission;
+        }
+        Event::Received { time, unit, source, rtt } => {
+            e.kind = RdtpEventKind::Received;
+            e.time_ns = time.as_nanos();
+            e.unit_index = unit;
+            e.source = source.node.to_u64();
+            e.hops = source.hops;
+            e.cached = source.cached;
+            e.rtt_ns = rtt.map_or(0, ns);
         }
         Event::Finished => e.kind = RdtpEventKind::Finished,
         Event::Failed(err) => {

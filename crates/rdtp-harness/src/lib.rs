@@ -68,7 +68,8 @@ pub fn single_flow(
     let f = &sim.flows[id];
     let stats = f.stats().unwrap_or_default();
     let capacity = path.rate_bps / 8.0 * (duration - warmup).as_secs_f64();
-    let serialisation = Duration::from_secs_f64((unit + 88.0) * 8.0 / path.rate_bps);
+    let serialisation =
+        Duration::from_secs_f64((unit + (rdtp_proto::wire::DATA_HEADER_LEN + 28) as f64) * 8.0 / path.rate_bps);
     SingleFlowReport {
         controller: f.rx.as_ref().map_or("?", |r| r.controller().name()).to_string(),
         utilisation: sim.link.departed.bytes_between(warmup, duration) as f64 / capacity,

@@ -322,7 +322,7 @@ impl<C: Catalog> Sim<C> {
                     Event::Congestion(c) => f.cc_trace.push((c.time, c.cwnd, c.pacing_rate, c.state)),
                     Event::Finished => f.finished_at = Some(now),
                     Event::Failed(e) => f.error = Some(e),
-                    Event::Requested { .. } => {}
+                    Event::Requested { .. } | Event::Received { .. } => {}
                 }
             }
         }

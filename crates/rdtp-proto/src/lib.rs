@@ -62,10 +62,12 @@
 pub mod cc;
 pub mod eid;
 pub mod lister;
+pub mod node;
 pub mod receiver;
 pub mod server;
 pub mod time;
 pub mod wire;
 
 pub use eid::Eid;
+pub use node::NodeId;
 pub use time::Time;

@@ -8,7 +8,7 @@ use core::time::Duration;
 use crate::eid::Eid;
 use crate::receiver::FetchError;
 use crate::time::Time;
-use crate::wire::{ListRequest, NackCode, Packet};
+use crate::wire::{DEFAULT_HOP_LIMIT, ListRequest, NackCode, Packet};
 
 /// One catalogue entry, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl Lister {
             return None;
         }
         self.tag = self.tag.wrapping_add(1).max(1);
-        let n = ListRequest { tag: self.tag, cursor: self.cursor }.encode(buf).ok()?;
+        let n = ListRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: self.tag, cursor: self.cursor }.encode(buf).ok()?;
         self.next_try = now + self.interval;
         self.interval = (self.interval * 2).min(Duration::from_secs(60));
         Some(n)
@@ -111,7 +111,7 @@ impl Lister {
                 }
             }
             Ok(Packet::Nack(n)) if n.tag == self.tag || n.tag == 0 => {
-                self.error = Some(FetchError::Refused { code: n.code, detail: n.detail.to_string() });
+                self.error = Some(FetchError::Refused { code: n.code, by: n.from, detail: n.detail.to_string() });
                 if n.code == NackCode::UnknownContent {
                     self.error = Some(FetchError::NotFound("catalogue".into()));
                 }

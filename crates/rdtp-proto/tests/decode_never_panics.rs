@@ -23,7 +23,7 @@ proptest! {
     /// ignored on receipt and sent as zero, so the bytes themselves may differ there).
     #[test]
     fn arbitrary_bodies(ty in 0u8..10, body in proptest::collection::vec(any::<u8>(), 0..256)) {
-        let mut d = vec![b'R', b'D', 1, ty];
+        let mut d = vec![b'R', b'D', rdtp_proto::wire::VERSION, ty];
         d.extend_from_slice(&body);
         if let Ok(p) = Packet::decode(&d) {
             let mut out = vec![0u8; d.len() + 16];
@@ -37,7 +37,7 @@ proptest! {
     /// every reply datagram decodes.
     #[test]
     fn server_answers_anything(fields in proptest::collection::vec(any::<u8>(), REQUEST_HEADER_LEN - 4..REQUEST_HEADER_LEN + 64)) {
-        let mut d = vec![b'R', b'D', 1, 1];
+        let mut d = vec![b'R', b'D', rdtp_proto::wire::VERSION, 1];
         d.extend_from_slice(&fields);
         let cat = catalog();
         let mut server = Server::default();
@@ -70,10 +70,13 @@ proptest! {
             if as_data {
                 let d = rdtp_proto::wire::Data {
                     flags: rdtp_proto::wire::DataFlags(0),
+                    hops: 0,
                     tag: 1,
                     eid,
                     offset: offset % (size + 10),
                     total_size: if total % 2 == 0 { size } else { total },
+                    served_by: rdtp_proto::NodeId::ORIGIN,
+                    options: rdtp_proto::wire::Options::EMPTY,
                     payload: &bytes[..bytes.len().min(1412)],
                 };
                 let mut out = vec![0u8; 2048];

@@ -1,14 +1,14 @@
 //! The test vectors of docs/PROTOCOL.md: each is decoded, its fields checked, and re-encoded
 //! to the same bytes. The document is the source of the bytes; this file holds their meaning.
 
-use rdtp_proto::Eid;
-use rdtp_proto::wire::{ByteRange, DataFlags, NackCode, Packet, Query, RequestFlags};
+use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, DataFlags, NackCode, Packet, Query, RequestFlags};
+use rdtp_proto::{Eid, NodeId};
 
 const PROTOCOL_MD: &str = include_str!("../../../docs/PROTOCOL.md");
 
-/// The bytes of vector `name`: the ```hex block after the line "Vector `name`:".
+/// The bytes of vector `name`: the ```hex block after the line "Vector `name`".
 fn vector(name: &str) -> Vec<u8> {
-    let marker = format!("Vector `{name}`:");
+    let marker = format!("Vector `{name}`");
     let at = PROTOCOL_MD.find(&marker).unwrap_or_else(|| panic!("vector {name} missing from PROTOCOL.md"));
     let rest = &PROTOCOL_MD[at..];
     let start = rest.find("```hex").expect("hex block") + "```hex".len();
@@ -40,8 +40,11 @@ fn request_basic() {
     round_trip("request-basic", |p| {
         let Packet::Request(r) = p else { panic!("{p:?}") };
         assert_eq!(r.flags, RequestFlags(0));
-        assert_eq!((r.unit, r.tag, r.eid), (1412, 1, eid()));
-        assert_eq!(r.range, ByteRange::new(0, 11296));
+        assert_eq!(
+            (r.hop_limit, r.unit, r.tag, r.nonce, r.eid),
+            (DEFAULT_HOP_LIMIT, 1402, 1, 0x0011_2233_4455_6677, eid())
+        );
+        assert_eq!(r.range, ByteRange::new(0, 11216));
         assert_eq!(r.ranges().count(), 1);
         assert_eq!(r.total_units(), 8);
         assert!(r.validate().is_ok());
@@ -53,21 +56,23 @@ fn request_ranges() {
     round_trip("request-ranges", |p| {
         let Packet::Request(r) = p else { panic!("{p:?}") };
         assert!(r.flags.contains(RequestFlags::RETRANSMISSION));
-        assert_eq!(r.tag, 0x0102_0304);
+        assert_eq!((r.hop_limit, r.tag, r.nonce), (31, 0x0102_0304, 0x8899_aabb_ccdd_eeff));
         assert_eq!(
             r.ranges().collect::<Vec<_>>(),
-            [ByteRange::new(14120, 1412), ByteRange::new(28240, 2824), ByteRange::new(5_648_000_000, 1412)]
+            [ByteRange::new(14020, 1402), ByteRange::new(28040, 2804), ByteRange::new(5_608_000_000, 1402)]
         );
         assert_eq!(r.total_units(), 4);
     });
 }
 
 #[test]
-fn data_last() {
-    round_trip("data-last", |p| {
+fn data_cached() {
+    round_trip("data-cached", |p| {
         let Packet::Data(d) = p else { panic!("{p:?}") };
-        assert!(d.flags.contains(DataFlags::LAST));
-        assert_eq!((d.tag, d.eid, d.offset, d.total_size), (7, eid(), 1412, 1424));
+        assert!(d.flags.contains(DataFlags::LAST) && d.flags.contains(DataFlags::CACHED));
+        assert_eq!((d.hops, d.tag, d.eid, d.offset, d.total_size), (1, 7, eid(), 1402, 1414));
+        assert_eq!(d.served_by, "ap".parse::<NodeId>().unwrap());
+        assert_eq!(d.options.raw(), b"");
         assert_eq!(d.payload, b"twelve bytes");
     });
 }
@@ -76,8 +81,20 @@ fn data_last() {
 fn nack_unknown() {
     round_trip("nack-unknown", |p| {
         let Packet::Nack(n) = p else { panic!("{p:?}") };
-        assert_eq!((n.code, n.tag, n.eid, n.offset, n.length), (NackCode::UnknownContent, 9, eid(), 0, 1412));
-        assert_eq!(n.detail, "no object with this EID");
+        assert_eq!(
+            (n.code, n.hops, n.tag, n.eid, n.offset, n.length),
+            (NackCode::UnknownContent, 0, 9, eid(), 0, 1402)
+        );
+        assert_eq!((n.from, n.detail), (NodeId::ORIGIN, "no object with this EID"));
+    });
+}
+
+#[test]
+fn nack_busy() {
+    round_trip("nack-busy", |p| {
+        let Packet::Nack(n) = p else { panic!("{p:?}") };
+        assert_eq!((n.code, n.hops, n.tag, n.offset, n.length), (NackCode::Busy, 0, 11, 14020, 1402));
+        assert_eq!((n.from.to_string().as_str(), n.detail), ("ap", "pending-request table full"));
     });
 }
 
@@ -85,7 +102,7 @@ fn nack_unknown() {
 fn resolve_vectors() {
     round_trip("resolve-name", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
-        assert_eq!((r.tag, r.query), (3, Query::Name("videos/intro.mp4")));
+        assert_eq!((r.hop_limit, r.tag, r.query), (DEFAULT_HOP_LIMIT, 3, Query::Name("videos/intro.mp4")));
     });
     round_trip("resolve-eid", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
@@ -101,7 +118,7 @@ fn resolve_vectors() {
 fn list_vectors() {
     round_trip("list-request", |p| {
         let Packet::ListRequest(r) = p else { panic!("{p:?}") };
-        assert_eq!((r.tag, r.cursor), (5, 0));
+        assert_eq!((r.hop_limit, r.tag, r.cursor), (DEFAULT_HOP_LIMIT, 5, 0));
     });
     round_trip("list-response", |p| {
         let Packet::ListResponse(r) = p else { panic!("{p:?}") };
@@ -124,8 +141,9 @@ fn every_vector_in_the_document_is_tested() {
     let tested = [
         "request-basic",
         "request-ranges",
-        "data-last",
+        "data-cached",
         "nack-unknown",
+        "nack-busy",
         "resolve-name",
         "resolve-eid",
         "resolve-response",

@@ -167,7 +167,14 @@ mod tests {
             (Error::Fetch(FetchError::Integrity { expected: Eid([1; 32]), actual: Eid([2; 32]) }), 5),
             (Error::Unreachable { addr, reason: "refused".into() }, 6),
             (Error::Fetch(FetchError::Timeout(Duration::from_secs(3))), 6),
-            (Error::Fetch(FetchError::Refused { code: NackCode::TooLarge, detail: "d".into() }), 1),
+            (
+                Error::Fetch(FetchError::Refused {
+                    code: NackCode::TooLarge,
+                    by: rdtp_proto::NodeId::ORIGIN,
+                    detail: "d".into(),
+                }),
+                1,
+            ),
             (Error::network("recv", io::Error::from(io::ErrorKind::Other)), 1),
             (Error::Runtime("x".into()), 1),
         ];

@@ -32,10 +32,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rdtp_proto::Eid;
 use rdtp_proto::receiver::{FetchError, Target};
 use rdtp_proto::server::Catalog;
 use rdtp_proto::wire::NackCode;
+use rdtp_proto::{Eid, NodeId};
 
 use crate::args::parse_target;
 use crate::error::{Error, Result};
@@ -620,6 +620,7 @@ impl TcpFetch {
         if size == REFUSED {
             return Err(Error::Fetch(FetchError::Refused {
                 code: NackCode::Malformed,
+                by: NodeId::UNKNOWN,
                 detail: "request refused".into(),
             }));
         }

@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use rdtp_proto::Time;
-use rdtp_proto::receiver::Event;
+use rdtp_proto::receiver::{Event, SourceStats};
 
 /// A callback for every event of a fetch (runs on the driver thread; keep it short).
 pub type EventCallback = Box<dyn FnMut(&Event) + Send>;
@@ -22,6 +22,8 @@ pub struct TraceSinks {
     verbose: Option<Box<dyn Write + Send>>,
     callback: Option<EventCallback>,
     origin: Time,
+    /// RTO of the latest RTT sample, for the verbose "Received" line.
+    last_rto: std::time::Duration,
 }
 
 impl std::fmt::Debug for TraceSinks {
@@ -94,8 +96,19 @@ impl TraceSinks {
                         ms(r.rto)
                     )?;
                 }
+                self.last_rto = r.rto;
+            }
+            Event::Received { unit, source, rtt, .. } => {
                 if let Some(w) = self.verbose.as_mut() {
-                    writeln!(w, "Received segment #{}, rtt={:.3}ms, rto={:.3}ms", r.unit, ms(r.rtt), ms(r.rto))?;
+                    let from = SourceStats { node: source.node, cached: source.cached, ..SourceStats::default() };
+                    write!(w, "Received segment #{unit} from {}", from.label())?;
+                    if source.hops > 0 {
+                        write!(w, " ({} hops)", source.hops)?;
+                    }
+                    match rtt {
+                        Some(r) => writeln!(w, ", rtt={:.3}ms, rto={:.3}ms", ms(*r), ms(self.last_rto))?,
+                        None => writeln!(w)?,
+                    }
                 }
             }
             Event::Resolved { eid, size, name } => {

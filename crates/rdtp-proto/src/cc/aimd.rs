@@ -101,6 +101,9 @@ mod tests {
     fn ack() -> AckSample {
         AckSample {
             now: Time::ZERO,
+            unit: 0,
+            source: crate::node::ServedBy::default(),
+            cookie: 0,
             delivered: 1,
             acked: 1,
             rate: RateSample { delivered: 1, interval: None, prior_delivered: 0, is_app_limited: false },

@@ -6,6 +6,20 @@
 //! The receiver feeds it one [`AckSample`] per arriving unit and a [`CongestionEvent`]
 //! when it detects loss; it never changes the knobs itself.
 //!
+//! # What a controller may own besides the knobs
+//!
+//! * **Loss detection** — [`Controller::loss_detector`] may hand the receiver its own
+//!   [`LossDetector`] (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ);
+//!   otherwise the receiver uses seed 000's (fast re-request + RFC 6298 timer).
+//! * **Per-request data** — [`Controller::on_request`] sees the units of every request and
+//!   returns a cookie the receiver keeps with them and hands back in [`AckSample::cookie`]
+//!   (seed 003's CCTCP records which source it expects to serve each unit).
+//! * **Per-source state** — every [`AckSample`] says who served the unit
+//!   ([`AckSample::source`]: node, router hops, cached or origin), so a controller can keep a
+//!   window and an RTO per source (CCTCP) or drop samples from a cache (BBR-CD).
+//! * **Release times** — [`Controller::release_time`] may hold the next request until an
+//!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
+//!
 //! | name | what |
 //! |---|---|
 //! | `bbr` | receiver-based BBR v1, a port of Linux `tcp_bbr.c` (seed 000 §3.5) |
@@ -22,8 +36,10 @@ pub mod fixed;
 use core::fmt;
 use core::time::Duration;
 
+use crate::node::ServedBy;
 use crate::time::Time;
 
+pub use crate::receiver::loss::LossDetector;
 pub use aggregation::aggregation_count;
 
 /// Loss-recovery state of the receiver, as TCP's `icsk_ca_state` (Open/Recovery/Loss).
@@ -63,6 +79,12 @@ impl RateSample {
 #[derive(Clone, Copy, Debug)]
 pub struct AckSample {
     pub now: Time,
+    /// The unit that arrived.
+    pub unit: u64,
+    /// Who served it.
+    pub source: ServedBy,
+    /// What [`Controller::on_request`] returned for the request this unit answers.
+    pub cookie: u64,
     /// Units delivered so far (`C.delivered`), including this one.
     pub delivered: u64,
     /// Units newly delivered by this event (1: each unit is its own event).
@@ -80,6 +102,16 @@ pub struct AckSample {
     pub prior_inflight: u64,
     pub inflight: u64,
     pub ca_state: CaState,
+}
+
+/// A request about to leave.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestInfo<'a> {
+    pub now: Time,
+    /// The units it asks for, in order.
+    pub units: &'a [u64],
+    /// They were asked for before (lost).
+    pub retransmission: bool,
 }
 
 /// What kind of loss was detected.
@@ -130,6 +162,22 @@ pub trait Controller: fmt::Debug + Send {
     fn on_ack(&mut self, sample: &AckSample);
     /// Loss was detected.
     fn on_congestion(&mut self, event: &CongestionEvent);
+    /// A request for `req.units` is about to go out (after [`Controller::on_send`]). The
+    /// returned cookie is kept with those units and comes back in [`AckSample::cookie`].
+    fn on_request(&mut self, req: &RequestInfo<'_>) -> u64 {
+        let _ = req;
+        0
+    }
+    /// The earliest instant the next request may leave, if the controller paces by release
+    /// time (besides [`Controller::pacing_rate`]). `None`: no constraint.
+    fn release_time(&self) -> Option<Time> {
+        None
+    }
+    /// A loss detector to use instead of the receiver's default (seed 000's fast re-request
+    /// and RFC 6298 timer). Called once, when the receiver is created.
+    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
+        None
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {

@@ -4,7 +4,8 @@
 //! needed, then requests units through a sliding window (`req_una .. req_nxt`), paced and
 //! aggregated as its congestion controller dictates; it samples RTT and delivery rate from
 //! every arriving unit, detects loss by timeout and by out-of-order arrivals, re-requests,
-//! reorders, and hands the bytes to the application in order.
+//! reorders, and hands the bytes to the application in order. It counts what each source
+//! (the origin, or a router's content store) delivered.
 //!
 //! # Call contract (sans-IO)
 //!
@@ -25,39 +26,61 @@
 //!
 //! 1. Call [`Receiver::poll_transmit`] until it returns `None` after every other call;
 //!    requests leave only when pacing and the window allow, so it often returns `None`.
-//!    `buf` must hold [`MAX_DATAGRAM`] bytes.
+//!    `buf` must hold [`MAX_DATAGRAM`] bytes. Every datagram goes to the receiver's first
+//!    hop: the server, or the router it fetches through.
 //! 2. [`Receiver::poll_event`] reports resolution, completion, failure and (with
-//!    `trace`) RTT samples and controller changes. Drain it; it grows until drained.
+//!    `trace`) requests, arrivals, RTT samples and controller changes. Drain it; it grows
+//!    until drained.
 //! 3. [`Receiver::poll_timeout`] is the next instant `handle_timeout` must be called
-//!    (pacing release, retransmission timer, idle limit). It may already be past.
+//!    (pacing release, loss detection, idle limit). It may already be past.
 //! 4. `now` must never go backwards.
 //! 5. [`Receiver::read`] frees receive-window space; call `poll_transmit` afterwards.
 //!
 //! The transfer is over when [`Receiver::is_finished`] (all bytes arrived and matched
 //! the EID) or [`Receiver::error`] is set; bytes stay readable after the end.
+//!
+//! # Parts
+//!
+//! The receiver keeps the per-*object* state — target and resolution, the [`window`] of unit
+//! records, reassembly and verification, the receive window, tags and nonces — and one
+//! [`Path`]: the congestion state towards the network (controller, RTT estimator, delivery
+//! rate sampler, pacer, [`loss`] detector, recovery state). Controllers plug into the path
+//! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
+//! may own the loss detector, keep data per request (a cookie) and keep state per source
+//! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
+//! accounting for users is in [`sources`].
 
 mod config;
+pub mod loss;
 pub mod pacer;
 pub mod rate;
 mod reassembly;
 pub mod rtt;
+pub mod sources;
 mod stats;
-mod window;
+pub mod window;
 
 pub use config::ReceiverConfig;
+pub use loss::{LossCtx, LossDetector, StandardLoss};
 pub use rtt::{RtoConfig, RttEstimator};
+pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
 
 use std::collections::VecDeque;
 
 use core::time::Duration;
 
-use crate::cc::{AckSample, CaState, CcParams, CongestionEvent, Controller, LossKind};
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg32;
+
+use crate::cc::{AckSample, CaState, CcParams, CongestionEvent, Controller, LossKind, RequestInfo};
 use crate::eid::Eid;
+use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
 use crate::wire::tlv::{extra_ranges_len, write_extra_ranges};
 use crate::wire::{
-    ByteRange, Data, Nack, NackCode, Options, Packet, Query, Request, RequestFlags, ResolveRequest, ResolveResponse,
+    ByteRange, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Query, Request, RequestFlags,
+    ResolveRequest, ResolveResponse,
 };
 use pacer::Pacer;
 use rate::RateSampler;
@@ -90,9 +113,9 @@ pub enum FetchError {
     /// The delivered bytes do not hash to the EID.
     #[error("data validation failed: content hashes to {actual}, expected {expected}")]
     Integrity { expected: Eid, actual: Eid },
-    /// The server refused a request for another reason.
-    #[error("server refused the request ({code:?}): {detail}")]
-    Refused { code: NackCode, detail: String },
+    /// The server or a router refused a request for another reason.
+    #[error("{by} refused the request ({code:?}): {detail}")]
+    Refused { code: NackCode, by: NodeId, detail: String },
 }
 
 /// One RTT sample (ndnget's `--log-rtt` line).
@@ -129,6 +152,9 @@ pub enum Event {
     /// A request left (only with `trace`): the units it asks for, and whether they are
     /// asked for again (ndnget's "Requesting/Retransmitting segment #N").
     Requested { time: Time, units: Vec<u64>, retransmission: bool },
+    /// A unit arrived for the first time (only with `trace`): who served it, and the RTT
+    /// sample it gave, if any (after the [`Event::RttSample`] carrying the details).
+    Received { time: Time, unit: u64, source: ServedBy, rtt: Option<Duration> },
     /// An RTT sample (only with `trace`).
     RttSample(RttSampleEvent),
     /// The window, pacing rate or state changed (only with `trace`).
@@ -157,6 +183,69 @@ struct Transfer {
     reasm: Reassembly,
 }
 
+/// The congestion state towards the network: what a controller and a loss detector need.
+/// One per receiver today; a receiver keeping several (one per source, as seed 003's CCTCP
+/// does) would hold one per expected source.
+#[derive(Debug)]
+pub struct Path {
+    cc: Box<dyn Controller>,
+    loss: Box<dyn LossDetector>,
+    rtt: RttEstimator,
+    rate: RateSampler,
+    pacer: Pacer,
+    ca_state: CaState,
+    /// Recovery ends when `req_una` reaches this unit.
+    recovery_point: u64,
+    /// `req_nxt` at the last window reduction (conservative window adaptation).
+    last_reduction_point: Option<u64>,
+    /// Request id of the last RTT sample: one sample per request (see `on_data`).
+    last_rtt_req: Option<u64>,
+    lost_total: u64,
+}
+
+impl Path {
+    fn new(cfg: &ReceiverConfig) -> Self {
+        let mut cc = cfg.cc.build(CcParams { unit: cfg.unit, max_aggregation: cfg.max_aggregation, seed: cfg.seed });
+        let loss = cc.loss_detector().unwrap_or_else(|| Box::new(StandardLoss::new(cfg.reorder_threshold)));
+        Path {
+            cc,
+            loss,
+            rtt: RttEstimator::new(cfg.rto),
+            rate: RateSampler::default(),
+            pacer: Pacer::new(cfg.pacing_credit),
+            ca_state: CaState::Open,
+            recovery_point: 0,
+            last_reduction_point: None,
+            last_rtt_req: None,
+            lost_total: 0,
+        }
+    }
+
+    /// The controller.
+    pub fn controller(&self) -> &dyn Controller {
+        self.cc.as_ref()
+    }
+    /// The loss detector.
+    pub fn loss_detector(&self) -> &dyn LossDetector {
+        self.loss.as_ref()
+    }
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Whether a request may leave at `now` as far as pacing goes.
+    fn release_ready(&self, now: Time) -> bool {
+        self.pacer.ready(now) && self.cc.release_time().is_none_or(|t| now >= t)
+    }
+
+    /// The earliest instant pacing lets the next request leave.
+    fn next_release(&self) -> Time {
+        let p = self.pacer.next_send();
+        self.cc.release_time().map_or(p, |t| t.max(p))
+    }
+}
+
 /// A receiver fetching one object. See the module docs for the call contract.
 #[derive(Debug)]
 pub struct Receiver {
@@ -165,57 +254,42 @@ pub struct Receiver {
     name: String,
     phase: Phase,
     transfer: Option<Transfer>,
-    cc: Box<dyn Controller>,
-    rtt: RttEstimator,
-    rate: RateSampler,
-    pacer: Pacer,
-    /// Retransmission timer (seed 000 §3.3); `None` = not running.
-    rto_deadline: Option<Time>,
-    ca_state: CaState,
-    /// Recovery ends when `req_una` reaches this unit.
-    recovery_point: u64,
-    /// `req_nxt` at the last window reduction (conservative window adaptation).
-    last_reduction_point: Option<u64>,
+    path: Path,
+    sources: Sources,
+    /// Draws request nonces.
+    rng: Pcg32,
     next_tag: u32,
     next_req_id: u64,
     next_seq: u64,
-    /// Request id of the last RTT sample: one sample per request (see `on_data`).
-    last_rtt_req: Option<u64>,
-    lost_total: u64,
-    /// Last time something valid came from the server.
+    /// Last time something valid came from the network.
     last_heard: Time,
     events: VecDeque<Event>,
     last_snapshot: Option<CcSnapshot>,
     stats: Stats,
     scratch: Vec<u64>,
+    lost_scratch: Vec<u64>,
 }
 
 impl Receiver {
     /// A receiver for `target`, created at `now`.
     pub fn new(cfg: ReceiverConfig, target: Target, now: Time) -> Self {
-        let cc = cfg.cc.build(CcParams { unit: cfg.unit, max_aggregation: cfg.max_aggregation, seed: cfg.seed });
         let mut rx = Receiver {
-            rtt: RttEstimator::new(cfg.rto),
-            pacer: Pacer::new(cfg.pacing_credit),
-            cc,
+            path: Path::new(&cfg),
+            sources: Sources::default(),
+            // A stream of its own, so nonces do not repeat the controller's draws.
+            rng: Pcg32::seed_from_u64(cfg.seed ^ 0x6e6f_6e63_6573_0001),
             name: String::new(),
             phase: Phase::Resolving { tag: 0, next_try: now, interval: cfg.rto.initial },
             transfer: None,
-            rate: RateSampler::default(),
-            rto_deadline: None,
-            ca_state: CaState::Open,
-            recovery_point: 0,
-            last_reduction_point: None,
             next_tag: 1,
             next_req_id: 0,
             next_seq: 0,
-            last_rtt_req: None,
-            lost_total: 0,
             last_heard: now,
             events: VecDeque::new(),
             last_snapshot: None,
             stats: Stats { started: now, ..Stats::default() },
             scratch: Vec::new(),
+            lost_scratch: Vec::new(),
             target: target.clone(),
             cfg,
         };
@@ -263,13 +337,21 @@ impl Receiver {
             _ => None,
         }
     }
+    /// The path's congestion state.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
     /// The controller.
     pub fn controller(&self) -> &dyn Controller {
-        self.cc.as_ref()
+        self.path.controller()
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.path.rtt
+    }
+    /// What each source delivered so far.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
     }
     /// Units outstanding.
     pub fn inflight(&self) -> u64 {
@@ -277,24 +359,27 @@ impl Receiver {
     }
     /// Statistics so far.
     pub fn stats(&self) -> Stats {
+        let rtt = &self.path.rtt;
         Stats {
-            rtt_samples: self.rtt.samples(),
-            rtt_min: self.rtt.min(),
-            rtt_avg: self.rtt.mean(),
-            rtt_max: (self.rtt.samples() > 0).then(|| self.rtt.max()),
+            rtt_samples: rtt.samples(),
+            rtt_min: rtt.min(),
+            rtt_avg: rtt.mean(),
+            rtt_max: (rtt.samples() > 0).then(|| rtt.max()),
+            sources: self.sources.clone(),
             ..self.stats.clone()
         }
     }
 
     /// The controller's current knobs.
     pub fn cc_snapshot(&self, now: Time) -> CcSnapshot {
+        let cc = &self.path.cc;
         CcSnapshot {
             time: now,
-            cwnd: self.cc.cwnd(),
-            pacing_rate: self.cc.pacing_rate(),
-            aggregation: self.cc.aggregation(),
+            cwnd: cc.cwnd(),
+            pacing_rate: cc.pacing_rate(),
+            aggregation: cc.aggregation(),
             inflight: self.inflight(),
-            state: self.cc.state(),
+            state: cc.state(),
         }
     }
 
@@ -316,12 +401,12 @@ impl Receiver {
             Phase::Finished | Phase::Failed(_) => None,
             Phase::Resolving { next_try, .. } => Some((*next_try).min(self.idle_deadline())),
             Phase::Transferring => {
-                let mut t = self.rto_deadline;
+                let mut t = self.path.loss.deadline();
                 if self.waiting_for_server() {
                     t = Some(t.map_or(self.idle_deadline(), |x| x.min(self.idle_deadline())));
                 }
                 if self.has_sendable() && self.window_quota() > 0 {
-                    let p = self.pacer.next_send();
+                    let p = self.path.next_release();
                     t = Some(t.map_or(p, |x| x.min(p)));
                 }
                 t
@@ -329,7 +414,7 @@ impl Receiver {
         }
     }
 
-    /// Handle the passing of time: idle limit, retransmission timer (seed 000 §3.3).
+    /// Handle the passing of time: idle limit, loss detection (seed 000 §3.3).
     pub fn handle_timeout(&mut self, now: Time) {
         if matches!(self.phase, Phase::Finished | Phase::Failed(_)) {
             return;
@@ -339,8 +424,8 @@ impl Receiver {
             self.fail(FetchError::Timeout(self.cfg.idle_timeout));
             return;
         }
-        if self.rto_deadline.is_some_and(|d| now >= d) {
-            self.on_rto(now);
+        if self.path.loss.deadline().is_some_and(|d| now >= d) {
+            self.on_loss_timer(now);
         }
     }
 
@@ -354,7 +439,7 @@ impl Receiver {
                     Target::Eid(e) => Query::Eid(*e),
                     Target::Known { .. } => return None,
                 };
-                let n = ResolveRequest { tag, query }.encode(buf).ok()?;
+                let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag, query }.encode(buf).ok()?;
                 self.phase =
                     Phase::Resolving { tag, next_try: now + interval, interval: (interval * 2).min(self.cfg.rto.max) };
                 self.stats.requests_sent += 1;
@@ -365,7 +450,7 @@ impl Receiver {
         }
     }
 
-    /// Take one datagram from the server.
+    /// Take one datagram from the network (the first hop).
     pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) {
         match Packet::decode(datagram) {
             Ok(Packet::Data(d)) if matches!(self.phase, Phase::Transferring) => self.on_data(now, &d),
@@ -389,13 +474,14 @@ impl Receiver {
         self.last_heard + self.cfg.idle_timeout
     }
 
-    /// Requests are outstanding or lost units wait: silence from the server means trouble.
+    /// Requests are outstanding or lost units wait: silence from the network means trouble.
     fn waiting_for_server(&self) -> bool {
         self.transfer.as_ref().is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost())
     }
 
     fn window_quota(&self) -> u64 {
-        if self.cc.cwnd_limits() { self.cc.cwnd().saturating_sub(self.inflight()) } else { u64::MAX }
+        let cc = &self.path.cc;
+        if cc.cwnd_limits() { cc.cwnd().saturating_sub(self.inflight()) } else { u64::MAX }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.
@@ -467,39 +553,33 @@ impl Receiver {
                 self.fail(FetchError::NotFound(what));
             }
             NackCode::Busy => self.on_busy(now, n),
-            code => self.fail(FetchError::Refused { code, detail: n.detail.to_string() }),
+            code => self.fail(FetchError::Refused { code, by: n.from, detail: n.detail.to_string() }),
         }
     }
 
-    /// The server is overloaded: the refused units are lost, and that is congestion.
+    /// The server or a router is overloaded: the refused units are lost, and that is
+    /// congestion.
     fn on_busy(&mut self, now: Time, n: &Nack<'_>) {
-        let Some(t) = self.transfer.as_ref() else { return };
+        let Some(t) = self.transfer.as_mut() else { return };
         let unit = u64::from(self.cfg.unit);
         let first = n.offset / unit;
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
-        let refused: Vec<u64> =
-            (first..end).filter(|&u| t.window.get(u).is_some_and(|r| r.state == UnitState::Requested)).collect();
-        if !refused.is_empty() {
-            self.mark_lost_units(&refused);
+        let mut refused = 0;
+        for u in first..end {
+            if t.window.declare_lost(u) {
+                refused += 1;
+            }
+        }
+        if refused > 0 {
+            self.path.lost_total += refused;
+            self.stats.units_lost += refused;
             self.congestion(now, LossKind::Fast);
         }
     }
 
-    fn mark_lost_units(&mut self, units: &[u64]) {
-        let Some(t) = self.transfer.as_mut() else { return };
-        let mut n = 0;
-        for &u in units {
-            if t.window.force_lost(u) {
-                n += 1;
-            }
-        }
-        self.lost_total += n;
-        self.stats.units_lost += n;
-    }
-
     fn fail(&mut self, e: FetchError) {
         self.phase = Phase::Failed(e.clone());
-        self.rto_deadline = None;
+        self.path.loss.reset();
         if let Some(t) = self.transfer.as_mut() {
             t.window.clear();
         }
@@ -508,7 +588,7 @@ impl Receiver {
 
     fn finish(&mut self, now: Time) {
         self.stats.finished = Some(now);
-        self.rto_deadline = None;
+        self.path.loss.reset();
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
         if let Some(actual) = t.reasm.content_eid()
@@ -525,51 +605,47 @@ impl Receiver {
     /// Enter a loss episode (fast: only from Open; timeout: always).
     fn congestion(&mut self, now: Time, kind: LossKind) {
         let Some(t) = self.transfer.as_ref() else { return };
+        let p = &mut self.path;
         let next = t.window.next();
-        let first_in_window = self.last_reduction_point.is_none_or(|p| t.window.high() > p);
+        let first_in_window = p.last_reduction_point.is_none_or(|r| t.window.high() > r);
         let inflight = t.window.inflight();
         match kind {
-            LossKind::Fast if self.ca_state != CaState::Open => return,
+            LossKind::Fast if p.ca_state != CaState::Open => return,
             LossKind::Fast => {
-                self.ca_state = CaState::Recovery;
+                p.ca_state = CaState::Recovery;
                 self.stats.fast_recoveries += 1;
             }
-            LossKind::Timeout => self.ca_state = CaState::Loss,
+            LossKind::Timeout => p.ca_state = CaState::Loss,
         }
-        self.recovery_point = next;
+        p.recovery_point = next;
         if first_in_window {
-            self.last_reduction_point = Some(next);
+            p.last_reduction_point = Some(next);
         }
-        let before = self.cc.cwnd();
-        self.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
-        if kind == LossKind::Timeout && self.cc.cwnd() < before {
+        let before = p.cc.cwnd();
+        p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
     }
 
-    /// Seed 000 §3.3: re-request everything outstanding for longer than an RTO, back off.
-    fn on_rto(&mut self, now: Time) {
-        self.rto_deadline = None;
+    /// The loss detector's timer fired (seed 000 §3.3 by default).
+    fn on_loss_timer(&mut self, now: Time) {
         let Some(t) = self.transfer.as_mut() else { return };
-        self.scratch.clear();
-        t.window.expire(now, self.rtt.rto(), &mut self.scratch);
-        self.stats.timeouts += 1;
-        let n = self.scratch.len() as u64;
-        self.lost_total += n;
-        self.stats.units_lost += n;
-        self.rtt.backoff();
-        self.congestion(now, LossKind::Timeout);
-        // RFC 6298 §5.6: restart with the backed-off RTO. If the window is still full of
-        // recent requests nothing may leave now, yet those requests need the timer too.
-        // Otherwise it starts when the re-requests leave (§3.3 rule 1).
-        if self.inflight() > 0 {
-            self.rto_deadline = Some(now + self.rtt.rto());
+        self.lost_scratch.clear();
+        let p = &mut self.path;
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
+        let Some(kind) = p.loss.on_timeout(&mut ctx) else { return };
+        if kind == LossKind::Timeout {
+            self.stats.timeouts += 1;
         }
+        let n = self.lost_scratch.len() as u64;
+        p.lost_total += n;
+        self.stats.units_lost += n;
+        self.congestion(now, kind);
     }
 
     fn on_data(&mut self, now: Time, d: &Data<'_>) {
         let unit = u64::from(self.cfg.unit);
-        let threshold = self.cfg.reorder_threshold;
         let Some(t) = self.transfer.as_mut() else { return };
         let u = d.offset / unit;
         let valid = d.eid == t.eid
@@ -587,32 +663,35 @@ impl Receiver {
             return;
         }
         let prior_inflight = t.window.inflight();
-        self.scratch.clear();
-        let Some(rec) = t.window.on_arrival(u, threshold, &mut self.scratch) else {
+        let Some(arrival) = t.window.mark_received(u) else {
             self.stats.duplicates += 1;
             return;
         };
+        let rec = arrival.before;
+        let in_order = u == t.window.una();
+        let source = ServedBy { node: d.served_by, hops: d.hops, cached: d.flags.contains(DataFlags::CACHED) };
         self.stats.units_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
+        let p = &mut self.path;
 
         // RTT (seed 000 eq. 5), one sample per request, from its first unit to arrive:
         // later units of an aggregated request also carry the time the burst took to
         // cross the bottleneck (seed 000's code sampled every unit and was biased by it).
         // Karn's rule: never from a unit requested more than once.
         let mut rtt_sample = None;
-        if rec.tx == 1 && d.tag == rec.tag && self.last_rtt_req.is_none_or(|r| rec.req_id > r) {
+        if rec.tx == 1 && d.tag == rec.tag && p.last_rtt_req.is_none_or(|r| rec.req_id > r) {
             let r = now - rec.sent_at;
-            self.rtt.on_sample(r);
-            self.last_rtt_req = Some(rec.req_id);
+            p.rtt.on_sample(r);
+            p.last_rtt_req = Some(rec.req_id);
             rtt_sample = Some(r);
             if self.cfg.trace {
                 self.events.push_back(Event::RttSample(RttSampleEvent {
                     time: now,
                     unit: u,
                     rtt: r,
-                    srtt: self.rtt.srtt().unwrap_or(r),
-                    rttvar: self.rtt.rttvar(),
-                    rto: self.rtt.rto(),
+                    srtt: p.rtt.srtt().unwrap_or(r),
+                    rttvar: p.rtt.rttvar(),
+                    rto: p.loss.rto(&p.rtt).unwrap_or_default(),
                 }));
             }
         }
@@ -620,49 +699,56 @@ impl Receiver {
             // Answers the latest re-request, unambiguously (tag echo): the path works
             // again, so the backed-off RTO can go. Karn's rule still keeps this
             // measurement out of SRTT/RTTVAR.
-            self.rtt.clear_backoff();
+            p.rtt.clear_backoff();
+        }
+        self.sources.on_unit(source, d.payload.len() as u64, rtt_sample);
+        if self.cfg.trace {
+            self.events.push_back(Event::Received { time: now, unit: u, source, rtt: rtt_sample });
         }
         // Delivery rate (eq. 4).
-        let rate = self.rate.on_delivered(now, rec.sent_at, &rec.snap, self.rtt.min());
+        let rate = p.rate.on_delivered(now, rec.sent_at, &rec.snap, p.rtt.min());
 
-        // Fast re-request (§3.4).
-        let losses = self.scratch.len() as u64;
+        // Loss detection: fast re-request (§3.4) and the timer restart (§3.3) by default.
+        self.lost_scratch.clear();
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
+        p.loss.on_arrival(&mut ctx, &arrival, in_order);
+        let losses = self.lost_scratch.len() as u64;
         if losses > 0 {
-            self.lost_total += losses;
+            p.lost_total += losses;
             self.stats.units_lost += losses;
             self.congestion(now, LossKind::Fast);
         }
 
         let t = self.transfer.as_mut().expect("transfer exists");
+        let p = &mut self.path;
         if t.reasm.insert(u, d.payload) {
-            // In-order arrival: restart the timer (§3.3 rule 2) and slide the window.
+            // In-order arrival: slide the window.
             t.window.advance_to(t.reasm.una());
-            self.rto_deadline = Some(now + self.rtt.rto());
-            if self.ca_state != CaState::Open && t.window.una() >= self.recovery_point {
-                self.ca_state = CaState::Open;
+            if p.ca_state != CaState::Open && t.window.una() >= p.recovery_point {
+                p.ca_state = CaState::Open;
             }
         }
         let inflight = t.window.inflight();
         let complete = t.reasm.is_complete();
-        if inflight == 0 {
-            self.rto_deadline = None; // §3.3 rule 1: nothing outstanding
-        }
 
-        self.cc.on_ack(&AckSample {
+        p.cc.on_ack(&AckSample {
             now,
-            delivered: self.rate.delivered(),
+            unit: u,
+            source,
+            cookie: rec.cookie,
+            delivered: p.rate.delivered(),
             acked: 1,
             rate,
             rtt: rtt_sample,
-            srtt: self.rtt.srtt(),
+            srtt: p.rtt.srtt(),
             losses,
-            lost_total: self.lost_total,
+            lost_total: p.lost_total,
             prior_inflight,
             inflight,
-            ca_state: self.ca_state,
+            ca_state: p.ca_state,
         });
-        if self.cc.wants_app_limited() {
-            self.rate.mark_app_limited(inflight);
+        if p.cc.wants_app_limited() {
+            p.rate.mark_app_limited(inflight);
         }
         if complete {
             self.finish(now);
@@ -671,17 +757,17 @@ impl Receiver {
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
         // Check everything that could stop the request before any unit is taken.
-        if buf.len() < MAX_DATAGRAM || !self.pacer.ready(now) {
+        if buf.len() < MAX_DATAGRAM || !self.path.release_ready(now) {
             return None;
         }
         let quota = self.window_quota();
         if quota == 0 {
             return None;
         }
-        let n = u64::from(self.cc.aggregation().max(1)).min(quota);
+        let n = u64::from(self.path.cc.aggregation().max(1)).min(quota);
         let unit = u64::from(self.cfg.unit);
         let inflight_before = self.inflight();
-        let was_app_limited = self.rate.is_app_limited();
+        let was_app_limited = self.path.rate.is_app_limited();
 
         // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
         // next new units (one contiguous range).
@@ -694,7 +780,7 @@ impl Receiver {
             let count = n.min(self.new_units_allowed());
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
-                self.rate.mark_app_limited(inflight_before);
+                self.path.rate.mark_app_limited(inflight_before);
                 self.scratch = units;
                 return None;
             }
@@ -703,10 +789,11 @@ impl Receiver {
         }
         let (ranges, used) = ranges_of(&units, unit, self.cfg.max_ranges_per_request);
         let tag = self.take_tag();
+        let nonce = self.rng.next_u64();
         let t = self.transfer.as_mut()?;
         // Lost units that did not fit go back to the lost set.
         for &u in &units[used..] {
-            t.window.force_lost(u);
+            t.window.return_lost(u);
         }
         let units_sent = &units[..used];
 
@@ -717,8 +804,10 @@ impl Receiver {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
                 .with(RequestFlags::RETRANSMISSION, retransmission),
+            hop_limit: DEFAULT_HOP_LIMIT,
             unit: self.cfg.unit,
             tag,
+            nonce,
             eid: t.eid,
             range: ranges[0],
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
@@ -726,11 +815,13 @@ impl Receiver {
         let len = req.encode(buf).expect("a request with at most 32 ranges fits MAX_DATAGRAM");
 
         // Record the request in the window.
-        self.cc.on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
+        let p = &mut self.path;
+        p.cc.on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
+        let cookie = p.cc.on_request(&RequestInfo { now, units: units_sent, retransmission });
         let req_id = self.next_req_id;
         self.next_req_id += 1;
         for &u in units_sent {
-            let snap = self.rate.on_send(now, t.window.inflight());
+            let snap = p.rate.on_send(now, t.window.inflight());
             let seq = self.next_seq;
             self.next_seq += 1;
             if retransmission {
@@ -741,6 +832,7 @@ impl Receiver {
                     r.req_id = req_id;
                     r.seq = seq;
                     r.snap = snap;
+                    r.cookie = cookie;
                 });
             } else {
                 t.window.push_requested(UnitRecord {
@@ -751,10 +843,13 @@ impl Receiver {
                     req_id,
                     seq,
                     snap,
-                    later_arrivals: 0,
+                    cookie,
                 });
             }
         }
+        self.lost_scratch.clear();
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
+        p.loss.on_request(&mut ctx, units_sent, retransmission);
         if self.cfg.trace {
             self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
@@ -765,10 +860,7 @@ impl Receiver {
         if retransmission {
             self.stats.units_rerequested += count;
         }
-        self.pacer.on_send(now, count * unit, self.cc.pacing_rate());
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto()); // §3.3 rule 1
-        }
+        p.pacer.on_send(now, count * unit, p.cc.pacing_rate());
         self.emit_snapshot(now);
         Some(len)
     }

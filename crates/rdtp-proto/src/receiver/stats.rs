@@ -2,6 +2,7 @@
 
 use core::time::Duration;
 
+use super::sources::Sources;
 use crate::time::Time;
 
 /// Statistics of one receiver.
@@ -42,6 +43,8 @@ pub struct Stats {
     pub rtt_min: Option<Duration>,
     pub rtt_avg: Option<Duration>,
     pub rtt_max: Option<Duration>,
+    /// What each source (the origin, routers' content stores) delivered.
+    pub sources: Sources,
 }
 
 impl Stats {

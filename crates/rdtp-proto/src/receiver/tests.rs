@@ -55,7 +55,7 @@ impl Pipe {
             }
             // Seed 000 §3.3: the retransmission timer runs whenever units are outstanding.
             assert!(
-                self.rx.inflight() == 0 || self.rx.rto_deadline.is_some(),
+                self.rx.inflight() == 0 || self.rx.path().loss_detector().deadline().is_some(),
                 "{} units in flight at {:?} but no retransmission timer",
                 self.rx.inflight(),
                 self.now

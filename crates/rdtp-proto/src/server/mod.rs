@@ -23,14 +23,17 @@ mod catalog;
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
 
 use crate::eid::Eid;
+use crate::node::NodeId;
 use crate::wire::{
-    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder,
-    Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DataHeader, DecodeError, LIST_MAX_DATAGRAM, ListRequest,
+    ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
 };
 
 /// Server limits.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
+    /// This server's node id, sent in every Data (`served_by`) and Nack (`from`).
+    pub id: NodeId,
     /// Most units one request may ask for, over all its ranges; larger requests get a
     /// `TooLarge` Nack. Bounds the reply to one small datagram (amplification).
     pub max_units_per_request: u32,
@@ -40,7 +43,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         // Receivers aggregate at most L = 64 units (seed 000 §4.2), ×3 for bbr-wifi is
         // clipped to L as well; 256 leaves room for re-requests carrying extra ranges.
-        ServerConfig { max_units_per_request: 256 }
+        ServerConfig { id: NodeId::ORIGIN, max_units_per_request: 256 }
     }
 }
 
@@ -89,7 +92,7 @@ impl Server {
     /// Take one datagram; the returned [`Reply`] yields the datagrams to send back.
     pub fn handle<'a, C: Catalog + ?Sized>(&'a mut self, catalog: &'a C, datagram: &'a [u8]) -> Reply<'a, C> {
         let kind = self.classify(catalog, datagram);
-        Reply { kind, catalog, stats: &mut self.stats }
+        Reply { kind, catalog, id: self.config.id, stats: &mut self.stats }
     }
 
     fn classify<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, datagram: &'a [u8]) -> ReplyKind<'a> {
@@ -255,6 +258,7 @@ enum ReplyKind<'a> {
 pub struct Reply<'a, C: ?Sized> {
     kind: ReplyKind<'a>,
     catalog: &'a C,
+    id: NodeId,
     stats: &'a mut ServerStats,
 }
 
@@ -285,9 +289,18 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
 
     fn emit_nack(&mut self, n: &NackInfo, buf: &mut [u8]) -> Option<usize> {
         self.stats.nacks += 1;
-        Nack { code: n.code, tag: n.tag, eid: n.eid, offset: n.range.offset, length: n.range.length, detail: n.detail }
-            .encode(buf)
-            .ok()
+        Nack {
+            code: n.code,
+            hops: 0,
+            tag: n.tag,
+            eid: n.eid,
+            offset: n.range.offset,
+            length: n.range.length,
+            from: self.id,
+            detail: n.detail,
+        }
+        .encode(buf)
+        .ok()
     }
 
     fn emit_list(&mut self, l: ListRequest, buf: &mut [u8]) -> Option<usize> {
@@ -349,7 +362,16 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             );
         }
         let flags = DataFlags(0).with(DataFlags::LAST, cur.next + len as u64 == cur.size);
-        Data::encode_header(buf, flags, len as u16, cur.tag, &cur.eid, cur.next, cur.size).ok()?;
+        let header = DataHeader {
+            flags,
+            hops: 0,
+            tag: cur.tag,
+            eid: cur.eid,
+            offset: cur.next,
+            total_size: cur.size,
+            served_by: self.id,
+        };
+        Data::encode_header(buf, &header, len as u16).ok()?;
         cur.next += len as u64;
         self.stats.data_packets += 1;
         self.stats.data_bytes += len as u64;
@@ -371,8 +393,10 @@ mod tests {
     fn request(eid: Eid, unit: u16, offset: u64, length: u32, opts: &[u8]) -> Vec<u8> {
         let req = Request {
             flags: RequestFlags(0),
+            hop_limit: 1,
             unit,
             tag: 42,
+            nonce: 9,
             eid,
             range: ByteRange::new(offset, length),
             options: Options::parse(opts).unwrap(),
@@ -451,14 +475,14 @@ mod tests {
         let cat = catalog();
         let mut s = Server::default();
         let mut buf = [0u8; 64];
-        let n = ResolveRequest { tag: 5, query: Query::Name("obj") }.encode(&mut buf).unwrap();
+        let n = ResolveRequest { hop_limit: 1, tag: 5, query: Query::Name("obj") }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         let r = ResolveResponse::decode(&out[0]).unwrap();
         assert_eq!((r.tag, r.size, r.name), (5, 10_000, "obj"));
-        let n = ResolveRequest { tag: 6, query: Query::Name("nope") }.encode(&mut buf).unwrap();
+        let n = ResolveRequest { hop_limit: 1, tag: 6, query: Query::Name("nope") }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::UnknownContent);
-        let n = ListRequest { tag: 1, cursor: 0 }.encode(&mut buf).unwrap();
+        let n = ListRequest { hop_limit: 1, tag: 1, cursor: 0 }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         let l = crate::wire::ListResponse::decode(&out[0]).unwrap();
         assert_eq!((l.total, l.len(), l.more), (1, 1, false));

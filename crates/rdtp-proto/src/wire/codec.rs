@@ -2,6 +2,7 @@
 
 use super::{BufferTooSmall, DecodeError, MAGIC, PacketType, VERSION};
 use crate::eid::{EID_LEN, Eid};
+use crate::node::{NODE_ID_LEN, NodeId};
 
 /// Reads fields from a datagram; every read is bounds-checked.
 pub(crate) struct Reader<'a> {
@@ -48,6 +49,13 @@ impl<'a> Reader<'a> {
         let mut a = [0u8; EID_LEN];
         a.copy_from_slice(b);
         Ok(Eid(a))
+    }
+
+    pub(crate) fn node(&mut self) -> Result<NodeId, DecodeError> {
+        let b = self.bytes(NODE_ID_LEN, "node id")?;
+        let mut a = [0u8; NODE_ID_LEN];
+        a.copy_from_slice(b);
+        Ok(NodeId(a))
     }
 
     /// Everything not yet read.
@@ -100,6 +108,9 @@ impl<'a> Writer<'a> {
     }
     pub(crate) fn eid(&mut self, e: &Eid) {
         self.bytes(&e.0);
+    }
+    pub(crate) fn node(&mut self, n: &NodeId) {
+        self.bytes(&n.0);
     }
     pub(crate) fn position(&self) -> usize {
         self.pos

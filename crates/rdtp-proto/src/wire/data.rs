@@ -1,11 +1,13 @@
 //! Data: one unit of an object, the server's answer to a request (seed 000 §3.1, §4.1).
 
 use super::codec::{Reader, Writer};
+use super::tlv::Options;
 use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::Eid;
+use crate::node::NodeId;
 
-/// Fixed part of a Data packet, in bytes.
-pub const DATA_HEADER_LEN: usize = 60;
+/// Fixed part of a Data packet, in bytes (without options).
+pub const DATA_HEADER_LEN: usize = 70;
 
 /// Data flag bits (byte 4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -17,6 +19,8 @@ impl DataFlags {
     pub const APP_LIMITED: u8 = 0x01;
     /// This packet carries the last byte of the object.
     pub const LAST: u8 = 0x02;
+    /// Served from a router's content store: `served_by` is that router (else the origin).
+    pub const CACHED: u8 = 0x04;
 
     pub fn contains(self, bit: u8) -> bool {
         self.0 & bit != 0
@@ -26,10 +30,13 @@ impl DataFlags {
     }
 }
 
-/// A decoded or to-be-encoded Data packet; the payload borrows the datagram.
+/// A decoded or to-be-encoded Data packet; payload and options borrow the datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Data<'a> {
     pub flags: DataFlags,
+    /// Routers this packet crossed on its way back from `served_by` (each forwarding router
+    /// adds one, saturating at 255; the router that served it from its store counts 0).
+    pub hops: u8,
     /// The tag of the request this answers.
     pub tag: u32,
     pub eid: Eid,
@@ -37,7 +44,24 @@ pub struct Data<'a> {
     pub offset: u64,
     /// Size of the whole object in bytes.
     pub total_size: u64,
+    /// The node that produced this packet: the origin, or the router whose store held it.
+    pub served_by: NodeId,
+    /// TLV options (same encoding as a Request's); none are defined for Data yet.
+    pub options: Options<'a>,
     pub payload: &'a [u8],
+}
+
+/// Header fields of a Data packet, for writing a header in front of a payload that is
+/// already in place (the server reads content straight into the datagram buffer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataHeader {
+    pub flags: DataFlags,
+    pub hops: u8,
+    pub tag: u32,
+    pub eid: Eid,
+    pub offset: u64,
+    pub total_size: u64,
+    pub served_by: NodeId,
 }
 
 impl<'a> Data<'a> {
@@ -47,96 +71,126 @@ impl<'a> Data<'a> {
         }
         let mut r = Reader::after_prefix(datagram);
         let flags = DataFlags(r.u8("flags")?);
-        let _reserved = r.u8("reserved")?;
+        let hops = r.u8("hops")?;
         let len = usize::from(r.u16("payload length")?);
         let tag = r.u32("tag")?;
         let eid = r.eid()?;
         let offset = r.u64("offset")?;
         let total_size = r.u64("total size")?;
+        let served_by = r.node()?;
+        let opt_len = usize::from(r.u16("options length")?);
+        let options = Options::parse(r.bytes(opt_len, "options")?)?;
         let payload = r.bytes(len, "payload")?;
         r.finish("trailing bytes after payload")?;
         if offset.checked_add(len as u64).is_none_or(|end| end > total_size) {
             return Err(DecodeError::Invalid("payload beyond object end"));
         }
-        Ok(Data { flags, tag, eid, offset, total_size, payload })
+        Ok(Data { flags, hops, tag, eid, offset, total_size, served_by, options, payload })
+    }
+
+    /// The header fields.
+    pub fn header(&self) -> DataHeader {
+        DataHeader {
+            flags: self.flags,
+            hops: self.hops,
+            tag: self.tag,
+            eid: self.eid,
+            offset: self.offset,
+            total_size: self.total_size,
+            served_by: self.served_by,
+        }
     }
 
     pub fn encoded_len(&self) -> usize {
-        DATA_HEADER_LEN + self.payload.len()
+        DATA_HEADER_LEN + self.options.raw().len() + self.payload.len()
     }
 
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
+        let raw = self.options.raw();
+        let too_big = BufferTooSmall { needed: usize::MAX, available: out.len() };
+        let payload_len = u16::try_from(self.payload.len()).map_err(|_| too_big)?;
+        let opt_len = u16::try_from(raw.len()).map_err(|_| too_big)?;
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Data)?;
-        write_header_fields(
-            &mut w,
-            self.flags,
-            self.payload.len() as u16,
-            self.tag,
-            &self.eid,
-            self.offset,
-            self.total_size,
-        );
+        write_header_fields(&mut w, &self.header(), payload_len, opt_len);
+        w.bytes(raw);
         w.bytes(self.payload);
         Ok(w.position())
     }
 
-    /// Write only the header into `out[..DATA_HEADER_LEN]`, for a caller that reads the
-    /// payload straight into `out[DATA_HEADER_LEN..]` (the server does, to avoid a copy).
-    pub fn encode_header(
-        out: &mut [u8],
-        flags: DataFlags,
-        payload_len: u16,
-        tag: u32,
-        eid: &Eid,
-        offset: u64,
-        total_size: u64,
-    ) -> Result<(), BufferTooSmall> {
+    /// Write only the header (no options) into `out[..DATA_HEADER_LEN]`, for a caller that
+    /// reads the payload straight into `out[DATA_HEADER_LEN..]` (the server does, to avoid a
+    /// copy).
+    pub fn encode_header(out: &mut [u8], h: &DataHeader, payload_len: u16) -> Result<(), BufferTooSmall> {
         let mut w = Writer::with_prefix(out, DATA_HEADER_LEN, PacketType::Data)?;
-        write_header_fields(&mut w, flags, payload_len, tag, eid, offset, total_size);
+        write_header_fields(&mut w, h, payload_len, 0);
         Ok(())
     }
 }
 
-fn write_header_fields(w: &mut Writer<'_>, flags: DataFlags, len: u16, tag: u32, eid: &Eid, offset: u64, total: u64) {
-    w.u8(flags.0);
-    w.u8(0);
-    w.u16(len);
-    w.u32(tag);
-    w.eid(eid);
-    w.u64(offset);
-    w.u64(total);
+fn write_header_fields(w: &mut Writer<'_>, h: &DataHeader, payload_len: u16, opt_len: u16) {
+    w.u8(h.flags.0);
+    w.u8(h.hops);
+    w.u16(payload_len);
+    w.u32(h.tag);
+    w.eid(&h.eid);
+    w.u64(h.offset);
+    w.u64(h.total_size);
+    w.node(&h.served_by);
+    w.u16(opt_len);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trip() {
-        let payload = [5u8; 100];
-        let d = Data {
-            flags: DataFlags(DataFlags::LAST),
+    fn sample(payload: &[u8]) -> Data<'_> {
+        Data {
+            flags: DataFlags(DataFlags::LAST | DataFlags::CACHED),
+            hops: 2,
             tag: 0xdead_beef,
             eid: Eid([1; 32]),
             offset: 900,
             total_size: 1000,
-            payload: &payload,
-        };
+            served_by: NodeId::label("ap").unwrap(),
+            options: Options::EMPTY,
+            payload,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let payload = [5u8; 100];
+        let d = sample(&payload);
         let mut buf = [0u8; 200];
         let n = d.encode(&mut buf).unwrap();
         assert_eq!(n, DATA_HEADER_LEN + 100);
         assert_eq!(Data::decode(&buf[..n]).unwrap(), d);
         // Header-only encoding produces the same bytes.
         let mut hdr = [0u8; DATA_HEADER_LEN];
-        Data::encode_header(&mut hdr, d.flags, 100, d.tag, &d.eid, d.offset, d.total_size).unwrap();
+        Data::encode_header(&mut hdr, &d.header(), 100).unwrap();
         assert_eq!(&hdr[..], &buf[..DATA_HEADER_LEN]);
+        // A router's in-place rewrite changes the tag and hops only.
+        super::super::rewrite_response(&mut buf[..n], 77);
+        super::super::set_hops(&mut buf[..n], 3);
+        let back = Data::decode(&buf[..n]).unwrap();
+        assert_eq!(back, Data { tag: 77, hops: 3, ..d });
+    }
+
+    #[test]
+    fn options_before_payload() {
+        let payload = [5u8; 10];
+        let opts = [0x22, 0, 2, 9, 9];
+        let d = Data { options: Options::parse(&opts).unwrap(), ..sample(&payload) };
+        let mut buf = [0u8; 200];
+        let n = d.encode(&mut buf).unwrap();
+        assert_eq!(n, DATA_HEADER_LEN + 5 + 10);
+        assert_eq!(Data::decode(&buf[..n]).unwrap(), d);
     }
 
     #[test]
     fn rejects_payload_past_end() {
         let payload = [5u8; 100];
-        let d =
-            Data { flags: DataFlags(0), tag: 0, eid: Eid([1; 32]), offset: 950, total_size: 1000, payload: &payload };
+        let d = Data { offset: 950, ..sample(&payload) };
         let mut buf = [0u8; 200];
         let n = d.encode(&mut buf).unwrap();
         assert_eq!(Data::decode(&buf[..n]), Err(DecodeError::Invalid("payload beyond object end")));

@@ -15,6 +15,8 @@ const ENTRY_FIXED_LEN: usize = EID_LEN + 8 + 2;
 /// ListRequest (type 0x06): the page starting at catalogue index `cursor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListRequest {
+    /// Routers that may still forward this request (as a Request's).
+    pub hop_limit: u8,
     pub tag: u32,
     pub cursor: u32,
 }
@@ -25,16 +27,18 @@ impl ListRequest {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);
-        let _reserved = r.u32("reserved")?;
+        let hop_limit = r.u8("hop limit")?;
+        let _reserved = r.bytes(3, "reserved")?;
         let tag = r.u32("tag")?;
         let cursor = r.u32("cursor")?;
         r.finish("trailing bytes after cursor")?;
-        Ok(ListRequest { tag, cursor })
+        Ok(ListRequest { hop_limit, tag, cursor })
     }
 
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         let mut w = Writer::with_prefix(out, LIST_REQUEST_LEN, PacketType::ListRequest)?;
-        w.u32(0);
+        w.u8(self.hop_limit);
+        w.bytes(&[0; 3]);
         w.u32(self.tag);
         w.u32(self.cursor);
         Ok(w.position())
@@ -219,7 +223,7 @@ mod tests {
 
     #[test]
     fn request_round_trip() {
-        let r = ListRequest { tag: 1, cursor: 40 };
+        let r = ListRequest { hop_limit: 3, tag: 1, cursor: 40 };
         let mut buf = [0u8; 16];
         assert_eq!(r.encode(&mut buf).unwrap(), LIST_REQUEST_LEN);
         assert_eq!(ListRequest::decode(&buf).unwrap(), r);

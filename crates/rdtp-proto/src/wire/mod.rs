@@ -23,25 +23,27 @@ mod request;
 mod resolve;
 pub mod tlv;
 
-pub use data::{DATA_HEADER_LEN, Data, DataFlags};
+pub use data::{DATA_HEADER_LEN, Data, DataFlags, DataHeader};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
 };
 pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
-pub use request::{REQUEST_HEADER_LEN, Request, RequestFlags};
+pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};
 pub use tlv::{ByteRange, Options};
 
 /// First two bytes of every rdtp datagram.
 pub const MAGIC: [u8; 2] = *b"RD";
-/// The version this crate speaks.
-pub const VERSION: u8 = 1;
+/// The version this crate speaks (2: routers — hop limits, nonces, served-by; see
+/// `docs/PROTOCOL.md` for what changed from 1).
+pub const VERSION: u8 = 2;
 /// Length of the common prefix (magic, version, type).
 pub const PREFIX_LEN: usize = 4;
 
 /// Smallest unit (payload bytes per Data packet) a server accepts.
 pub const MIN_UNIT: u16 = 64;
-/// Largest unit: a Data datagram must fit the 65 507-byte IPv4 UDP payload limit.
+/// Largest unit: a Data datagram (without options) must fit the 65 507-byte IPv4 UDP
+/// payload limit.
 pub const MAX_UNIT: u16 = (65_507 - DATA_HEADER_LEN) as u16;
 
 /// IPv4 header (20) + UDP header (8).
@@ -51,8 +53,8 @@ pub const IPV6_UDP_OVERHEAD: usize = 48;
 
 /// The largest unit whose Data datagrams fit in one IP packet of `mtu` bytes.
 ///
-/// For MTU 1500 this is 1412 bytes over IPv4 and 1392 over IPv6; for a 9000-byte jumbo
-/// MTU, 8912 and 8892. Returns `None` if the MTU cannot carry [`MIN_UNIT`].
+/// For MTU 1500 this is 1402 bytes over IPv4 and 1382 over IPv6; for a 9000-byte jumbo
+/// MTU, 8902 and 8882. Returns `None` if the MTU cannot carry [`MIN_UNIT`].
 pub fn unit_for_mtu(mtu: usize, ipv6: bool) -> Option<u16> {
     let overhead = if ipv6 { IPV6_UDP_OVERHEAD } else { IPV4_UDP_OVERHEAD } + DATA_HEADER_LEN;
     let unit = mtu.checked_sub(overhead)?;
@@ -160,6 +162,23 @@ impl<'a> Packet<'a> {
     }
 }
 
+/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse).
+pub const RESPONSE_TAG_AT: usize = 8;
+/// Offset of the hop count in Data and Nack.
+pub const HOPS_AT: usize = 5;
+
+/// Replace, in place, the tag of a response datagram that [`Packet::decode`] accepted as
+/// Data, Nack, ResolveResponse or ListResponse: a router forwarding a response downstream
+/// gives it the tag of the downstream's request.
+pub fn rewrite_response(datagram: &mut [u8], tag: u32) {
+    datagram[RESPONSE_TAG_AT..RESPONSE_TAG_AT + 4].copy_from_slice(&tag.to_be_bytes());
+}
+
+/// Set, in place, the hop count of a Data or Nack datagram that [`Packet::decode`] accepted.
+pub fn set_hops(datagram: &mut [u8], hops: u8) {
+    datagram[HOPS_AT] = hops;
+}
+
 /// Check magic and version; return the packet type.
 pub fn check_prefix(datagram: &[u8]) -> Result<PacketType, DecodeError> {
     if datagram.len() < PREFIX_LEN || datagram[..2] != MAGIC {
@@ -177,12 +196,12 @@ mod tests {
 
     #[test]
     fn unit_sizes_for_common_mtus() {
-        assert_eq!(unit_for_mtu(1500, false), Some(1412));
-        assert_eq!(unit_for_mtu(1500, true), Some(1392));
-        assert_eq!(unit_for_mtu(9000, false), Some(8912));
+        assert_eq!(unit_for_mtu(1500, false), Some(1402));
+        assert_eq!(unit_for_mtu(1500, true), Some(1382));
+        assert_eq!(unit_for_mtu(9000, false), Some(8902));
         assert_eq!(unit_for_mtu(100, false), None);
         assert_eq!(unit_for_mtu(100_000, false), Some(MAX_UNIT));
-        assert_eq!(DEFAULT_UNIT, 1412);
+        assert_eq!(DEFAULT_UNIT, 1402);
         // A maximal Data datagram fits the IPv4 UDP payload limit exactly.
         assert_eq!(MAX_UNIT as usize + DATA_HEADER_LEN, 65_507);
     }
@@ -191,8 +210,8 @@ mod tests {
     fn prefix_rejects_strays_cheaply() {
         assert_eq!(Packet::decode(b""), Err(DecodeError::NotRdtp));
         assert_eq!(Packet::decode(b"GET / HTTP/1.1"), Err(DecodeError::NotRdtp));
-        assert_eq!(Packet::decode(b"RD\x02\x01"), Err(DecodeError::UnsupportedVersion(2)));
-        assert_eq!(Packet::decode(b"RD\x01\x7f"), Err(DecodeError::UnknownType(0x7f)));
-        assert!(matches!(Packet::decode(b"RD\x01\x01"), Err(DecodeError::Truncated(_))));
+        assert_eq!(Packet::decode(b"RD\x01\x01"), Err(DecodeError::UnsupportedVersion(1)));
+        assert_eq!(Packet::decode(b"RD\x02\x7f"), Err(DecodeError::UnknownType(0x7f)));
+        assert!(matches!(Packet::decode(b"RD\x02\x01"), Err(DecodeError::Truncated(_))));
     }
 }

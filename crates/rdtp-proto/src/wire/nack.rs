@@ -3,9 +3,10 @@
 use super::codec::{Reader, Writer};
 use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::Eid;
+use crate::node::NodeId;
 
 /// Fixed part of a Nack, in bytes.
-pub const NACK_HEADER_LEN: usize = 56;
+pub const NACK_HEADER_LEN: usize = 64;
 /// Longest detail text a Nack carries; longer texts are cut at a character boundary.
 pub const NACK_MAX_DETAIL: usize = 512;
 
@@ -26,6 +27,13 @@ pub enum NackCode {
     Internal,
     /// The datagram's version is not one the server speaks.
     UnsupportedVersion,
+    /// A router has no route towards the content (no FIB entry and no default route).
+    NoRoute,
+    /// A router saw a request's nonce come back for a unit it already requested: a routing
+    /// loop.
+    Duplicate,
+    /// A router got a request whose hop limit was 0: a routing loop, or a path too long.
+    HopLimit,
     /// A code this implementation does not know.
     Other(u8),
 }
@@ -40,6 +48,9 @@ impl NackCode {
             NackCode::TooLarge => 5,
             NackCode::Internal => 6,
             NackCode::UnsupportedVersion => 7,
+            NackCode::NoRoute => 8,
+            NackCode::Duplicate => 9,
+            NackCode::HopLimit => 10,
             NackCode::Other(c) => c,
         }
     }
@@ -52,6 +63,9 @@ impl NackCode {
             5 => NackCode::TooLarge,
             6 => NackCode::Internal,
             7 => NackCode::UnsupportedVersion,
+            8 => NackCode::NoRoute,
+            9 => NackCode::Duplicate,
+            10 => NackCode::HopLimit,
             c => NackCode::Other(c),
         }
     }
@@ -62,10 +76,14 @@ impl NackCode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Nack<'a> {
     pub code: NackCode,
+    /// Routers this Nack crossed on its way back from `from`.
+    pub hops: u8,
     pub tag: u32,
     pub eid: Eid,
     pub offset: u64,
     pub length: u32,
+    /// The node that refused: the origin, or a router (busy, no route, loop).
+    pub from: NodeId,
     /// Human-readable reason (UTF-8), possibly empty.
     pub detail: &'a str,
 }
@@ -77,19 +95,20 @@ impl<'a> Nack<'a> {
         }
         let mut r = Reader::after_prefix(datagram);
         let code = NackCode::from_u8(r.u8("code")?);
-        let _reserved = r.u8("reserved")?;
+        let hops = r.u8("hops")?;
         let detail_len = usize::from(r.u16("detail length")?);
         let tag = r.u32("tag")?;
         let eid = r.eid()?;
         let offset = r.u64("offset")?;
         let length = r.u32("length")?;
+        let from = r.node()?;
         if detail_len > NACK_MAX_DETAIL {
             return Err(DecodeError::Invalid("detail longer than 512 bytes"));
         }
         let detail = core::str::from_utf8(r.bytes(detail_len, "detail")?)
             .map_err(|_| DecodeError::Invalid("detail is not UTF-8"))?;
         r.finish("trailing bytes after detail")?;
-        Ok(Nack { code, tag, eid, offset, length, detail })
+        Ok(Nack { code, hops, tag, eid, offset, length, from, detail })
     }
 
     /// The detail as it will be encoded (cut to [`NACK_MAX_DETAIL`] bytes).
@@ -110,12 +129,13 @@ impl<'a> Nack<'a> {
         let detail = self.detail_bytes();
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Nack)?;
         w.u8(self.code.to_u8());
-        w.u8(0);
+        w.u8(self.hops);
         w.u16(detail.len() as u16);
         w.u32(self.tag);
         w.eid(&self.eid);
         w.u64(self.offset);
         w.u32(self.length);
+        w.node(&self.from);
         w.bytes(detail);
         Ok(w.position())
     }
@@ -127,7 +147,16 @@ mod tests {
 
     #[test]
     fn round_trip_and_detail_cut() {
-        let n = Nack { code: NackCode::Busy, tag: 3, eid: Eid([9; 32]), offset: 5, length: 6, detail: "slow down" };
+        let n = Nack {
+            code: NackCode::Busy,
+            hops: 1,
+            tag: 3,
+            eid: Eid([9; 32]),
+            offset: 5,
+            length: 6,
+            from: NodeId::label("r1").unwrap(),
+            detail: "slow down",
+        };
         let mut buf = [0u8; 700];
         let len = n.encode(&mut buf).unwrap();
         assert_eq!(Nack::decode(&buf[..len]).unwrap(), n);

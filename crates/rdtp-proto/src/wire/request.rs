@@ -6,7 +6,11 @@ use super::{BufferTooSmall, DecodeError, MAX_UNIT, MIN_UNIT, PacketType};
 use crate::eid::Eid;
 
 /// Fixed part of a Request, in bytes.
-pub const REQUEST_HEADER_LEN: usize = 58;
+pub const REQUEST_HEADER_LEN: usize = 66;
+
+/// Hop limit a receiver puts in its requests: routers decrement it and refuse to forward a
+/// request that arrives with 0 (Nack `HopLimit`), so a routing loop cannot circulate forever.
+pub const DEFAULT_HOP_LIMIT: u8 = 32;
 
 /// Request flag bits (byte 4). Unknown bits are carried, never interpreted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -40,8 +44,15 @@ pub struct Request<'a> {
     pub flags: RequestFlags,
     /// Payload bytes per Data packet the receiver wants (its `UNIT_MSS`).
     pub unit: u16,
-    /// Opaque value echoed in every Data and Nack answering this request.
+    /// Routers that may still forward this request (see [`DEFAULT_HOP_LIMIT`]).
+    pub hop_limit: u8,
+    /// Opaque value echoed in every Data and Nack answering this request. Routers replace it
+    /// hop by hop (each node's tag names its own request).
     pub tag: u32,
+    /// Random value chosen by the receiver and carried unchanged by routers: a router that
+    /// sees a nonce come back for a unit it already requested upstream has found a routing
+    /// loop (Nack `Duplicate`), as NDN's Interest nonce.
+    pub nonce: u64,
     pub eid: Eid,
     /// The primary range.
     pub range: ByteRange,
@@ -58,16 +69,17 @@ impl<'a> Request<'a> {
         }
         let mut r = Reader::after_prefix(datagram);
         let flags = RequestFlags(r.u8("flags")?);
-        let _reserved = r.u8("reserved")?;
+        let hop_limit = r.u8("hop limit")?;
         let unit = r.u16("unit")?;
         let tag = r.u32("tag")?;
+        let nonce = r.u64("nonce")?;
         let eid = r.eid()?;
         let offset = r.u64("offset")?;
         let length = r.u32("length")?;
         let opt_len = usize::from(r.u16("options length")?);
         let options = Options::parse(r.bytes(opt_len, "options")?)?;
         r.finish("trailing bytes after options")?;
-        Ok(Request { flags, unit, tag, eid, range: ByteRange { offset, length }, options })
+        Ok(Request { flags, hop_limit, unit, tag, nonce, eid, range: ByteRange { offset, length }, options })
     }
 
     /// All ranges: the primary one, then those of `EXTRA_RANGES`.
@@ -112,9 +124,10 @@ impl<'a> Request<'a> {
             u16::try_from(raw.len()).map_err(|_| BufferTooSmall { needed: usize::MAX, available: out.len() })?;
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Request)?;
         w.u8(self.flags.0);
-        w.u8(0);
+        w.u8(self.hop_limit);
         w.u16(self.unit);
         w.u32(self.tag);
+        w.u64(self.nonce);
         w.eid(&self.eid);
         w.u64(self.range.offset);
         w.u32(self.range.length);
@@ -132,8 +145,10 @@ mod tests {
     fn sample(opts: &[u8]) -> Request<'_> {
         Request {
             flags: RequestFlags(RequestFlags::RETRANSMISSION),
+            hop_limit: DEFAULT_HOP_LIMIT,
             unit: 1412,
             tag: 7,
+            nonce: 0x0102_0304_0506_0708,
             eid: Eid([0xab; 32]),
             range: ByteRange::new(1412 * 10, 1412 * 4),
             options: Options::parse(opts).unwrap(),

@@ -22,6 +22,8 @@ pub enum Query<'a> {
 /// ResolveRequest (type 0x04).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResolveRequest<'a> {
+    /// Routers that may still forward this request (as a Request's).
+    pub hop_limit: u8,
     pub tag: u32,
     pub query: Query<'a>,
 }
@@ -40,7 +42,7 @@ impl<'a> ResolveRequest<'a> {
         }
         let mut r = Reader::after_prefix(datagram);
         let qtype = r.u8("query type")?;
-        let _reserved = r.u8("reserved")?;
+        let hop_limit = r.u8("hop limit")?;
         let qlen = usize::from(r.u16("query length")?);
         let tag = r.u32("tag")?;
         let q = r.bytes(qlen, "query")?;
@@ -59,7 +61,7 @@ impl<'a> ResolveRequest<'a> {
             }
             _ => return Err(DecodeError::Invalid("query type")),
         };
-        Ok(ResolveRequest { tag, query })
+        Ok(ResolveRequest { hop_limit, tag, query })
     }
 
     fn query_bytes(&self) -> (u8, &[u8]) {
@@ -85,7 +87,7 @@ impl<'a> ResolveRequest<'a> {
         }
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::ResolveRequest)?;
         w.u8(qtype);
-        w.u8(0);
+        w.u8(self.hop_limit);
         w.u16(q.len() as u16);
         w.u32(self.tag);
         w.bytes(q);
@@ -148,7 +150,7 @@ mod tests {
     fn round_trips() {
         let mut buf = [0u8; 2048];
         for q in [Query::Name("videos/a.mp4"), Query::Eid(Eid([4; 32]))] {
-            let r = ResolveRequest { tag: 11, query: q };
+            let r = ResolveRequest { hop_limit: 7, tag: 11, query: q };
             let n = r.encode(&mut buf).unwrap();
             assert_eq!(ResolveRequest::decode(&buf[..n]).unwrap(), r);
         }
@@ -161,12 +163,12 @@ mod tests {
     fn rejects_bad_queries() {
         let long = "x".repeat(RESOLVE_MAX_NAME + 1);
         let mut buf = [0u8; 2048];
-        assert!(ResolveRequest { tag: 0, query: Query::Name(&long) }.encode(&mut buf).is_err());
+        assert!(ResolveRequest { hop_limit: 7, tag: 0, query: Query::Name(&long) }.encode(&mut buf).is_err());
         // EID query with the wrong length.
-        let bad = [b'R', b'D', 1, 4, 2, 0, 0, 3, 0, 0, 0, 0, 1, 2, 3];
+        let bad = [b'R', b'D', super::super::VERSION, 4, 2, 0, 0, 3, 0, 0, 0, 0, 1, 2, 3];
         assert!(ResolveRequest::decode(&bad).is_err());
         // Empty name.
-        let empty = [b'R', b'D', 1, 4, 1, 0, 0, 0, 0, 0, 0, 0];
+        let empty = [b'R', b'D', super::super::VERSION, 4, 1, 0, 0, 0, 0, 0, 0, 0];
         assert!(ResolveRequest::decode(&empty).is_err());
     }
 }

@@ -27,6 +27,10 @@ pub struct Args {
     /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
+    /// This server's node id, named in every Data it sends (`served by`): 1-8 printable
+    /// characters, or 0x and 16 hex digits.
+    #[arg(long, value_name = "ID", default_value = "origin")]
+    pub id: rdtp_proto::NodeId,
     /// Most units one request may ask for (larger requests are refused).
     #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_units_per_request)]
     pub max_units: u32,
@@ -57,7 +61,7 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
-        config: ServerConfig { max_units_per_request: a.max_units },
+        config: ServerConfig { id: a.id, max_units_per_request: a.max_units },
     };
     let tcp = a.tcp.then(|| a.tcp_cc.clone());
     match (&a.pattern, &a.dir) {

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use super::*;
 use crate::cc::{LossKind, RateSample};
+use crate::node::ServedBy;
 
 const UNIT: u16 = 1000;
 
@@ -33,6 +34,9 @@ impl Script {
         let prior = self.delivered.saturating_sub(window);
         let rs = AckSample {
             now: self.now,
+            unit: self.delivered,
+            source: ServedBy::default(),
+            cookie: 0,
             delivered: self.delivered,
             acked: 1,
             rate: RateSample {
