@@ -10,7 +10,8 @@
 //!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
 //! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`;
 //! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
-//! * [`lister`] — the client side of catalogue listing.
+//! * [`lister`] — the client side of catalogue listing;
+//! * [`router`] — caching routers: so far their content store, [`router::cs`].
 //!
 //! ## What this crate must not do
 //!
@@ -64,6 +65,7 @@ pub mod eid;
 pub mod lister;
 pub mod node;
 pub mod receiver;
+pub mod router;
 pub mod server;
 pub mod time;
 pub mod wire;
