@@ -5,13 +5,15 @@
 //! receiver runs the congestion control (seed 000, "Toward ICN receiver-driven transmission
 //! mechanism over WLAN"). This crate is all of its protocol logic and none of its I/O:
 //!
-//! * [`wire`] — the datagram format (version 1; `docs/PROTOCOL.md` has layouts and vectors);
+//! * [`wire`] — the datagram format (version 2; `docs/PROTOCOL.md` has layouts and vectors);
 //! * [`receiver`] — the receiver state machine: request window, RTT/RTO, delivery-rate
 //!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
 //! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`;
 //! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
 //! * [`lister`] — the client side of catalogue listing;
-//! * [`router`] — caching routers: so far their content store, [`router::cs`].
+//! * [`router`] — the caching router: content store, pending requests (coalescing),
+//!   forwarding table; sans-IO with peers as addresses ([`router::Transmit`]);
+//! * [`node`] — node ids: who served a unit (origin or router), carried in every Data.
 //!
 //! ## What this crate must not do
 //!

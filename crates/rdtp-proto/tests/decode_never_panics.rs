@@ -92,3 +92,35 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+    /// Any sequence of datagrams from any of three peers (one of them the router's upstream)
+    /// never panics a router, whatever it queues decodes, and its tables stay bounded.
+    #[test]
+    fn router_takes_anything(
+        datagrams in proptest::collection::vec(
+            (0u8..3, 0u8..8, proptest::collection::vec(any::<u8>(), 0..160)),
+            1..30,
+        )
+    ) {
+        use std::net::SocketAddr;
+        use rdtp_proto::router::{Router, RouterConfig, fib::Fib, MAX_DATAGRAM};
+        let peer = |i: u8| SocketAddr::from(([10, 0, 0, i + 1], 7447));
+        let cfg = RouterConfig { fib: Fib::new(Some(peer(2))), pit_capacity: 64, ..RouterConfig::default() };
+        let mut router = Router::new(cfg);
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        for (i, (p, ty, body)) in datagrams.into_iter().enumerate() {
+            let mut d = vec![b'R', b'D', rdtp_proto::wire::VERSION, ty];
+            d.extend_from_slice(&body);
+            let now = Time::from_millis(i as u64 * 700);
+            router.handle_datagram(now, peer(p), &d);
+            router.handle_timeout(now);
+            while let Some(t) = router.poll_transmit(&mut buf) {
+                prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
+            }
+            prop_assert!(router.pit_len() <= 64);
+        }
+    }
+}

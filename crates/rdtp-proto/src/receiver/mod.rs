@@ -77,10 +77,10 @@ use crate::cc::{AckSample, CaState, CcParams, CongestionEvent, Controller, LossK
 use crate::eid::Eid;
 use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
-use crate::wire::tlv::{extra_ranges_len, write_extra_ranges};
+use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_extra_ranges};
 use crate::wire::{
-    ByteRange, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Query, Request, RequestFlags,
-    ResolveRequest, ResolveResponse,
+    DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Query, Request, RequestFlags, ResolveRequest,
+    ResolveResponse,
 };
 use pacer::Pacer;
 use rate::RateSampler;
@@ -787,7 +787,12 @@ impl Receiver {
             let next = self.transfer.as_ref()?.window.next();
             units.extend(next..next + count);
         }
-        let (ranges, used) = ranges_of(&units, unit, self.cfg.max_ranges_per_request);
+        let (ranges, used) = unit_ranges(
+            units.iter().map(|u| u * unit),
+            u32::from(self.cfg.unit),
+            self.cfg.max_ranges_per_request,
+            usize::MAX,
+        );
         let tag = self.take_tag();
         let nonce = self.rng.next_u64();
         let t = self.transfer.as_mut()?;
@@ -890,37 +895,5 @@ impl Receiver {
     }
 }
 
-/// Byte ranges covering `units` (sorted), merging consecutive units, at most `max_ranges`
-/// of them. Returns the ranges and how many of `units` they cover.
-fn ranges_of(units: &[u64], unit: u64, max_ranges: usize) -> (Vec<ByteRange>, usize) {
-    let mut ranges: Vec<ByteRange> = Vec::with_capacity(4);
-    let mut used = 0;
-    for &u in units {
-        let full = ranges.len() >= max_ranges.max(1);
-        match ranges.last_mut() {
-            Some(r) if r.offset + u64::from(r.length) == u * unit => r.length += unit as u32,
-            _ if full => break,
-            _ => ranges.push(ByteRange::new(u * unit, unit as u32)),
-        }
-        used += 1;
-    }
-    (ranges, used)
-}
-
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod range_tests {
-    use super::*;
-
-    #[test]
-    fn consecutive_units_merge_and_the_range_limit_holds() {
-        let (r, used) = ranges_of(&[3, 4, 5, 9, 11, 12], 100, 32);
-        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100), ByteRange::new(1100, 200)]);
-        assert_eq!(used, 6);
-        let (r, used) = ranges_of(&[3, 4, 5, 9, 11, 12], 100, 2);
-        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100)]);
-        assert_eq!(used, 4);
-    }
-}

@@ -1,4 +1,801 @@
-//! Caching routers (NDN-style: content store, PIT, FIB). Placeholder: so far only the
-//! content store, [`cs`], is here; the router itself replaces this file when it lands.
+//! The caching router (seeds 001 §II and 003 §I: NDN-style forwarders with a content store
+//! between consumers and producers).
+//!
+//! A [`Router`] is the receivers' first hop, as an NDN consumer's forwarder is; towards its
+//! next hop (a server or another router) it behaves as a receiver does. For each unit asked
+//! for it answers from its content store ([`cs`]) if it can, adds the asker to a pending
+//! entry if the unit is already requested upstream (coalescing), or forwards the request
+//! through its forwarding table ([`fib`]). Data coming back fills the pending entries'
+//! downstreams, each with its own tag, and may be kept in the store. `docs/PROTOCOL.md`
+//! ("Routers") states every rule; this module implements them.
+//!
+//! Its only state is the content store and the pending tables, all bounded: it keeps
+//! nothing per receiver beyond a pending entry, which lives until answered or expired. Like
+//! the rest of `rdtp-proto` it does no I/O: addresses are plain [`SocketAddr`]s (the ns-3
+//! glue and the test harness give their nodes addresses too), time comes in as [`Time`],
+//! randomness from the configured seed.
+//!
+//! # Call contract (sans-IO)
+//!
+//! ```text
+//! let mut router = Router::new(config);
+//! loop {
+//!     wait until a datagram arrives or router.poll_timeout() passes; then
+//!       datagram from `peer` → router.handle_datagram(now, peer, &bytes)
+//!       deadline             → router.handle_timeout(now)
+//!     while let Some(t) = router.poll_transmit(&mut buf) { send(t.to, &buf[..t.len]) }
+//! }
+//! ```
+//!
+//! `buf` must hold [`MAX_DATAGRAM`] bytes. Drain `poll_transmit` after every call: answers
+//! queue up until drained. `now` must never go backwards.
 
 pub mod cs;
+mod expiring;
+pub mod fib;
+mod pit;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use core::time::Duration;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg32;
+
+use crate::eid::Eid;
+use crate::node::NodeId;
+use crate::time::Time;
+use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_extra_ranges};
+use crate::wire::{
+    self, ByteRange, Data, DataFlags, DecodeError, ListRequest, Nack, NackCode, Options, Packet, PacketType, Query,
+    Request, RequestFlags, ResolveRequest, ResolveResponse,
+};
+use cs::{ContentStore, CsConfig, CsStats, Weigh};
+use expiring::ExpiringMap;
+use fib::Fib;
+use pit::{PitEntry, PitKey};
+
+/// Buffer size [`Router::poll_transmit`] needs (the largest UDP payload).
+pub const MAX_DATAGRAM: usize = 65_535;
+/// Most ranges in one request the router sends upstream.
+const MAX_RANGES: usize = 32;
+/// Forwarded resolves and lists pending at most.
+const CONTROL_CAPACITY: usize = 4096;
+/// Distinct unit sizes remembered to match short last units (see [`Router::on_data`]).
+const UNIT_SIZES: usize = 8;
+/// Buffers kept for reuse by the transmit queue.
+const POOL: usize = 1024;
+
+/// A datagram to send: to whom, and its length in the buffer given to
+/// [`Router::poll_transmit`] (as quinn-proto's `Transmit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub to: SocketAddr,
+    pub len: usize,
+}
+
+/// Everything that shapes a router.
+#[derive(Clone, Debug)]
+pub struct RouterConfig {
+    /// This router's node id, named in Data served from its store and Nacks it sends.
+    pub id: NodeId,
+    /// Where requests go.
+    pub fib: Fib,
+    /// The content store: capacity, replacement and admission.
+    pub cs: CsConfig,
+    /// Most units pending at once; beyond, requests for new units get `Busy`.
+    pub pit_capacity: usize,
+    /// How long a pending entry lives after its last request (NDN's Interest lifetime).
+    pub lifetime: Duration,
+    /// A re-request for a pending unit is forwarded again only if the unit was last
+    /// forwarded at least this long ago (NFD's retransmission suppression).
+    pub retx_suppression: Duration,
+    /// Most downstreams waiting for one unit.
+    pub max_waiting: usize,
+    /// Most units one request may ask for (as the server's limit).
+    pub max_units_per_request: u32,
+    /// Seed of the router's tags and of the store's randomness.
+    pub seed: u64,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        RouterConfig {
+            id: NodeId::label("router").expect("valid label"),
+            fib: Fib::default(),
+            cs: CsConfig::default(),
+            pit_capacity: 65_536,
+            lifetime: Duration::from_secs(4),
+            retx_suppression: Duration::from_millis(10),
+            max_waiting: 64,
+            max_units_per_request: 256,
+            seed: 0,
+        }
+    }
+}
+
+/// A unit in the content store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedUnit {
+    /// Size of the whole object.
+    pub total_size: u64,
+    pub payload: Box<[u8]>,
+}
+
+impl CachedUnit {
+    /// Whether this is what a request with `unit` gets at `offset`.
+    fn fits(&self, offset: u64, unit: u64) -> bool {
+        self.payload.len() as u64 == unit.min(self.total_size.saturating_sub(offset))
+    }
+}
+
+impl Weigh for CachedUnit {
+    fn bytes(&self) -> usize {
+        self.payload.len()
+    }
+}
+
+/// A router's counters (all totals since it started; see also [`Router::cs_stats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouterStats {
+    /// Request datagrams from downstreams.
+    pub requests: u64,
+    /// Units those requests asked for.
+    pub units_requested: u64,
+    /// Units answered from the content store.
+    pub cs_hits: u64,
+    /// Units the content store did not have.
+    pub cs_misses: u64,
+    /// Missed units that were already pending: the asker was added, nothing went upstream.
+    pub coalesced: u64,
+    /// Units forwarded upstream (first time).
+    pub forwarded_units: u64,
+    /// Units forwarded upstream again (a re-request after the suppression interval).
+    pub reforwarded_units: u64,
+    /// Request datagrams sent upstream.
+    pub upstream_requests: u64,
+    /// Data datagrams and payload bytes received from upstream.
+    pub data_in: u64,
+    pub bytes_in: u64,
+    /// Data datagrams and payload bytes sent downstream (hits and forwarded Data).
+    pub data_out: u64,
+    pub bytes_out: u64,
+    /// Data or responses that answered nothing pending (late, duplicate or forged).
+    pub unsolicited: u64,
+    /// Nacks received from upstream, and sent downstream.
+    pub nacks_in: u64,
+    pub nacks_out: u64,
+    /// Units refused because the pending table (or an entry's downstream list) was full.
+    pub busy: u64,
+    /// Requests (or units) refused: no route, loop (duplicate nonce), hop limit.
+    pub no_route: u64,
+    pub loops: u64,
+    pub hop_limit: u64,
+    /// Pending entries dropped unanswered after their lifetime.
+    pub expired: u64,
+    /// Resolves and lists forwarded.
+    pub resolves: u64,
+    pub lists: u64,
+    /// Requests refused as malformed; datagrams dropped as not rdtp or not for a router.
+    pub malformed: u64,
+    pub dropped: u64,
+}
+
+/// An upstream request the router sent: what a Nack answering it refers to.
+#[derive(Debug)]
+struct OutRequest {
+    next_hop: SocketAddr,
+    eid: Eid,
+    unit: u16,
+    offsets: Vec<u64>,
+}
+
+/// A forwarded resolve or list: where its answer goes.
+#[derive(Debug)]
+struct Forwarded {
+    next_hop: SocketAddr,
+    downstream: SocketAddr,
+    tag: u32,
+}
+
+/// A caching router. See the module docs for the call contract.
+#[derive(Debug)]
+pub struct Router {
+    id: NodeId,
+    fib: Fib,
+    cs: ContentStore<(Eid, u64), CachedUnit>,
+    pit: ExpiringMap<PitKey, PitEntry>,
+    upstream: ExpiringMap<u32, OutRequest>,
+    control: ExpiringMap<u32, Forwarded>,
+    lifetime: Duration,
+    retx_suppression: Duration,
+    max_waiting: usize,
+    max_units_per_request: u32,
+    /// Unit sizes seen in requests, most recent first.
+    unit_sizes: Vec<u16>,
+    rng: Pcg32,
+    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    pool: Vec<Vec<u8>>,
+    stats: RouterStats,
+    /// Scratch lists for one request: units to forward, and to refuse.
+    forward: Vec<u64>,
+    refused: Vec<(NackCode, u64)>,
+}
+
+impl Router {
+    pub fn new(cfg: RouterConfig) -> Self {
+        Router {
+            id: cfg.id,
+            fib: cfg.fib,
+            cs: ContentStore::new(cfg.cs),
+            pit: ExpiringMap::new(cfg.pit_capacity),
+            upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
+            control: ExpiringMap::new(CONTROL_CAPACITY),
+            lifetime: cfg.lifetime,
+            retx_suppression: cfg.retx_suppression,
+            max_waiting: cfg.max_waiting.max(1),
+            max_units_per_request: cfg.max_units_per_request,
+            unit_sizes: Vec::new(),
+            rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
+            queue: VecDeque::new(),
+            pool: Vec::new(),
+            stats: RouterStats::default(),
+            forward: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+    pub fn stats(&self) -> &RouterStats {
+        &self.stats
+    }
+    /// The content store's own counters (insertions, evictions, admission refusals).
+    pub fn cs_stats(&self) -> &CsStats {
+        self.cs.stats()
+    }
+    /// Units in the content store, and their payload bytes.
+    pub fn cs_len(&self) -> usize {
+        self.cs.len()
+    }
+    pub fn cs_bytes(&self) -> u64 {
+        self.cs.bytes()
+    }
+    /// Units pending.
+    pub fn pit_len(&self) -> usize {
+        self.pit.len()
+    }
+    /// Whether the content store holds the unit of `eid` at `offset` (no counters change).
+    pub fn cs_contains(&self, eid: &Eid, offset: u64) -> bool {
+        self.cs.contains(&(*eid, offset))
+    }
+    pub fn fib(&self) -> &Fib {
+        &self.fib
+    }
+
+    // ----- the sans-IO interface -------------------------------------------------------
+
+    /// When [`Router::handle_timeout`] must next be called (the earliest expiry).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        [self.pit.next_expiry(), self.upstream.next_expiry(), self.control.next_expiry()].into_iter().flatten().min()
+    }
+
+    /// Drop what expired by `now`.
+    pub fn handle_timeout(&mut self, now: Time) {
+        while self.pit.pop_expired(now).is_some() {
+            self.stats.expired += 1;
+        }
+        while self.upstream.pop_expired(now).is_some() {}
+        while self.control.pop_expired(now).is_some() {}
+    }
+
+    /// The next datagram to send, written into `buf` (≥ [`MAX_DATAGRAM`] bytes).
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<Transmit> {
+        loop {
+            let (to, d) = self.queue.pop_front()?;
+            let fits = d.len() <= buf.len();
+            if fits {
+                buf[..d.len()].copy_from_slice(&d);
+            }
+            let len = d.len();
+            self.recycle(d);
+            if fits {
+                return Some(Transmit { to, len });
+            }
+            self.stats.dropped += 1;
+        }
+    }
+
+    /// Take one datagram from `from`.
+    pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
+        let ty = match wire::check_prefix(datagram) {
+            Ok(ty) => ty,
+            Err(DecodeError::UnsupportedVersion(_)) if datagram.get(3).is_some_and(|&t| is_request_type(t)) => {
+                self.nack_blank(from, NackCode::UnsupportedVersion, "this router speaks rdtp version 2");
+                return;
+            }
+            Err(_) => {
+                self.stats.dropped += 1;
+                return;
+            }
+        };
+        match Packet::decode(datagram) {
+            Ok(Packet::Request(r)) => self.on_request(now, from, &r),
+            Ok(Packet::Data(d)) => self.on_data(from, &d, datagram),
+            Ok(Packet::Nack(n)) => self.on_nack(from, &n, datagram),
+            Ok(Packet::ResolveRequest(r)) => self.on_resolve(now, from, &r),
+            Ok(Packet::ListRequest(l)) => self.on_list(now, from, &l),
+            Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
+            Ok(Packet::ListResponse(l)) => self.on_control_response(from, l.tag, None, datagram),
+            Err(e) if is_request_type(ty as u8) => {
+                self.stats.malformed += 1;
+                let detail = match e {
+                    DecodeError::Truncated(w) | DecodeError::Invalid(w) => w,
+                    _ => "undecodable request",
+                };
+                self.nack_blank(from, NackCode::Malformed, detail);
+            }
+            Err(_) => self.stats.dropped += 1,
+        }
+    }
+
+    // ----- requests from downstream ----------------------------------------------------
+
+    fn on_request(&mut self, now: Time, from: SocketAddr, req: &Request<'_>) {
+        self.stats.requests += 1;
+        let refuse = |this: &mut Self, code, detail| {
+            this.send_nack(from, code, req.tag, req.eid, req.range, this.id, 0, detail);
+        };
+        if let Err(why) = req.validate() {
+            self.stats.malformed += 1;
+            return refuse(self, NackCode::Malformed, why);
+        }
+        if req.total_units() > u64::from(self.max_units_per_request) {
+            return refuse(self, NackCode::TooLarge, "request asks for more units than this router serves per request");
+        }
+        if req.hop_limit == 0 {
+            self.stats.hop_limit += 1;
+            return refuse(self, NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)");
+        }
+        let next_hop = match self.fib.route_eid(&req.eid) {
+            Some(a) if a != from => a,
+            Some(_) => {
+                self.stats.no_route += 1;
+                return refuse(
+                    self,
+                    NackCode::NoRoute,
+                    "the route for this EID leads back where the request came from",
+                );
+            }
+            None => {
+                self.stats.no_route += 1;
+                return refuse(self, NackCode::NoRoute, "no route for this EID");
+            }
+        };
+        self.note_unit_size(req.unit);
+        let unit = u64::from(req.unit);
+        let retransmission = req.flags.contains(RequestFlags::RETRANSMISSION);
+        let mut forward = std::mem::take(&mut self.forward);
+        let mut refused = std::mem::take(&mut self.refused);
+        forward.clear();
+        refused.clear();
+        for r in req.ranges() {
+            let mut offset = r.offset;
+            while offset < r.end() {
+                self.stats.units_requested += 1;
+                match self.unit_requested(now, from, req, offset, retransmission) {
+                    Verdict::Served => {}
+                    Verdict::Waiting => {}
+                    Verdict::Forward => forward.push(offset),
+                    Verdict::Refused(code) => refused.push((code, offset)),
+                }
+                offset += unit;
+            }
+        }
+        self.forward_upstream(now, next_hop, req, &forward);
+        // One Nack per run of consecutive refused units with the same reason.
+        let mut i = 0;
+        while i < refused.len() {
+            let (code, first) = refused[i];
+            let mut n = 1;
+            while refused.get(i + n).is_some_and(|&(c, o)| c == code && o == first + n as u64 * unit) {
+                n += 1;
+            }
+            let range = ByteRange::new(first, u32::try_from(n as u64 * unit).unwrap_or(u32::MAX));
+            let detail = match code {
+                NackCode::Duplicate => "the request came back: routing loop",
+                _ => "pending-request table full",
+            };
+            self.send_nack(from, code, req.tag, req.eid, range, self.id, 0, detail);
+            i += n;
+        }
+        self.forward = forward;
+        self.refused = refused;
+    }
+
+    /// One unit of a downstream's request: answer it, join it to a pending entry, or mark
+    /// it for forwarding.
+    fn unit_requested(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        req: &Request<'_>,
+        offset: u64,
+        retransmission: bool,
+    ) -> Verdict {
+        let unit = u64::from(req.unit);
+        if let Some(c) = self.cs.get(&(req.eid, offset))
+            && c.fits(offset, unit)
+        {
+            // Encode straight from the store into a queued buffer (no copy of the payload
+            // besides the one into the datagram).
+            let d = Data {
+                flags: DataFlags(DataFlags::CACHED)
+                    .with(DataFlags::LAST, offset + c.payload.len() as u64 == c.total_size),
+                hops: 0,
+                tag: req.tag,
+                eid: req.eid,
+                offset,
+                total_size: c.total_size,
+                served_by: self.id,
+                options: Options::EMPTY,
+                payload: &c.payload,
+            };
+            let mut b = self.pool.pop().unwrap_or_default();
+            b.clear();
+            b.resize(d.encoded_len(), 0);
+            if d.encode(&mut b).is_ok() {
+                self.queue.push_back((from, b));
+                self.stats.cs_hits += 1;
+                self.stats.data_out += 1;
+                self.stats.bytes_out += d.payload.len() as u64;
+                return Verdict::Served;
+            }
+        }
+        self.stats.cs_misses += 1;
+        let key = PitKey { eid: req.eid, offset, unit: req.unit };
+        if let Some(e) = self.pit.get_mut(&key) {
+            if e.saw_nonce(req.nonce) {
+                self.stats.loops += 1;
+                return Verdict::Refused(NackCode::Duplicate);
+            }
+            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting) else {
+                self.stats.busy += 1;
+                return Verdict::Refused(NackCode::Busy);
+            };
+            e.note_nonce(req.nonce);
+            let refire = retransmission && now - e.last_forwarded >= self.retx_suppression;
+            self.pit.set_expiry(&key, now + self.lifetime);
+            if refire {
+                self.stats.reforwarded_units += 1;
+                return Verdict::Forward;
+            }
+            if new {
+                self.stats.coalesced += 1;
+            }
+            return Verdict::Waiting;
+        }
+        match self.pit.insert(key, PitEntry::new(from, req.tag, req.nonce, now), now + self.lifetime) {
+            Ok(_) => {
+                self.stats.forwarded_units += 1;
+                Verdict::Forward
+            }
+            Err(_) => {
+                self.stats.busy += 1;
+                Verdict::Refused(NackCode::Busy)
+            }
+        }
+    }
+
+    /// Send the units at `offsets` (of `req`'s EID and unit) to `next_hop`, as few requests
+    /// as the range and unit limits allow.
+    fn forward_upstream(&mut self, now: Time, next_hop: SocketAddr, req: &Request<'_>, offsets: &[u64]) {
+        let max_units = (self.max_units_per_request as usize).max(1);
+        let mut rest = offsets;
+        while !rest.is_empty() {
+            let (ranges, used) = unit_ranges(rest.iter().copied(), u32::from(req.unit), MAX_RANGES, max_units);
+            let (sent, later) = rest.split_at(used);
+            rest = later;
+            let tag = self.new_tag();
+            let mut opts = [0u8; MAX_RANGES * 12 + 3];
+            let opt_len = extra_ranges_len(ranges.len() - 1);
+            write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
+            let up = Request {
+                flags: req.flags,
+                hop_limit: req.hop_limit - 1,
+                unit: req.unit,
+                tag,
+                nonce: req.nonce,
+                eid: req.eid,
+                range: ranges[0],
+                options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+            };
+            self.enqueue(next_hop, up.encoded_len(), |b| up.encode(b).ok());
+            self.stats.upstream_requests += 1;
+            for &o in sent {
+                if let Some(e) = self.pit.get_mut(&PitKey { eid: req.eid, offset: o, unit: req.unit }) {
+                    e.note_forwarded(tag, next_hop, now);
+                }
+            }
+            let record = OutRequest { next_hop, eid: req.eid, unit: req.unit, offsets: sent.to_vec() };
+            if self.upstream.is_full() {
+                // Forget the oldest: a Nack answering it will find nothing (its units expire).
+                self.upstream.pop_expired(Time::MAX);
+            }
+            let _ = self.upstream.insert(tag, record, now + self.lifetime);
+        }
+    }
+
+    fn on_resolve(&mut self, now: Time, from: SocketAddr, r: &ResolveRequest<'_>) {
+        self.stats.resolves += 1;
+        let (eid, next_hop) = match r.query {
+            Query::Name(n) => (Eid::default(), self.fib.route_name(n)),
+            Query::Eid(e) => (e, self.fib.route_eid(&e)),
+        };
+        let Some(next_hop) = self.control_next_hop(from, r.hop_limit, r.tag, eid, next_hop) else { return };
+        let tag = self.new_tag();
+        let up = ResolveRequest { hop_limit: r.hop_limit - 1, tag, query: r.query };
+        self.forward_control(now, from, r.tag, eid, next_hop, tag, up.encoded_len(), |b| up.encode(b).ok());
+    }
+
+    fn on_list(&mut self, now: Time, from: SocketAddr, l: &ListRequest) {
+        self.stats.lists += 1;
+        let route = self.fib.default_route();
+        let Some(next_hop) = self.control_next_hop(from, l.hop_limit, l.tag, Eid::default(), route) else { return };
+        let tag = self.new_tag();
+        let up = ListRequest { hop_limit: l.hop_limit - 1, tag, cursor: l.cursor };
+        self.forward_control(now, from, l.tag, Eid::default(), next_hop, tag, wire::LIST_REQUEST_LEN, |b| {
+            up.encode(b).ok()
+        });
+    }
+
+    /// The next hop of a resolve or list, or `None` after refusing it.
+    fn control_next_hop(
+        &mut self,
+        from: SocketAddr,
+        hop_limit: u8,
+        tag: u32,
+        eid: Eid,
+        route: Option<SocketAddr>,
+    ) -> Option<SocketAddr> {
+        let range = ByteRange::new(0, 0);
+        let refusal = match route {
+            _ if hop_limit == 0 => {
+                self.stats.hop_limit += 1;
+                (NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)")
+            }
+            Some(a) if a != from && !self.control.is_full() => return Some(a),
+            Some(a) if a != from => {
+                self.stats.busy += 1;
+                (NackCode::Busy, "too many forwarded requests pending")
+            }
+            _ => {
+                self.stats.no_route += 1;
+                (NackCode::NoRoute, "no route for this name")
+            }
+        };
+        self.send_nack(from, refusal.0, tag, eid, range, self.id, 0, refusal.1);
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn forward_control(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        their_tag: u32,
+        eid: Eid,
+        next_hop: SocketAddr,
+        tag: u32,
+        len: usize,
+        encode: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) {
+        let pending = Forwarded { next_hop, downstream: from, tag: their_tag };
+        if self.control.insert(tag, pending, now + self.lifetime).is_err() {
+            self.send_nack(from, NackCode::Busy, their_tag, eid, ByteRange::new(0, 0), self.id, 0, "busy");
+            return;
+        }
+        self.enqueue(next_hop, len, encode);
+    }
+
+    // ----- answers from upstream -------------------------------------------------------
+
+    /// A Data from upstream: satisfy the pending entries it answers (see PROTOCOL.md).
+    fn on_data(&mut self, from: SocketAddr, d: &Data<'_>, datagram: &[u8]) {
+        self.stats.data_in += 1;
+        self.stats.bytes_in += d.payload.len() as u64;
+        let len = d.payload.len();
+        let last = d.offset + len as u64 == d.total_size;
+        let mut candidates = [0u16; UNIT_SIZES + 1];
+        let mut n = 0;
+        if let Ok(u) = u16::try_from(len) {
+            candidates[0] = u;
+            n = 1;
+        }
+        if last {
+            for &u in &self.unit_sizes {
+                if usize::from(u) > len {
+                    candidates[n] = u;
+                    n += 1;
+                }
+            }
+        }
+        let mut matched = false;
+        for &unit in &candidates[..n] {
+            let key = PitKey { eid: d.eid, offset: d.offset, unit };
+            if !self.pit.get(&key).is_some_and(|e| e.answered_by(d.tag, from)) {
+                continue;
+            }
+            let Some(entry) = self.pit.remove(&key) else { continue };
+            if !matched {
+                let value = CachedUnit { total_size: d.total_size, payload: d.payload.into() };
+                self.cs.offer((d.eid, d.offset), value);
+                matched = true;
+            }
+            let hops = d.hops.saturating_add(1);
+            for w in entry.downstream {
+                self.enqueue(w.peer, datagram.len(), |b| {
+                    b.copy_from_slice(datagram);
+                    wire::rewrite_response(b, w.tag);
+                    wire::set_hops(b, hops);
+                    Some(datagram.len())
+                });
+                self.stats.data_out += 1;
+                self.stats.bytes_out += len as u64;
+            }
+        }
+        if !matched {
+            self.stats.unsolicited += 1;
+        }
+    }
+
+    /// A Nack from upstream: pass it to everyone waiting for a unit it refuses.
+    fn on_nack(&mut self, from: SocketAddr, n: &Nack<'_>, datagram: &[u8]) {
+        self.stats.nacks_in += 1;
+        if self.control.get(&n.tag).is_some_and(|c| c.next_hop == from) {
+            self.on_control_response(from, n.tag, None, datagram);
+            return;
+        }
+        let Some(out) = self.upstream.get(&n.tag).filter(|o| o.next_hop == from) else {
+            self.stats.unsolicited += 1;
+            return;
+        };
+        // Range-specific refusals cover the range; the others the whole request.
+        let ranged = matches!(n.code, NackCode::RangeBeyondEnd | NackCode::Internal);
+        let refused = ByteRange::new(n.offset, n.length);
+        let (eid, unit) = (out.eid, out.unit);
+        let offsets: Vec<u64> =
+            out.offsets.iter().copied().filter(|&o| !ranged || (o >= refused.offset && o < refused.end())).collect();
+        if !ranged {
+            self.upstream.remove(&n.tag);
+        }
+        let mut waiting: Vec<(SocketAddr, u32, u64)> = Vec::new();
+        for o in offsets {
+            let key = PitKey { eid, offset: o, unit };
+            if self.pit.get(&key).is_some_and(|e| e.answered_by(n.tag, from))
+                && let Some(e) = self.pit.remove(&key)
+            {
+                waiting.extend(e.downstream.iter().map(|w| (w.peer, w.tag, o)));
+            }
+        }
+        waiting.sort_unstable();
+        let step = u64::from(unit);
+        let hops = n.hops.saturating_add(1);
+        let mut i = 0;
+        while i < waiting.len() {
+            let (peer, tag, first) = waiting[i];
+            let mut k = 1;
+            while waiting.get(i + k).is_some_and(|&(p, t, o)| p == peer && t == tag && o == first + k as u64 * step) {
+                k += 1;
+            }
+            let range = ByteRange::new(first, u32::try_from(k as u64 * step).unwrap_or(u32::MAX));
+            self.send_nack(peer, n.code, tag, eid, range, n.from, hops, n.detail);
+            i += k;
+        }
+    }
+
+    /// The answer to a forwarded resolve or list (or a Nack refusing one).
+    fn on_control_response(&mut self, from: SocketAddr, tag: u32, resolved: Option<&ResolveResponse<'_>>, d: &[u8]) {
+        if self.control.get(&tag).is_none_or(|c| c.next_hop != from) {
+            self.stats.unsolicited += 1;
+            return;
+        }
+        let Some(c) = self.control.remove(&tag) else { return };
+        if let Some(r) = resolved {
+            self.fib.learn(r.eid, from);
+        }
+        let is_nack = matches!(wire::check_prefix(d), Ok(PacketType::Nack));
+        if is_nack {
+            self.stats.nacks_out += 1;
+        }
+        self.enqueue(c.downstream, d.len(), |b| {
+            b.copy_from_slice(d);
+            wire::rewrite_response(b, c.tag);
+            if is_nack {
+                wire::set_hops(b, d[wire::HOPS_AT].saturating_add(1));
+            }
+            Some(d.len())
+        });
+    }
+
+    // ----- output ----------------------------------------------------------------------
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_nack(
+        &mut self,
+        to: SocketAddr,
+        code: NackCode,
+        tag: u32,
+        eid: Eid,
+        range: ByteRange,
+        by: NodeId,
+        hops: u8,
+        detail: &str,
+    ) {
+        let n = Nack { code, hops, tag, eid, offset: range.offset, length: range.length, from: by, detail };
+        self.enqueue(to, n.encoded_len(), |b| n.encode(b).ok());
+        self.stats.nacks_out += 1;
+    }
+
+    fn nack_blank(&mut self, to: SocketAddr, code: NackCode, detail: &str) {
+        self.send_nack(to, code, 0, Eid::default(), ByteRange::new(0, 0), self.id, 0, detail);
+    }
+
+    /// Queue a datagram of `len` bytes written by `write` (which returns the length written).
+    fn enqueue(&mut self, to: SocketAddr, len: usize, write: impl FnOnce(&mut [u8]) -> Option<usize>) {
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b.resize(len, 0);
+        match write(&mut b) {
+            Some(n) => {
+                b.truncate(n);
+                self.queue.push_back((to, b));
+            }
+            None => self.recycle(b),
+        }
+    }
+
+    fn recycle(&mut self, b: Vec<u8>) {
+        if self.pool.len() < POOL {
+            self.pool.push(b);
+        }
+    }
+
+    fn new_tag(&mut self) -> u32 {
+        loop {
+            let t = self.rng.next_u32();
+            if t != 0 && self.upstream.get(&t).is_none() && self.control.get(&t).is_none() {
+                return t;
+            }
+        }
+    }
+
+    fn note_unit_size(&mut self, unit: u16) {
+        if self.unit_sizes.first() == Some(&unit) {
+            return;
+        }
+        self.unit_sizes.retain(|&u| u != unit);
+        self.unit_sizes.insert(0, unit);
+        self.unit_sizes.truncate(UNIT_SIZES);
+    }
+}
+
+/// What happened to one requested unit.
+enum Verdict {
+    /// Answered from the content store.
+    Served,
+    /// Joined a pending entry.
+    Waiting,
+    /// To be sent upstream.
+    Forward,
+    Refused(NackCode),
+}
+
+fn is_request_type(t: u8) -> bool {
+    t == PacketType::Request as u8 || t == PacketType::ResolveRequest as u8 || t == PacketType::ListRequest as u8
+}
+
+#[cfg(test)]
+mod tests;

@@ -134,6 +134,29 @@ impl<'a> Iterator for TlvIter<'a> {
     }
 }
 
+/// Byte ranges covering the units that start at `offsets`, each `unit` bytes long: units in
+/// a row merge into one range. At most `max_ranges` ranges and `max_units` units; returns
+/// the ranges and how many of `offsets` they cover (a prefix).
+pub fn unit_ranges(
+    offsets: impl IntoIterator<Item = u64>,
+    unit: u32,
+    max_ranges: usize,
+    max_units: usize,
+) -> (Vec<ByteRange>, usize) {
+    let mut ranges: Vec<ByteRange> = Vec::with_capacity(4);
+    let mut used = 0;
+    for o in offsets.into_iter().take(max_units) {
+        let full = ranges.len() >= max_ranges.max(1);
+        match ranges.last_mut() {
+            Some(r) if r.end() == o && r.length.checked_add(unit).is_some() => r.length += unit,
+            _ if full => break,
+            _ => ranges.push(ByteRange::new(o, unit)),
+        }
+        used += 1;
+    }
+    (ranges, used)
+}
+
 /// Bytes an `EXTRA_RANGES` item with `n` ranges occupies (0 for none).
 pub const fn extra_ranges_len(n: usize) -> usize {
     if n == 0 { 0 } else { TLV_HEADER_LEN + n * RANGE_LEN }
@@ -162,6 +185,21 @@ pub fn write_extra_ranges(out: &mut [u8], ranges: &[ByteRange]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn consecutive_units_merge_and_the_limits_hold() {
+        let offs = [300, 400, 500, 900, 1100, 1200];
+        let (r, used) = unit_ranges(offs, 100, 32, usize::MAX);
+        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100), ByteRange::new(1100, 200)]);
+        assert_eq!(used, 6);
+        let (r, used) = unit_ranges(offs, 100, 2, usize::MAX);
+        assert_eq!(r, [ByteRange::new(300, 300), ByteRange::new(900, 100)]);
+        assert_eq!(used, 4);
+        let (r, used) = unit_ranges(offs, 100, 32, 2);
+        assert_eq!((r, used), (vec![ByteRange::new(300, 200)], 2));
+        // Offsets need not be multiples of the unit.
+        assert_eq!(unit_ranges([7, 107], 100, 32, 9).0, [ByteRange::new(7, 200)]);
+    }
 
     #[test]
     fn ranges_round_trip() {

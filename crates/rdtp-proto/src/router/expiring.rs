@@ -1,0 +1,117 @@
+//! A bounded map whose entries expire: the shape of every table a router keeps besides its
+//! content store (pending requests, upstream requests, forwarded resolves).
+//!
+//! Lookups are O(1) (hash map); insertion, removal and changing an entry's expiry are
+//! O(log n) (an ordered index of expiry times). Memory is bounded by the capacity given at
+//! creation: a full map refuses new keys.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+
+use crate::time::Time;
+
+#[derive(Debug)]
+struct Slot<V> {
+    value: V,
+    expires: (Time, u64),
+}
+
+/// A map of at most `capacity` entries, each with an expiry time.
+#[derive(Debug)]
+pub(crate) struct ExpiringMap<K, V> {
+    map: HashMap<K, Slot<V>>,
+    order: BTreeMap<(Time, u64), K>,
+    seq: u64,
+    capacity: usize,
+}
+
+impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        ExpiringMap { map: HashMap::new(), order: BTreeMap::new(), seq: 0, capacity }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.map.len() >= self.capacity
+    }
+
+    pub(crate) fn get(&self, k: &K) -> Option<&V> {
+        self.map.get(k).map(|s| &s.value)
+    }
+
+    pub(crate) fn get_mut(&mut self, k: &K) -> Option<&mut V> {
+        self.map.get_mut(k).map(|s| &mut s.value)
+    }
+
+    fn stamp(&mut self, at: Time) -> (Time, u64) {
+        self.seq += 1;
+        (at, self.seq)
+    }
+
+    /// Insert a new key expiring at `at`; gives the value back if the map is full or the key
+    /// is present.
+    pub(crate) fn insert(&mut self, k: K, value: V, at: Time) -> Result<&mut V, V> {
+        if self.is_full() || self.map.contains_key(&k) {
+            return Err(value);
+        }
+        let expires = self.stamp(at);
+        self.order.insert(expires, k.clone());
+        Ok(&mut self.map.entry(k).or_insert(Slot { value, expires }).value)
+    }
+
+    /// Move the expiry of `k` to `at`.
+    pub(crate) fn set_expiry(&mut self, k: &K, at: Time) {
+        let stamp = self.stamp(at);
+        if let Some(slot) = self.map.get_mut(k) {
+            self.order.remove(&slot.expires);
+            slot.expires = stamp;
+            self.order.insert(stamp, k.clone());
+        }
+    }
+
+    pub(crate) fn remove(&mut self, k: &K) -> Option<V> {
+        let slot = self.map.remove(k)?;
+        self.order.remove(&slot.expires);
+        Some(slot.value)
+    }
+
+    /// The earliest expiry, if any entry exists.
+    pub(crate) fn next_expiry(&self) -> Option<Time> {
+        self.order.first_key_value().map(|((t, _), _)| *t)
+    }
+
+    /// Remove and return one entry that expired at or before `now`.
+    pub(crate) fn pop_expired(&mut self, now: Time) -> Option<(K, V)> {
+        let (&(t, _), _) = self.order.first_key_value()?;
+        if t > now {
+            return None;
+        }
+        let (_, k) = self.order.pop_first()?;
+        let slot = self.map.remove(&k)?;
+        Some((k, slot.value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_and_expires_in_order() {
+        let mut m = ExpiringMap::new(2);
+        assert!(m.insert("a", 1, Time::from_millis(30)).is_ok());
+        assert!(m.insert("b", 2, Time::from_millis(10)).is_ok());
+        assert_eq!(m.insert("c", 3, Time::from_millis(5)).unwrap_err(), 3, "full");
+        assert_eq!(m.insert("a", 4, Time::from_millis(5)).unwrap_err(), 4, "present");
+        assert_eq!(m.next_expiry(), Some(Time::from_millis(10)));
+        m.set_expiry(&"b", Time::from_millis(50));
+        assert_eq!(m.next_expiry(), Some(Time::from_millis(30)));
+        assert_eq!(m.pop_expired(Time::from_millis(29)), None);
+        assert_eq!(m.pop_expired(Time::from_millis(30)), Some(("a", 1)));
+        assert_eq!(m.remove(&"b"), Some(2));
+        assert_eq!((m.len(), m.next_expiry()), (0, None));
+    }
+}

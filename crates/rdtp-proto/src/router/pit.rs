@@ -1,0 +1,90 @@
+//! Pending requests (NDN's PIT): the units a router asked upstream for, and who waits for
+//! each (seed 001 §III-B "interest aggregation"; NFD's in-records and out-records).
+//!
+//! An entry is keyed by (EID, offset, unit): requests with different unit sizes for the same
+//! offset want different Data. It holds the downstreams waiting (their address and tag — the
+//! Data goes back to each with its own tag), the upstream requests it went out in (tag and
+//! next hop: only a Data or Nack answering one of those satisfies it), the nonces it has seen
+//! (a nonce coming back is a loop) and when it was last forwarded (retransmissions are
+//! forwarded again only after the suppression interval).
+
+use std::net::SocketAddr;
+
+use crate::eid::Eid;
+use crate::time::Time;
+
+/// Upstream requests remembered per entry (older ones are forgotten: their Data is then
+/// unsolicited).
+pub(crate) const MAX_OUT: usize = 4;
+/// Nonces remembered per entry.
+pub(crate) const MAX_NONCES: usize = 8;
+
+/// What identifies a pending unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PitKey {
+    pub eid: Eid,
+    pub offset: u64,
+    pub unit: u16,
+}
+
+/// A downstream waiting for the unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct InRecord {
+    pub peer: SocketAddr,
+    /// The tag of its latest request for the unit.
+    pub tag: u32,
+}
+
+/// One pending unit.
+#[derive(Clone, Debug)]
+pub(crate) struct PitEntry {
+    pub downstream: Vec<InRecord>,
+    /// `(tag, next hop)` of the upstream requests it was forwarded in, oldest first.
+    pub out: Vec<(u32, SocketAddr)>,
+    pub nonces: Vec<u64>,
+    pub last_forwarded: Time,
+}
+
+impl PitEntry {
+    pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time) -> Self {
+        PitEntry { downstream: vec![InRecord { peer, tag }], out: Vec::new(), nonces: vec![nonce], last_forwarded: now }
+    }
+
+    /// Whether `(tag, from)` is one of the upstream requests this entry went out in.
+    pub(crate) fn answered_by(&self, tag: u32, from: SocketAddr) -> bool {
+        self.out.iter().any(|&(t, p)| t == tag && p == from)
+    }
+
+    pub(crate) fn saw_nonce(&self, nonce: u64) -> bool {
+        self.nonces.contains(&nonce)
+    }
+
+    pub(crate) fn note_nonce(&mut self, nonce: u64) {
+        if self.nonces.len() >= MAX_NONCES {
+            self.nonces.remove(0);
+        }
+        self.nonces.push(nonce);
+    }
+
+    pub(crate) fn note_forwarded(&mut self, tag: u32, next_hop: SocketAddr, now: Time) {
+        if self.out.len() >= MAX_OUT {
+            self.out.remove(0);
+        }
+        self.out.push((tag, next_hop));
+        self.last_forwarded = now;
+    }
+
+    /// Add `peer` as waiting with `tag`, or update its tag. Returns `Some(true)` if it was
+    /// not waiting yet, `None` if the entry already has `max` downstreams.
+    pub(crate) fn add_downstream(&mut self, peer: SocketAddr, tag: u32, max: usize) -> Option<bool> {
+        if let Some(d) = self.downstream.iter_mut().find(|d| d.peer == peer) {
+            d.tag = tag;
+            return Some(false);
+        }
+        if self.downstream.len() >= max {
+            return None;
+        }
+        self.downstream.push(InRecord { peer, tag });
+        Some(true)
+    }
+}

@@ -1,0 +1,420 @@
+//! Router rules, one at a time, with hand-made datagrams (the harness crate runs whole
+//! fetches through routers under loss).
+
+use std::net::SocketAddr;
+
+use super::cs::{CsConfig, Replacement};
+use super::*;
+use crate::server::{Catalog, MemoryCatalog, Server};
+use crate::wire::{DEFAULT_HOP_LIMIT, ListResponse};
+
+const UNIT: u16 = 100;
+
+fn addr(n: u8) -> SocketAddr {
+    SocketAddr::from(([10, 0, 0, n], 7447))
+}
+const RX1: u8 = 1;
+const RX2: u8 = 2;
+const UP: u8 = 9;
+
+fn router(cfg: impl FnOnce(&mut RouterConfig)) -> Router {
+    let mut c = RouterConfig { id: NodeId::label("r1").unwrap(), fib: Fib::new(Some(addr(UP))), ..Default::default() };
+    cfg(&mut c);
+    Router::new(c)
+}
+
+fn catalog() -> MemoryCatalog {
+    MemoryCatalog::new([("obj".to_string(), (0..1050u32).map(|i| (i % 251) as u8).collect())])
+}
+
+fn eid() -> Eid {
+    catalog().resolve("obj").unwrap().0
+}
+
+fn request(tag: u32, nonce: u64, ranges: &[(u64, u32)], flags: u8) -> Vec<u8> {
+    let mut opts = [0u8; 512];
+    let extra: Vec<ByteRange> = ranges[1..].iter().map(|&(o, n)| ByteRange::new(o, n * u32::from(UNIT))).collect();
+    let n = extra_ranges_len(extra.len());
+    write_extra_ranges(&mut opts[..n], &extra);
+    let r = Request {
+        flags: RequestFlags(flags),
+        hop_limit: DEFAULT_HOP_LIMIT,
+        unit: UNIT,
+        tag,
+        nonce,
+        eid: eid(),
+        range: ByteRange::new(ranges[0].0, ranges[0].1 * u32::from(UNIT)),
+        options: Options::parse(&opts[..n]).unwrap(),
+    };
+    let mut b = vec![0u8; r.encoded_len()];
+    r.encode(&mut b).unwrap();
+    b
+}
+
+/// Everything the router wants to send, in order.
+fn drain(r: &mut Router) -> Vec<(SocketAddr, Vec<u8>)> {
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut out = vec![];
+    while let Some(t) = r.poll_transmit(&mut buf) {
+        out.push((t.to, buf[..t.len].to_vec()));
+    }
+    out
+}
+
+/// Let the server answer every request in `out` that goes upstream; returns the answers.
+fn serve(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
+    let cat = catalog();
+    let mut server = Server::default();
+    let mut answers = vec![];
+    let mut buf = vec![0u8; 65536];
+    for (to, d) in out {
+        if *to == addr(UP) {
+            let mut reply = server.handle(&cat, d);
+            while let Some(n) = reply.next_datagram(&mut buf) {
+                answers.push(buf[..n].to_vec());
+            }
+        }
+    }
+    answers
+}
+
+fn upstream_requests(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<ByteRange>> {
+    out.iter()
+        .filter(|(to, _)| *to == addr(UP))
+        .map(|(_, d)| match Packet::decode(d).unwrap() {
+            Packet::Request(r) => r.ranges().collect(),
+            p => panic!("not a request: {p:?}"),
+        })
+        .collect()
+}
+
+fn data_to(out: &[(SocketAddr, Vec<u8>)], n: u8) -> Vec<Data<'_>> {
+    out.iter()
+        .filter(|(to, _)| *to == addr(n))
+        .filter_map(|(_, d)| match Packet::decode(d) {
+            Ok(Packet::Data(d)) => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
+fn nacks_to(out: &[(SocketAddr, Vec<u8>)], n: u8) -> Vec<Nack<'_>> {
+    out.iter()
+        .filter(|(to, _)| *to == addr(n))
+        .filter_map(|(_, d)| match Packet::decode(d) {
+            Ok(Packet::Nack(k)) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Fetch units `[first, first + n)` through the router for `rx` and return what reached it.
+fn fetch(r: &mut Router, now: Time, rx: u8, tag: u32, first: u64, n: u32) -> Vec<(SocketAddr, Vec<u8>)> {
+    r.handle_datagram(now, addr(rx), &request(tag, u64::from(tag) * 7919, &[(first * u64::from(UNIT), n)], 0));
+    let out = drain(r);
+    for a in serve(&out) {
+        r.handle_datagram(now, addr(UP), &a);
+    }
+    let mut all = out;
+    all.extend(drain(r));
+    all
+}
+
+#[test]
+fn a_miss_is_forwarded_and_the_data_cached_then_a_hit_is_served_locally() {
+    let mut r = router(|_| {});
+    let t = Time::ZERO;
+    let out = fetch(&mut r, t, RX1, 5, 0, 3);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, 300)]]);
+    let d = data_to(&out, RX1);
+    assert_eq!(d.iter().map(|d| d.offset).collect::<Vec<_>>(), [0, 100, 200]);
+    assert!(d.iter().all(|d| d.tag == 5 && d.hops == 1 && d.served_by == NodeId::ORIGIN));
+    assert!(d.iter().all(|d| !d.flags.contains(DataFlags::CACHED)));
+    assert_eq!(r.cs_len(), 3);
+    assert_eq!(r.pit_len(), 0);
+    // Again, from another receiver: all hits, nothing upstream.
+    let out = fetch(&mut r, t, RX2, 77, 0, 3);
+    assert!(upstream_requests(&out).is_empty());
+    let d = data_to(&out, RX2);
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().all(|d| d.tag == 77 && d.hops == 0 && d.flags.contains(DataFlags::CACHED)));
+    assert!(d.iter().all(|d| d.served_by.to_string() == "r1"));
+    assert_eq!(d[1].payload, &catalog_bytes()[100..200]);
+    let s = r.stats();
+    assert_eq!((s.cs_hits, s.cs_misses, s.forwarded_units, s.upstream_requests), (3, 3, 3, 1));
+}
+
+fn catalog_bytes() -> Vec<u8> {
+    (0..1050u32).map(|i| (i % 251) as u8).collect()
+}
+
+#[test]
+fn a_request_mixing_hits_and_misses_is_split() {
+    let mut r = router(|_| {});
+    fetch(&mut r, Time::ZERO, RX1, 1, 2, 2); // caches units 2 and 3
+    // Units 0..6: 2 and 3 from the store, the rest forwarded as two ranges.
+    r.handle_datagram(Time::ZERO, addr(RX2), &request(9, 1, &[(0, 6)], 0));
+    let out = drain(&mut r);
+    let hits = data_to(&out, RX2);
+    assert_eq!(hits.iter().map(|d| d.offset).collect::<Vec<_>>(), [200, 300]);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, 200), ByteRange::new(400, 200)]]);
+    // The forwarded request keeps EID, unit and nonce, with one hop less and the router's tag.
+    let Ok(Packet::Request(up)) = Packet::decode(&out.iter().find(|(to, _)| *to == addr(UP)).unwrap().1) else {
+        panic!()
+    };
+    assert_eq!((up.unit, up.nonce, up.hop_limit, up.eid), (UNIT, 1, DEFAULT_HOP_LIMIT - 1, eid()));
+    assert_ne!(up.tag, 9);
+    // The last unit of the object is short: it is matched and cached too.
+    let out = fetch(&mut r, Time::ZERO, RX1, 3, 10, 1);
+    let d = data_to(&out, RX1);
+    assert_eq!((d.len(), d[0].payload.len()), (1, 50));
+    assert!(r.cs_contains(&eid(), 1000));
+}
+
+#[test]
+fn concurrent_requests_for_the_same_units_are_coalesced() {
+    let mut r = router(|_| {});
+    let t = Time::ZERO;
+    r.handle_datagram(t, addr(RX1), &request(11, 1, &[(0, 4)], 0));
+    r.handle_datagram(t, addr(RX2), &request(22, 2, &[(200, 4)], 0)); // units 2..6
+    let out = drain(&mut r);
+    // Units 2 and 3 were pending: only 4 and 5 go upstream for RX2.
+    assert_eq!(upstream_requests(&out), [vec![ByteRange::new(0, 400)], vec![ByteRange::new(400, 200)]]);
+    assert_eq!(r.stats().coalesced, 2);
+    for a in serve(&out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    let to1: Vec<u64> = data_to(&out, RX1).iter().map(|d| d.offset).collect();
+    let to2: Vec<u64> = data_to(&out, RX2).iter().map(|d| d.offset).collect();
+    assert_eq!(to1, [0, 100, 200, 300]);
+    assert_eq!(to2, [200, 300, 400, 500]);
+    assert!(data_to(&out, RX1).iter().all(|d| d.tag == 11));
+    assert!(data_to(&out, RX2).iter().all(|d| d.tag == 22));
+    assert_eq!(r.stats().data_in, 6, "each unit came from upstream once");
+}
+
+#[test]
+fn pending_entries_expire_and_late_data_is_neither_forwarded_nor_cached() {
+    let mut r = router(|c| c.lifetime = Duration::from_secs(4));
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 2)], 0));
+    let out = drain(&mut r);
+    assert_eq!(r.pit_len(), 2);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(4000)));
+    r.handle_timeout(Time::from_millis(3999));
+    assert_eq!(r.pit_len(), 2);
+    r.handle_timeout(Time::from_millis(4000));
+    assert_eq!((r.pit_len(), r.stats().expired, r.poll_timeout()), (0, 2, None));
+    for a in serve(&out) {
+        r.handle_datagram(Time::from_millis(4100), addr(UP), &a);
+    }
+    assert!(drain(&mut r).is_empty());
+    assert_eq!((r.cs_len(), r.stats().unsolicited), (0, 2));
+}
+
+#[test]
+fn a_new_request_extends_a_pending_entry() {
+    let mut r = router(|_| {});
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+    r.handle_datagram(Time::from_millis(3000), addr(RX2), &request(2, 2, &[(0, 1)], 0));
+    r.handle_timeout(Time::from_millis(4500));
+    assert_eq!(r.pit_len(), 1, "refreshed by the second request");
+}
+
+#[test]
+fn a_full_table_answers_busy_for_the_units_that_do_not_fit() {
+    let mut r = router(|c| c.pit_capacity = 2);
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(4, 1, &[(0, 5)], 0));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, 200)]]);
+    let n = nacks_to(&out, RX1);
+    assert_eq!(n.len(), 1, "one Nack for the run of refused units");
+    assert_eq!((n[0].code, n[0].tag, n[0].offset, n[0].length), (NackCode::Busy, 4, 200, 300));
+    assert_eq!(n[0].from.to_string(), "r1");
+    assert_eq!(r.stats().busy, 3);
+}
+
+#[test]
+fn a_retransmission_is_forwarded_again_after_the_suppression_interval() {
+    let mut r = router(|c| c.retx_suppression = Duration::from_millis(10));
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+    drain(&mut r);
+    // Another receiver's retransmission right away: suppressed (coalesced).
+    let retx = RequestFlags::RETRANSMISSION;
+    r.handle_datagram(Time::from_millis(5), addr(RX2), &request(2, 2, &[(0, 1)], retx));
+    assert!(upstream_requests(&drain(&mut r)).is_empty());
+    // The first receiver's own re-request later: forwarded, and its new tag is used.
+    r.handle_datagram(Time::from_millis(300), addr(RX1), &request(3, 3, &[(0, 1)], retx));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out).len(), 1);
+    for a in serve(&out) {
+        r.handle_datagram(Time::from_millis(310), addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    assert_eq!(data_to(&out, RX1)[0].tag, 3);
+    assert_eq!(data_to(&out, RX2)[0].tag, 2);
+    assert_eq!(r.stats().reforwarded_units, 1);
+}
+
+#[test]
+fn an_upstream_nack_reaches_everyone_waiting_with_their_tags() {
+    let mut r = router(|_| {});
+    let mut req = request(1, 1, &[(0, 2)], 0);
+    req[20] ^= 0xff; // another EID: the server does not have it
+    r.handle_datagram(Time::ZERO, addr(RX1), &req);
+    let mut req2 = request(2, 2, &[(100, 1)], 0);
+    req2[20] ^= 0xff;
+    r.handle_datagram(Time::ZERO, addr(RX2), &req2);
+    let out = drain(&mut r);
+    for a in serve(&out) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    let n1 = nacks_to(&out, RX1);
+    let n2 = nacks_to(&out, RX2);
+    assert_eq!(n1.len(), 1);
+    assert_eq!((n1[0].code, n1[0].tag, n1[0].offset, n1[0].length), (NackCode::UnknownContent, 1, 0, 200));
+    assert_eq!((n1[0].from, n1[0].hops), (NodeId::ORIGIN, 1));
+    assert_eq!((n2[0].tag, n2[0].offset, n2[0].length), (2, 100, 100));
+    assert_eq!(r.pit_len(), 0);
+}
+
+#[test]
+fn data_that_answers_nothing_pending_is_dropped() {
+    let mut r = router(|_| {});
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+    let out = drain(&mut r);
+    let mut answers = serve(&out);
+    // Forged: right EID and offset, wrong tag; and the real one from the wrong peer.
+    let mut forged = answers[0].clone();
+    forged[8] ^= 1;
+    r.handle_datagram(Time::ZERO, addr(UP), &forged);
+    r.handle_datagram(Time::ZERO, addr(RX2), &answers[0]);
+    assert!(drain(&mut r).is_empty());
+    assert_eq!((r.cs_len(), r.pit_len(), r.stats().unsolicited), (0, 1, 2));
+    r.handle_datagram(Time::ZERO, addr(UP), &answers.remove(0));
+    assert_eq!(data_to(&drain(&mut r), RX1).len(), 1);
+}
+
+#[test]
+fn hop_limit_and_missing_routes_are_refused() {
+    let mut r = router(|_| {});
+    let mut req = request(1, 1, &[(0, 1)], 0);
+    req[5] = 0;
+    r.handle_datagram(Time::ZERO, addr(RX1), &req);
+    assert_eq!(nacks_to(&drain(&mut r), RX1)[0].code, NackCode::HopLimit);
+    req[5] = 1;
+    r.handle_datagram(Time::ZERO, addr(RX1), &req);
+    let out = drain(&mut r);
+    let Ok(Packet::Request(up)) = Packet::decode(&out[0].1) else { panic!() };
+    assert_eq!(up.hop_limit, 0);
+
+    let mut r = router(|c| c.fib = Fib::new(None));
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+    assert_eq!(nacks_to(&drain(&mut r), RX1)[0].code, NackCode::NoRoute);
+    // A request from the next hop itself is not sent back to it.
+    let mut r = router(|_| {});
+    r.handle_datagram(Time::ZERO, addr(UP), &request(1, 1, &[(0, 1)], 0));
+    assert_eq!(nacks_to(&drain(&mut r), UP)[0].code, NackCode::NoRoute);
+}
+
+/// Three routers whose default routes form a cycle A → B → C → A: the request comes back to
+/// A with its nonce, A refuses it, and the refusal travels back to the receiver.
+#[test]
+fn a_routing_loop_is_found_by_the_nonce_and_reported() {
+    let (a, b, c) = (addr(21), addr(22), addr(23));
+    let mk = |id: &str, up: SocketAddr| {
+        Router::new(RouterConfig { id: NodeId::label(id).unwrap(), fib: Fib::new(Some(up)), ..Default::default() })
+    };
+    let mut nodes = [(a, mk("a", b)), (b, mk("b", c)), (c, mk("c", a))];
+    let mut wire: VecDeque<(SocketAddr, SocketAddr, Vec<u8>)> = VecDeque::new();
+    wire.push_back((addr(RX1), a, request(5, 42, &[(0, 2)], 0)));
+    let mut at_receiver = vec![];
+    let mut steps = 0;
+    while let Some((from, to, d)) = wire.pop_front() {
+        steps += 1;
+        assert!(steps < 100, "the loop circulates");
+        if to == addr(RX1) {
+            at_receiver.push(d);
+            continue;
+        }
+        let (me, r) = nodes.iter_mut().find(|(x, _)| *x == to).unwrap();
+        r.handle_datagram(Time::ZERO, from, &d);
+        let me = *me;
+        for (dst, d) in drain(r) {
+            wire.push_back((me, dst, d));
+        }
+    }
+    assert_eq!(at_receiver.len(), 1);
+    let Ok(Packet::Nack(n)) = Packet::decode(&at_receiver[0]) else { panic!() };
+    assert_eq!((n.code, n.tag, n.from.to_string().as_str(), n.hops), (NackCode::Duplicate, 5, "a", 3));
+    assert!(nodes.iter().all(|(_, r)| r.pit_len() == 0), "every entry answered");
+}
+
+#[test]
+fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
+    let (names, other) = (addr(30), addr(31));
+    let mut r = router(|c| {
+        c.fib = Fib::new(Some(other));
+        c.fib.add(format!("obj={names}").parse().unwrap());
+    });
+    let mut b = [0u8; 64];
+    let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: 3, query: Query::Name("obj") }.encode(&mut b).unwrap();
+    r.handle_datagram(Time::ZERO, addr(RX1), &b[..n]);
+    let out = drain(&mut r);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].0, names);
+    let Ok(Packet::ResolveRequest(up)) = Packet::decode(&out[0].1) else { panic!() };
+    assert_eq!(up.hop_limit, DEFAULT_HOP_LIMIT - 1);
+    // The server at `names` answers; the receiver gets it with its own tag.
+    let mut server = Server::default();
+    let cat = catalog();
+    let mut reply = server.handle(&cat, &out[0].1);
+    let mut buf = vec![0u8; 2048];
+    let m = reply.next_datagram(&mut buf).unwrap();
+    r.handle_datagram(Time::ZERO, names, &buf[..m]);
+    let back = drain(&mut r);
+    let Ok(Packet::ResolveResponse(resp)) = Packet::decode(&back[0].1) else { panic!() };
+    assert_eq!((back[0].0, resp.tag, resp.eid), (addr(RX1), 3, eid()));
+    assert_eq!(r.fib().route_eid(&eid()), Some(names), "learned");
+    // Lists go to the default route; the answer comes back with the lister's tag.
+    let n = ListRequest { hop_limit: 4, tag: 8, cursor: 0 }.encode(&mut b).unwrap();
+    r.handle_datagram(Time::ZERO, addr(RX2), &b[..n]);
+    let out = drain(&mut r);
+    assert_eq!(out[0].0, other);
+    let mut reply = server.handle(&cat, &out[0].1);
+    let m = reply.next_datagram(&mut buf).unwrap();
+    r.handle_datagram(Time::ZERO, other, &buf[..m]);
+    let back = drain(&mut r);
+    assert_eq!(back[0].0, addr(RX2));
+    assert_eq!(ListResponse::decode(&back[0].1).unwrap().tag, 8);
+}
+
+#[test]
+fn the_store_evicts_by_its_policy() {
+    let mut r = router(|c| c.cs = CsConfig { capacity_units: 2, replacement: Replacement::Lru, ..CsConfig::default() });
+    fetch(&mut r, Time::ZERO, RX1, 1, 0, 1);
+    fetch(&mut r, Time::ZERO, RX1, 2, 1, 1);
+    fetch(&mut r, Time::ZERO, RX1, 3, 0, 1); // a hit: unit 0 is now the most recent
+    fetch(&mut r, Time::ZERO, RX1, 4, 2, 1); // evicts unit 1
+    assert!(r.cs_contains(&eid(), 0) && r.cs_contains(&eid(), 200));
+    assert!(!r.cs_contains(&eid(), 100));
+    assert_eq!(r.cs_stats().evictions, 1);
+}
+
+#[test]
+fn garbage_and_responses_from_strangers_change_nothing() {
+    let mut r = router(|_| {});
+    r.handle_datagram(Time::ZERO, addr(RX1), b"hello");
+    r.handle_datagram(Time::ZERO, addr(RX1), b"RD\x01\x01");
+    let out = drain(&mut r);
+    assert_eq!(out.len(), 1);
+    assert_eq!(Nack::decode(&out[0].1).unwrap().code, NackCode::UnsupportedVersion);
+    let truncated = &request(1, 1, &[(0, 1)], 0)[..30];
+    r.handle_datagram(Time::ZERO, addr(RX1), truncated);
+    assert_eq!(nacks_to(&drain(&mut r), RX1)[0].code, NackCode::Malformed);
+    // Responses are never answered.
+    r.handle_datagram(Time::ZERO, addr(RX1), &out[0].1);
+    assert!(drain(&mut r).is_empty());
+    assert_eq!(r.pit_len(), 0);
+}
