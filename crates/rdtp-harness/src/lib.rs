@@ -1,23 +1,28 @@
 //! # rdtp-harness — a virtual-time network for the rdtp cores
 //!
-//! Runs real [`rdtp_proto::receiver::Receiver`]s against a real
-//! [`rdtp_proto::server::Server`] over an emulated dumbbell path: a bottleneck with a
-//! drop-tail buffer in the data direction, propagation delay both ways, and optional
-//! random loss, reordering and duplication ([`PathConfig`]). Time is virtual and all
+//! Runs real [`rdtp_proto::receiver::Receiver`]s, [`rdtp_proto::router::Router`]s and
+//! [`rdtp_proto::server::Server`]s over emulated links: [`Net`] is any topology of nodes and
+//! one-way links (rate, drop-tail buffer, delay, random loss, reordering, duplication —
+//! [`LinkConfig`]), with datagrams routed hop by hop; [`Sim`] is the dumbbell most tests
+//! need (one bottleneck, one server, [`PathConfig`]), built on it. Time is virtual and all
 //! randomness is seeded, so a run is deterministic and takes a fraction of its simulated
-//! duration. Tests use it to check byte-exact delivery under impairments and the
-//! controllers' steady-state behaviour.
+//! duration. Tests use it to check byte-exact delivery under impairments, through routers,
+//! and the controllers' steady-state behaviour.
 //!
 //! It models the network only; it contains no protocol logic of its own. For WiFi and
 //! large topologies rdtp runs inside ns-3 instead.
 
+pub mod link;
 pub mod metrics;
+pub mod net;
 pub mod path;
 pub mod sim;
 
+pub use link::{LinkConfig, LinkStats};
 pub use metrics::{DelayStats, Series, jain_index};
+pub use net::{FlowSpec, FlowState, Net, NodeIx, NodeKind};
 pub use path::PathConfig;
-pub use sim::{FlowSpec, FlowState, LinkStats, Sim};
+pub use sim::Sim;
 
 use core::time::Duration;
 
@@ -72,16 +77,16 @@ pub fn single_flow(
         Duration::from_secs_f64((unit + (rdtp_proto::wire::DATA_HEADER_LEN + 28) as f64) * 8.0 / path.rate_bps);
     SingleFlowReport {
         controller: f.rx.as_ref().map_or("?", |r| r.controller().name()).to_string(),
-        utilisation: sim.link.departed.bytes_between(warmup, duration) as f64 / capacity,
+        utilisation: sim.bottleneck().departed.bytes_between(warmup, duration) as f64 / capacity,
         goodput_bps: f.goodput_bps(warmup, duration),
-        mean_queue_delay: sim.link.queue_delay.mean_between(warmup, duration).unwrap_or_default(),
-        p99_queue_delay: sim.link.queue_delay.quantile_between(warmup, duration, 0.99).unwrap_or_default(),
+        mean_queue_delay: sim.bottleneck().queue_delay.mean_between(warmup, duration).unwrap_or_default(),
+        p99_queue_delay: sim.bottleneck().queue_delay.quantile_between(warmup, duration, 0.99).unwrap_or_default(),
         mean_rtt: f.rtt.mean_between(warmup, duration).unwrap_or_default(),
         rtprop: path.rtt() + serialisation,
         units_requested: stats.units_requested,
         units_rerequested: stats.units_rerequested,
         timeouts: stats.timeouts,
-        queue_drops: sim.link.queue_drops,
+        queue_drops: sim.bottleneck().queue_drops,
         byte_exact: f.mismatch_at.is_none() && f.error.is_none(),
     }
 }

@@ -457,7 +457,7 @@ impl Router {
         self.stats.cs_misses += 1;
         let key = PitKey { eid: req.eid, offset, unit: req.unit };
         if let Some(e) = self.pit.get_mut(&key) {
-            if e.saw_nonce(req.nonce) {
+            if e.is_loop(req.nonce, from) {
                 self.stats.loops += 1;
                 return Verdict::Refused(NackCode::Duplicate);
             }
@@ -465,7 +465,7 @@ impl Router {
                 self.stats.busy += 1;
                 return Verdict::Refused(NackCode::Busy);
             };
-            e.note_nonce(req.nonce);
+            e.note_nonce(req.nonce, from);
             let refire = retransmission && now - e.last_forwarded >= self.retx_suppression;
             self.pit.set_expiry(&key, now + self.lifetime);
             if refire {

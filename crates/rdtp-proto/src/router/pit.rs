@@ -5,8 +5,9 @@
 //! offset want different Data. It holds the downstreams waiting (their address and tag — the
 //! Data goes back to each with its own tag), the upstream requests it went out in (tag and
 //! next hop: only a Data or Nack answering one of those satisfies it), the nonces it has seen
-//! (a nonce coming back is a loop) and when it was last forwarded (retransmissions are
-//! forwarded again only after the suppression interval).
+//! and from whom (a nonce coming back from another peer is a loop; from the same peer it is
+//! the network duplicating a datagram, as NFD treats point-to-point faces), and when it was
+//! last forwarded (retransmissions are forwarded again only after the suppression interval).
 
 use std::net::SocketAddr;
 
@@ -41,13 +42,19 @@ pub(crate) struct PitEntry {
     pub downstream: Vec<InRecord>,
     /// `(tag, next hop)` of the upstream requests it was forwarded in, oldest first.
     pub out: Vec<(u32, SocketAddr)>,
-    pub nonces: Vec<u64>,
+    /// Nonces seen, with the peer each came from.
+    pub nonces: Vec<(u64, SocketAddr)>,
     pub last_forwarded: Time,
 }
 
 impl PitEntry {
     pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time) -> Self {
-        PitEntry { downstream: vec![InRecord { peer, tag }], out: Vec::new(), nonces: vec![nonce], last_forwarded: now }
+        PitEntry {
+            downstream: vec![InRecord { peer, tag }],
+            out: Vec::new(),
+            nonces: vec![(nonce, peer)],
+            last_forwarded: now,
+        }
     }
 
     /// Whether `(tag, from)` is one of the upstream requests this entry went out in.
@@ -55,15 +62,19 @@ impl PitEntry {
         self.out.iter().any(|&(t, p)| t == tag && p == from)
     }
 
-    pub(crate) fn saw_nonce(&self, nonce: u64) -> bool {
-        self.nonces.contains(&nonce)
+    /// Whether `nonce` came before from a peer other than `from`: the request looped.
+    pub(crate) fn is_loop(&self, nonce: u64, from: SocketAddr) -> bool {
+        self.nonces.iter().any(|&(n, p)| n == nonce && p != from)
     }
 
-    pub(crate) fn note_nonce(&mut self, nonce: u64) {
+    pub(crate) fn note_nonce(&mut self, nonce: u64, from: SocketAddr) {
+        if self.nonces.contains(&(nonce, from)) {
+            return;
+        }
         if self.nonces.len() >= MAX_NONCES {
             self.nonces.remove(0);
         }
-        self.nonces.push(nonce);
+        self.nonces.push((nonce, from));
     }
 
     pub(crate) fn note_forwarded(&mut self, tag: u32, next_hop: SocketAddr, now: Time) {

@@ -213,6 +213,21 @@ fn pending_entries_expire_and_late_data_is_neither_forwarded_nor_cached() {
 }
 
 #[test]
+fn a_request_duplicated_by_the_network_is_not_a_loop() {
+    let mut r = router(|_| {});
+    let req = request(1, 1, &[(0, 2)], 0);
+    r.handle_datagram(Time::ZERO, addr(RX1), &req);
+    r.handle_datagram(Time::ZERO, addr(RX1), &req);
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out).len(), 1);
+    assert!(nacks_to(&out, RX1).is_empty());
+    assert_eq!((r.stats().loops, r.stats().coalesced), (0, 0));
+    // The same nonce from another peer is a loop.
+    r.handle_datagram(Time::ZERO, addr(RX2), &req);
+    assert_eq!(nacks_to(&drain(&mut r), RX2)[0].code, NackCode::Duplicate);
+}
+
+#[test]
 fn a_new_request_extends_a_pending_entry() {
     let mut r = router(|_| {});
     r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
