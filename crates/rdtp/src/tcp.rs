@@ -40,7 +40,6 @@ use rdtp_proto::{Eid, NodeId};
 use rdtp_proto::receiver::{FetchError, Target};
 use rdtp_proto::server::Catalog;
 use rdtp_proto::wire::NackCode;
-use rdtp_proto::{Eid, NodeId};
 
 use crate::args::parse_target;
 use crate::error::{Error, Result};
