@@ -64,7 +64,7 @@ impl Fetch {
         Fetch {
             server,
             target,
-            config: ReceiverConfig::default(),
+            config: ReceiverConfig { seed: crate::random_seed(), ..ReceiverConfig::default() },
             unit: UnitChoice::Mtu(DEFAULT_MTU),
             sinks: TraceSinks::default(),
             trace: false,
@@ -118,7 +118,8 @@ impl Fetch {
         self.config.idle_timeout = d;
         self
     }
-    /// Seed of the receiver's randomness (default 0).
+    /// Seed of the receiver's randomness (default: drawn from the OS, so two fetches never
+    /// share request nonces — routers would take that for a loop). Set it to repeat a run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = seed;
         self

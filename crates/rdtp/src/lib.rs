@@ -54,6 +54,7 @@ pub mod clock;
 pub mod error;
 pub mod fetch;
 pub mod list;
+pub mod router;
 pub mod server;
 pub mod signals;
 pub mod socket;
@@ -69,6 +70,13 @@ pub use rdtp_proto::Eid;
 pub use rdtp_proto::cc::CcConfig;
 pub use rdtp_proto::receiver::Target;
 pub use summary::Summary;
+
+/// A seed drawn from the OS for this process (the standard library's hash keys are random
+/// per process): what fetches and routers use unless told a seed. Not for secrets.
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}
 
 /// The Rust examples in the repository's README.md compile (`cargo test --doc`).
 #[doc = include_str!("../../../README.md")]

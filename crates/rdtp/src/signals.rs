@@ -32,6 +32,12 @@ impl Flag {
     pub fn raised(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
+
+    /// Whether one of the signals arrived since the last call (for signals that ask for
+    /// something each time, as SIGUSR1 asks for a report).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
 }
 
 /// `signals` blocked in the calling thread until dropped (then the previous mask returns).

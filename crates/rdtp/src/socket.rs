@@ -258,6 +258,27 @@ impl GsoBatch {
         }
     }
 
+    /// Like [`GsoBatch::commit`] for a datagram to `destination` (written into
+    /// [`GsoBatch::space`]): a batch to another destination is sent first. For senders whose
+    /// datagrams go to many peers (a router).
+    pub fn commit_to(
+        &mut self,
+        state: &UdpSocketState,
+        sock: &UdpSocket,
+        destination: SocketAddr,
+        src_ip: Option<IpAddr>,
+        n: usize,
+    ) {
+        if self.count > 0 && (self.destination != Some(destination) || self.src_ip != src_ip) {
+            let start = self.len;
+            self.send_batch(state, sock);
+            self.buf.copy_within(start..start + n, 0);
+        }
+        self.destination = Some(destination);
+        self.src_ip = src_ip;
+        self.commit(state, sock, n);
+    }
+
     /// Send whatever is batched.
     pub fn flush(&mut self, state: &UdpSocketState, sock: &UdpSocket) {
         if self.count > 0 {
@@ -299,6 +320,21 @@ impl GsoBatch {
                 self.dropped += count as u64;
             }
         }
+    }
+}
+
+/// `addr` with an IPv4-mapped IPv6 address turned into plain IPv4 (how a dual-stack socket
+/// reports IPv4 peers), so one peer has one address.
+pub fn canonical(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip().to_canonical(), addr.port())
+}
+
+/// `addr` as a socket bound to `local` can send to it: IPv4 peers of an IPv6 (dual-stack)
+/// socket as IPv4-mapped addresses.
+pub fn for_socket(addr: SocketAddr, local: SocketAddr) -> SocketAddr {
+    match (addr.ip(), local.is_ipv6()) {
+        (IpAddr::V4(v4), true) => SocketAddr::new(IpAddr::V6(v4.to_ipv6_mapped()), addr.port()),
+        _ => addr,
     }
 }
 
@@ -360,5 +396,40 @@ mod tests {
         }
         let want: Vec<_> = sizes.iter().enumerate().map(|(i, &n)| (n, i as u8)).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn batches_to_several_destinations_keep_order_per_destination() {
+        let a = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let b = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let tx = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let tx_state = udp_state(&tx).unwrap();
+        let (da, db) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        let mut batch = GsoBatch::new();
+        let plan = [(da, 1u8), (da, 2), (db, 3), (da, 4), (db, 5), (db, 6)];
+        for &(to, tag) in &plan {
+            batch.space()[..500].fill(tag);
+            batch.commit_to(&tx_state, &tx, to, None, 500);
+        }
+        batch.flush(&tx_state, &tx);
+        assert_eq!(batch.dropped, 0);
+        for (sock, dest) in [(&a, da), (&b, db)] {
+            let state = udp_state(sock).unwrap();
+            let want: Vec<u8> = plan.iter().filter(|(d, _)| *d == dest).map(|&(_, t)| t).collect();
+            let mut got = Vec::new();
+            let mut rb = RecvBatch::new();
+            while got.len() < want.len() {
+                let r = wait(sock, false, None::<&UdpSocket>, Some(Duration::from_secs(2)), None).unwrap();
+                assert!(r.socket, "timed out");
+                while let Ok(n) = rb.recv(&state, sock) {
+                    assert!(n > 0);
+                    got.extend(rb.datagrams().map(|(_, _, d)| d[0]));
+                }
+            }
+            assert_eq!(got, want);
+        }
+        let mapped = for_socket("10.1.2.3:9".parse().unwrap(), "[::]:0".parse().unwrap());
+        assert_eq!(mapped.to_string(), "[::ffff:10.1.2.3]:9");
+        assert_eq!(canonical(mapped).to_string(), "10.1.2.3:9");
     }
 }

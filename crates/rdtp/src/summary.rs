@@ -1,8 +1,49 @@
 //! The end-of-transfer report: ndnget's summary text, and the same numbers as JSON.
 
 use rdtp_proto::Time;
-use rdtp_proto::receiver::Stats;
+use rdtp_proto::receiver::{Sources, Stats};
 use serde::Serialize;
+
+/// What one source (the origin, or a router's content store) delivered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SourceSummary {
+    /// Its node id (`origin`, `ap`, … or `0x…`).
+    pub node: String,
+    /// `origin`, or `router` for a router's content store.
+    pub kind: &'static str,
+    /// Routers between it and the receiver.
+    pub hops: u8,
+    /// Distinct units it delivered.
+    pub units: u64,
+    /// Distinct payload bytes it delivered.
+    pub bytes: u64,
+    /// Its share of the bytes, percent.
+    pub share_pct: f64,
+    /// RTT samples from its units.
+    pub rtt_samples: u64,
+    /// Smallest of them, milliseconds.
+    pub rtt_min_ms: Option<f64>,
+    /// Their mean, milliseconds.
+    pub rtt_avg_ms: Option<f64>,
+}
+
+fn sources(s: &Sources) -> Vec<SourceSummary> {
+    let total: u64 = s.iter().map(|x| x.bytes).sum();
+    let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+    s.iter()
+        .map(|x| SourceSummary {
+            node: x.node.to_string(),
+            kind: if x.cached { "router" } else { "origin" },
+            hops: x.hops,
+            units: x.units,
+            bytes: x.bytes,
+            share_pct: percent(x.bytes, total),
+            rtt_samples: x.rtt_samples,
+            rtt_min_ms: ms(x.rtt_min),
+            rtt_avg_ms: ms(x.rtt_avg()),
+        })
+        .collect()
+}
 
 /// Everything a finished (or failed) fetch reports. Serialises to the `--json` object.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -59,6 +100,10 @@ pub struct Summary {
     pub rtt_avg_ms: Option<f64>,
     /// Largest RTT sample, in milliseconds.
     pub rtt_max_ms: Option<f64>,
+    /// Who served the bytes, in the order they first delivered.
+    pub sources: Vec<SourceSummary>,
+    /// `origin 61.2 %, router ap 38.8 %` (the text summary's "Served by" line).
+    pub served_by: String,
 }
 
 impl Summary {
@@ -85,6 +130,8 @@ impl Summary {
             rtt_min_ms: ms(stats.rtt_min),
             rtt_avg_ms: ms(stats.rtt_avg),
             rtt_max_ms: ms(stats.rtt_max),
+            sources: sources(&stats.sources),
+            served_by: stats.sources.summary(),
             ..Summary::default()
         }
     }
@@ -111,6 +158,9 @@ impl Summary {
             f(self.rtt_avg_ms),
             f(self.rtt_max_ms)
         ));
+        if !self.served_by.is_empty() {
+            s.push_str(&format!("Served by: {}\n", self.served_by));
+        }
         s
     }
 

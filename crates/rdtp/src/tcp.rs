@@ -36,10 +36,10 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::signal::SigSet;
 use nix::sys::socket::{getsockopt, setsockopt, sockopt::TcpCongestion};
 
-use rdtp_proto::{Eid, NodeId};
 use rdtp_proto::receiver::{FetchError, Target};
 use rdtp_proto::server::Catalog;
 use rdtp_proto::wire::NackCode;
+use rdtp_proto::{Eid, NodeId};
 
 use crate::args::parse_target;
 use crate::error::{Error, Result};

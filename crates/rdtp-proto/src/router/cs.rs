@@ -187,6 +187,7 @@ impl Default for CsConfig {
 /// `inserts + replaced + admission_rejects + frequency_rejects + too_big_rejects` = number
 /// of [`offer`](ContentStore::offer)s; `inserts − evictions − removals` = entries held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CsStats {
     /// Lookups that found the key.
     pub hits: u64,

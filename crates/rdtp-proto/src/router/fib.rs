@@ -25,6 +25,16 @@ pub enum RouteKey {
     Name(String),
 }
 
+impl RouteKey {
+    /// `key` as a route spells it: 64 hex digits are an EID, anything else a name prefix.
+    pub fn parse(key: &str) -> RouteKey {
+        match key.parse::<Eid>() {
+            Ok(e) => RouteKey::Eid(e),
+            Err(_) => RouteKey::Name(normalize(key).to_string()),
+        }
+    }
+}
+
 /// One configured route, as `rdtp route --route KEY=ADDR` spells it: `KEY` is 64 hex
 /// digits (an EID) or a name prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,11 +57,7 @@ impl FromStr for Route {
     fn from_str(s: &str) -> Result<Route, ParseRouteError> {
         let (key, addr) = s.rsplit_once('=').ok_or(ParseRouteError::NoEquals)?;
         let next_hop = addr.parse().map_err(|_| ParseRouteError::Address(addr.to_string()))?;
-        let key = match key.parse::<Eid>() {
-            Ok(e) => RouteKey::Eid(e),
-            Err(_) => RouteKey::Name(normalize(key).to_string()),
-        };
-        Ok(Route { key, next_hop })
+        Ok(Route { key: RouteKey::parse(key), next_hop })
     }
 }
 

@@ -138,6 +138,7 @@ impl Weigh for CachedUnit {
 
 /// A router's counters (all totals since it started; see also [`Router::cs_stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RouterStats {
     /// Request datagrams from downstreams.
     pub requests: u64,

@@ -63,9 +63,9 @@ pub struct Args {
     /// Receive window: most bytes requested but not yet written (e.g. 64MiB).
     #[arg(long, value_name = "SIZE")]
     pub recv_window: Option<String>,
-    /// Seed of the receiver's randomness.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed of the receiver's randomness (default: random; give one to repeat a run).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Write the congestion window log (ndnget TSV: time, cwndsize) to FILE.
     #[arg(long, value_name = "FILE")]
     pub log_cwnd: Option<PathBuf>,
@@ -106,7 +106,7 @@ pub fn run(a: Args) -> Result<i32> {
         .min_rto(Duration::from_millis(a.min_rto))
         .max_rto(Duration::from_millis(a.max_rto))
         .idle_timeout(Duration::from_secs_f64(a.timeout))
-        .seed(a.seed);
+        .seed(a.seed.unwrap_or_else(rdtp::random_seed));
     if let Some(m) = a.mtu {
         fetch = fetch.mtu(m);
     }

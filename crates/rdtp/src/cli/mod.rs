@@ -5,6 +5,7 @@ pub mod companion;
 pub mod demo;
 pub mod fetch;
 pub mod ls;
+pub mod route;
 pub mod serve;
 pub mod sim;
 pub mod tcp;
@@ -21,6 +22,8 @@ use rdtp::{CcConfig, FetchReader};
 pub enum Command {
     /// Serve the files of a directory (names are paths relative to it).
     Serve(serve::Args),
+    /// A caching router between receivers and servers (content store, coalescing, forwarding).
+    Route(route::Args),
     /// Fetch one object by name or EID; content goes to stdout (or -o FILE).
     Fetch(fetch::Args),
     /// List a server's catalogue: SIZE  EID  NAME.
@@ -40,6 +43,7 @@ pub enum Command {
 pub fn run(cmd: Command) -> Result<i32> {
     match cmd {
         Command::Serve(a) => serve::run(a),
+        Command::Route(a) => route::run(a),
         Command::Fetch(a) => fetch::run(a),
         Command::Ls(a) => ls::run(a),
         Command::Demo(a) => demo::run(a),

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 pub const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
 
-/// An `rdtp serve` process; killed when the test ends, whatever happened.
+/// An `rdtp serve` or `rdtp route` process; killed when the test ends, whatever happened.
 pub struct Server {
     pub child: Child,
     /// The address from its "rdtp: serving … on ADDR" line.
@@ -21,10 +21,24 @@ pub struct Server {
 impl Server {
     /// `rdtp serve --listen 127.0.0.1:0 [extra…] DIR`, waiting for its "serving" line.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        args.push(dir.to_str().expect("UTF-8 path"));
+        Server::spawn(&args, "rdtp: serving ")
+    }
+
+    /// `rdtp route --listen 127.0.0.1:0 [extra…]`, waiting for its "routing on" line.
+    pub fn route(extra: &[&str]) -> Server {
+        let mut args = vec!["route", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        Server::spawn(&args, "rdtp: routing on ")
+    }
+
+    /// `rdtp ARGS`, waiting for the stderr line starting with `ready`: the listening address
+    /// follows `ready` if it ends with " on ", else the line's last " on ".
+    fn spawn(args: &[&str], ready: &str) -> Server {
         let mut child = Command::new(RDTP)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .arg(dir)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -35,14 +49,16 @@ impl Server {
         let mut addr = None;
         let mut line = String::new();
         while lines.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(rest) = line.trim_end().strip_prefix("rdtp: serving ") {
-                addr = rest.rsplit_once(" on ").map(|(_, a)| a.to_string());
+            if let Some(rest) = line.trim_end().strip_prefix(ready) {
+                let after =
+                    if ready.ends_with(" on ") { rest } else { rest.rsplit_once(" on ").map_or(rest, |(_, a)| a) };
+                addr = after.split_whitespace().next().map(str::to_string);
                 break;
             }
             line.clear();
         }
         let server = Server { child, addr: addr.unwrap_or_default(), line };
-        assert!(!server.addr.is_empty(), "no 'serving' line from rdtp serve {extra:?}");
+        assert!(!server.addr.is_empty(), "no {ready:?} line from rdtp {args:?}");
         // Keep draining stderr so the server never blocks on it.
         std::thread::spawn(move || {
             let mut sink = String::new();

@@ -1,0 +1,210 @@
+//! `rdtp route` — a caching router between receivers and servers (NFD's role in seeds 001
+//! and 003): receivers point `rdtp fetch` at it as at a server.
+//!
+//! Prints `rdtp: routing on ADDR …` to stderr once listening (tests and scripts parse the
+//! address from it), the counters on exit and on SIGUSR1, every `--stats-interval`, and
+//! writes them as JSON with `--stats-json`.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rdtp::args::parse_size;
+use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
+use rdtp::signals::{self, Signal};
+use rdtp_proto::NodeId;
+use rdtp_proto::router::RouterConfig;
+use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
+use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+
+use super::to_stderr;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// Default next hop: where requests go that no --route matches (a server or another router).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub upstream: Option<String>,
+    /// A route KEY=ADDR:PORT, KEY an EID (64 hex digits) or a name prefix (whole /-separated
+    /// components, longest match). Repeatable.
+    #[arg(long = "route", value_name = "KEY=ADDR:PORT")]
+    pub routes: Vec<String>,
+    /// This router's node id, named in Data served from its store: 1-8 printable characters,
+    /// or 0x and 16 hex digits.
+    #[arg(long, value_name = "ID", default_value = "router")]
+    pub id: NodeId,
+    /// Content store capacity in units (0 = no caching; NFD's default is 65536).
+    #[arg(long, value_name = "N", default_value_t = CsConfig::DEFAULT_CAPACITY_UNITS)]
+    pub cs_size: usize,
+    /// Content store capacity in payload bytes, e.g. 512MiB (default: only --cs-size limits it).
+    #[arg(long, value_name = "SIZE")]
+    pub cs_bytes: Option<String>,
+    /// Replacement policy of the content store: lru, lfu, fifo or random.
+    #[arg(long, value_name = "POLICY", default_value = "lru")]
+    pub cs_policy: Replacement,
+    /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
+    #[arg(long, value_name = "POLICY", default_value = "always")]
+    pub cs_insert: Admission,
+    /// Most units pending upstream at once (beyond, requests get Busy).
+    #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
+    pub pit_size: usize,
+    /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
+    #[arg(long, value_name = "MS", default_value_t = 4000)]
+    pub lifetime: u64,
+    /// Print the counters (totals and per second) every SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub stats_interval: Option<f64>,
+    /// Write the counters as JSON to FILE at exit and at every report.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    s.to_socket_addrs()
+        .map_err(|e| Error::Usage(format!("invalid {what} {s:?} (want ADDR:PORT): {e}")))?
+        .next()
+        .ok_or_else(|| Error::Usage(format!("{what} {s:?} resolves to no address")))
+}
+
+fn route(s: &str) -> Result<Route> {
+    let (key, addr) = s
+        .rsplit_once('=')
+        .ok_or_else(|| Error::Usage(format!("--route {s:?}: want KEY=ADDR:PORT (KEY an EID or a name prefix)")))?;
+    Ok(Route { key: RouteKey::parse(key), next_hop: resolve("--route next hop", addr)? })
+}
+
+/// The router's configuration from the command line.
+pub fn config(a: &Args) -> Result<RouterConfig> {
+    if a.upstream.is_none() && a.routes.is_empty() {
+        return Err(Error::Usage("give an --upstream (default next hop) or at least one --route".into()));
+    }
+    if a.pit_size == 0 || a.lifetime == 0 {
+        return Err(Error::Usage("--pit-size and --lifetime must be at least 1".into()));
+    }
+    let mut fib = Fib::new(a.upstream.as_deref().map(|u| resolve("--upstream", u)).transpose()?);
+    for r in &a.routes {
+        fib.add(route(r)?);
+    }
+    let seed = a.seed.unwrap_or_else(rdtp::random_seed);
+    let cs = CsConfig {
+        capacity_units: a.cs_size,
+        capacity_bytes: a.cs_bytes.as_deref().map(parse_size).transpose()?.unwrap_or(u64::MAX),
+        replacement: a.cs_policy,
+        admission: a.cs_insert,
+        seed,
+    };
+    Ok(RouterConfig {
+        id: a.id,
+        fib,
+        cs,
+        pit_capacity: a.pit_size,
+        lifetime: Duration::from_millis(a.lifetime),
+        seed,
+        ..RouterConfig::default()
+    })
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let config = config(&a)?;
+    let listen = a.listen.as_deref().map(|l| resolve("--listen", l)).transpose()?;
+    let interval = match a.stats_interval {
+        Some(s) if !(s.is_finite() && s > 0.0) => return Err(Error::Usage("--stats-interval must be positive".into())),
+        s => s.map(Duration::from_secs_f64),
+    };
+    let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
+    let id = config.id;
+    let cs = format!("{} units, {}, insert {}", config.cs.capacity_units, config.cs.replacement, config.cs.admission);
+    let mut rt = RouterRuntime::bind(RouteOptions { listen, config })?;
+    to_stderr(&format!("rdtp: routing on {} (id {id}, upstream {upstream}, content store {cs})\n", rt.local_addr()));
+
+    let stop = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+    let usr1 = signals::Flag::on(&[Signal::SIGUSR1]).map_err(|e| Error::network("sigaction", e))?;
+    let mut all = signals::STOP.to_vec();
+    all.push(Signal::SIGUSR1);
+    let blocked = signals::Blocked::new(&all).map_err(|e| Error::network("sigprocmask", e))?;
+
+    let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
+    let mut next_tick = interval.map(|i| Instant::now() + i);
+    let result = rt.run_with(Some(blocked.wait_mask()), |rt| {
+        if stop.raised() {
+            return Next::Stop;
+        }
+        let due = next_tick.is_some_and(|t| Instant::now() >= t);
+        if usr1.take() || due {
+            reports.report(rt.snapshot(), due);
+            if let (true, Some(i)) = (due, interval) {
+                next_tick = Some(Instant::now() + i);
+            }
+        }
+        Next::Continue(next_tick.map(|t| t.saturating_duration_since(Instant::now())))
+    });
+    let last = result?;
+    to_stderr("rdtp: shutting down\n");
+    reports.report(last, false);
+    Ok(EXIT_OK)
+}
+
+/// The reports of one run: lines to stderr, and the JSON file rewritten each time.
+struct Reports {
+    json: Option<PathBuf>,
+    start: Snapshot,
+    last: Snapshot,
+    intervals: Vec<serde_json::Value>,
+}
+
+impl Reports {
+    fn new(json: Option<PathBuf>, start: Snapshot) -> Self {
+        Reports { json, last: start.clone(), start, intervals: Vec::new() }
+    }
+
+    /// Print `now` (totals, and per second since the last report); `interval` if this is a
+    /// periodic report (kept in the JSON's series).
+    fn report(&mut self, now: Snapshot, interval: bool) {
+        let rates = now.rates_since(&self.last);
+        let r = |k: &str| rates["router"][k].as_f64().unwrap_or(0.0);
+        to_stderr(&format!("rdtp route: {now}\n"));
+        to_stderr(&format!(
+            "rdtp route: per second over the last {:.1} s: {:.0} requests, {:.0} units, {:.0} hits, {:.0} misses, \
+             {:.0} coalesced, {:.2} Mbit/s from upstream, {:.2} Mbit/s to downstreams\n",
+            now.elapsed_s - self.last.elapsed_s,
+            r("requests"),
+            r("units_requested"),
+            r("cs_hits"),
+            r("cs_misses"),
+            r("coalesced"),
+            r("bytes_in") * 8e-6,
+            r("bytes_out") * 8e-6,
+        ));
+        if interval {
+            self.intervals.push(serde_json::json!({ "t": now.elapsed_s, "per_second": rates }));
+        }
+        if let Some(path) = &self.json
+            && let Err(e) = write_json(path, &now, &now.rates_since(&self.start), &self.intervals)
+        {
+            to_stderr(&format!("rdtp route: cannot write {}: {e}\n", path.display()));
+        }
+        self.last = now;
+    }
+}
+
+/// Write the report atomically (a temporary file renamed over `path`).
+fn write_json(
+    path: &Path,
+    totals: &Snapshot,
+    per_second: &serde_json::Value,
+    intervals: &[serde_json::Value],
+) -> std::io::Result<()> {
+    let v = serde_json::json!({ "totals": totals, "per_second": per_second, "intervals": intervals });
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&v)?)?;
+    std::fs::rename(&tmp, path)
+}

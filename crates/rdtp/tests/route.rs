@@ -1,0 +1,143 @@
+//! `rdtp route` end to end over 127.0.0.1: receiver → r1 → (5 % loss each way) → r2 →
+//! server. The fetch is byte-exact, a second fetch is served entirely from r1's store (the
+//! summary's "Served by" line says so), and r1 reports its counters on SIGUSR1, at exit and
+//! as JSON.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+
+mod common;
+use common::{RDTP, Server};
+
+/// A UDP relay that drops each datagram with probability `loss`, both ways: what r1 sends
+/// to its front goes to `target`, what comes back goes to r1.
+struct LossyRelay {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<u64>>,
+}
+
+impl LossyRelay {
+    fn start(target: SocketAddr, loss: f64) -> LossyRelay {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(target).unwrap();
+        for s in [&front, &back] {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        }
+        let addr = front.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+        let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
+        let relay = |stop: Arc<AtomicBool>, client: Arc<Mutex<Option<SocketAddr>>>, upward: bool| {
+            let (from, to) = if upward {
+                (front.try_clone().unwrap(), back.try_clone().unwrap())
+            } else {
+                (back2.try_clone().unwrap(), front2.try_clone().unwrap())
+            };
+            std::thread::spawn(move || {
+                let mut rng = rand::rng();
+                let mut buf = vec![0u8; 65536];
+                let mut dropped = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, src)) = from.recv_from(&mut buf) else { continue };
+                    if rng.random::<f64>() < loss {
+                        dropped += 1;
+                        continue;
+                    }
+                    if upward {
+                        *client.lock().unwrap() = Some(src);
+                        let _ = to.send(&buf[..n]);
+                    } else if let Some(c) = *client.lock().unwrap() {
+                        let _ = to.send_to(&buf[..n], c);
+                    }
+                }
+                dropped
+            })
+        };
+        let threads = vec![relay(stop.clone(), client.clone(), true), relay(stop.clone(), client, false)];
+        LossyRelay { addr, stop, threads }
+    }
+
+    /// Stop and return how many datagrams were dropped.
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.threads.into_iter().map(|t| t.join().unwrap()).sum()
+    }
+}
+
+fn fetch(r1: &str, name: &str, out: &std::path::Path) -> (i32, String) {
+    let o = Command::new(RDTP)
+        .args(["fetch", r1, name, "-o", out.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn served_by(summary: &str) -> &str {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix("Served by: "))
+        .unwrap_or_else(|| panic!("no Served by line:\n{summary}"))
+}
+
+#[test]
+fn fetch_through_two_routers_under_loss_then_from_the_first_routers_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut content = vec![0u8; 6 << 20];
+    rand::fill(&mut content[..]);
+    std::fs::write(dir.path().join("obj.bin"), &content).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let r2 = Server::route(&["--upstream", &server.addr, "--id", "r2"]);
+    let relay = LossyRelay::start(r2.addr.parse().unwrap(), 0.05);
+    let relay_addr = relay.addr.to_string();
+    let json = dir.path().join("r1.json");
+    let r1 = Server::route(&["--upstream", &relay_addr, "--id", "r1", "--stats-json", json.to_str().unwrap()]);
+
+    let out = dir.path().join("out1");
+    let (code, summary) = fetch(&r1.addr, "obj.bin", &out);
+    assert_eq!(code, 0, "{summary}");
+    assert!(std::fs::read(&out).unwrap() == content, "first fetch not byte-exact");
+    // From the origin, with the losses between r1 and r2 repaired from the origin or r2.
+    let first = served_by(&summary);
+    assert!(first.starts_with("origin "), "{summary}");
+    assert!(first.split(", ").all(|s| s.starts_with("origin ") || s.starts_with("router r2 ")), "{summary}");
+    assert!(!summary.contains("Retransmitted segments: 0 "), "5 % loss each way, yet nothing re-requested:\n{summary}");
+
+    let out2 = dir.path().join("out2");
+    let (code, summary) = fetch(&r1.addr, "obj.bin", &out2);
+    assert_eq!(code, 0, "{summary}");
+    assert!(std::fs::read(&out2).unwrap() == content, "second fetch not byte-exact");
+    assert_eq!(served_by(&summary), "router r1 100.0 %", "{summary}");
+    let dropped = relay.stop();
+    assert!(dropped > 0);
+
+    // SIGUSR1: a report, and the JSON file; SIGTERM: exit 0 with the final report.
+    let mut r1 = r1;
+    let pid = r1.child.id() as libc::pid_t;
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(pid, libc::SIGUSR1) };
+    let t0 = Instant::now();
+    while !json.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(5), "no JSON report after SIGUSR1");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = r1.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let units = (content.len() as u64).div_ceil(1402);
+    let t = &v["totals"]["router"];
+    assert!(t["cs_hits"].as_u64().unwrap() >= units, "{t}");
+    assert!(t["forwarded_units"].as_u64().unwrap() >= units, "{t}");
+    assert_eq!(v["totals"]["cs_entries"].as_u64().unwrap(), units);
+    assert!(v["per_second"]["router"]["cs_hits"].as_f64().unwrap() > 0.0);
+}
