@@ -46,6 +46,9 @@ typedef enum RdtpError {
 // Opaque receiver handle.
 typedef struct RdtpReceiver RdtpReceiver;
 
+// A router (opaque to C).
+typedef struct RdtpRouter RdtpRouter;
+
 // Opaque server handle: the stateless server plus generated objects, and the datagrams of
 // the last reply not yet taken.
 typedef struct RdtpServer RdtpServer;
@@ -147,6 +150,34 @@ typedef struct RdtpServerStats {
   uint64_t malformed;
 } RdtpServerStats;
 
+// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
+// bytes in network order.
+typedef struct RdtpAddr {
+  uint8_t family;
+  uint8_t ip[16];
+  uint16_t port;
+} RdtpAddr;
+
+// Router settings; zero fields and null strings mean "default".
+typedef struct RdtpRouterConfig {
+  // Node id (see `rdtp_node_id`); 0 = "router".
+  uint64_t id;
+  // Content store capacity in units; 0 = 65536 (to cache nothing, set `cs_insert` "none").
+  uint64_t cs_units;
+  // Content store capacity in payload bytes; 0 = no byte limit.
+  uint64_t cs_bytes;
+  // Replacement: "lru", "lfu", "fifo" or "random" (null = "lru").
+  const char *cs_policy;
+  // Insertion: "always", "prob:P" or "none" (null = "always").
+  const char *cs_insert;
+  // Most units pending; 0 = 65536.
+  uint64_t pit_capacity;
+  // Pending-entry lifetime, nanoseconds; 0 = 4 s.
+  uint64_t lifetime_ns;
+  // Seed of the router's randomness.
+  uint64_t seed;
+} RdtpRouterConfig;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -228,6 +259,60 @@ uintptr_t rdtp_server_next(struct RdtpServer *s, uint8_t *buf, uintptr_t cap);
 
 // Fill `*out` with the server's aggregate counters.
 void rdtp_server_stats(const struct RdtpServer *s, struct RdtpServerStats *out);
+
+// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
+struct RdtpAddr rdtp_addr_v4(uint32_t ip, uint16_t port);
+
+// The node id labelled `label` (1–8 printable characters, not starting with `0x`) as the
+// big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
+uint64_t rdtp_node_id(const char *label);
+
+// The defaults.
+struct RdtpRouterConfig rdtp_router_config_default(void);
+
+// A router with no routes yet; null if a policy string is invalid.
+struct RdtpRouter *rdtp_router_new(const struct RdtpRouterConfig *cfg);
+
+// Free a router (null is ignored).
+void rdtp_router_free(struct RdtpRouter *r);
+
+// Send what no other route matches to `next_hop`.
+bool rdtp_router_set_default_route(struct RdtpRouter *r, struct RdtpAddr next_hop);
+
+// Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
+bool rdtp_router_add_route(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
+
+// Take one datagram from `from` at `now_ns`.
+void rdtp_router_handle_datagram(struct RdtpRouter *r,
+                                 uint64_t now_ns,
+                                 struct RdtpAddr from,
+                                 const uint8_t *data,
+                                 uintptr_t len);
+
+// The next datagram to send: written into `buf`, its destination into `*to`; returns its
+// length, 0 if none is due. `cap` must be at least 65535 (a smaller buffer loses
+// datagrams that do not fit).
+uintptr_t rdtp_router_poll_transmit(struct RdtpRouter *r,
+                                    uint8_t *buf,
+                                    uintptr_t cap,
+                                    struct RdtpAddr *to);
+
+// When `rdtp_router_handle_timeout` must next be called; false if never.
+bool rdtp_router_poll_timeout(const struct RdtpRouter *r, uint64_t *at_ns);
+
+// Let time pass.
+void rdtp_router_handle_timeout(struct RdtpRouter *r, uint64_t now_ns);
+
+// How many counters `rdtp_router_counters` reports.
+uintptr_t rdtp_router_counter_count(void);
+
+// The name of counter `i` (static, NUL-terminated; null if out of range), e.g. `cs_hits`,
+// `cs_misses`, `coalesced`, `store_evictions`, `pit_entries`.
+const char *rdtp_router_counter_name(uintptr_t i);
+
+// Fill `values[0..n)` with the counters, in the order of their names; returns how many
+// were written.
+uintptr_t rdtp_router_counters(const struct RdtpRouter *r, uint64_t *values, uintptr_t n);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,20 +1,32 @@
-//! Compiles `tests/smoke.c` against `include/rdtp.h` and the static library, runs it: the
-//! header is valid C and the ABI works from C.
+//! Compiles the C programs in `tests/` against `include/rdtp.h` and the static library and
+//! runs them: the header is valid C and the ABI works from C.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 #[test]
 fn c_program_fetches_through_the_abi() {
+    let stdout = compile_and_run("smoke.c");
+    assert!(stdout.contains("finished=1 read=3000000"));
+}
+
+#[test]
+fn c_program_fetches_through_a_router_twice() {
+    let stdout = compile_and_run("router_smoke.c");
+    assert!(stdout.contains("first=1000000 second=1000000 forwarded=714 hits=714 cs_entries=714"), "{stdout}");
+}
+
+/// Compile `tests/<file>` with the static library, run it, return its stdout (it must exit 0).
+fn compile_and_run(file: &str) -> String {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib = static_library();
     let Ok(cc) = which_cc() else {
         panic!("no C compiler (cc/gcc) on PATH: this test needs one");
     };
-    let out = std::env::temp_dir().join(format!("rdtp-ffi-smoke-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!("rdtp-ffi-{file}-{}", std::process::id()));
     let status = Command::new(&cc)
         .args(["-std=c11", "-Wall", "-Werror", "-O1"])
-        .arg(crate_dir.join("tests/smoke.c"))
+        .arg(crate_dir.join("tests").join(file))
         .arg("-I")
         .arg(crate_dir.join("include"))
         .arg(&lib)
@@ -23,13 +35,13 @@ fn c_program_fetches_through_the_abi() {
         .arg(&out)
         .status()
         .expect("run the C compiler");
-    assert!(status.success(), "compiling smoke.c failed");
-    let run = Command::new(&out).output().expect("run smoke");
+    assert!(status.success(), "compiling {file} failed");
+    let run = Command::new(&out).output().expect("run the program");
     let _ = std::fs::remove_file(&out);
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     eprintln!("{stdout}");
-    assert!(run.status.success(), "smoke exited with {:?}: {stdout}", run.status.code());
-    assert!(stdout.contains("finished=1 read=3000000"));
+    assert!(run.status.success(), "{file} exited with {:?}: {stdout}", run.status.code());
+    stdout
 }
 
 /// The static library cargo built for this test run. The test binary lives in

@@ -275,6 +275,10 @@ impl Router {
     pub fn fib(&self) -> &Fib {
         &self.fib
     }
+    /// The forwarding table, to add routes to a running router.
+    pub fn fib_mut(&mut self) -> &mut Fib {
+        &mut self.fib
+    }
 
     // ----- the sans-IO interface -------------------------------------------------------
 

@@ -1,0 +1,320 @@
+//! The caching router behind the C ABI (`rdtp_router_*`): the `rdtp-proto` router core,
+//! with peers as [`RdtpAddr`]s.
+//!
+//! ```c
+//! RdtpRouterConfig cfg = rdtp_router_config_default();
+//! cfg.id = rdtp_node_id("ap");
+//! RdtpRouter *r = rdtp_router_new(&cfg);
+//! rdtp_router_set_default_route(r, upstream);
+//! // whenever a datagram arrives from `from`, or the timer fires:
+//! rdtp_router_handle_datagram(r, now, from, data, len);   // or rdtp_router_handle_timeout(r, now)
+//! while ((n = rdtp_router_poll_transmit(r, buf, sizeof buf, &to)) > 0) send(to, buf, n);
+//! if (rdtp_router_poll_timeout(r, &at)) schedule(at);
+//! ```
+//!
+//! Counters are exposed by name (`rdtp_router_counter_name`, `rdtp_router_counters`), in the
+//! order the core's statistics serialise, so C code never mirrors the core's structs.
+
+use std::ffi::{CStr, CString, c_char};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::slice;
+use std::sync::OnceLock;
+
+use core::time::Duration;
+
+use rdtp_proto::NodeId;
+use rdtp_proto::Time;
+use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
+use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+use rdtp_proto::router::{Router, RouterConfig};
+
+/// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
+/// bytes in network order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RdtpAddr {
+    pub family: u8,
+    pub ip: [u8; 16],
+    pub port: u16,
+}
+
+impl RdtpAddr {
+    fn to_socket(self) -> Option<SocketAddr> {
+        let ip = match self.family {
+            4 => IpAddr::V4(Ipv4Addr::new(self.ip[0], self.ip[1], self.ip[2], self.ip[3])),
+            6 => IpAddr::V6(Ipv6Addr::from(self.ip)),
+            _ => return None,
+        };
+        Some(SocketAddr::new(ip, self.port))
+    }
+
+    fn from_socket(a: SocketAddr) -> RdtpAddr {
+        let mut ip = [0u8; 16];
+        let family = match a.ip() {
+            IpAddr::V4(v4) => {
+                ip[..4].copy_from_slice(&v4.octets());
+                4
+            }
+            IpAddr::V6(v6) => {
+                ip.copy_from_slice(&v6.octets());
+                6
+            }
+        };
+        RdtpAddr { family, ip, port: a.port() }
+    }
+}
+
+/// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_addr_v4(ip: u32, port: u16) -> RdtpAddr {
+    RdtpAddr::from_socket(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port))
+}
+
+/// The node id labelled `label` (1–8 printable characters, not starting with `0x`) as the
+/// big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_node_id(label: *const c_char) -> u64 {
+    if label.is_null() {
+        return 0;
+    }
+    unsafe { CStr::from_ptr(label) }.to_str().ok().and_then(NodeId::label).map_or(0, NodeId::to_u64)
+}
+
+/// Router settings; zero fields and null strings mean "default".
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RdtpRouterConfig {
+    /// Node id (see `rdtp_node_id`); 0 = "router".
+    pub id: u64,
+    /// Content store capacity in units; 0 = 65536 (to cache nothing, set `cs_insert` "none").
+    pub cs_units: u64,
+    /// Content store capacity in payload bytes; 0 = no byte limit.
+    pub cs_bytes: u64,
+    /// Replacement: "lru", "lfu", "fifo" or "random" (null = "lru").
+    pub cs_policy: *const c_char,
+    /// Insertion: "always", "prob:P" or "none" (null = "always").
+    pub cs_insert: *const c_char,
+    /// Most units pending; 0 = 65536.
+    pub pit_capacity: u64,
+    /// Pending-entry lifetime, nanoseconds; 0 = 4 s.
+    pub lifetime_ns: u64,
+    /// Seed of the router's randomness.
+    pub seed: u64,
+}
+
+/// The defaults.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_router_config_default() -> RdtpRouterConfig {
+    RdtpRouterConfig {
+        id: 0,
+        cs_units: 0,
+        cs_bytes: 0,
+        cs_policy: core::ptr::null(),
+        cs_insert: core::ptr::null(),
+        pit_capacity: 0,
+        lifetime_ns: 0,
+        seed: 0,
+    }
+}
+
+/// A router (opaque to C).
+pub struct RdtpRouter {
+    router: Router,
+}
+
+fn string<'a>(p: *const c_char, default: &'a str) -> Option<&'a str> {
+    if p.is_null() {
+        return Some(default);
+    }
+    // SAFETY: the caller passes a NUL-terminated string valid for the call; the returned
+    // slice is used only within it.
+    unsafe { CStr::from_ptr(p) }.to_str().ok()
+}
+
+/// A router with no routes yet; null if a policy string is invalid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut RdtpRouter {
+    let c = unsafe { cfg.as_ref() }.copied().unwrap_or_else(|| rdtp_router_config_default());
+    let d = RouterConfig::default();
+    let replacement = string(c.cs_policy, "lru").and_then(|s| s.parse::<Replacement>().ok());
+    let admission = string(c.cs_insert, "always").and_then(|s| s.parse::<Admission>().ok());
+    let (Some(replacement), Some(admission)) = (replacement, admission) else { return core::ptr::null_mut() };
+    let nonzero = |v: u64, default: u64| if v == 0 { default } else { v };
+    let config = RouterConfig {
+        id: if c.id == 0 { d.id } else { NodeId::from_u64(c.id) },
+        fib: Fib::default(),
+        cs: CsConfig {
+            capacity_units: nonzero(c.cs_units, CsConfig::DEFAULT_CAPACITY_UNITS as u64) as usize,
+            capacity_bytes: nonzero(c.cs_bytes, u64::MAX),
+            replacement,
+            admission,
+            seed: c.seed,
+        },
+        pit_capacity: nonzero(c.pit_capacity, d.pit_capacity as u64) as usize,
+        lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
+        seed: c.seed,
+        ..d
+    };
+    Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))
+}
+
+/// Free a router (null is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_free(r: *mut RdtpRouter) {
+    if !r.is_null() {
+        drop(unsafe { Box::from_raw(r) });
+    }
+}
+
+/// Send what no other route matches to `next_hop`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_set_default_route(r: *mut RdtpRouter, next_hop: RdtpAddr) -> bool {
+    let (Some(r), Some(a)) = (unsafe { r.as_mut() }, next_hop.to_socket()) else { return false };
+    r.router.fib_mut().set_default(Some(a));
+    true
+}
+
+/// Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
+    let Some(r) = (unsafe { r.as_mut() }) else { return false };
+    let (Some(key), Some(a)) = (string(key, ""), next_hop.to_socket()) else { return false };
+    r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
+    true
+}
+
+/// Take one datagram from `from` at `now_ns`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_handle_datagram(
+    r: *mut RdtpRouter,
+    now_ns: u64,
+    from: RdtpAddr,
+    data: *const u8,
+    len: usize,
+) {
+    let (Some(r), Some(from)) = (unsafe { r.as_mut() }, from.to_socket()) else { return };
+    if data.is_null() {
+        return;
+    }
+    r.router.handle_datagram(Time::from_nanos(now_ns), from, unsafe { slice::from_raw_parts(data, len) });
+}
+
+/// The next datagram to send: written into `buf`, its destination into `*to`; returns its
+/// length, 0 if none is due. `cap` must be at least 65535 (a smaller buffer loses
+/// datagrams that do not fit).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_poll_transmit(
+    r: *mut RdtpRouter,
+    buf: *mut u8,
+    cap: usize,
+    to: *mut RdtpAddr,
+) -> usize {
+    let Some(r) = (unsafe { r.as_mut() }) else { return 0 };
+    if buf.is_null() {
+        return 0;
+    }
+    let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
+    let Some(t) = r.router.poll_transmit(out) else { return 0 };
+    if let Some(to) = unsafe { to.as_mut() } {
+        *to = RdtpAddr::from_socket(t.to);
+    }
+    t.len
+}
+
+/// When `rdtp_router_handle_timeout` must next be called; false if never.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_poll_timeout(r: *const RdtpRouter, at_ns: *mut u64) -> bool {
+    let Some(t) = unsafe { r.as_ref() }.and_then(|r| r.router.poll_timeout()) else { return false };
+    if let Some(out) = unsafe { at_ns.as_mut() } {
+        *out = t.as_nanos();
+    }
+    true
+}
+
+/// Let time pass.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_handle_timeout(r: *mut RdtpRouter, now_ns: u64) {
+    if let Some(r) = unsafe { r.as_mut() } {
+        r.router.handle_timeout(Time::from_nanos(now_ns));
+    }
+}
+
+/// The router's counters and gauges, flattened to `(name, value)` in a fixed order: the
+/// core's `RouterStats` fields, then the content store's own (`store_` prefixed: inserts,
+/// evictions, admission refusals…), then the gauges.
+fn counters(r: &Router) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut flatten = |prefix: &str, v: serde_json::Value| {
+        if let serde_json::Value::Object(m) = v {
+            for (k, v) in m {
+                out.push((format!("{prefix}{k}"), v.as_u64().unwrap_or(0)));
+            }
+        }
+    };
+    flatten("", serde_json::to_value(r.stats()).unwrap_or_default());
+    flatten("store_", serde_json::to_value(r.cs_stats()).unwrap_or_default());
+    out.push(("cs_entries".into(), r.cs_len() as u64));
+    out.push(("cs_bytes".into(), r.cs_bytes()));
+    out.push(("pit_entries".into(), r.pit_len() as u64));
+    out
+}
+
+fn counter_names() -> &'static [CString] {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let r = Router::new(RouterConfig::default());
+        counters(&r).into_iter().map(|(n, _)| CString::new(n).expect("no NUL in field names")).collect()
+    })
+}
+
+/// How many counters `rdtp_router_counters` reports.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_router_counter_count() -> usize {
+    counter_names().len()
+}
+
+/// The name of counter `i` (static, NUL-terminated; null if out of range), e.g. `cs_hits`,
+/// `cs_misses`, `coalesced`, `store_evictions`, `pit_entries`.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_router_counter_name(i: usize) -> *const c_char {
+    counter_names().get(i).map_or(core::ptr::null(), |c| c.as_ptr())
+}
+
+/// Fill `values[0..n)` with the counters, in the order of their names; returns how many
+/// were written.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_counters(r: *const RdtpRouter, values: *mut u64, n: usize) -> usize {
+    let Some(r) = (unsafe { r.as_ref() }) else { return 0 };
+    if values.is_null() {
+        return 0;
+    }
+    let out = unsafe { slice::from_raw_parts_mut(values, n) };
+    let c = counters(&r.router);
+    for (slot, (_, v)) in out.iter_mut().zip(&c) {
+        *slot = *v;
+    }
+    c.len().min(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_named_in_a_stable_order() {
+        let names: Vec<&str> = counter_names().iter().map(|c| c.to_str().unwrap()).collect();
+        for want in ["requests", "cs_hits", "cs_misses", "coalesced", "store_evictions", "pit_entries", "bytes_in"] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        let r = Router::new(RouterConfig::default());
+        assert_eq!(counters(&r).len(), names.len());
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "names collide");
+        let a = rdtp_addr_v4(0x0a00_0001, 7447);
+        assert_eq!(a.to_socket(), Some("10.0.0.1:7447".parse().unwrap()));
+        assert_eq!(unsafe { rdtp_node_id(c"ap".as_ptr()) }, NodeId::label("ap").unwrap().to_u64());
+        assert_eq!(unsafe { rdtp_node_id(c"waytoolongid".as_ptr()) }, 0);
+    }
+}

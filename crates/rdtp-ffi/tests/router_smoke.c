@@ -1,0 +1,101 @@
+/* A receiver fetches a 1 MB object twice through a router, all over the C API only: the
+ * first time the router forwards to the server, the second time it answers from its
+ * content store. Datagrams are handed over directly (no loss); the counters are read by
+ * name. */
+#include <stdio.h>
+#include <string.h>
+#include "rdtp.h"
+
+#define SIZE 1000000
+
+static uint64_t counter(RdtpRouter *r, const char *name) {
+    uint64_t values[128];
+    size_t n = rdtp_router_counters(r, values, 128);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rdtp_router_counter_name(i), name) == 0) return values[i];
+    return (uint64_t)-1;
+}
+
+static int same(RdtpAddr a, RdtpAddr b) {
+    return a.family == b.family && a.port == b.port && memcmp(a.ip, b.ip, 16) == 0;
+}
+
+/* One fetch; returns bytes read, or a negative error. */
+static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAddr up, uint64_t seed) {
+    static uint8_t req[RDTP_MAX_REQUEST], dgram[65536], fwd[65536], out[65536];
+    RdtpReceiverConfig cfg = rdtp_receiver_config_default();
+    cfg.seed = seed;
+    RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", 0);
+    if (!rx) return -1;
+    uint64_t now = 1000000;
+    long read_total = 0;
+    int finished = 0;
+    for (int step = 0; step < 100000 && !finished; step++) {
+        size_t n;
+        while ((n = rdtp_receiver_poll_transmit(rx, now, req, sizeof req)) > 0) {
+            rdtp_router_handle_datagram(router, now, rx_addr, req, n);
+            RdtpAddr to;
+            size_t m;
+            while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
+                if (same(to, rx_addr)) {
+                    rdtp_receiver_handle_datagram(rx, now, fwd, m);
+                } else if (same(to, up)) {
+                    size_t replies = rdtp_server_handle(srv, fwd, m);
+                    for (size_t i = 0; i < replies; i++) {
+                        size_t k = rdtp_server_next(srv, dgram, sizeof dgram);
+                        rdtp_router_handle_datagram(router, now, up, dgram, k);
+                    }
+                } else {
+                    return -2;
+                }
+            }
+            /* Data the server's answers released go to the receiver. */
+            while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
+                if (!same(to, rx_addr)) return -3;
+                rdtp_receiver_handle_datagram(rx, now, fwd, m);
+            }
+        }
+        now += 1000000;
+        RdtpEvent ev;
+        while (rdtp_receiver_poll_event(rx, &ev)) {
+            if (ev.kind == RDTP_EVENT_KIND_FINISHED) finished = 1;
+            if (ev.kind == RDTP_EVENT_KIND_FAILED) return -10 - (int)ev.error;
+        }
+        while ((n = rdtp_receiver_read(rx, out, sizeof out)) > 0) read_total += (long)n;
+        uint64_t at;
+        if (!finished && rdtp_receiver_poll_timeout(rx, &at) && at > now) now = at;
+        rdtp_receiver_handle_timeout(rx, now);
+        rdtp_router_handle_timeout(router, now);
+    }
+    rdtp_receiver_free(rx);
+    return finished ? read_total : -4;
+}
+
+int main(void) {
+    const char *names[] = {"object"};
+    uint64_t sizes[] = {SIZE};
+    uint64_t seeds[] = {7};
+    RdtpServer *srv = rdtp_server_new_pattern(names, sizes, seeds, 1);
+    RdtpRouterConfig rc = rdtp_router_config_default();
+    rc.id = rdtp_node_id("ap");
+    rc.cs_policy = "lru";
+    RdtpRouter *router = rdtp_router_new(&rc);
+    if (!srv || !router || rc.id == 0) return 10;
+    rc.cs_policy = "no-such-policy";
+    if (rdtp_router_new(&rc) != NULL) return 11;
+    RdtpAddr rx_addr = rdtp_addr_v4(0x0a000001, 5000), up = rdtp_addr_v4(0x0a000002, 7447);
+    if (!rdtp_router_set_default_route(router, up)) return 12;
+
+    long first = fetch(router, srv, rx_addr, up, 1);
+    uint64_t forwarded = counter(router, "forwarded_units");
+    long second = fetch(router, srv, rx_addr, up, 2);
+    uint64_t hits = counter(router, "cs_hits"), units = (SIZE + 1401) / 1402;
+    printf("first=%ld second=%ld forwarded=%llu hits=%llu cs_entries=%llu counters=%zu\n", first, second,
+           (unsigned long long)forwarded, (unsigned long long)hits,
+           (unsigned long long)counter(router, "cs_entries"), rdtp_router_counter_count());
+    if (first != SIZE || second != SIZE) return 20;
+    if (forwarded != units || hits != units || counter(router, "forwarded_units") != units) return 21;
+    rdtp_router_free(router);
+    rdtp_server_free(srv);
+    return 0;
+}
