@@ -122,12 +122,14 @@ pub struct RdtpRouter {
     router: Router,
 }
 
-fn string<'a>(p: *const c_char, default: &'a str) -> Option<&'a str> {
+/// The string at `p` (`default` if null), or `None` if it is not UTF-8.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string that outlives the use of the result.
+unsafe fn string(p: *const c_char, default: &str) -> Option<&str> {
     if p.is_null() {
         return Some(default);
     }
-    // SAFETY: the caller passes a NUL-terminated string valid for the call; the returned
-    // slice is used only within it.
     unsafe { CStr::from_ptr(p) }.to_str().ok()
 }
 
@@ -136,8 +138,8 @@ fn string<'a>(p: *const c_char, default: &'a str) -> Option<&'a str> {
 pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut RdtpRouter {
     let c = unsafe { cfg.as_ref() }.copied().unwrap_or_else(|| rdtp_router_config_default());
     let d = RouterConfig::default();
-    let replacement = string(c.cs_policy, "lru").and_then(|s| s.parse::<Replacement>().ok());
-    let admission = string(c.cs_insert, "always").and_then(|s| s.parse::<Admission>().ok());
+    let replacement = unsafe { string(c.cs_policy, "lru") }.and_then(|s| s.parse::<Replacement>().ok());
+    let admission = unsafe { string(c.cs_insert, "always") }.and_then(|s| s.parse::<Admission>().ok());
     let (Some(replacement), Some(admission)) = (replacement, admission) else { return core::ptr::null_mut() };
     let nonzero = |v: u64, default: u64| if v == 0 { default } else { v };
     let config = RouterConfig {
@@ -178,7 +180,7 @@ pub unsafe extern "C" fn rdtp_router_set_default_route(r: *mut RdtpRouter, next_
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
     let Some(r) = (unsafe { r.as_mut() }) else { return false };
-    let (Some(key), Some(a)) = (string(key, ""), next_hop.to_socket()) else { return false };
+    let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
     r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
     true
 }
