@@ -88,7 +88,7 @@ impl Fetch {
         self.unit = UnitChoice::Unit(unit);
         self
     }
-    /// Size units to fit a link MTU (default 1500: 1412-byte units over IPv4, 1392 over IPv6).
+    /// Size units to fit a link MTU (default 1500: 1402-byte units over IPv4, 1382 over IPv6).
     pub fn mtu(mut self, mtu: usize) -> Self {
         self.unit = UnitChoice::Mtu(mtu);
         self
