@@ -18,6 +18,7 @@
 // Real-time lag: an event every LagInterval compares the wall clock with its simulated
 // timestamp; in best-effort mode an event runs late when the simulator cannot keep up.
 #include "rdtp-recorder.h"
+#include "rdtp-rust.h"
 #include "rdtp-topology.h"
 
 #include "ns3/core-module.h"
@@ -147,33 +148,30 @@ ParseTaps(const std::string& text)
         t.client = !taps.empty();
         if (taps.empty() && t.label != "server")
             Fail("the first --Taps entry must be the server (server:netns/tap)");
-        std::string gw;
         if (parts.size() == 3)
         {
-            gw = parts[2];
-        }
-        else if (!t.client)
-        {
-            gw = "10.200.0.1/24";
+            const std::string& gw = parts[2];
+            size_t s2 = gw.find('/');
+            if (s2 == std::string::npos)
+                Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
+            try
+            {
+                t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
+            }
+            catch (const std::exception&)
+            {
+                Fail("bad prefix length in '" + gw + "'");
+            }
+            if (t.prefix < 8 || t.prefix > 30)
+                Fail("prefix length of '" + gw + "' must be 8..30");
+            t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
         }
         else
         {
-            gw = "10." + std::to_string(201 + clients / 256) + "." + std::to_string(clients % 256) + ".1/24";
+            // The testbed's address plan (rdtp-scenario, through rdtp-rust.h).
+            t.gateway = Ipv4Address(rdtp_plan_gateway(t.client ? int64_t(clients) : -1));
+            t.prefix = rdtp_plan_prefix_len();
         }
-        size_t s2 = gw.find('/');
-        if (s2 == std::string::npos)
-            Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
-        try
-        {
-            t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
-        }
-        catch (const std::exception&)
-        {
-            Fail("bad prefix length in '" + gw + "'");
-        }
-        if (t.prefix < 8 || t.prefix > 30)
-            Fail("prefix length of '" + gw + "' must be 8..30");
-        t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
         t.hostAddr = [&]() {
             std::ostringstream o;
             Ipv4Address(t.gateway.Get() + 1).Print(o);
@@ -274,17 +272,6 @@ ParseIpv4(Ptr<const Packet> p, uint64_t& ipBytes, uint64_t& payload, bool& data)
     return true;
 }
 
-/// Percentile (0..1) of sorted values; NaN for none.
-double
-Percentile(const std::vector<float>& sorted, double q)
-{
-    if (sorted.empty())
-        return std::nan("");
-    size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) ;
-    i = std::min(sorted.size() - 1, i == 0 ? 0 : i - 1);
-    return sorted[i];
-}
-
 struct LagStats
 {
     size_t samples = 0;
@@ -308,9 +295,9 @@ Summarise(std::vector<float> v, double thresholdMs)
             s.over++;
     }
     s.mean = sum / static_cast<double>(v.size());
-    s.p50 = Percentile(v, 0.50);
-    s.p99 = Percentile(v, 0.99);
-    s.p999 = Percentile(v, 0.999);
+    s.p50 = rdtp_quantile_f32(v.data(), v.size(), 0.50);
+    s.p99 = rdtp_quantile_f32(v.data(), v.size(), 0.99);
+    s.p999 = rdtp_quantile_f32(v.data(), v.size(), 0.999);
     s.max = v.back();
     return s;
 }

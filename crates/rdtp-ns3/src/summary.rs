@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use crate::scenario::{Run, show};
+use rdtp_scenario::{Run, show};
 
 /// Quote a CSV cell if it needs it.
 pub fn cell(s: &str) -> String {

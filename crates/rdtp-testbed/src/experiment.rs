@@ -2,7 +2,7 @@
 //! (namespaces, flows, objects, emulator arguments).
 //!
 //! `[path]` is rdtp-sim's `[topology]` table, deserialised and turned into ns-3 arguments by
-//! rdtp-sim's own code (`crates/rdtp-ns3/src/scenario.rs`, compiled into this crate), and
+//! rdtp-sim's own code (the `rdtp-scenario` crate), and
 //! `[sweep]`/`--set` use its dotted-path and cartesian-product semantics, so an experiment
 //! and a simulation scenario describe a network the same way.
 
@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use crate::scenario;
+use rdtp_scenario as scenario;
+use rdtp_scenario::network::capacity_bps;
 
 /// An experiment file after overrides and one sweep assignment.
 #[derive(Debug, Clone, Deserialize)]
@@ -449,65 +450,6 @@ pub fn layout(e: &Experiment) -> Result<Layout, String> {
     Ok(Layout { flows, namespaces, objects })
 }
 
-/// A DataRate string ("100Mbps", "1.5Gbps", "800kb/s") in bit/s.
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("bad rate '{s}'"))?;
-    let mult = match unit.trim() {
-        "bps" | "b/s" => 1.0,
-        "kbps" | "Kbps" | "kb/s" | "Kb/s" => 1e3,
-        "Mbps" | "Mb/s" => 1e6,
-        "Gbps" | "Gb/s" => 1e9,
-        "KiBps" | "KiB/s" => 8.0 * 1024.0,
-        "MiBps" | "MiB/s" => 8.0 * 1024.0 * 1024.0,
-        "kBps" | "KBps" | "kB/s" | "KB/s" => 8e3,
-        "MBps" | "MB/s" => 8e6,
-        "GBps" | "GB/s" => 8e9,
-        u => return Err(format!("bad rate unit '{u}' in '{s}' (e.g. 100Mbps, 1Gbps)")),
-    };
-    Ok(n * mult)
-}
-
-/// The most the path can carry (bit/s): the largest bottleneck rate, or the WiFi PHY rate
-/// (capped by the wired link). Only sizes bulk objects.
-pub fn capacity_bps(t: &scenario::Topology) -> Result<f64, String> {
-    if t.kind == "wifi" {
-        let ac = t.standard.as_deref() == Some("80211ac");
-        let width = t.channel_width.unwrap_or(if ac { 80 } else { 20 });
-        let per_ss = if ac {
-            match width {
-                w if w >= 160 => 866.7e6,
-                w if w >= 80 => 433.3e6,
-                w if w >= 40 => 200e6,
-                _ => 86.7e6,
-            }
-        } else if width >= 40 {
-            150e6
-        } else {
-            72.2e6
-        };
-        let phy = per_ss * t.spatial_streams.unwrap_or(1).max(1) as f64;
-        let wired = parse_rate(&t.wired_rate.as_ref().map_or("1Gbps".to_string(), |q| q.rate()))?;
-        return Ok(phy.min(wired));
-    }
-    let mut max = parse_rate(&t.rate.as_ref().map_or("100Mbps".to_string(), |q| q.rate()))?;
-    if let Some(s) = &t.rate_schedule {
-        let text = match s {
-            scenario::Schedule::Text(t) => t.clone(),
-            scenario::Schedule::Steps(v) => {
-                v.iter().map(|(t, r)| format!("{t}:{}", r.rate())).collect::<Vec<_>>().join(",")
-            }
-        };
-        for item in text.split(',').filter(|i| !i.trim().is_empty()) {
-            let (_, r) = item.split_once(':').ok_or_else(|| format!("bad rate_schedule entry '{item}'"))?;
-            max = max.max(parse_rate(r)?);
-        }
-    }
-    Ok(max)
-}
-
 /// The emulator's topology arguments, made by rdtp-sim's own `run_args` from the run's
 /// `[path]` (and `[ns3]`) tables, without the offline-only ones.
 pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
@@ -628,6 +570,7 @@ stop = 12.0
 
     #[test]
     fn rates_and_capacity() {
+        use rdtp_units::parse_rate;
         assert_eq!(parse_rate("100Mbps").unwrap(), 100e6);
         assert_eq!(parse_rate("1.5Gbps").unwrap(), 1.5e9);
         assert!(parse_rate("fast").is_err());

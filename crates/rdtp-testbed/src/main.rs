@@ -15,10 +15,6 @@
 //! is missing (root, ip, ethtool, ping, /dev/net/tun, rdtp, rdtp-sim with ns-3),
 //! 130 interrupted. See the crate README.
 
-#[allow(dead_code)] // rdtp-sim's module: only the schema, sweep and argument code is used here
-#[path = "../../rdtp-ns3/src/scenario.rs"]
-mod scenario;
-
 mod experiment;
 mod netns;
 mod procs;
@@ -57,7 +53,7 @@ struct Options {
     out: Option<PathBuf>,
     /// Override a value before the sweep (dotted path: path.rate=200Mbps, flow.0.cc=bbrp,
     /// testbed.duration=10, flow.*.start=1).
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = scenario::parse_set)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = rdtp_scenario::parse_set)]
     sets: Vec<(String, String)>,
     /// Print the runs and the emulator arguments; needs no root.
     #[arg(long)]
@@ -421,7 +417,7 @@ fn write_summaries(
     summary.push('\n');
     for (run, res) in runs.iter().zip(results) {
         let Some(res) = res else { continue };
-        let sweep: Vec<String> = run.assignment.iter().map(|(_, v)| cell(&scenario::show(v))).collect();
+        let sweep: Vec<String> = run.assignment.iter().map(|(_, v)| cell(&rdtp_scenario::show(v))).collect();
         let start = prefix(&run.id, &sweep);
         let lookup = |cols: &[(String, String)], k: &str| {
             cols.iter().find(|(c, _)| c == k).map_or(String::new(), |(_, v)| cell(v))

@@ -12,6 +12,8 @@ use std::io::Write;
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
 
+use rdtp_scenario::network::PREFIX_LEN;
+
 use crate::procs::output;
 
 /// Where `ip netns` keeps its namespaces.
@@ -19,18 +21,8 @@ pub const NETNS_DIR: &str = "/var/run/netns";
 /// The tap inside every namespace.
 pub const TAP: &str = "tap0";
 
-/// Address plan: the server's tap is 10.200.0.0/24, client namespace i's is
-/// 10.(201 + i/256).(i%256).0/24; the emulator's gateway is .1, the host .2.
-pub fn subnet(client: Option<usize>) -> (Ipv4Addr, Ipv4Addr) {
-    let (b, c) = match client {
-        None => (200u32, 0u32),
-        Some(i) => (201 + (i / 256) as u32, (i % 256) as u32),
-    };
-    let base = (10u32 << 24) | (b << 16) | (c << 8);
-    (Ipv4Addr::from(base | 1), Ipv4Addr::from(base | 2))
-}
-
-/// Create and configure namespace `ns` with `tap0` (`host`/24, default route via `gw`).
+/// Create and configure namespace `ns` with `tap0` (`host` in the plan's subnet, default
+/// route via `gw`; see `rdtp_scenario::network::subnet`).
 pub fn create(ns: &str, host: Ipv4Addr, gw: Ipv4Addr, mtu: u32, tcp_buffer: u64) -> Result<(), String> {
     output("ip", &["netns", "add", ns])?;
     let sysctls = [
@@ -48,7 +40,7 @@ pub fn create(ns: &str, host: Ipv4Addr, gw: Ipv4Addr, mtu: u32, tcp_buffer: u64)
          tuntap add dev {TAP} mode tap\n\
          link set {TAP} mtu {mtu}\n\
          link set {TAP} up\n\
-         addr add {host}/24 dev {TAP}\n\
+         addr add {host}/{PREFIX_LEN} dev {TAP}\n\
          route add default via {gw} dev {TAP} onlink\n"
     );
     ip_batch(ns, &batch)?;
@@ -221,13 +213,6 @@ pub fn parse_ss(text: &str) -> SocketMem {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn address_plan() {
-        assert_eq!(subnet(None), (Ipv4Addr::new(10, 200, 0, 1), Ipv4Addr::new(10, 200, 0, 2)));
-        assert_eq!(subnet(Some(0)).1, Ipv4Addr::new(10, 201, 0, 2));
-        assert_eq!(subnet(Some(257)).0, Ipv4Addr::new(10, 202, 1, 1));
-    }
 
     #[test]
     fn ss_skmem() {

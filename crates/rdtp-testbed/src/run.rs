@@ -167,7 +167,10 @@ pub struct RunResult {
     pub valid: bool,
 }
 
-const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 200, 0, 2);
+/// The server's address in the plan (`rdtp_scenario::network::subnet`).
+fn server_addr() -> Ipv4Addr {
+    rdtp_scenario::network::subnet(None).1
+}
 const UDP_PORT: u16 = 7447;
 
 fn ns_name(prefix: &str, client: Option<usize>) -> String {
@@ -221,11 +224,11 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
     let mut all_ns = Vec::new();
     for client in std::iter::once(None).chain((0..layout.namespaces.len()).map(Some)) {
         let ns = ns_name(&ctx.prefix, client);
-        let (gw, host) = netns::subnet(client);
+        let (gw, host) = rdtp_scenario::network::subnet(client);
         bed.namespaces.push(ns.clone());
         netns::create(&ns, host, gw, g.mtu, tcp_buffer)?;
         let label = client.map_or("server".to_string(), |i| format!("client{i}"));
-        taps.push(format!("{label}:{ns}/{}:{gw}/24", netns::TAP));
+        taps.push(format!("{label}:{ns}/{}:{gw}/{}", netns::TAP, rdtp_scenario::network::PREFIX_LEN));
         all_ns.push(ns);
         if procs::interrupted() {
             return Err(procs::INTERRUPTED_MSG.into());
@@ -344,7 +347,7 @@ pub fn run_one(ctx: &mut Context, run: &Run, dir: &Path) -> Result<RunResult, St
                 .arg(format!("{}", g.ping_interval))
                 .arg("-w")
                 .arg(format!("{}", (g.duration + 1.0).ceil() as u64))
-                .arg(SERVER_ADDR.to_string())
+                .arg(server_addr().to_string())
                 .stdin(Stdio::null())
                 .stdout(Stdio::from(log_file(&logs, &format!("ping-c{i}.txt"))?))
                 .stderr(Stdio::null());
@@ -870,7 +873,7 @@ fn warm_up(client_ns: &[String]) -> Result<(), String> {
         for ns in &pending {
             let mut cmd = Command::new("ip");
             cmd.args(["netns", "exec", ns, "ping", "-c", "1", "-W", "1", "-n", "-q"])
-                .arg(SERVER_ADDR.to_string())
+                .arg(server_addr().to_string())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
@@ -913,12 +916,12 @@ fn start_flow(
     cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).arg("fetch");
     match f.kind {
         Kind::Rdtp => {
-            cmd.arg(format!("{SERVER_ADDR}:{UDP_PORT}")).arg(&f.object);
+            cmd.arg(format!("{}:{UDP_PORT}", server_addr())).arg(&f.object);
             cmd.args(["--cc", &f.cc]).arg("--mtu").arg(g.mtu.to_string());
         }
         Kind::Tcp => {
             let port = tcp_ports.get(&f.cc).copied().unwrap_or(UDP_PORT);
-            cmd.arg(format!("{SERVER_ADDR}:{port}")).arg(&f.object).arg("--tcp");
+            cmd.arg(format!("{}:{port}", server_addr())).arg(&f.object).arg("--tcp");
         }
     }
     let out_arg = output.as_ref().map_or("/dev/null".to_string(), |p| p.display().to_string());
