@@ -97,7 +97,7 @@ pub fn parse_ping(text: &str) -> (Vec<(f64, f64)>, u64) {
     (samples, max_seq)
 }
 
-/// Mean, p50, p95, max of a set of values.
+/// Mean, p50, p95 (nearest rank: [`rdtp_units::quantile`]), max of a set of values.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub n: usize,
@@ -116,15 +116,11 @@ pub fn stats(values: &[f64]) -> Stats {
     if v.is_empty() {
         return Stats::default();
     }
-    let q = |p: f64| {
-        let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-        v[i]
-    };
     Stats {
         n: v.len(),
         mean: Some(v.iter().sum::<f64>() / v.len() as f64),
-        p50: Some(q(0.5)),
-        p95: Some(q(0.95)),
+        p50: rdtp_units::quantile(&v, 0.5),
+        p95: rdtp_units::quantile(&v, 0.95),
         max: v.last().copied(),
     }
 }
