@@ -8,37 +8,24 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-/// Set by SIGINT/SIGTERM/SIGHUP; every wait in the testbed polls it.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+use rdtp::signals::{Flag, Signal};
 
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
+/// Raised by SIGINT/SIGTERM/SIGHUP once [`install_signal_handlers`] ran; every wait in the
+/// testbed polls it.
+static INTERRUPTED: OnceLock<Flag> = OnceLock::new();
 
-/// Route SIGINT, SIGTERM and SIGHUP to [`INTERRUPTED`].
+/// Route SIGINT, SIGTERM and SIGHUP to [`interrupted`] (rdtp's one signal module).
 pub fn install_signal_handlers() -> Result<(), String> {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe); sa is zeroed
-        // plain data with the handler and an empty mask filled in.
-        let r = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
-        };
-        if r != 0 {
-            return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
-        }
-    }
+    let flag = Flag::on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]).map_err(|e| format!("sigaction: {e}"))?;
+    let _ = INTERRUPTED.set(flag);
     Ok(())
 }
 
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    INTERRUPTED.get().is_some_and(Flag::raised)
 }
 
 pub const INTERRUPTED_MSG: &str = "interrupted";

@@ -55,6 +55,7 @@ pub mod error;
 pub mod fetch;
 pub mod list;
 pub mod server;
+pub mod signals;
 pub mod socket;
 pub mod summary;
 pub mod tcp;

@@ -18,11 +18,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use nix::sys::eventfd::{EfdFlags, EventFd};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::server::{Catalog, Server, ServerConfig, ServerStats};
 
 use crate::error::{Error, Result};
+use crate::signals;
 use crate::socket::{self, GsoBatch, RecvBatch};
 
 /// Runtime settings of a server.
@@ -67,12 +68,6 @@ impl std::fmt::Display for RunStats {
             self.send_drops
         )
     }
-}
-
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
 }
 
 /// A bound server, ready to run.
@@ -125,40 +120,22 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
     /// Serve until SIGINT or SIGTERM arrives (installs handlers for both and blocks them
     /// outside the wait, so a signal is never missed).
     pub fn run_until_signal(&mut self) -> Result<RunStats> {
-        let mut set = SigSet::empty();
-        set.add(Signal::SIGINT);
-        set.add(Signal::SIGTERM);
-        let handler = nix::sys::signal::SigAction::new(
-            nix::sys::signal::SigHandler::Handler(on_signal),
-            nix::sys::signal::SaFlags::empty(),
-            SigSet::empty(),
-        );
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            nix::sys::signal::sigaction(Signal::SIGINT, &handler).map_err(|e| Error::network("sigaction", e.into()))?;
-            nix::sys::signal::sigaction(Signal::SIGTERM, &handler)
-                .map_err(|e| Error::network("sigaction", e.into()))?;
-        }
-        let mut old = SigSet::empty();
-        nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
-            .map_err(|e| Error::network("sigprocmask", e.into()))?;
-        let mut during_wait = old;
-        during_wait.remove(Signal::SIGINT);
-        during_wait.remove(Signal::SIGTERM);
-        let r = self.run_loop(Some(during_wait));
-        let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-        r
+        let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+        let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
+        self.run_loop(Some((&flag, blocked.wait_mask())))
     }
 
-    fn should_stop(&self, signals: bool) -> bool {
-        self.stop.load(Ordering::Acquire) || (signals && SIGNALLED.load(Ordering::SeqCst))
+    fn should_stop(&self, signalled: Option<&signals::Flag>) -> bool {
+        self.stop.load(Ordering::Acquire) || signalled.is_some_and(signals::Flag::raised)
     }
 
-    fn run_loop(&mut self, sigmask: Option<SigSet>) -> Result<RunStats> {
-        let signals = sigmask.is_some();
+    /// Serve until stopped (or, with `signals`, until that flag is raised: its signals are
+    /// blocked outside the wait, which uses the given mask).
+    fn run_loop(&mut self, signals: Option<(&signals::Flag, SigSet)>) -> Result<RunStats> {
+        let (flag, sigmask) = (signals.map(|s| s.0), signals.map(|s| s.1));
         let mut batch = RecvBatch::new();
         let mut out = GsoBatch::new();
-        while !self.should_stop(signals) {
+        while !self.should_stop(flag) {
             match batch.recv(&self.state, &self.sock) {
                 Ok(_) => {
                     for (src, dst_ip, dgram) in batch.datagrams() {

@@ -27,10 +27,14 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::signal::SigSet;
+use nix::sys::socket::{getsockopt, setsockopt, sockopt::TcpCongestion};
 
 use rdtp_proto::Eid;
 use rdtp_proto::receiver::{FetchError, Target};
@@ -39,7 +43,8 @@ use rdtp_proto::wire::NackCode;
 
 use crate::args::parse_target;
 use crate::error::{Error, Result};
-use crate::socket::DEFAULT_PORT;
+use crate::signals;
+use crate::socket::{self, DEFAULT_PORT};
 use crate::summary::Summary;
 
 /// Response size meaning "no such name or EID".
@@ -93,31 +98,13 @@ impl std::fmt::Display for TcpServeStats {
 }
 
 /// Set the congestion control of a TCP socket (`TCP_CONGESTION`).
-pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
-    // SAFETY: valid pointer and length of a byte string; fd is an open socket of the caller.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+pub fn set_congestion(sock: &impl AsFd, name: &str) -> io::Result<()> {
+    setsockopt(sock, TcpCongestion, &name.into()).map_err(io::Error::from)
 }
 
 /// The congestion control a TCP socket uses.
-pub fn congestion(fd: RawFd) -> io::Result<String> {
-    let mut buf = [0u8; 32];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: buf and len are valid for writes of len bytes.
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let end = buf[..len as usize].iter().position(|&b| b == 0).unwrap_or(len as usize);
-    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+pub fn congestion(sock: &impl AsFd) -> io::Result<String> {
+    Ok(getsockopt(sock, TcpCongestion).map_err(io::Error::from)?.to_string_lossy().into_owned())
 }
 
 fn cc_error(name: &str, e: io::Error) -> Error {
@@ -153,19 +140,13 @@ struct Conn {
 /// A bound TCP server, ready to run.
 pub struct TcpServer<C: ?Sized> {
     listener: TcpListener,
-    epoll: OwnedFd,
+    epoll: Epoll,
     catalog: Arc<C>,
     cc: Option<String>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     buf: Vec<u8>,
     stats: TcpServeStats,
-}
-
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
 }
 
 fn bind_listener(listen: Option<SocketAddr>) -> io::Result<TcpListener> {
@@ -188,16 +169,6 @@ fn bind_listener(listen: Option<SocketAddr>) -> io::Result<TcpListener> {
     }
 }
 
-fn epoll_ctl(epoll: &OwnedFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
-    let mut ev = libc::epoll_event { events, u64: token };
-    // SAFETY: epoll and fd are open descriptors; ev is a valid epoll_event.
-    if unsafe { libc::epoll_ctl(epoll.as_raw_fd(), op, fd, &mut ev) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 impl<C: Catalog + ?Sized> TcpServer<C> {
     /// Bind and listen; fails if the congestion control is not available.
     pub fn bind(catalog: Arc<C>, options: TcpServeOptions) -> Result<Self> {
@@ -207,17 +178,13 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         })?;
         listener.set_nonblocking(true).map_err(|e| Error::network("fcntl", e))?;
         if let Some(cc) = &options.cc {
-            set_congestion(listener.as_raw_fd(), cc).map_err(|e| cc_error(cc, e))?;
+            set_congestion(&listener, cc).map_err(|e| cc_error(cc, e))?;
         }
-        // SAFETY: plain syscall; the result is checked before use.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(Error::network("epoll_create1", io::Error::last_os_error()));
-        }
-        // SAFETY: fd is a fresh descriptor that nothing else owns.
-        let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
-        epoll_ctl(&epoll, libc::EPOLL_CTL_ADD, listener.as_raw_fd(), libc::EPOLLIN as u32, LISTENER)
-            .map_err(|e| Error::network("epoll_ctl", e))?;
+        let epoll =
+            Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| Error::network("epoll_create1", e.into()))?;
+        epoll
+            .add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))
+            .map_err(|e| Error::network("epoll_ctl", e.into()))?;
         Ok(TcpServer {
             listener,
             epoll,
@@ -247,56 +214,36 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
 
     /// Serve until SIGINT or SIGTERM (blocked outside the wait, so none is missed).
     pub fn run_until_signal(&mut self) -> Result<TcpServeStats> {
-        // SAFETY: sigset_t is plain data; the libc calls only write into the locals given.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            if libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut()) != 0
-                || libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut()) != 0
-            {
-                return Err(Error::network("sigaction", io::Error::last_os_error()));
-            }
-            let mut block: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut block);
-            libc::sigaddset(&mut block, libc::SIGINT);
-            libc::sigaddset(&mut block, libc::SIGTERM);
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            if libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old) != 0 {
-                return Err(Error::network("sigprocmask", io::Error::last_os_error()));
-            }
-            let mut during = old;
-            libc::sigdelset(&mut during, libc::SIGINT);
-            libc::sigdelset(&mut during, libc::SIGTERM);
-            let r = self.run_loop(|| SIGNALLED.load(Ordering::SeqCst), Some(during));
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            r
-        }
+        let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+        let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
+        self.run_loop(|| flag.raised(), Some(blocked.wait_mask()))
     }
 
-    fn run_loop(&mut self, stop: impl Fn() -> bool, sigmask: Option<libc::sigset_t>) -> Result<TcpServeStats> {
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+    /// Serve until `stop()`. With `sigmask`, the thread waits in `ppoll` on the epoll
+    /// descriptor with that mask (signals blocked outside interrupt only the wait, so none is
+    /// missed) whenever no event is ready; otherwise in `epoll_wait`. At most 100 ms a wait.
+    fn run_loop(&mut self, stop: impl Fn() -> bool, sigmask: Option<SigSet>) -> Result<TcpServeStats> {
+        let mut events = vec![EpollEvent::empty(); 256];
+        let timeout = Duration::from_millis(100);
         while !stop() {
-            let mask_ptr = sigmask.as_ref().map_or(std::ptr::null(), |m| m as *const libc::sigset_t);
-            // SAFETY: events is valid for its length; mask_ptr is null or a valid sigset.
-            let n = unsafe {
-                libc::epoll_pwait(
-                    self.epoll.as_raw_fd(),
-                    events.as_mut_ptr(),
-                    events.len() as libc::c_int,
-                    100,
-                    mask_ptr,
-                )
+            let wait = match sigmask {
+                None => EpollTimeout::try_from(timeout).unwrap_or(EpollTimeout::NONE),
+                Some(_) => EpollTimeout::ZERO,
             };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
+            let n = match self.epoll.wait(&mut events, wait) {
+                Ok(n) => n,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(Error::network("epoll_wait", e.into())),
+            };
+            if n == 0 {
+                if sigmask.is_some() {
+                    socket::wait(&self.epoll.0, false, None::<&std::os::fd::OwnedFd>, Some(timeout), sigmask)
+                        .map_err(|e| Error::network("ppoll", e))?;
                 }
-                return Err(Error::network("epoll_wait", e));
+                continue;
             }
-            for ev in &events[..n as usize] {
-                let (token, flags) = (ev.u64, ev.events);
+            for ev in &events[..n] {
+                let (token, flags) = (ev.data(), ev.events());
                 if token == LISTENER {
                     self.accept_all();
                 } else {
@@ -329,7 +276,7 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
     fn add(&mut self, sock: TcpStream) -> io::Result<()> {
         sock.set_nonblocking(true)?;
         if let Some(cc) = &self.cc {
-            set_congestion(sock.as_raw_fd(), cc)?;
+            set_congestion(&sock, cc)?;
         }
         let conn = Conn {
             sock,
@@ -349,17 +296,15 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
                 self.conns.len() - 1
             }
         };
-        let fd = conn.sock.as_raw_fd();
-        self.conns[slot] = Some(conn);
-        let flags = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET | libc::EPOLLRDHUP) as u32;
-        if let Err(e) = epoll_ctl(&self.epoll, libc::EPOLL_CTL_ADD, fd, flags, slot as u64) {
-            self.conns[slot] = None;
+        let flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLET | EpollFlags::EPOLLRDHUP;
+        if let Err(e) = self.epoll.add(&conn.sock, EpollEvent::new(flags, slot as u64)) {
             self.free.push(slot);
-            return Err(e);
+            return Err(e.into());
         }
+        self.conns[slot] = Some(conn);
         self.stats.connections += 1;
         // Data may already be waiting (edge-triggered: no event for what arrived before).
-        self.service(slot, libc::EPOLLIN as u32);
+        self.service(slot, EpollFlags::EPOLLIN);
         Ok(())
     }
 
@@ -371,12 +316,12 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         }
     }
 
-    fn service(&mut self, slot: usize, flags: u32) {
+    fn service(&mut self, slot: usize, flags: EpollFlags) {
         let Some(Some(conn)) = self.conns.get_mut(slot) else { return };
         if matches!(conn.phase, Phase::Request) {
             match read_request(conn) {
                 Ok(None) => {
-                    if flags & (libc::EPOLLHUP | libc::EPOLLERR | libc::EPOLLRDHUP) as u32 != 0 {
+                    if flags.intersects(EpollFlags::EPOLLHUP | EpollFlags::EPOLLERR | EpollFlags::EPOLLRDHUP) {
                         self.stats.aborted += 1;
                         self.close(slot);
                     }
@@ -761,9 +706,9 @@ mod tests {
         assert_eq!(server.stop().unwrap().completed, 20);
 
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        set_congestion(l.as_raw_fd(), "reno").unwrap();
-        assert_eq!(congestion(l.as_raw_fd()).unwrap(), "reno");
-        assert!(set_congestion(l.as_raw_fd(), "no-such-cc").is_err());
+        set_congestion(&l, "reno").unwrap();
+        assert_eq!(congestion(&l).unwrap(), "reno");
+        assert!(set_congestion(&l, "no-such-cc").is_err());
     }
 
     #[test]
