@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::{Context as _, Error, Result, anyhow, bail};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -125,8 +126,8 @@ fn default_sched() -> String {
 }
 
 /// `emulator_sched`: "normal", "nice:N", "fifo:P".
-pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>, String> {
-    let bad = || format!("testbed.emulator_sched '{s}' (normal, nice:-10, fifo:10)");
+pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>> {
+    let bad = || anyhow!("testbed.emulator_sched '{s}' (normal, nice:-10, fifo:10)");
     match s.split_once(':') {
         None if s == "normal" => Ok(None),
         Some(("nice", n)) => {
@@ -203,12 +204,11 @@ pub fn short_key(k: &str) -> String {
 
 /// Apply overrides, expand the sweep (rdtp-sim's [`scenario::sweep_points`]: cartesian
 /// product in file order, last key fastest), deserialise and validate every run.
-pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
-    let (keys, points) = scenario::sweep_points(text, overrides, "experiment", short_key)?;
+pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>)> {
+    let (keys, points) = scenario::sweep_points(text, overrides, "experiment", short_key).map_err(Error::msg)?;
     let mut runs = Vec::with_capacity(points.len());
     for p in points {
-        let experiment: Experiment =
-            Value::Table(p.doc.clone()).try_into().map_err(|e: toml::de::Error| format!("experiment: {e}"))?;
+        let experiment: Experiment = Value::Table(p.doc.clone()).try_into().context("experiment")?;
         validate(&experiment)?;
         runs.push(Run { id: p.id, label: p.label, assignment: p.assignment, experiment, doc: p.doc });
     }
@@ -217,92 +217,92 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
 
 pub const RDTP_CCS: &[&str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
 
-fn validate(e: &Experiment) -> Result<(), String> {
+fn validate(e: &Experiment) -> Result<()> {
     let g = &e.testbed;
     if !(g.duration.is_finite() && g.duration > 0.0) {
-        return Err("testbed.duration must be > 0".into());
+        bail!("testbed.duration must be > 0");
     }
     if !(g.warmup >= 0.0 && g.warmup < g.duration) {
-        return Err("testbed.warmup must be in [0, duration)".into());
+        bail!("testbed.warmup must be in [0, duration)");
     }
     if g.seed == 0 {
-        return Err("testbed.seed must be > 0".into());
+        bail!("testbed.seed must be > 0");
     }
     parse_sched(&g.emulator_sched)?;
     for (k, v) in
         [("server_cpus", &g.server_cpus), ("emulator_cpus", &g.emulator_cpus), ("client_cpus", &g.client_cpus)]
     {
         if let Some(list) = v {
-            parse_cpus_opt(list).map_err(|err| format!("testbed.{k}: {err}"))?;
+            parse_cpus_opt(list).with_context(|| format!("testbed.{k}"))?;
         }
     }
     if !(576..=65000).contains(&g.mtu) {
-        return Err("testbed.mtu must be 576..65000".into());
+        bail!("testbed.mtu must be 576..65000");
     }
     if !(g.interval > 0.0 && g.queue_interval > 0.0 && g.ping_interval >= 0.2 && g.lag_threshold_ms > 0.0) {
-        return Err("testbed.interval, queue_interval and lag_threshold_ms must be > 0, ping_interval >= 0.2".into());
+        bail!("testbed.interval, queue_interval and lag_threshold_ms must be > 0, ping_interval >= 0.2");
     }
     if g.socket_sample_interval.is_nan() || g.socket_sample_interval < 0.0 {
-        return Err("testbed.socket_sample_interval must be >= 0".into());
+        bail!("testbed.socket_sample_interval must be >= 0");
     }
-    scenario::validate_topology(&e.path, "path")?;
+    scenario::validate_topology(&e.path, "path").map_err(Error::msg)?;
     if e.path.kind == "wifi" && g.mtu > 2296 {
-        return Err("a WiFi path carries at most a 2296-byte MTU".into());
+        bail!("a WiFi path carries at most a 2296-byte MTU");
     }
     if e.path.clients.is_some() {
-        return Err("path.clients: the testbed derives the clients from the [[flow]] entries".into());
+        bail!("path.clients: the testbed derives the clients from the [[flow]] entries");
     }
     if e.path.tcp_buffer.is_some() {
-        return Err("path.tcp_buffer is an ns-3 TCP setting; use testbed.tcp_buffer for the kernel".into());
+        bail!("path.tcp_buffer is an ns-3 TCP setting; use testbed.tcp_buffer for the kernel");
     }
     if e.flows.is_empty() {
-        return Err("no [[flow]]".into());
+        bail!("no [[flow]]");
     }
     for (i, f) in e.flows.iter().enumerate() {
         match kind_and_cc(f) {
             Ok((Kind::Rdtp, cc)) => {
                 if !RDTP_CCS.contains(&cc.as_str()) {
-                    return Err(format!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", ")));
+                    bail!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", "));
                 }
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                    return Err(format!("flow {i}: tcp cc '{cc}'"));
+                    bail!("flow {i}: tcp cc '{cc}'");
                 }
                 if f.probe_gain.is_some() || f.window.is_some() || f.log {
-                    return Err(format!("flow {i}: probe_gain, window and log apply to rdtp flows only"));
+                    bail!("flow {i}: probe_gain, window and log apply to rdtp flows only");
                 }
             }
-            Err(e) => return Err(format!("flow {i}: {e}")),
+            Err(e) => bail!("flow {i}: {e:#}"),
         }
         if f.count == 0 || f.per_namespace == 0 {
-            return Err(format!("flow {i}: count and per_namespace must be >= 1"));
+            bail!("flow {i}: count and per_namespace must be >= 1");
         }
         if !(f.start >= 0.0 && f.start < g.duration) {
-            return Err(format!("flow {i}: start must be in [0, duration)"));
+            bail!("flow {i}: start must be in [0, duration)");
         }
         if let Some(s) = f.stop
             && (s.is_nan() || s <= f.start)
         {
-            return Err(format!("flow {i}: stop must be after start"));
+            bail!("flow {i}: stop must be after start");
         }
         if let Some(s) = &f.size {
-            s.bytes().map_err(|e| format!("flow {i}: {e}"))?;
+            s.bytes().map_err(|e| anyhow!("flow {i}: {e}"))?;
         }
     }
     Ok(())
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5" (`None` for "" or "none", so a sweep can turn it off).
-pub fn parse_cpus_opt(s: &str) -> Result<Option<Vec<usize>>, String> {
+pub fn parse_cpus_opt(s: &str) -> Result<Option<Vec<usize>>> {
     if s.trim().is_empty() || s.trim() == "none" { Ok(None) } else { parse_cpus(s).map(Some) }
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5".
-pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
     let mut v = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("bad CPU list '{s}' (e.g. \"0\", \"0-1\", \"0,2\")");
+        let bad = || anyhow!("bad CPU list '{s}' (e.g. \"0\", \"0-1\", \"0,2\")");
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) =
@@ -322,7 +322,7 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
         }
     }
     if v.is_empty() {
-        return Err(format!("empty CPU list '{s}'"));
+        bail!("empty CPU list '{s}'");
     }
     v.sort_unstable();
     v.dedup();
@@ -344,12 +344,12 @@ impl Kind {
     }
 }
 
-pub fn kind_and_cc(f: &Flow) -> Result<(Kind, String), String> {
+pub fn kind_and_cc(f: &Flow) -> Result<(Kind, String)> {
     match f.kind.as_str() {
         "rdtp" => Ok((Kind::Rdtp, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
         "tcp" => Ok((Kind::Tcp, f.cc.clone().unwrap_or_else(|| "cubic".into()))),
         "tcp-bbr" | "tcp-cubic" => Ok((Kind::Tcp, f.kind[4..].to_string())),
-        k => Err(format!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic)")),
+        k => Err(anyhow!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic)")),
     }
 }
 
@@ -389,9 +389,9 @@ pub struct Layout {
 /// Bulk objects: this much bigger than the most the bottleneck could carry to one flow.
 const BULK_MARGIN: f64 = 1.3;
 
-pub fn layout(e: &Experiment) -> Result<Layout, String> {
+pub fn layout(e: &Experiment) -> Result<Layout> {
     let g = &e.testbed;
-    let capacity = capacity_bps(&e.path)?;
+    let capacity = capacity_bps(&e.path).map_err(Error::msg)?;
     let mut flows = Vec::new();
     let mut namespaces: Vec<Vec<usize>> = Vec::new();
     let mut objects = BTreeMap::new();
@@ -406,7 +406,7 @@ pub fn layout(e: &Experiment) -> Result<Layout, String> {
             let ns = namespaces.len() - 1;
             let (object, size) = match &f.size {
                 Some(s) => {
-                    let b = s.bytes()?;
+                    let b = s.bytes().map_err(Error::msg)?;
                     (format!("obj-{b}"), b)
                 }
                 None => {
@@ -452,12 +452,12 @@ pub fn layout(e: &Experiment) -> Result<Layout, String> {
 
 /// The emulator's topology arguments, made by rdtp-sim's own `run_args` from the run's
 /// `[path]` (and `[ns3]`) tables, without the offline-only ones.
-pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
+pub fn topology_args(run: &Run) -> Result<Vec<String>> {
     let mut doc = Table::new();
     let mut general = Table::new();
     general.insert("duration".into(), Value::Float(run.experiment.testbed.duration));
     doc.insert("scenario".into(), Value::Table(general));
-    let path = run.doc.get("path").cloned().ok_or("no [path]")?;
+    let path = run.doc.get("path").cloned().context("no [path]")?;
     doc.insert("topology".into(), path);
     let mut flow = Table::new();
     flow.insert("kind".into(), Value::String("udp".into()));
@@ -466,7 +466,7 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
     if let Some(ns3) = run.doc.get("ns3") {
         doc.insert("ns3".into(), ns3.clone());
     }
-    let s: scenario::Scenario = Value::Table(doc).try_into().map_err(|err: toml::de::Error| format!("path: {err}"))?;
+    let s: scenario::Scenario = Value::Table(doc).try_into().context("path")?;
     const OFFLINE_ONLY: &[&str] = &[
         "--Duration=",
         "--Warmup=",
@@ -480,13 +480,18 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
         "--Pcap=",
         "--TcpBuf=",
     ];
-    let args = scenario::run_args(&s, "-")?;
+    let args = scenario::run_args(&s, "-").map_err(Error::msg)?;
     Ok(args.into_iter().filter(|a| !OFFLINE_ONLY.iter().any(|p| a.starts_with(p))).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole message, contexts included, as the testbed prints it.
+    fn msg(e: Error) -> String {
+        format!("{e:#}")
+    }
 
     const FILE: &str = r#"
 [testbed]
@@ -553,11 +558,11 @@ stop = 12.0
 
     #[test]
     fn errors_are_clear() {
-        assert!(expand(&FILE.replace("rtt =", "rrt ="), &[]).unwrap_err().contains("rrt"));
-        assert!(expand(&FILE.replace("kind = \"tcp\"", "kind = \"quic\""), &[]).unwrap_err().contains("quic"));
+        assert!(msg(expand(&FILE.replace("rtt =", "rrt ="), &[]).unwrap_err()).contains("rrt"));
+        assert!(msg(expand(&FILE.replace("kind = \"tcp\"", "kind = \"quic\""), &[]).unwrap_err()).contains("quic"));
         assert!(expand(&FILE.replace("warmup = 5.0", "warmup = 25.0"), &[]).is_err());
         let wifi = FILE.replace("kind = \"dumbbell\"", "kind = \"wifi\"").replace("rate = \"100Mbps\"\n", "");
-        assert!(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err().contains("MTU"));
+        assert!(msg(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err()).contains("MTU"));
     }
 
     #[test]
