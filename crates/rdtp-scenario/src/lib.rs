@@ -61,14 +61,32 @@ pub struct General {
 fn default_name() -> String {
     "scenario".into()
 }
-fn one() -> u32 {
+/// Serde default 1 (seed, run, count), also for the testbed's experiment files.
+pub fn one() -> u32 {
     1
 }
-fn default_interval() -> f64 {
+/// Serde default of `interval` (timeseries.csv bins), also for the testbed.
+pub fn default_interval() -> f64 {
     0.1
 }
-fn default_queue_interval() -> f64 {
+/// Serde default of `queue_interval` (queue.csv samples), also for the testbed.
+pub fn default_queue_interval() -> f64 {
     0.01
+}
+
+/// The `.toml` files of `dir` (not recursive) with their text: how the tests check that
+/// every scenario and experiment shipped with rdtp expands.
+pub fn toml_files(dir: &std::path::Path) -> std::io::Result<Vec<(std::path::PathBuf, String)>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path)?;
+            files.push((path, text));
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// A rate ("100Mbps"; a bare number means Mbit/s), a duration ("20ms"; a bare number means
@@ -692,12 +710,7 @@ rate = 10
     fn shipped_experiments_are_valid() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "toml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
+        for (path, text) in toml_files(&dir).unwrap() {
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {

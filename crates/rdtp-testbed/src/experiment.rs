@@ -47,15 +47,15 @@ pub struct General {
     /// Link MTU of the taps, the emulator's devices and the rdtp unit.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub seed: u32,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub run: u32,
     /// timeseries.csv / lag.csv interval, seconds.
-    #[serde(default = "default_interval")]
+    #[serde(default = "rdtp_scenario::default_interval")]
     pub interval: f64,
     /// queue.csv interval, seconds.
-    #[serde(default = "default_queue_interval")]
+    #[serde(default = "rdtp_scenario::default_queue_interval")]
     pub queue_interval: f64,
     /// Run `ping -i ping_interval` from every client namespace to the server (RTT under load).
     #[serde(default = "yes")]
@@ -97,17 +97,8 @@ fn default_name() -> String {
 fn default_mtu() -> u32 {
     1500
 }
-fn one() -> u32 {
-    1
-}
 fn yes() -> bool {
     true
-}
-fn default_interval() -> f64 {
-    0.1
-}
-fn default_queue_interval() -> f64 {
-    0.01
 }
 fn default_ping_interval() -> f64 {
     0.2
@@ -157,10 +148,10 @@ pub struct Flow {
     /// rdtp: bbr | bbr-wifi | bbrp | aimd | fixed (default bbr); tcp: the server's
     /// TCP_CONGESTION, e.g. bbr | cubic (default cubic).
     pub cc: Option<String>,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub count: u32,
     /// Client processes per client namespace (default 1: each process has its own).
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub per_namespace: u32,
     #[serde(default)]
     pub start: f64,
@@ -589,17 +580,12 @@ stop = 12.0
     fn shipped_experiments_are_valid() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed");
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "toml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (path, text) in rdtp_scenario::toml_files(&dir).unwrap() {
+            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
-                layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
-                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+                layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
+                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
             }
             checked += 1;
         }
