@@ -73,14 +73,12 @@ impl DelayStats {
         self.within(from, to).max()
     }
 
-    /// The `q`-quantile (0..=1) of the samples in `[from, to)`.
+    /// The `q`-quantile (0..=1) of the samples in `[from, to)`: nearest rank
+    /// ([`rdtp_units::quantile`], the definition the testbed and the emulator use too).
     pub fn quantile_between(&self, from: Duration, to: Duration, q: f64) -> Option<Duration> {
         let mut v: Vec<Duration> = self.within(from, to).collect();
-        if v.is_empty() {
-            return None;
-        }
         v.sort();
-        Some(v[((v.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize])
+        rdtp_units::quantile(&v, q)
     }
 
     pub fn len(&self) -> usize {
@@ -115,5 +113,18 @@ mod tests {
         assert!((s.rates_bps()[0] - 80_000.0).abs() < 1e-6);
         assert!((jain_index(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
         assert!((jain_index(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn delay_quantiles_are_nearest_rank() {
+        let mut d = DelayStats::default();
+        for ms in [4, 1, 3, 2] {
+            d.push(Time::from_millis(ms), Duration::from_millis(ms));
+        }
+        let all = (Duration::ZERO, Duration::from_secs(1));
+        // The testbed's and the emulator's definition: the 2nd of 4, not the rounded 1.5th.
+        assert_eq!(d.quantile_between(all.0, all.1, 0.5), Some(Duration::from_millis(2)));
+        assert_eq!(d.quantile_between(all.0, all.1, 0.99), Some(Duration::from_millis(4)));
+        assert_eq!(d.quantile_between(Duration::from_secs(5), Duration::from_secs(6), 0.5), None);
     }
 }

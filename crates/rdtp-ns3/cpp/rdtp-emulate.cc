@@ -18,6 +18,8 @@
 // Real-time lag: an event every LagInterval compares the wall clock with its simulated
 // timestamp; in best-effort mode an event runs late when the simulator cannot keep up.
 #include "rdtp-recorder.h"
+#include "rdtp-run.h"
+#include "rdtp-rust.h"
 #include "rdtp-topology.h"
 
 #include "ns3/core-module.h"
@@ -64,20 +66,18 @@ OnStopSignal(int sig)
     g_stop.store(true);
 }
 
-struct EmuParams : TopologyParams
+struct EmuParams : RunParams
 {
+    EmuParams()
+    {
+        out = "rdtp-emulate-out";
+        duration = 0.0; // 0 = until a signal (capped at 24 h)
+    }
+
     std::string taps;
-    std::string out = "rdtp-emulate-out";
-    double duration = 0.0; // 0 = until a signal (capped at MaxDuration)
-    double warmup = 0.0;
-    double interval = 0.1;
-    double queueInterval = 0.01;
     double lagInterval = 0.001;
     double lagThreshold = 0.001;
-    double settle = -1.0;
     uint32_t rxQueueSize = 1000;
-    uint32_t seed = 1;
-    uint32_t run = 1;
     int32_t pinCpu = -1;
     std::string windowFile;
 };
@@ -147,33 +147,30 @@ ParseTaps(const std::string& text)
         t.client = !taps.empty();
         if (taps.empty() && t.label != "server")
             Fail("the first --Taps entry must be the server (server:netns/tap)");
-        std::string gw;
         if (parts.size() == 3)
         {
-            gw = parts[2];
-        }
-        else if (!t.client)
-        {
-            gw = "10.200.0.1/24";
+            const std::string& gw = parts[2];
+            size_t s2 = gw.find('/');
+            if (s2 == std::string::npos)
+                Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
+            try
+            {
+                t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
+            }
+            catch (const std::exception&)
+            {
+                Fail("bad prefix length in '" + gw + "'");
+            }
+            if (t.prefix < 8 || t.prefix > 30)
+                Fail("prefix length of '" + gw + "' must be 8..30");
+            t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
         }
         else
         {
-            gw = "10." + std::to_string(201 + clients / 256) + "." + std::to_string(clients % 256) + ".1/24";
+            // The testbed's address plan (rdtp-scenario, through rdtp-rust.h).
+            t.gateway = Ipv4Address(rdtp_plan_gateway(t.client ? int64_t(clients) : -1));
+            t.prefix = rdtp_plan_prefix_len();
         }
-        size_t s2 = gw.find('/');
-        if (s2 == std::string::npos)
-            Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
-        try
-        {
-            t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
-        }
-        catch (const std::exception&)
-        {
-            Fail("bad prefix length in '" + gw + "'");
-        }
-        if (t.prefix < 8 || t.prefix > 30)
-            Fail("prefix length of '" + gw + "' must be 8..30");
-        t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
         t.hostAddr = [&]() {
             std::ostringstream o;
             Ipv4Address(t.gateway.Get() + 1).Print(o);
@@ -274,17 +271,6 @@ ParseIpv4(Ptr<const Packet> p, uint64_t& ipBytes, uint64_t& payload, bool& data)
     return true;
 }
 
-/// Percentile (0..1) of sorted values; NaN for none.
-double
-Percentile(const std::vector<float>& sorted, double q)
-{
-    if (sorted.empty())
-        return std::nan("");
-    size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) ;
-    i = std::min(sorted.size() - 1, i == 0 ? 0 : i - 1);
-    return sorted[i];
-}
-
 struct LagStats
 {
     size_t samples = 0;
@@ -308,9 +294,9 @@ Summarise(std::vector<float> v, double thresholdMs)
             s.over++;
     }
     s.mean = sum / static_cast<double>(v.size());
-    s.p50 = Percentile(v, 0.50);
-    s.p99 = Percentile(v, 0.99);
-    s.p999 = Percentile(v, 0.999);
+    s.p50 = rdtp_quantile_f32(v.data(), v.size(), 0.50);
+    s.p99 = rdtp_quantile_f32(v.data(), v.size(), 0.99);
+    s.p999 = rdtp_quantile_f32(v.data(), v.size(), 0.999);
     s.max = v.back();
     return s;
 }
@@ -331,12 +317,11 @@ WriteLag(std::ostream& o, const std::string& prefix, const LagStats& s)
       << Fmt(static_cast<double>(s.over) / static_cast<double>(s.samples), 6) << "\n";
 }
 
-} // namespace
-
-extern "C" int
-rdtp_ns3_emulate(int argc, char** argv)
+/// Parse and check the CommandLine attributes (real time, best effort, real checksums set
+/// first, so --ns3:: arguments can still override them), then start the run.
+EmuParams
+ParseEmulateArguments(int argc, char** argv)
 {
-    const auto wallStart = std::chrono::steady_clock::now();
     EmuParams p;
     CommandLine cmd("rdtp-sim --emulate");
     cmd.Usage("Real-time emulator: forwards between persistent tap devices in network namespaces "
@@ -346,21 +331,11 @@ rdtp_ns3_emulate(int argc, char** argv)
                  "server:NETNS/TAP[:GW/LEN],client0:NETNS/TAP[:GW/LEN],... (default gateways "
                  "10.200.0.1/24 for the server, 10.(201+i/256).(i%256).1/24 for client i)",
                  p.taps);
-    cmd.AddValue("Topology", "dumbbell or wifi", p.topology);
-    cmd.AddValue("Out", "Output directory", p.out);
-    cmd.AddValue("Duration", "Seconds of scenario time to run (0 = until SIGTERM/SIGINT, at most 24 h)", p.duration);
-    cmd.AddValue("Warmup", "Seconds excluded from the windowed results", p.warmup);
-    cmd.AddValue("Interval", "timeseries.csv and lag.csv interval, seconds", p.interval);
-    cmd.AddValue("QueueInterval", "queue.csv sampling interval, seconds", p.queueInterval);
+    AddRunArguments(cmd, p, RunMode::Emulate);
     cmd.AddValue("LagInterval", "Real-time lag sampling period, seconds", p.lagInterval);
     cmd.AddValue("LagThreshold", "Lag counted as 'over threshold', seconds", p.lagThreshold);
-    cmd.AddValue("Settle",
-                 "Seconds before scenario time 0 (READY) (-1 = 0 for dumbbell, 0.5 for wifi)",
-                 p.settle);
     cmd.AddValue("RxQueueSize", "FdNetDevice read queue, packets", p.rxQueueSize);
     cmd.AddValue("Mtu", "MTU of the tap FdNetDevices and point-to-point devices", p.mtu);
-    cmd.AddValue("Seed", "RngSeedManager seed", p.seed);
-    cmd.AddValue("Run", "RngSeedManager run number", p.run);
     cmd.AddValue("PinCpu", "Pin the simulator thread to this CPU (-1 = no)", p.pinCpu);
     cmd.AddValue("WindowFile",
                  "If this file exists at exit and holds 'FROM TO' (scenario seconds), the windowed "
@@ -377,94 +352,92 @@ rdtp_ns3_emulate(int argc, char** argv)
     Config::SetDefault("ns3::ArpCache::AliveTimeout", TimeValue(Seconds(3600)));
     cmd.Parse(argc, argv);
 
-    if (p.seed == 0)
-        Fail("Seed must be > 0");
+    CheckSeed(p);
     if (p.duration < 0 || p.interval <= 0 || p.queueInterval <= 0 || p.lagInterval <= 0)
         Fail("Duration must be >= 0; Interval, QueueInterval and LagInterval > 0");
     if (p.mtu < 576 || p.mtu > 65000)
         Fail("Mtu must be 576..65000");
     if (p.topology == "wifi" && p.mtu > 2296)
         Fail("the WiFi topology carries at most a 2296-byte MTU (802.11 MSDU); use Mtu <= 2296");
-    RngSeedManager::SetSeed(p.seed);
-    RngSeedManager::SetRun(p.run);
-    if (p.settle < 0)
-        p.settle = p.topology == "wifi" ? 0.5 : 0.0;
-    SetScenarioOrigin(p.settle);
-    const double duration = p.duration > 0 ? p.duration : 86400.0;
-    std::filesystem::create_directories(p.out);
+    StartRun(p);
+    return p;
+}
 
-    std::vector<Tap> taps = ParseTaps(p.taps);
-    for (auto& t : taps)
-        t.fd = OpenTap(t.netns, t.dev);
-    const uint32_t nClients = static_cast<uint32_t>(taps.size() - 1);
-
-    // Attach one FdNetDevice per tap to its gateway node, give it the gateway address, and
-    // route the tap's subnet from every other node the way global routing reaches the gateway.
-    auto attach = [&taps, &p](Ptr<Node> serverGw, const std::vector<Ptr<Node>>& clientGws) {
-        for (uint32_t i = 0; i < taps.size(); i++)
+/// A core address of `node` (before its tap interface exists).
+Ipv4Address
+CoreAddress(Ptr<Node> node, const std::string& label)
+{
+    Ptr<Ipv4> ip = node->GetObject<Ipv4>();
+    for (uint32_t k = 0; k < ip->GetNInterfaces(); k++)
+    {
+        for (uint32_t a = 0; a < ip->GetNAddresses(k); a++)
         {
-            Tap& t = taps[i];
-            t.node = i == 0 ? serverGw : clientGws[i - 1];
-            // A core address of the gateway (before its tap interface exists).
-            Ptr<Ipv4> gwIp = t.node->GetObject<Ipv4>();
-            Ipv4Address core = Ipv4Address::GetAny();
-            for (uint32_t k = 0; k < gwIp->GetNInterfaces() && core == Ipv4Address::GetAny(); k++)
-            {
-                for (uint32_t a = 0; a < gwIp->GetNAddresses(k); a++)
-                {
-                    Ipv4Address x = gwIp->GetAddress(k, a).GetLocal();
-                    if (!x.IsLocalhost())
-                    {
-                        core = x;
-                        break;
-                    }
-                }
-            }
-            if (core == Ipv4Address::GetAny())
-                Fail("gateway node of " + t.label + " has no address");
-
-            Ptr<FdNetDevice> dev = CreateObject<FdNetDevice>();
-            dev->SetAddress(Mac48Address::Allocate());
-            dev->SetMtu(static_cast<uint16_t>(p.mtu));
-            dev->SetAttribute("RxQueueSize", UintegerValue(p.rxQueueSize));
-            dev->SetFileDescriptor(t.fd);
-            t.node->AddDevice(dev);
-            t.device = dev;
-            const uint32_t ifIndex = gwIp->AddInterface(dev);
-            const Ipv4Mask mask(("/" + std::to_string(t.prefix)).c_str());
-            gwIp->AddAddress(ifIndex, Ipv4InterfaceAddress(t.gateway, mask));
-            gwIp->SetMetric(ifIndex, 1);
-            gwIp->SetUp(ifIndex);
-
-            const Ipv4Address subnet = t.gateway.CombineMask(mask);
-            Ipv4StaticRoutingHelper staticHelper;
-            for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
-            {
-                Ptr<Node> node = NodeList::GetNode(n);
-                Ptr<Ipv4> ip = node->GetObject<Ipv4>();
-                if (!ip || node == t.node)
-                    continue;
-                Ipv4Header h;
-                h.SetDestination(core);
-                Socket::SocketErrno err;
-                Ptr<Ipv4Route> r = ip->GetRoutingProtocol()->RouteOutput(nullptr, h, nullptr, err);
-                if (!r)
-                    continue; // not connected to this gateway (cannot happen in these topologies)
-                Ipv4Address via = r->GetGateway() == Ipv4Address::GetAny() ? core : r->GetGateway();
-                int32_t outIf = ip->GetInterfaceForDevice(r->GetOutputDevice());
-                if (outIf < 0)
-                    Fail("no interface for the route toward " + t.label);
-                staticHelper.GetStaticRouting(ip)->AddNetworkRouteTo(subnet, mask, via, outIf);
-            }
+            Ipv4Address x = ip->GetAddress(k, a).GetLocal();
+            if (!x.IsLocalhost())
+                return x;
         }
-    };
-    Net net = BuildTopology(p, nClients, attach);
+    }
+    Fail("gateway node of " + label + " has no address");
+}
 
-    // Counters and the per-client delivered series.
+/// Attach one FdNetDevice per tap to its gateway node, give it the gateway address, and
+/// route the tap's subnet from every other node the way global routing reaches the gateway.
+void
+AttachTapDevices(std::vector<Tap>& taps,
+                 const EmuParams& p,
+                 Ptr<Node> serverGw,
+                 const std::vector<Ptr<Node>>& clientGws)
+{
+    for (uint32_t i = 0; i < taps.size(); i++)
+    {
+        Tap& t = taps[i];
+        t.node = i == 0 ? serverGw : clientGws[i - 1];
+        Ptr<Ipv4> gwIp = t.node->GetObject<Ipv4>();
+        const Ipv4Address core = CoreAddress(t.node, t.label);
+
+        Ptr<FdNetDevice> dev = CreateObject<FdNetDevice>();
+        dev->SetAddress(Mac48Address::Allocate());
+        dev->SetMtu(static_cast<uint16_t>(p.mtu));
+        dev->SetAttribute("RxQueueSize", UintegerValue(p.rxQueueSize));
+        dev->SetFileDescriptor(t.fd);
+        t.node->AddDevice(dev);
+        t.device = dev;
+        const uint32_t ifIndex = gwIp->AddInterface(dev);
+        const Ipv4Mask mask(("/" + std::to_string(t.prefix)).c_str());
+        gwIp->AddAddress(ifIndex, Ipv4InterfaceAddress(t.gateway, mask));
+        gwIp->SetMetric(ifIndex, 1);
+        gwIp->SetUp(ifIndex);
+
+        const Ipv4Address subnet = t.gateway.CombineMask(mask);
+        Ipv4StaticRoutingHelper staticHelper;
+        for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
+        {
+            Ptr<Node> node = NodeList::GetNode(n);
+            Ptr<Ipv4> ip = node->GetObject<Ipv4>();
+            if (!ip || node == t.node)
+                continue;
+            Ipv4Header h;
+            h.SetDestination(core);
+            Socket::SocketErrno err;
+            Ptr<Ipv4Route> r = ip->GetRoutingProtocol()->RouteOutput(nullptr, h, nullptr, err);
+            if (!r)
+                continue; // not connected to this gateway (cannot happen in these topologies)
+            Ipv4Address via = r->GetGateway() == Ipv4Address::GetAny() ? core : r->GetGateway();
+            int32_t outIf = ip->GetInterfaceForDevice(r->GetOutputDevice());
+            if (outIf < 0)
+                Fail("no interface for the route toward " + t.label);
+            staticHelper.GetStaticRouting(ip)->AddNetworkRouteTo(subnet, mask, via, outIf);
+        }
+    }
+}
+
+/// Counters of every tap's device and the per-client delivered series.
+void
+InstallTapCounters(std::vector<Tap>& taps, double interval)
+{
     for (auto& t : taps)
     {
         Tap* tp = &t;
-        const double interval = p.interval;
         Must(t.device->TraceConnectWithoutContext(
                  "MacRx", Callback<void, Ptr<const Packet>>([tp](Ptr<const Packet> pk) {
                      tp->fromHostPackets++;
@@ -496,37 +469,47 @@ rdtp_ns3_emulate(int argc, char** argv)
                  })),
              "FdNetDevice MacTx");
     }
+}
 
-    MeasureWindow window{p.warmup, duration};
-    QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
-    net.attachQueue(&qmon);
-    qmon.Start();
-
-    // Real-time lag sampler; it also notices the stop signal.
-    Ptr<RealtimeSimulatorImpl> rt = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
-    if (!rt)
-        Fail("the real-time simulator implementation is not active");
+/// The real-time lag, sampled every LagInterval by an event that compares the wall clock
+/// with its simulated timestamp; it also notices the stop signal and stops the simulator.
+struct LagSampler
+{
     std::vector<std::pair<float, float>> lag; // scenario time s, lag ms
-    lag.reserve(static_cast<size_t>(std::min(duration, 600.0) / p.lagInterval) + 16);
     std::string stoppedBy = "duration";
     double stopAt = std::nan("");
     std::function<void()> sample;
-    sample = [&]() {
-        const Time now = Simulator::Now();
-        const double lagMs = (rt->RealtimeNow() - now).GetSeconds() * 1e3;
-        lag.emplace_back(static_cast<float>(now.GetSeconds() - p.settle), static_cast<float>(lagMs));
-        if (g_stop.load())
-        {
-            stoppedBy = "signal " + std::to_string(g_signal.load());
-            stopAt = ScenarioNow();
-            Simulator::Stop();
-            return;
-        }
-        Simulator::Schedule(Seconds(p.lagInterval), sample);
-    };
-    Simulator::Schedule(Seconds(p.lagInterval), sample);
 
-    Simulator::Schedule(Seconds(p.settle), [&taps, &p]() {
+    void Start(const EmuParams& p, double duration)
+    {
+        Ptr<RealtimeSimulatorImpl> rt = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
+        if (!rt)
+            Fail("the real-time simulator implementation is not active");
+        lag.reserve(static_cast<size_t>(std::min(duration, 600.0) / p.lagInterval) + 16);
+        const double settle = p.settle;
+        const double period = p.lagInterval;
+        sample = [this, rt, settle, period]() {
+            const Time now = Simulator::Now();
+            const double lagMs = (rt->RealtimeNow() - now).GetSeconds() * 1e3;
+            lag.emplace_back(static_cast<float>(now.GetSeconds() - settle), static_cast<float>(lagMs));
+            if (g_stop.load())
+            {
+                stoppedBy = "signal " + std::to_string(g_signal.load());
+                stopAt = ScenarioNow();
+                Simulator::Stop();
+                return;
+            }
+            Simulator::Schedule(Seconds(period), sample);
+        };
+        Simulator::Schedule(Seconds(p.lagInterval), sample);
+    }
+};
+
+/// Print "READY label=netns/dev/gateway/prefix ..." on stdout at scenario time 0.
+void
+AnnounceReady(const std::vector<Tap>& taps, const EmuParams& p)
+{
+    Simulator::Schedule(Seconds(p.settle), [&taps]() {
         std::printf("READY");
         for (const auto& t : taps)
         {
@@ -538,118 +521,136 @@ rdtp_ns3_emulate(int argc, char** argv)
         std::printf("\n");
         std::fflush(stdout);
     });
-    if (p.pinCpu >= 0)
-    {
-        // After the devices started (their reader threads keep the default affinity).
-        const int cpu = p.pinCpu;
-        Simulator::Schedule(MilliSeconds(1), [cpu]() {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(cpu, &set);
-            if (sched_setaffinity(0, sizeof set, &set) != 0)
-                std::cerr << "rdtp-sim: warning: cannot pin to CPU " << cpu << ": " << std::strerror(errno)
-                          << std::endl;
-        });
-    }
+}
 
+/// Pin the simulator thread to `cpu`, after the devices started (their reader threads keep
+/// the default affinity).
+void
+PinSimulatorThread(int32_t cpu)
+{
+    if (cpu < 0)
+        return;
+    Simulator::Schedule(MilliSeconds(1), [cpu]() {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0)
+            std::cerr << "rdtp-sim: warning: cannot pin to CPU " << cpu << ": " << std::strerror(errno)
+                      << std::endl;
+    });
+}
+
+/// SIGTERM and SIGINT set g_stop; the lag sampler stops the simulator.
+void
+CatchStopSignals()
+{
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = OnStopSignal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
+}
 
-    Simulator::Stop(Seconds(p.settle + duration));
-    Simulator::Run();
-    const double end = std::isnan(stopAt) ? ScenarioNow() : stopAt;
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+/// lag.csv: per Interval, the samples, their mean and maximum and how many were over `ms`.
+void
+WriteLagCsv(const EmuParams& p, const std::vector<std::pair<float, float>>& lag, double end, double ms)
+{
+    std::ofstream f(p.out + "/lag.csv");
+    f << "time_s,samples,mean_ms,max_ms,over_threshold\n";
+    size_t k = 0;
+    for (uint64_t bin = 0;; bin++)
+    {
+        const double t1 = static_cast<double>(bin + 1) * p.interval;
+        if (t1 > end + 1e-9)
+            break;
+        size_t n = 0, over = 0;
+        double sum = 0, mx = 0;
+        while (k < lag.size() && lag[k].first < t1)
+        {
+            if (lag[k].first >= 0)
+            {
+                n++;
+                sum += lag[k].second;
+                mx = std::max(mx, static_cast<double>(lag[k].second));
+                over += lag[k].second > ms ? 1 : 0;
+            }
+            k++;
+        }
+        f << Fmt(t1, 3) << ',' << n << ',' << Fmt(n ? sum / n : std::nan(""), 4) << ',' << Fmt(n ? mx : std::nan(""), 4)
+          << ',' << over << '\n';
+    }
+}
 
-    // ---- outputs ----
-    double winFrom = p.warmup;
-    double winTo = end;
-    std::string windowSource = "Warmup";
+/// timeseries.csv: what the last hop delivered to each client tap per Interval.
+void
+WriteTimeseriesCsv(const EmuParams& p, const std::vector<Tap>& taps, double end)
+{
+    std::ofstream f(p.out + "/timeseries.csv");
+    f << "time_s,client,dst_ip,mbps,payload_mbps,data_packets\n";
+    const uint64_t nBins = static_cast<uint64_t>(std::floor(end / p.interval + 1e-9));
+    for (uint64_t bin = 0; bin < nBins; bin++)
+    {
+        for (const auto& t : taps)
+        {
+            if (!t.client)
+                continue;
+            Bin b = bin < t.bins.size() ? t.bins[bin] : Bin{};
+            const double scale = 8.0 / p.interval / 1e6;
+            f << Fmt(static_cast<double>(bin + 1) * p.interval, 3) << ',' << t.label << ',' << t.hostAddr << ','
+              << Fmt(static_cast<double>(b.ipBytes) * scale, 4) << ','
+              << Fmt(static_cast<double>(b.payloadBytes) * scale, 4) << ',' << b.dataPackets << '\n';
+        }
+    }
+}
+
+/// The measurement window: [Warmup, end), or what WindowFile holds if it exists at exit.
+struct Window
+{
+    double from;
+    double to;
+    std::string source;
+};
+
+Window
+ReadWindow(const EmuParams& p, double end)
+{
+    Window w{p.warmup, end, "Warmup"};
     if (!p.windowFile.empty())
     {
         std::ifstream wf(p.windowFile);
         double a = 0, b = 0;
         if (wf && (wf >> a >> b) && a >= 0 && b > a)
         {
-            winFrom = a;
-            winTo = std::min(b, end);
-            windowSource = "WindowFile";
+            w.from = a;
+            w.to = std::min(b, end);
+            w.source = "WindowFile";
         }
     }
+    return w;
+}
+
+/// run.toml: parameters, derived values, per-tap counters, lag statistics and results.
+void
+WriteEmulatorRunToml(const EmuParams& p,
+                     const Net& net,
+                     const std::vector<Tap>& taps,
+                     QueueMonitor& qmon,
+                     const LagSampler& sampler,
+                     double end,
+                     double wall,
+                     const Window& win,
+                     const WindowResults& bw,
+                     const LagStats& sAll,
+                     const LagStats& sWin)
+{
     const double ms = p.lagThreshold * 1e3;
-    std::vector<float> all, win;
-    all.reserve(lag.size());
-    for (const auto& [t, l] : lag)
-    {
-        if (t < 0)
-            continue;
-        all.push_back(l);
-        if (t >= winFrom && t < winTo)
-            win.push_back(l);
-    }
-    const LagStats sAll = Summarise(all, ms);
-    const LagStats sWin = Summarise(win, ms);
-    {
-        std::ofstream f(p.out + "/lag.csv");
-        f << "time_s,samples,mean_ms,max_ms,over_threshold\n";
-        size_t k = 0;
-        for (uint64_t bin = 0;; bin++)
-        {
-            const double t1 = static_cast<double>(bin + 1) * p.interval;
-            if (t1 > end + 1e-9)
-                break;
-            size_t n = 0, over = 0;
-            double sum = 0, mx = 0;
-            while (k < lag.size() && lag[k].first < t1)
-            {
-                if (lag[k].first >= 0)
-                {
-                    n++;
-                    sum += lag[k].second;
-                    mx = std::max(mx, static_cast<double>(lag[k].second));
-                    over += lag[k].second > ms ? 1 : 0;
-                }
-                k++;
-            }
-            f << Fmt(t1, 3) << ',' << n << ',' << Fmt(n ? sum / n : std::nan(""), 4) << ',' << Fmt(n ? mx : std::nan(""), 4)
-              << ',' << over << '\n';
-        }
-    }
-    {
-        std::ofstream f(p.out + "/timeseries.csv");
-        f << "time_s,client,dst_ip,mbps,payload_mbps,data_packets\n";
-        const uint64_t nBins = static_cast<uint64_t>(std::floor(end / p.interval + 1e-9));
-        for (uint64_t bin = 0; bin < nBins; bin++)
-        {
-            for (const auto& t : taps)
-            {
-                if (!t.client)
-                    continue;
-                Bin b = bin < t.bins.size() ? t.bins[bin] : Bin{};
-                const double scale = 8.0 / p.interval / 1e6;
-                f << Fmt(static_cast<double>(bin + 1) * p.interval, 3) << ',' << t.label << ',' << t.hostAddr << ','
-                  << Fmt(static_cast<double>(b.ipBytes) * scale, 4) << ','
-                  << Fmt(static_cast<double>(b.payloadBytes) * scale, 4) << ',' << b.dataPackets << '\n';
-            }
-        }
-    }
-
-    // Utilisation over [warmup, end) (dumbbell), as the offline runner computes it.
-    const WindowResults bw = BottleneckWindow(net, qmon, winFrom, winTo);
-    const double from = bw.from;
-    const double to = bw.to;
-    const double utilisation = bw.utilisation;
-    const double meanQueueDelay = bw.meanQueueDelayMs;
-
     std::ofstream run(p.out + "/run.toml");
     run << "# rdtp-sim --emulate: parameters, derived values, per-tap counters and results\n";
     run << "[run]\n";
-    run << "ns3_version = \"" << Version::Major() << "." << Version::Minor() << "." << Version::Patch() << "\"\n";
+    WriteNs3Version(run);
     run << "mode = \"realtime-best-effort\"\n";
-    run << "stopped_by = " << TomlString(stoppedBy) << "\n";
+    run << "stopped_by = " << TomlString(sampler.stoppedBy) << "\n";
     run << "scenario_s = " << Fmt(end, 6) << "\n";
     run << "wall_s = " << Fmt(wall, 3) << "\n";
     run << "settle_s = " << Fmt(p.settle, 6) << "\n";
@@ -663,7 +664,7 @@ rdtp_ns3_emulate(int argc, char** argv)
     run << "\n[derived]\n";
     for (const auto& [k, v] : net.derived)
         run << k << " = " << TomlString(v) << "\n";
-    run << "clients = " << nClients << "\n";
+    run << "clients = " << taps.size() - 1 << "\n";
     for (const auto& t : taps)
     {
         std::ostringstream gw;
@@ -676,33 +677,75 @@ rdtp_ns3_emulate(int argc, char** argv)
             << "\nto_host_write_drops = " << t.toHostDrops << "\nfrom_host_runts = " << t.fromHostBad << "\n";
     }
     run << "\n[results]\n";
-    run << "window_source = " << TomlString(windowSource) << "\n";
-    run << "window_start_s = " << Fmt(from, 6) << "\nwindow_end_s = " << Fmt(to, 6) << "\n";
+    run << "window_source = " << TomlString(win.source) << "\n";
+    run << "window_start_s = " << Fmt(bw.from, 6) << "\nwindow_end_s = " << Fmt(bw.to, 6) << "\n";
     run << "lag_threshold_ms = " << Fmt(ms, 4) << "\n";
     WriteLag(run, "", sAll);
     WriteLag(run, "window_", sWin);
-    if (!std::isnan(utilisation))
-        run << "utilisation = " << Fmt(utilisation, 6) << "\n";
-    if (!std::isnan(meanQueueDelay))
-        run << "mean_queue_delay_ms = " << Fmt(meanQueueDelay, 6) << "\n";
-    if (qmon.silentDrops)
+    WriteBottleneckResults(run, bw);
+    WriteQueueDrops(run, qmon);
+    WriteDropDetails(run, qmon, net);
+}
+
+} // namespace
+
+// The emulator: parse, open the taps, build the topology with them attached, run in real
+// time until a signal or Duration, then write the outputs.
+extern "C" int
+rdtp_ns3_emulate(int argc, char** argv)
+{
+    const auto wallStart = std::chrono::steady_clock::now();
+    EmuParams p = ParseEmulateArguments(argc, argv);
+    const double duration = p.duration > 0 ? p.duration : 86400.0;
+
+    std::vector<Tap> taps = ParseTaps(p.taps);
+    for (auto& t : taps)
+        t.fd = OpenTap(t.netns, t.dev);
+    const uint32_t nClients = static_cast<uint32_t>(taps.size() - 1);
+    Net net = BuildTopology(p, nClients, [&taps, &p](Ptr<Node> serverGw, const std::vector<Ptr<Node>>& clientGws) {
+        AttachTapDevices(taps, p, serverGw, clientGws);
+    });
+    InstallTapCounters(taps, p.interval);
+
+    MeasureWindow window{p.warmup, duration};
+    QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
+    net.attachQueue(&qmon);
+    qmon.Start();
+    LagSampler sampler;
+    sampler.Start(p, duration);
+    AnnounceReady(taps, p);
+    PinSimulatorThread(p.pinCpu);
+    CatchStopSignals();
+
+    Simulator::Stop(Seconds(p.settle + duration));
+    Simulator::Run();
+    const double end = std::isnan(sampler.stopAt) ? ScenarioNow() : sampler.stopAt;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+    const Window win = ReadWindow(p, end);
+    const double ms = p.lagThreshold * 1e3;
+    std::vector<float> all, inWindow;
+    all.reserve(sampler.lag.size());
+    for (const auto& [t, l] : sampler.lag)
     {
-        const uint64_t silent = qmon.silentDrops();
-        qmon.drops += silent;
-        if (silent > 0)
-            qmon.dropReasons["queue_full_untraced"] = silent;
+        if (t < 0)
+            continue;
+        all.push_back(l);
+        if (t >= win.from && t < win.to)
+            inWindow.push_back(l);
     }
-    run << "queue_drops = " << qmon.drops << "\n";
-    for (const auto& [reason, n] : qmon.dropReasons)
-        run << "drops_" << reason << " = " << n << "\n";
-    run << "queue_max_packets = " << qmon.maxPackets << "\n";
-    for (const auto& [reason, n] : *net.stationDrops)
-        run << "station_drops_" << reason << " = " << n << "\n";
-    run.close();
+    const LagStats sAll = Summarise(all, ms);
+    const LagStats sWin = Summarise(inWindow, ms);
+    WriteLagCsv(p, sampler.lag, end, ms);
+    WriteTimeseriesCsv(p, taps, end);
+    // Utilisation over the window (dumbbell), as the offline runner computes it.
+    const WindowResults bw = BottleneckWindow(net, qmon, win.from, win.to);
+    WriteEmulatorRunToml(p, net, taps, qmon, sampler, end, wall, win, bw, sAll, sWin);
 
     std::printf("rdtp-sim --emulate: %s, %.1f s in real time (%s); lag p50 %.3f p99 %.3f max %.3f ms, "
                 "%zu of %zu samples over %.1f ms\n",
-                p.topology.c_str(), end, stoppedBy.c_str(), sAll.p50, sAll.p99, sAll.max, sAll.over, sAll.samples, ms);
+                p.topology.c_str(), end, sampler.stoppedBy.c_str(), sAll.p50, sAll.p99, sAll.max, sAll.over,
+                sAll.samples, ms);
     std::fflush(stdout);
     Simulator::Destroy();
     return 0;

@@ -9,6 +9,7 @@
 #include "rdtp-consumer.h"
 #include "rdtp-producer.h"
 #include "rdtp-recorder.h"
+#include "rdtp-run.h"
 #include "rdtp-topology.h"
 
 #include "ns3/applications-module.h"
@@ -38,19 +39,17 @@ using namespace ns3;
 namespace
 {
 
-struct Params : TopologyParams
+struct Params : RunParams
 {
-    double duration = 10.0;
-    double warmup = 0.0;
-    double interval = 0.1;
-    double queueInterval = 0.01;
-    uint32_t seed = 1;
-    uint32_t run = 1;
+    Params()
+    {
+        out = "rdtp-out";
+        duration = 10.0;
+    }
+
     uint32_t clients = 0;
-    std::string out = "rdtp-out";
     std::string flows = "kind=rdtp";
     uint32_t port = 7447;
-    double settle = -1.0;
     // tcp
     uint32_t tcpBuf = 0;
     uint32_t tcpSendSize = 14480;
@@ -191,25 +190,16 @@ TcpCcType(const std::string& cc)
 }
 
 
-} // namespace
-
-extern "C" int
-rdtp_ns3_run(int argc, char** argv)
+/// Parse and check the CommandLine attributes, then start the run (seeds, Settle, Out).
+Params
+ParseRunArguments(int argc, char** argv)
 {
-    const auto wallStart = std::chrono::steady_clock::now();
     Params p;
     CommandLine cmd("rdtp-sim --run-one");
     cmd.Usage("One rdtp/TCP/UDP simulation over a dumbbell or WiFi topology (see the README of "
               "crates/rdtp-ns3).");
-    cmd.AddValue("Topology", "dumbbell or wifi", p.topology);
-    cmd.AddValue("Duration", "Simulated seconds", p.duration);
-    cmd.AddValue("Warmup", "Seconds excluded from the steady-state numbers", p.warmup);
-    cmd.AddValue("Interval", "timeseries.csv interval, seconds", p.interval);
-    cmd.AddValue("QueueInterval", "queue.csv sampling interval, seconds", p.queueInterval);
-    cmd.AddValue("Seed", "RngSeedManager seed (also seeds rdtp receivers and objects)", p.seed);
-    cmd.AddValue("Run", "RngSeedManager run number", p.run);
+    AddRunArguments(cmd, p, RunMode::Offline);
     cmd.AddValue("Clients", "Number of clients/stations (0 = as many as the flows need)", p.clients);
-    cmd.AddValue("Out", "Output directory", p.out);
     cmd.AddValue("Flows",
                  "Flows: 'kind=rdtp,cc=bbr,client=0,start=0,stop=10,size=0;kind=tcp-cubic,...'",
                  p.flows);
@@ -219,33 +209,22 @@ rdtp_ns3_run(int argc, char** argv)
                  "Write pcap captures with this file prefix (dumbbell: server access link and bottleneck; "
                  "wifi: server-AP link and every station, radiotap)",
                  p.pcap);
-    cmd.AddValue("Settle",
-                 "Seconds the network runs before scenario time 0 (-1 = 0 for dumbbell, 0.5 for "
-                 "wifi, so stations are associated when flows start)",
-                 p.settle);
     cmd.AddValue("TcpBuf", "TCP send/receive buffer bytes (0 = auto)", p.tcpBuf);
     cmd.AddValue("TcpSendSize", "BulkSendApplication SendSize", p.tcpSendSize);
     cmd.Parse(argc, argv);
 
-    if (p.seed == 0)
-        Fail("Seed must be > 0");
+    CheckSeed(p);
     if (p.duration <= 0 || p.interval <= 0 || p.queueInterval <= 0)
         Fail("Duration, Interval and QueueInterval must be > 0");
-    RngSeedManager::SetSeed(p.seed);
-    RngSeedManager::SetRun(p.run);
+    StartRun(p);
+    return p;
+}
 
-    if (p.settle < 0)
-        p.settle = p.topology == "wifi" ? 0.5 : 0.0;
-    SetScenarioOrigin(p.settle);
-    auto At = [&p](double s) { return Seconds(p.settle + s); };
-    std::filesystem::create_directories(p.out);
-    std::vector<FlowSpec> flows = ParseFlows(p.flows, p.duration);
-    uint32_t nClients = p.clients;
-    for (const auto& f : flows)
-        nClients = std::max(nClients, f.client + 1);
-
-    // Defaults that must precede the topology; users override via --ns3::... (applied by Parse,
-    // so only set what the user did not).
+/// Defaults that must precede the topology; users override via --ns3::... Returns the CC of
+/// the first TCP flow, which becomes the global TCP socket type ("" without TCP flows).
+std::string
+SetDefaults(const std::vector<FlowSpec>& flows)
+{
     Config::SetDefault("ns3::ArpCache::PendingQueueSize", UintegerValue(256));
     Config::SetDefault("ns3::ArpCache::AliveTimeout", TimeValue(Seconds(3600)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
@@ -255,16 +234,20 @@ rdtp_ns3_run(int argc, char** argv)
             globalTcp = f.cc;
     if (!globalTcp.empty())
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCcType(globalTcp)));
+    return globalTcp;
+}
 
-    Net net = BuildTopology(p, nClients);
-
+/// The TCP buffers (TcpBuf, else max(8 MiB, 4 × the topology's hint), at most 256 MiB): both
+/// unless the user set one directly with --ns3::TcpSocket::...
+uint32_t
+SetTcpBuffers(const Params& p, const Net& net, int argc, char** argv)
+{
     uint32_t tcpBuf = p.tcpBuf;
     if (tcpBuf == 0)
     {
-        double hint = std::stod(net.derived["tcp_buffer_hint"]);
+        double hint = std::stod(net.derived.at("tcp_buffer_hint"));
         tcpBuf = static_cast<uint32_t>(std::min(256.0 * (1 << 20), std::max(8.0 * (1 << 20), 4.0 * hint)));
     }
-    // TcpBuf sets both buffers unless the user set one directly with --ns3::TcpSocket::...
     auto userSet = [argc, argv](const std::string& name) {
         for (int i = 1; i < argc; i++)
             if (std::string(argv[i]).find(name) != std::string::npos)
@@ -275,10 +258,22 @@ rdtp_ns3_run(int argc, char** argv)
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(tcpBuf));
     if (!userSet("TcpSocket::RcvBufSize"))
         Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(tcpBuf));
+    return tcpBuf;
+}
 
-    // Objects served by the producer: explicit sizes get "obj-<size>", bulk flows (size 0)
-    // share one "bulk" object large enough that no flow runs out.
-    std::map<std::string, uint64_t> objects;
+/// The objects the producer serves: explicit sizes get "obj-<size>", bulk flows (size 0)
+/// share one "bulk" object large enough that no flow runs out. Sets each rdtp flow's object.
+struct Objects
+{
+    std::map<std::string, uint64_t> sizes;
+    /// RdtpProducer's "Objects" attribute: name:size:seed,...
+    std::string list;
+};
+
+Objects
+PlanObjects(std::vector<FlowSpec>& flows, const Net& net, const Params& p)
+{
+    Objects o;
     uint64_t bulk = 0;
     for (auto& f : flows)
     {
@@ -287,7 +282,7 @@ rdtp_ns3_run(int argc, char** argv)
         if (f.size > 0)
         {
             f.object = "obj-" + std::to_string(f.size);
-            objects[f.object] = f.size;
+            o.sizes[f.object] = f.size;
         }
         else
         {
@@ -297,48 +292,236 @@ rdtp_ns3_run(int argc, char** argv)
         }
     }
     if (bulk > 0)
-        objects["bulk"] = bulk;
-    std::string objectList;
-    for (const auto& [name, size] : objects)
+        o.sizes["bulk"] = bulk;
+    for (const auto& [name, size] : o.sizes)
     {
         uint64_t s = 0;
         for (char c : name)
             s = s * 131 + static_cast<unsigned char>(c);
         uint64_t objSeed = SplitMix64((uint64_t(p.seed) << 32) ^ (uint64_t(p.run) << 8) ^ s);
-        if (!objectList.empty())
-            objectList += ",";
-        objectList += name + ":" + std::to_string(size) + ":" + std::to_string(objSeed);
+        if (!o.list.empty())
+            o.list += ",";
+        o.list += name + ":" + std::to_string(size) + ":" + std::to_string(objSeed);
     }
+    return o;
+}
 
-    MeasureWindow window{p.warmup, p.duration};
-    FlowRecorder recorder(p.out, window, p.interval);
-    FlowRecorder* rec = &recorder;
+/// One RdtpProducer on the server if any rdtp flow fetches something.
+void
+InstallProducer(const Net& net, const Params& p, const Objects& objects)
+{
+    if (objects.sizes.empty())
+        return;
+    Ptr<RdtpProducer> producer = CreateObject<RdtpProducer>();
+    producer->SetAttribute("Port", UintegerValue(p.port));
+    producer->SetAttribute("Objects", StringValue(objects.list));
+    net.server->AddApplication(producer);
+    producer->SetStartTime(Seconds(0));
+    producer->SetStopTime(AtScenario(p, p.duration));
+}
 
-    if (!objects.empty())
+/// A PacketSink on `node` for the UDP and TCP baselines, running for the whole scenario.
+Ptr<PacketSink>
+InstallSink(const Params& p, Ptr<Node> node, TypeId factory, uint16_t sinkPort)
+{
+    Ptr<PacketSink> sink = CreateObject<PacketSink>();
+    sink->SetAttribute("Protocol", TypeIdValue(factory));
+    sink->SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), sinkPort)));
+    node->AddApplication(sink);
+    sink->SetStartTime(Seconds(0));
+    sink->SetStopTime(AtScenario(p, p.duration));
+    return sink;
+}
+
+/// Flow `i` of kind rdtp: an RdtpConsumer on its client, its traces into `fr`.
+Ptr<RdtpConsumer>
+InstallRdtpFlow(const Params& p, const Net& net, const FlowSpec& f, uint32_t i, FlowRecord* fr, FlowRecorder* rec)
+{
+    Ptr<Node> client = net.clients[f.client];
+    Ptr<RdtpConsumer> c = CreateObject<RdtpConsumer>();
+    c->SetAttribute("Remote", AddressValue(InetSocketAddress(net.serverAddr, p.port)));
+    c->SetAttribute("ObjectName", StringValue(f.object));
+    c->SetAttribute("Controller", StringValue(f.cc));
+    c->SetAttribute("Unit", UintegerValue(f.unit));
+    c->SetAttribute("MaxAggregation", UintegerValue(f.agg));
+    c->SetAttribute("ProbeGain", DoubleValue(f.gain));
+    c->SetAttribute("FixedWindow", UintegerValue(f.window));
+    c->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
+    client->AddApplication(c);
+    c->SetStartTime(AtScenario(p, f.start));
+    c->SetStopTime(AtScenario(p, f.stop));
+    Must(c->TraceConnectWithoutContext(
+        "Delivered",
+        Callback<void, uint64_t>([fr, rec](uint64_t n) {
+            fr->OnBytes(ScenarioNow(), rec->Window(), n);
+        })), "c Delivered");
+    Must(c->TraceConnectWithoutContext(
+        "RttSample",
+        Callback<void, Time, Time>([fr, rec](Time rtt, Time) {
+            fr->OnRtt(ScenarioNow(), rec->Window(), rtt.GetSeconds() * 1e3);
+        })), "c RttSample");
+    Must(c->TraceConnectWithoutContext(
+        "Congestion",
+        Callback<void, uint64_t, double, uint32_t, const std::string&>(
+            [fr](uint64_t cwnd, double pacing, uint32_t agg, const std::string& state) {
+                fr->cwnd = static_cast<double>(cwnd);
+                fr->pacingMbps = pacing >= 0 ? pacing * 8.0 / 1e6 : std::nan("");
+                fr->aggregation = agg;
+                fr->state = state;
+            })), "c Congestion");
+    Must(c->TraceConnectWithoutContext("Finished", Callback<void, Time>([fr](Time) {
+                                      fr->completed = true;
+                                      fr->finishS = ScenarioNow();
+                                  })), "c Finished");
+    Must(c->TraceConnectWithoutContext("Failed", Callback<void, int>([fr](int err) {
+                                      fr->failed = true;
+                                      fr->state = "failed:" + std::to_string(err);
+                                  })), "c Failed");
+    return c;
+}
+
+/// A udp flow: a saturating OnOff CBR source on the server, a PacketSink on the client.
+void
+InstallUdpFlow(const Params& p, const Net& net, const FlowSpec& f, uint16_t port, FlowRecord* fr, FlowRecorder* rec)
+{
+    Ptr<PacketSink> sink = InstallSink(p, net.clients[f.client], UdpSocketFactory::GetTypeId(), port);
+    Must(sink->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
+            fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
+        })), "sink Rx");
+    Ptr<OnOffApplication> src = CreateObject<OnOffApplication>();
+    src->SetAttribute("Protocol", TypeIdValue(UdpSocketFactory::GetTypeId()));
+    src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
+    src->SetAttribute("DataRate", DataRateValue(DataRate(f.rate)));
+    src->SetAttribute("PacketSize", UintegerValue(1472));
+    src->SetAttribute("OnTime", StringValue("ns3::ConstantRandomVariable[Constant=1e9]"));
+    src->SetAttribute("OffTime", StringValue("ns3::ConstantRandomVariable[Constant=0]"));
+    src->SetAttribute("MaxBytes", UintegerValue(f.size));
+    net.server->AddApplication(src);
+    src->SetStartTime(AtScenario(p, f.start));
+    src->SetStopTime(AtScenario(p, f.stop));
+}
+
+/// The traces of a TCP sender's socket into `fr`; with `swap` the socket first gets the
+/// flow's congestion control (it differs from the global socket type).
+void
+AttachTcpSocket(Ptr<TcpSocketBase> sock, const std::string& cc, bool swap, FlowRecord* fr, FlowRecorder* rec)
+{
+    if (swap)
     {
-        Ptr<RdtpProducer> producer = CreateObject<RdtpProducer>();
-        producer->SetAttribute("Port", UintegerValue(p.port));
-        producer->SetAttribute("Objects", StringValue(objectList));
-        net.server->AddApplication(producer);
-        producer->SetStartTime(Seconds(0));
-        producer->SetStopTime(At(p.duration));
+        ObjectFactory factory;
+        factory.SetTypeId(TcpCcType(cc));
+        sock->SetCongestionControlAlgorithm(factory.Create<TcpCongestionOps>());
     }
+    // ns-3's TcpBbr requires a paced socket (TcpBbr::Init asserts it, but the
+    // Debian build compiles asserts out and BBR then runs unpaced and stalls).
+    // CUBIC stays unpaced, as Linux CUBIC without an fq qdisc. The connection is
+    // not established yet, so this precedes the congestion control's Init.
+    sock->SetPacingStatus(cc == "bbr");
+    Must(sock->TraceConnectWithoutContext(
+        "CongestionWindow", Callback<void, uint32_t, uint32_t>([fr](uint32_t, uint32_t v) {
+            fr->cwnd = static_cast<double>(v) / fr->segmentSize;
+        })), "sock CongestionWindow");
+    Must(sock->TraceConnectWithoutContext(
+        "RTT", Callback<void, Time, Time>([fr, rec](Time, Time v) {
+            if (v.IsStrictlyPositive())
+                fr->OnRtt(ScenarioNow(), rec->Window(), v.GetSeconds() * 1e3);
+        })), "sock RTT");
+    Must(sock->TraceConnectWithoutContext(
+        "PacingRate", Callback<void, DataRate, DataRate>([fr](DataRate, DataRate v) {
+            fr->pacingMbps = static_cast<double>(v.GetBitRate()) / 1e6;
+        })), "sock PacingRate");
+    Must(sock->TraceConnectWithoutContext(
+        "CongState",
+        Callback<void, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t>(
+            [fr](TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+                fr->state = CongStateName(v);
+                if (v == TcpSocketState::CA_LOSS)
+                    fr->timeouts++;
+            })), "sock CongState");
+    Must(sock->TraceConnectWithoutContext(
+        "Tx",
+        Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
+            [fr](Ptr<const Packet> pk, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+                uint32_t len = pk->GetSize();
+                if (len == 0)
+                    return;
+                SequenceNumber32 seq = h.GetSequenceNumber();
+                SequenceNumber32 end = seq + len;
+                if (fr->haveHighTx && seq < SequenceNumber32(fr->highTx))
+                    fr->retransmissions++;
+                if (!fr->haveHighTx || end > SequenceNumber32(fr->highTx))
+                {
+                    fr->highTx = end.GetValue();
+                    fr->haveHighTx = true;
+                }
+            })), "sock Tx");
+    fr->state = "open";
+}
 
-    // A PacketSink on `node` for the UDP and TCP baselines, running for the whole scenario.
-    auto installSink = [&p, &At](Ptr<Node> node, TypeId factory, uint16_t sinkPort) {
-        Ptr<PacketSink> sink = CreateObject<PacketSink>();
-        sink->SetAttribute("Protocol", TypeIdValue(factory));
-        sink->SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), sinkPort)));
-        node->AddApplication(sink);
-        sink->SetStartTime(Seconds(0));
-        sink->SetStopTime(At(p.duration));
-        return sink;
+/// A tcp-bbr / tcp-cubic flow: BulkSendApplication on the server, PacketSink on the client.
+void
+InstallTcpFlow(const Params& p,
+               const Net& net,
+               const FlowSpec& f,
+               uint16_t port,
+               const std::string& globalTcp,
+               FlowRecord* fr,
+               FlowRecorder* rec)
+{
+    Ptr<PacketSink> sink = InstallSink(p, net.clients[f.client], TcpSocketFactory::GetTypeId(), port);
+    Must(sink->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
+            fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
+            // A sized TCP transfer is complete when the sink has every byte.
+            if (fr->objectSize > 0 && !fr->completed && fr->bytes >= fr->objectSize)
+            {
+                fr->completed = true;
+                fr->finishS = ScenarioNow();
+            }
+        })), "sink Rx");
+    Ptr<BulkSendApplication> src = CreateObject<BulkSendApplication>();
+    src->SetAttribute("Protocol", TypeIdValue(TcpSocketFactory::GetTypeId()));
+    src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
+    src->SetAttribute("MaxBytes", UintegerValue(f.size));
+    src->SetAttribute("SendSize", UintegerValue(p.tcpSendSize));
+    net.server->AddApplication(src);
+    src->SetStartTime(AtScenario(p, f.start));
+    src->SetStopTime(AtScenario(p, f.stop));
+    fr->segmentSize = 1448;
+    const std::string cc = f.cc;
+    const bool swap = cc != globalTcp;
+    // The socket exists once StartApplication ran. This event is queued before the
+    // application's start event (same timestamp, earlier insertion), so ScheduleNow
+    // from here runs right after StartApplication, before any packet left the node.
+    auto attach = std::make_shared<std::function<void()>>();
+    *attach = [src, fr, rec, cc, swap, attach]() {
+        Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(src->GetSocket());
+        if (!sock)
+        {
+            Simulator::Schedule(NanoSeconds(1), *attach);
+            return;
+        }
+        AttachTcpSocket(sock, cc, swap, fr, rec);
     };
+    Simulator::Schedule(AtScenario(p, f.start), [attach]() { Simulator::ScheduleNow(*attach); });
+}
 
+/// Every flow on its client, recorded by `recorder`; the rdtp consumers by flow index
+/// (null for the baselines).
+std::vector<Ptr<RdtpConsumer>>
+InstallFlows(const Params& p,
+             const Net& net,
+             const std::vector<FlowSpec>& flows,
+             const Objects& objects,
+             const std::string& globalTcp,
+             FlowRecorder& recorder)
+{
+    FlowRecorder* rec = &recorder;
     std::vector<Ptr<RdtpConsumer>> consumers(flows.size());
     for (uint32_t i = 0; i < flows.size(); i++)
     {
-        FlowSpec& f = flows[i];
+        const FlowSpec& f = flows[i];
         if (f.client >= net.clients.size())
             Fail("flow client index out of range");
         FlowRecord r;
@@ -348,172 +531,24 @@ rdtp_ns3_run(int argc, char** argv)
         r.client = f.client;
         r.start = f.start;
         r.stop = f.stop;
-        r.objectSize = f.kind == "rdtp" ? objects[f.object] : f.size;
+        r.objectSize = f.kind == "rdtp" ? objects.sizes.at(f.object) : f.size;
         FlowRecord* fr = &rec->Add(r);
-        Ptr<Node> client = net.clients[f.client];
         const uint16_t port = static_cast<uint16_t>(50000 + i);
-
         if (f.kind == "rdtp")
-        {
-            Ptr<RdtpConsumer> c = CreateObject<RdtpConsumer>();
-            c->SetAttribute("Remote", AddressValue(InetSocketAddress(net.serverAddr, p.port)));
-            c->SetAttribute("ObjectName", StringValue(f.object));
-            c->SetAttribute("Controller", StringValue(f.cc));
-            c->SetAttribute("Unit", UintegerValue(f.unit));
-            c->SetAttribute("MaxAggregation", UintegerValue(f.agg));
-            c->SetAttribute("ProbeGain", DoubleValue(f.gain));
-            c->SetAttribute("FixedWindow", UintegerValue(f.window));
-            c->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
-            client->AddApplication(c);
-            c->SetStartTime(At(f.start));
-            c->SetStopTime(At(f.stop));
-            Must(c->TraceConnectWithoutContext(
-                "Delivered",
-                Callback<void, uint64_t>([fr, rec](uint64_t n) {
-                    fr->OnBytes(ScenarioNow(), rec->Window(), n);
-                })), "c Delivered");
-            Must(c->TraceConnectWithoutContext(
-                "RttSample",
-                Callback<void, Time, Time>([fr, rec](Time rtt, Time) {
-                    fr->OnRtt(ScenarioNow(), rec->Window(), rtt.GetSeconds() * 1e3);
-                })), "c RttSample");
-            Must(c->TraceConnectWithoutContext(
-                "Congestion",
-                Callback<void, uint64_t, double, uint32_t, const std::string&>(
-                    [fr](uint64_t cwnd, double pacing, uint32_t agg, const std::string& state) {
-                        fr->cwnd = static_cast<double>(cwnd);
-                        fr->pacingMbps = pacing >= 0 ? pacing * 8.0 / 1e6 : std::nan("");
-                        fr->aggregation = agg;
-                        fr->state = state;
-                    })), "c Congestion");
-            Must(c->TraceConnectWithoutContext("Finished", Callback<void, Time>([fr](Time) {
-                                              fr->completed = true;
-                                              fr->finishS = ScenarioNow();
-                                          })), "c Finished");
-            Must(c->TraceConnectWithoutContext("Failed", Callback<void, int>([fr](int err) {
-                                              fr->failed = true;
-                                              fr->state = "failed:" + std::to_string(err);
-                                          })), "c Failed");
-            consumers[i] = c;
-        }
+            consumers[i] = InstallRdtpFlow(p, net, f, i, fr, rec);
         else if (f.kind == "udp")
-        {
-            Ptr<PacketSink> sink = installSink(client, UdpSocketFactory::GetTypeId(), port);
-            Must(sink->TraceConnectWithoutContext(
-                "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
-                    fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
-                })), "sink Rx");
-            Ptr<OnOffApplication> src = CreateObject<OnOffApplication>();
-            src->SetAttribute("Protocol", TypeIdValue(UdpSocketFactory::GetTypeId()));
-            src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
-            src->SetAttribute("DataRate", DataRateValue(DataRate(f.rate)));
-            src->SetAttribute("PacketSize", UintegerValue(1472));
-            src->SetAttribute("OnTime", StringValue("ns3::ConstantRandomVariable[Constant=1e9]"));
-            src->SetAttribute("OffTime", StringValue("ns3::ConstantRandomVariable[Constant=0]"));
-            src->SetAttribute("MaxBytes", UintegerValue(f.size));
-            net.server->AddApplication(src);
-            src->SetStartTime(At(f.start));
-            src->SetStopTime(At(f.stop));
-        }
+            InstallUdpFlow(p, net, f, port, fr, rec);
         else // tcp-bbr / tcp-cubic
-        {
-            Ptr<PacketSink> sink = installSink(client, TcpSocketFactory::GetTypeId(), port);
-            Must(sink->TraceConnectWithoutContext(
-                "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
-                    fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
-                    // A sized TCP transfer is complete when the sink has every byte.
-                    if (fr->objectSize > 0 && !fr->completed && fr->bytes >= fr->objectSize)
-                    {
-                        fr->completed = true;
-                        fr->finishS = ScenarioNow();
-                    }
-                })), "sink Rx");
-            Ptr<BulkSendApplication> src = CreateObject<BulkSendApplication>();
-            src->SetAttribute("Protocol", TypeIdValue(TcpSocketFactory::GetTypeId()));
-            src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
-            src->SetAttribute("MaxBytes", UintegerValue(f.size));
-            src->SetAttribute("SendSize", UintegerValue(p.tcpSendSize));
-            net.server->AddApplication(src);
-            src->SetStartTime(At(f.start));
-            src->SetStopTime(At(f.stop));
-            fr->segmentSize = 1448;
-            const std::string cc = f.cc;
-            const bool swap = cc != globalTcp;
-            // The socket exists once StartApplication ran. This event is queued before the
-            // application's start event (same timestamp, earlier insertion), so ScheduleNow
-            // from here runs right after StartApplication, before any packet left the node.
-            auto attach = std::make_shared<std::function<void()>>();
-            *attach = [src, fr, rec, cc, swap, attach]() {
-                Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(src->GetSocket());
-                if (!sock)
-                {
-                    Simulator::Schedule(NanoSeconds(1), *attach);
-                    return;
-                }
-                if (swap)
-                {
-                    ObjectFactory factory;
-                    factory.SetTypeId(TcpCcType(cc));
-                    sock->SetCongestionControlAlgorithm(factory.Create<TcpCongestionOps>());
-                }
-                // ns-3's TcpBbr requires a paced socket (TcpBbr::Init asserts it, but the
-                // Debian build compiles asserts out and BBR then runs unpaced and stalls).
-                // CUBIC stays unpaced, as Linux CUBIC without an fq qdisc. The connection is
-                // not established yet, so this precedes the congestion control's Init.
-                sock->SetPacingStatus(cc == "bbr");
-                Must(sock->TraceConnectWithoutContext(
-                    "CongestionWindow", Callback<void, uint32_t, uint32_t>([fr](uint32_t, uint32_t v) {
-                        fr->cwnd = static_cast<double>(v) / fr->segmentSize;
-                    })), "sock CongestionWindow");
-                Must(sock->TraceConnectWithoutContext(
-                    "RTT", Callback<void, Time, Time>([fr, rec](Time, Time v) {
-                        if (v.IsStrictlyPositive())
-                            fr->OnRtt(ScenarioNow(), rec->Window(), v.GetSeconds() * 1e3);
-                    })), "sock RTT");
-                Must(sock->TraceConnectWithoutContext(
-                    "PacingRate", Callback<void, DataRate, DataRate>([fr](DataRate, DataRate v) {
-                        fr->pacingMbps = static_cast<double>(v.GetBitRate()) / 1e6;
-                    })), "sock PacingRate");
-                Must(sock->TraceConnectWithoutContext(
-                    "CongState",
-                    Callback<void, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t>(
-                        [fr](TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
-                            fr->state = CongStateName(v);
-                            if (v == TcpSocketState::CA_LOSS)
-                                fr->timeouts++;
-                        })), "sock CongState");
-                Must(sock->TraceConnectWithoutContext(
-                    "Tx",
-                    Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
-                        [fr](Ptr<const Packet> pk, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-                            uint32_t len = pk->GetSize();
-                            if (len == 0)
-                                return;
-                            SequenceNumber32 seq = h.GetSequenceNumber();
-                            SequenceNumber32 end = seq + len;
-                            if (fr->haveHighTx && seq < SequenceNumber32(fr->highTx))
-                                fr->retransmissions++;
-                            if (!fr->haveHighTx || end > SequenceNumber32(fr->highTx))
-                            {
-                                fr->highTx = end.GetValue();
-                                fr->haveHighTx = true;
-                            }
-                        })), "sock Tx");
-                fr->state = "open";
-            };
-            Simulator::Schedule(At(f.start), [attach]() { Simulator::ScheduleNow(*attach); });
-        }
+            InstallTcpFlow(p, net, f, port, globalTcp, fr, rec);
     }
+    return consumers;
+}
 
-    QueueMonitor* qmon = nullptr;
-    std::unique_ptr<QueueMonitor> qmonOwner;
-    qmonOwner = std::make_unique<QueueMonitor>(p.out, p.queueInterval, net.sampleQueue, window);
-    qmon = qmonOwner.get();
-    net.attachQueue(qmon);
-    qmon->Start();
-    recorder.Start();
-    uint32_t unassociated = 0;
-    Simulator::Schedule(At(0), [&net, &unassociated]() {
+/// At scenario time 0, count the WiFi stations that are not associated (and warn).
+void
+CountUnassociated(const Params& p, Net& net, uint32_t& unassociated)
+{
+    Simulator::Schedule(AtScenario(p, 0), [&net, &unassociated]() {
         for (uint32_t i = 0; i < net.stations.GetN(); i++)
         {
             Ptr<WifiNetDevice> d = DynamicCast<WifiNetDevice>(net.stations.Get(i));
@@ -525,13 +560,13 @@ rdtp_ns3_run(int argc, char** argv)
             std::cerr << "rdtp-sim: warning: " << unassociated
                       << " station(s) not associated at scenario time 0; raise Settle" << std::endl;
     });
+}
 
-    Simulator::Stop(At(p.duration));
-    Simulator::Run();
-    const double simulated = Simulator::Now().GetSeconds();
-
-    // Final rdtp statistics from the core.
-    for (uint32_t i = 0; i < flows.size(); i++)
+/// Final rdtp statistics from the cores, into the flow records.
+void
+CollectRdtpStats(const std::vector<Ptr<RdtpConsumer>>& consumers, FlowRecorder& recorder)
+{
+    for (uint32_t i = 0; i < consumers.size(); i++)
     {
         if (!consumers[i])
             continue;
@@ -543,66 +578,61 @@ rdtp_ns3_run(int argc, char** argv)
         fr.lost = static_cast<int64_t>(st.units_lost);
         fr.invalid = static_cast<int64_t>(st.invalid);
     }
-    recorder.Finish();
+}
 
-    // Bottleneck utilisation and queueing delay over [warmup, busy end).
-    const double busyEnd = std::max(p.warmup, recorder.BusyEnd());
-    const WindowResults bw = BottleneckWindow(net, *qmon, p.warmup, busyEnd);
-    const double from = bw.from;
-    const double to = bw.to;
-    const double utilisation = bw.utilisation;
-    const double meanQueueDelay = bw.meanQueueDelayMs;
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+/// What run.toml reports besides the parameters.
+struct Outcome
+{
+    double simulated = 0.0;
+    double wall = 0.0;
+    uint32_t nClients = 0;
+    uint32_t tcpBuf = 0;
+    uint32_t unassociated = 0;
+    std::string globalTcp;
+    WindowResults window;
+};
 
+/// run.toml: resolved parameters, derived values and results.
+void
+WriteRunToml(const Params& p, const Net& net, const Objects& objects, QueueMonitor& qmon, const Outcome& o)
+{
     std::ofstream run(p.out + "/run.toml");
     run << "# rdtp-sim run: resolved parameters, derived values and results\n";
     run << "[run]\n";
-    run << "ns3_version = \"" << Version::Major() << "." << Version::Minor() << "." << Version::Patch()
-        << "\"\n";
+    WriteNs3Version(run);
     run << "seed = " << p.seed << "\n";
     run << "run = " << p.run << "\n";
-    run << "simulated_s = " << Fmt(simulated, 6) << "\n";
-    run << "wall_s = " << Fmt(wall, 3) << "\n";
+    run << "simulated_s = " << Fmt(o.simulated, 6) << "\n";
+    run << "wall_s = " << Fmt(o.wall, 3) << "\n";
     run << "settle_s = " << Fmt(p.settle, 6) << "\n";
-    run << "sim_per_wall = " << Fmt(wall > 0 ? simulated / wall : 0.0, 3) << "\n";
+    run << "sim_per_wall = " << Fmt(o.wall > 0 ? o.simulated / o.wall : 0.0, 3) << "\n";
     run << "\n[params]\n";
     run << "Topology = " << TomlString(p.topology) << "\n";
     run << "Duration = " << p.duration << "\nWarmup = " << p.warmup << "\nInterval = " << p.interval
-        << "\nQueueInterval = " << p.queueInterval << "\nClients = " << nClients << "\n";
+        << "\nQueueInterval = " << p.queueInterval << "\nClients = " << o.nClients << "\n";
     run << "Flows = " << TomlString(p.flows) << "\nPort = " << p.port << "\n";
     WriteTopologyParams(run, p, false);
-    run << "TcpBuf = " << tcpBuf << "\nTcpSendSize = " << p.tcpSendSize << "\n";
+    run << "TcpBuf = " << o.tcpBuf << "\nTcpSendSize = " << p.tcpSendSize << "\n";
     run << "\n[derived]\n";
     for (const auto& [k, v] : net.derived)
         run << k << " = " << TomlString(v) << "\n";
-    run << "objects = " << TomlString(objectList) << "\n";
-    run << "tcp_socket_type = " << TomlString(globalTcp.empty() ? "" : TcpCcType(globalTcp).GetName()) << "\n";
+    run << "objects = " << TomlString(objects.list) << "\n";
+    run << "tcp_socket_type = " << TomlString(o.globalTcp.empty() ? "" : TcpCcType(o.globalTcp).GetName()) << "\n";
     run << "\n[results]\n";
-    run << "window_start_s = " << Fmt(from, 6) << "\n";
-    run << "window_end_s = " << Fmt(to, 6) << "\n";
-    if (!std::isnan(utilisation))
-        run << "utilisation = " << Fmt(utilisation, 6) << "\n";
-    if (!std::isnan(meanQueueDelay))
-        run << "mean_queue_delay_ms = " << Fmt(meanQueueDelay, 6) << "\n";
-    if (qmon->silentDrops)
-    {
-        const uint64_t silent = qmon->silentDrops();
-        qmon->drops += silent;
-        if (silent > 0)
-            qmon->dropReasons["queue_full_untraced"] = silent;
-    }
-    run << "queue_drops = " << qmon->drops << "\n";
-    run << "unassociated_at_start = " << unassociated << "\n";
-    for (const auto& [reason, n] : qmon->dropReasons)
-        run << "drops_" << reason << " = " << n << "\n";
-    run << "queue_max_packets = " << qmon->maxPackets << "\n";
-    for (const auto& [reason, n] : *net.stationDrops)
-        run << "station_drops_" << reason << " = " << n << "\n";
-    run.close();
+    run << "window_start_s = " << Fmt(o.window.from, 6) << "\n";
+    run << "window_end_s = " << Fmt(o.window.to, 6) << "\n";
+    WriteBottleneckResults(run, o.window);
+    WriteQueueDrops(run, qmon);
+    run << "unassociated_at_start = " << o.unassociated << "\n";
+    WriteDropDetails(run, qmon, net);
+}
 
+/// The summary on stdout (log.txt of the runner).
+void
+PrintSummary(const Params& p, FlowRecorder& recorder, const Outcome& o)
+{
     std::printf("rdtp-sim: %s, %.1f s simulated in %.2f s wall (%.2f sim-s per wall-s)\n",
-                p.topology.c_str(), simulated, wall, wall > 0 ? simulated / wall : 0.0);
+                p.topology.c_str(), o.simulated, o.wall, o.wall > 0 ? o.simulated / o.wall : 0.0);
     for (auto& f : recorder.All())
     {
         std::printf("  flow %u %s/%s client %u: %llu bytes, %s%s\n",
@@ -611,10 +641,52 @@ rdtp_ns3_run(int argc, char** argv)
                     f.completed ? "completed at " : (f.failed ? "FAILED" : "running"),
                     f.completed ? (Fmt(f.finishS, 3) + " s").c_str() : "");
     }
-    if (!std::isnan(utilisation))
-        std::printf("  bottleneck utilisation %.4f, mean queueing delay %.3f ms\n", utilisation, meanQueueDelay);
+    if (!std::isnan(o.window.utilisation))
+        std::printf("  bottleneck utilisation %.4f, mean queueing delay %.3f ms\n", o.window.utilisation,
+                    o.window.meanQueueDelayMs);
     std::fflush(stdout);
+}
 
+} // namespace
+
+// One simulation: parse, build the topology, install the flows, run, write the outputs.
+extern "C" int
+rdtp_ns3_run(int argc, char** argv)
+{
+    const auto wallStart = std::chrono::steady_clock::now();
+    Params p = ParseRunArguments(argc, argv);
+    std::vector<FlowSpec> flows = ParseFlows(p.flows, p.duration);
+    Outcome o;
+    o.nClients = p.clients;
+    for (const auto& f : flows)
+        o.nClients = std::max(o.nClients, f.client + 1);
+    o.globalTcp = SetDefaults(flows);
+
+    Net net = BuildTopology(p, o.nClients);
+    o.tcpBuf = SetTcpBuffers(p, net, argc, argv);
+    const Objects objects = PlanObjects(flows, net, p);
+
+    MeasureWindow window{p.warmup, p.duration};
+    FlowRecorder recorder(p.out, window, p.interval);
+    InstallProducer(net, p, objects);
+    const std::vector<Ptr<RdtpConsumer>> consumers = InstallFlows(p, net, flows, objects, o.globalTcp, recorder);
+    QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
+    net.attachQueue(&qmon);
+    qmon.Start();
+    recorder.Start();
+    CountUnassociated(p, net, o.unassociated);
+
+    Simulator::Stop(AtScenario(p, p.duration));
+    Simulator::Run();
+    o.simulated = Simulator::Now().GetSeconds();
+    CollectRdtpStats(consumers, recorder);
+    recorder.Finish();
+
+    // Bottleneck utilisation and queueing delay over [warmup, busy end).
+    o.window = BottleneckWindow(net, qmon, p.warmup, std::max(p.warmup, recorder.BusyEnd()));
+    o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    WriteRunToml(p, net, objects, qmon, o);
+    PrintSummary(p, recorder, o);
     Simulator::Destroy();
     return 0;
 }

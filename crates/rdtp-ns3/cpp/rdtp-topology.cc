@@ -3,6 +3,8 @@
 // (AttachEndpoints) and the p2p MTU.
 #include "rdtp-topology.h"
 
+#include "rdtp-rust.h"
+
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/mobility-module.h"
@@ -48,21 +50,6 @@ Must(bool connected, const char* what)
 {
     if (!connected)
         Fail(std::string("cannot connect trace source ") + what);
-}
-
-double
-WifiPhyMaxBps(const TopologyParams& p, uint32_t width)
-{
-    double perSs;
-    if (p.standard == "80211ac")
-    {
-        perSs = width >= 160 ? 866.7e6 : width >= 80 ? 433.3e6 : width >= 40 ? 200e6 : 86.7e6;
-    }
-    else
-    {
-        perSs = width >= 40 ? 150e6 : 72.2e6;
-    }
-    return perSs * std::max<uint32_t>(1, p.spatialStreams);
 }
 
 std::string
@@ -421,7 +408,8 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     }
 
     net.capacityForSizing =
-        std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), WifiPhyMaxBps(p, width));
+        std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()),
+                 rdtp_wifi_phy_max_bps(p.standard.c_str(), width, p.spatialStreams));
 
     Ptr<WifiNetDevice> apDev = DynamicCast<WifiNetDevice>(dAp.Get(0));
     Ptr<WifiMac> apMac = apDev->GetMac();

@@ -125,9 +125,6 @@ struct WindowResults
 /// emulator so both report the same quantity.
 WindowResults BottleneckWindow(const Net& net, const QueueMonitor& qmon, double from, double to);
 
-/// Highest PHY rate of the configured WiFi (for sizing bulk objects only).
-double WifiPhyMaxBps(const TopologyParams& p, uint32_t width);
-
 /// Print "rdtp-sim: msg" to stderr and exit(2).
 [[noreturn]] void Fail(const std::string& msg);
 /// Fail unless a trace source was connected.

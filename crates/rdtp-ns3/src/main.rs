@@ -14,7 +14,7 @@
 //! `DIR/summary.csv`. Exit codes: 0 ok, 1 a run failed, 2 usage or scenario error,
 //! 3 ns-3 not available in this build.
 
-mod scenario;
+mod exports;
 mod summary;
 
 use std::fs;
@@ -24,8 +24,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::scenario::{Run, expand, run_args};
 use crate::summary::{RunResult, read_run, write_summary};
+use rdtp_scenario::{Run, expand, run_args};
 
 const NO_NS3: &str = "rdtp-sim: ns-3 is not installed (apt-get install libns3-dev libgsl-dev), cannot simulate";
 
@@ -90,7 +90,7 @@ struct Options {
     jobs: Option<u32>,
     /// Override a scenario value before the sweep (dotted path, e.g. topology.rate=200Mbps,
     /// flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3).
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = scenario::parse_set)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = rdtp_scenario::parse_set)]
     sets: Vec<(String, String)>,
     /// Print the expanded runs and their arguments, run nothing.
     #[arg(long)]

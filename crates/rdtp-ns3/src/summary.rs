@@ -1,18 +1,14 @@
 //! `summary.csv`: one row per run and flow — the sweep parameters, the flow's row of
 //! `flows.csv`, and the run's bottleneck utilisation and mean queueing delay (from
-//! `run.toml`). Contains no wall-clock values, so it is as deterministic as the runs.
+//! `run.toml`). Contains no wall-clock values, so it is as deterministic as the runs. CSV is
+//! read and written with the `csv` crate.
 
 use std::fs;
 use std::path::Path;
 
 use toml::{Table, Value};
 
-use crate::scenario::{Run, show};
-
-/// Quote a CSV cell if it needs it.
-pub fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
+use rdtp_scenario::{Run, show};
 
 /// Results of one finished run, read back from its directory.
 #[derive(Debug, Clone, Default)]
@@ -26,12 +22,16 @@ pub struct RunResult {
 }
 
 pub fn read_run(dir: &Path) -> Result<RunResult, String> {
-    let flows =
-        fs::read_to_string(dir.join("flows.csv")).map_err(|e| format!("{}: {e}", dir.join("flows.csv").display()))?;
-    let mut lines = flows.lines();
-    let header: Vec<String> = lines.next().unwrap_or("").split(',').map(str::to_string).collect();
-    let rows: Vec<Vec<String>> =
-        lines.filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect();
+    let path = dir.join("flows.csv");
+    let mut csv =
+        csv::ReaderBuilder::new().flexible(true).from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let header: Vec<String> =
+        csv.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(str::to_string).collect();
+    let rows = csv
+        .records()
+        .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
+        .collect::<Result<Vec<Vec<String>>, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let run_toml =
         fs::read_to_string(dir.join("run.toml")).map_err(|e| format!("{}: {e}", dir.join("run.toml").display()))?;
     let t: Table = run_toml.parse().map_err(|e| format!("run.toml: {e}"))?;
@@ -60,14 +60,14 @@ fn opt(v: Option<f64>) -> String {
 pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
     let flows_header =
         results.iter().flatten().map(|r| r.flows_header.clone()).next().unwrap_or_else(|| vec!["flow".to_string()]);
-    let mut out = String::new();
     let mut header: Vec<String> = vec!["run_id".into()];
     header.extend(keys.iter().cloned());
     header.extend(["seed".to_string(), "run".to_string()]);
     header.extend(flows_header.iter().cloned());
     header.extend(["utilisation".to_string(), "mean_queue_delay_ms".to_string()]);
-    out.push_str(&header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(","));
-    out.push('\n');
+    let err = |e: csv::Error| format!("{}: {e}", path.display());
+    let mut out = csv::WriterBuilder::new().flexible(true).from_path(path).map_err(err)?;
+    out.write_record(&header).map_err(err)?;
     for (run, res) in runs.iter().zip(results) {
         let Some(res) = res else { continue };
         for row in &res.flows {
@@ -78,9 +78,8 @@ pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Opti
             cells.extend(row.iter().cloned());
             cells.push(opt(res.utilisation));
             cells.push(opt(res.mean_queue_delay_ms));
-            out.push_str(&cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(","));
-            out.push('\n');
+            out.write_record(&cells).map_err(err)?;
         }
     }
-    fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
+    out.flush().map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -47,10 +47,8 @@ fn sim(args: &[&str]) -> Option<Output> {
 
 /// Rows of a CSV file as header → value maps.
 fn csv(path: &Path) -> Vec<HashMap<String, String>> {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines.map(|l| header.iter().zip(l.split(',')).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    r.deserialize().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn result(run_toml: &Path, key: &str) -> f64 {

@@ -25,14 +25,9 @@ impl Eid {
         Eid(*h.finalize().as_bytes())
     }
 
-    /// Lower-case hex, 64 characters.
+    /// Lower-case hex, 64 characters (BLAKE3's own encoding, `blake3::Hash::to_hex`).
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(EID_LEN * 2);
-        for b in self.0 {
-            s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
-            s.push(char::from_digit(u32::from(b & 0xf), 16).unwrap_or('0'));
-        }
-        s
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
     }
 
     /// First 8 bytes in hex, for logs.
@@ -48,18 +43,9 @@ pub struct ParseEidError;
 
 impl FromStr for Eid {
     type Err = ParseEidError;
+    /// 64 hexadecimal digits, either case (`blake3::Hash::from_hex`).
     fn from_str(s: &str) -> Result<Eid, ParseEidError> {
-        let b = s.as_bytes();
-        if b.len() != EID_LEN * 2 {
-            return Err(ParseEidError);
-        }
-        let mut out = [0u8; EID_LEN];
-        for (i, pair) in b.chunks_exact(2).enumerate() {
-            let hi = (pair[0] as char).to_digit(16).ok_or(ParseEidError)?;
-            let lo = (pair[1] as char).to_digit(16).ok_or(ParseEidError)?;
-            out[i] = (hi * 16 + lo) as u8;
-        }
-        Ok(Eid(out))
+        blake3::Hash::from_hex(s).map(|h| Eid(*h.as_bytes())).map_err(|_| ParseEidError)
     }
 }
 

@@ -2,16 +2,18 @@
 //! (namespaces, flows, objects, emulator arguments).
 //!
 //! `[path]` is rdtp-sim's `[topology]` table, deserialised and turned into ns-3 arguments by
-//! rdtp-sim's own code (`crates/rdtp-ns3/src/scenario.rs`, compiled into this crate), and
+//! rdtp-sim's own code (the `rdtp-scenario` crate), and
 //! `[sweep]`/`--set` use its dotted-path and cartesian-product semantics, so an experiment
 //! and a simulation scenario describe a network the same way.
 
 use std::collections::BTreeMap;
 
+use anyhow::{Context as _, Error, Result, anyhow, bail};
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use crate::scenario;
+use rdtp_scenario as scenario;
+use rdtp_scenario::network::capacity_bps;
 
 /// An experiment file after overrides and one sweep assignment.
 #[derive(Debug, Clone, Deserialize)]
@@ -45,15 +47,15 @@ pub struct General {
     /// Link MTU of the taps, the emulator's devices and the rdtp unit.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub seed: u32,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub run: u32,
     /// timeseries.csv / lag.csv interval, seconds.
-    #[serde(default = "default_interval")]
+    #[serde(default = "rdtp_scenario::default_interval")]
     pub interval: f64,
     /// queue.csv interval, seconds.
-    #[serde(default = "default_queue_interval")]
+    #[serde(default = "rdtp_scenario::default_queue_interval")]
     pub queue_interval: f64,
     /// Run `ping -i ping_interval` from every client namespace to the server (RTT under load).
     #[serde(default = "yes")]
@@ -95,17 +97,8 @@ fn default_name() -> String {
 fn default_mtu() -> u32 {
     1500
 }
-fn one() -> u32 {
-    1
-}
 fn yes() -> bool {
     true
-}
-fn default_interval() -> f64 {
-    0.1
-}
-fn default_queue_interval() -> f64 {
-    0.01
 }
 fn default_ping_interval() -> f64 {
     0.2
@@ -124,8 +117,8 @@ fn default_sched() -> String {
 }
 
 /// `emulator_sched`: "normal", "nice:N", "fifo:P".
-pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>, String> {
-    let bad = || format!("testbed.emulator_sched '{s}' (normal, nice:-10, fifo:10)");
+pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>> {
+    let bad = || anyhow!("testbed.emulator_sched '{s}' (normal, nice:-10, fifo:10)");
     match s.split_once(':') {
         None if s == "normal" => Ok(None),
         Some(("nice", n)) => {
@@ -155,10 +148,10 @@ pub struct Flow {
     /// rdtp: bbr | bbr-wifi | bbrp | aimd | fixed (default bbr); tcp: the server's
     /// TCP_CONGESTION, e.g. bbr | cubic (default cubic).
     pub cc: Option<String>,
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub count: u32,
     /// Client processes per client namespace (default 1: each process has its own).
-    #[serde(default = "one")]
+    #[serde(default = "rdtp_scenario::one")]
     pub per_namespace: u32,
     #[serde(default)]
     pub start: f64,
@@ -202,12 +195,11 @@ pub fn short_key(k: &str) -> String {
 
 /// Apply overrides, expand the sweep (rdtp-sim's [`scenario::sweep_points`]: cartesian
 /// product in file order, last key fastest), deserialise and validate every run.
-pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
-    let (keys, points) = scenario::sweep_points(text, overrides, "experiment", short_key)?;
+pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>)> {
+    let (keys, points) = scenario::sweep_points(text, overrides, "experiment", short_key).map_err(Error::msg)?;
     let mut runs = Vec::with_capacity(points.len());
     for p in points {
-        let experiment: Experiment =
-            Value::Table(p.doc.clone()).try_into().map_err(|e: toml::de::Error| format!("experiment: {e}"))?;
+        let experiment: Experiment = Value::Table(p.doc.clone()).try_into().context("experiment")?;
         validate(&experiment)?;
         runs.push(Run { id: p.id, label: p.label, assignment: p.assignment, experiment, doc: p.doc });
     }
@@ -216,92 +208,92 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
 
 pub const RDTP_CCS: &[&str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
 
-fn validate(e: &Experiment) -> Result<(), String> {
+fn validate(e: &Experiment) -> Result<()> {
     let g = &e.testbed;
     if !(g.duration.is_finite() && g.duration > 0.0) {
-        return Err("testbed.duration must be > 0".into());
+        bail!("testbed.duration must be > 0");
     }
     if !(g.warmup >= 0.0 && g.warmup < g.duration) {
-        return Err("testbed.warmup must be in [0, duration)".into());
+        bail!("testbed.warmup must be in [0, duration)");
     }
     if g.seed == 0 {
-        return Err("testbed.seed must be > 0".into());
+        bail!("testbed.seed must be > 0");
     }
     parse_sched(&g.emulator_sched)?;
     for (k, v) in
         [("server_cpus", &g.server_cpus), ("emulator_cpus", &g.emulator_cpus), ("client_cpus", &g.client_cpus)]
     {
         if let Some(list) = v {
-            parse_cpus_opt(list).map_err(|err| format!("testbed.{k}: {err}"))?;
+            parse_cpus_opt(list).with_context(|| format!("testbed.{k}"))?;
         }
     }
     if !(576..=65000).contains(&g.mtu) {
-        return Err("testbed.mtu must be 576..65000".into());
+        bail!("testbed.mtu must be 576..65000");
     }
     if !(g.interval > 0.0 && g.queue_interval > 0.0 && g.ping_interval >= 0.2 && g.lag_threshold_ms > 0.0) {
-        return Err("testbed.interval, queue_interval and lag_threshold_ms must be > 0, ping_interval >= 0.2".into());
+        bail!("testbed.interval, queue_interval and lag_threshold_ms must be > 0, ping_interval >= 0.2");
     }
     if g.socket_sample_interval.is_nan() || g.socket_sample_interval < 0.0 {
-        return Err("testbed.socket_sample_interval must be >= 0".into());
+        bail!("testbed.socket_sample_interval must be >= 0");
     }
-    scenario::validate_topology(&e.path, "path")?;
+    scenario::validate_topology(&e.path, "path").map_err(Error::msg)?;
     if e.path.kind == "wifi" && g.mtu > 2296 {
-        return Err("a WiFi path carries at most a 2296-byte MTU".into());
+        bail!("a WiFi path carries at most a 2296-byte MTU");
     }
     if e.path.clients.is_some() {
-        return Err("path.clients: the testbed derives the clients from the [[flow]] entries".into());
+        bail!("path.clients: the testbed derives the clients from the [[flow]] entries");
     }
     if e.path.tcp_buffer.is_some() {
-        return Err("path.tcp_buffer is an ns-3 TCP setting; use testbed.tcp_buffer for the kernel".into());
+        bail!("path.tcp_buffer is an ns-3 TCP setting; use testbed.tcp_buffer for the kernel");
     }
     if e.flows.is_empty() {
-        return Err("no [[flow]]".into());
+        bail!("no [[flow]]");
     }
     for (i, f) in e.flows.iter().enumerate() {
         match kind_and_cc(f) {
             Ok((Kind::Rdtp, cc)) => {
                 if !RDTP_CCS.contains(&cc.as_str()) {
-                    return Err(format!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", ")));
+                    bail!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", "));
                 }
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                    return Err(format!("flow {i}: tcp cc '{cc}'"));
+                    bail!("flow {i}: tcp cc '{cc}'");
                 }
                 if f.probe_gain.is_some() || f.window.is_some() || f.log {
-                    return Err(format!("flow {i}: probe_gain, window and log apply to rdtp flows only"));
+                    bail!("flow {i}: probe_gain, window and log apply to rdtp flows only");
                 }
             }
-            Err(e) => return Err(format!("flow {i}: {e}")),
+            Err(e) => bail!("flow {i}: {e:#}"),
         }
         if f.count == 0 || f.per_namespace == 0 {
-            return Err(format!("flow {i}: count and per_namespace must be >= 1"));
+            bail!("flow {i}: count and per_namespace must be >= 1");
         }
         if !(f.start >= 0.0 && f.start < g.duration) {
-            return Err(format!("flow {i}: start must be in [0, duration)"));
+            bail!("flow {i}: start must be in [0, duration)");
         }
         if let Some(s) = f.stop
             && (s.is_nan() || s <= f.start)
         {
-            return Err(format!("flow {i}: stop must be after start"));
+            bail!("flow {i}: stop must be after start");
         }
         if let Some(s) = &f.size {
-            s.bytes().map_err(|e| format!("flow {i}: {e}"))?;
+            s.bytes().map_err(|e| anyhow!("flow {i}: {e}"))?;
         }
     }
     Ok(())
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5" (`None` for "" or "none", so a sweep can turn it off).
-pub fn parse_cpus_opt(s: &str) -> Result<Option<Vec<usize>>, String> {
+pub fn parse_cpus_opt(s: &str) -> Result<Option<Vec<usize>>> {
     if s.trim().is_empty() || s.trim() == "none" { Ok(None) } else { parse_cpus(s).map(Some) }
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5".
-pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
     let mut v = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("bad CPU list '{s}' (e.g. \"0\", \"0-1\", \"0,2\")");
+        let bad = || anyhow!("bad CPU list '{s}' (e.g. \"0\", \"0-1\", \"0,2\")");
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) =
@@ -321,7 +313,7 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
         }
     }
     if v.is_empty() {
-        return Err(format!("empty CPU list '{s}'"));
+        bail!("empty CPU list '{s}'");
     }
     v.sort_unstable();
     v.dedup();
@@ -343,12 +335,12 @@ impl Kind {
     }
 }
 
-pub fn kind_and_cc(f: &Flow) -> Result<(Kind, String), String> {
+pub fn kind_and_cc(f: &Flow) -> Result<(Kind, String)> {
     match f.kind.as_str() {
         "rdtp" => Ok((Kind::Rdtp, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
         "tcp" => Ok((Kind::Tcp, f.cc.clone().unwrap_or_else(|| "cubic".into()))),
         "tcp-bbr" | "tcp-cubic" => Ok((Kind::Tcp, f.kind[4..].to_string())),
-        k => Err(format!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic)")),
+        k => Err(anyhow!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic)")),
     }
 }
 
@@ -388,9 +380,9 @@ pub struct Layout {
 /// Bulk objects: this much bigger than the most the bottleneck could carry to one flow.
 const BULK_MARGIN: f64 = 1.3;
 
-pub fn layout(e: &Experiment) -> Result<Layout, String> {
+pub fn layout(e: &Experiment) -> Result<Layout> {
     let g = &e.testbed;
-    let capacity = capacity_bps(&e.path)?;
+    let capacity = capacity_bps(&e.path).map_err(Error::msg)?;
     let mut flows = Vec::new();
     let mut namespaces: Vec<Vec<usize>> = Vec::new();
     let mut objects = BTreeMap::new();
@@ -405,7 +397,7 @@ pub fn layout(e: &Experiment) -> Result<Layout, String> {
             let ns = namespaces.len() - 1;
             let (object, size) = match &f.size {
                 Some(s) => {
-                    let b = s.bytes()?;
+                    let b = s.bytes().map_err(Error::msg)?;
                     (format!("obj-{b}"), b)
                 }
                 None => {
@@ -449,73 +441,14 @@ pub fn layout(e: &Experiment) -> Result<Layout, String> {
     Ok(Layout { flows, namespaces, objects })
 }
 
-/// A DataRate string ("100Mbps", "1.5Gbps", "800kb/s") in bit/s.
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("bad rate '{s}'"))?;
-    let mult = match unit.trim() {
-        "bps" | "b/s" => 1.0,
-        "kbps" | "Kbps" | "kb/s" | "Kb/s" => 1e3,
-        "Mbps" | "Mb/s" => 1e6,
-        "Gbps" | "Gb/s" => 1e9,
-        "KiBps" | "KiB/s" => 8.0 * 1024.0,
-        "MiBps" | "MiB/s" => 8.0 * 1024.0 * 1024.0,
-        "kBps" | "KBps" | "kB/s" | "KB/s" => 8e3,
-        "MBps" | "MB/s" => 8e6,
-        "GBps" | "GB/s" => 8e9,
-        u => return Err(format!("bad rate unit '{u}' in '{s}' (e.g. 100Mbps, 1Gbps)")),
-    };
-    Ok(n * mult)
-}
-
-/// The most the path can carry (bit/s): the largest bottleneck rate, or the WiFi PHY rate
-/// (capped by the wired link). Only sizes bulk objects.
-pub fn capacity_bps(t: &scenario::Topology) -> Result<f64, String> {
-    if t.kind == "wifi" {
-        let ac = t.standard.as_deref() == Some("80211ac");
-        let width = t.channel_width.unwrap_or(if ac { 80 } else { 20 });
-        let per_ss = if ac {
-            match width {
-                w if w >= 160 => 866.7e6,
-                w if w >= 80 => 433.3e6,
-                w if w >= 40 => 200e6,
-                _ => 86.7e6,
-            }
-        } else if width >= 40 {
-            150e6
-        } else {
-            72.2e6
-        };
-        let phy = per_ss * t.spatial_streams.unwrap_or(1).max(1) as f64;
-        let wired = parse_rate(&t.wired_rate.as_ref().map_or("1Gbps".to_string(), |q| q.rate()))?;
-        return Ok(phy.min(wired));
-    }
-    let mut max = parse_rate(&t.rate.as_ref().map_or("100Mbps".to_string(), |q| q.rate()))?;
-    if let Some(s) = &t.rate_schedule {
-        let text = match s {
-            scenario::Schedule::Text(t) => t.clone(),
-            scenario::Schedule::Steps(v) => {
-                v.iter().map(|(t, r)| format!("{t}:{}", r.rate())).collect::<Vec<_>>().join(",")
-            }
-        };
-        for item in text.split(',').filter(|i| !i.trim().is_empty()) {
-            let (_, r) = item.split_once(':').ok_or_else(|| format!("bad rate_schedule entry '{item}'"))?;
-            max = max.max(parse_rate(r)?);
-        }
-    }
-    Ok(max)
-}
-
 /// The emulator's topology arguments, made by rdtp-sim's own `run_args` from the run's
 /// `[path]` (and `[ns3]`) tables, without the offline-only ones.
-pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
+pub fn topology_args(run: &Run) -> Result<Vec<String>> {
     let mut doc = Table::new();
     let mut general = Table::new();
     general.insert("duration".into(), Value::Float(run.experiment.testbed.duration));
     doc.insert("scenario".into(), Value::Table(general));
-    let path = run.doc.get("path").cloned().ok_or("no [path]")?;
+    let path = run.doc.get("path").cloned().context("no [path]")?;
     doc.insert("topology".into(), path);
     let mut flow = Table::new();
     flow.insert("kind".into(), Value::String("udp".into()));
@@ -524,7 +457,7 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
     if let Some(ns3) = run.doc.get("ns3") {
         doc.insert("ns3".into(), ns3.clone());
     }
-    let s: scenario::Scenario = Value::Table(doc).try_into().map_err(|err: toml::de::Error| format!("path: {err}"))?;
+    let s: scenario::Scenario = Value::Table(doc).try_into().context("path")?;
     const OFFLINE_ONLY: &[&str] = &[
         "--Duration=",
         "--Warmup=",
@@ -538,13 +471,18 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>, String> {
         "--Pcap=",
         "--TcpBuf=",
     ];
-    let args = scenario::run_args(&s, "-")?;
+    let args = scenario::run_args(&s, "-").map_err(Error::msg)?;
     Ok(args.into_iter().filter(|a| !OFFLINE_ONLY.iter().any(|p| a.starts_with(p))).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole message, contexts included, as the testbed prints it.
+    fn msg(e: Error) -> String {
+        format!("{e:#}")
+    }
 
     const FILE: &str = r#"
 [testbed]
@@ -611,11 +549,11 @@ stop = 12.0
 
     #[test]
     fn errors_are_clear() {
-        assert!(expand(&FILE.replace("rtt =", "rrt ="), &[]).unwrap_err().contains("rrt"));
-        assert!(expand(&FILE.replace("kind = \"tcp\"", "kind = \"quic\""), &[]).unwrap_err().contains("quic"));
+        assert!(msg(expand(&FILE.replace("rtt =", "rrt ="), &[]).unwrap_err()).contains("rrt"));
+        assert!(msg(expand(&FILE.replace("kind = \"tcp\"", "kind = \"quic\""), &[]).unwrap_err()).contains("quic"));
         assert!(expand(&FILE.replace("warmup = 5.0", "warmup = 25.0"), &[]).is_err());
         let wifi = FILE.replace("kind = \"dumbbell\"", "kind = \"wifi\"").replace("rate = \"100Mbps\"\n", "");
-        assert!(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err().contains("MTU"));
+        assert!(msg(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err()).contains("MTU"));
     }
 
     #[test]
@@ -628,6 +566,7 @@ stop = 12.0
 
     #[test]
     fn rates_and_capacity() {
+        use rdtp_units::parse_rate;
         assert_eq!(parse_rate("100Mbps").unwrap(), 100e6);
         assert_eq!(parse_rate("1.5Gbps").unwrap(), 1.5e9);
         assert!(parse_rate("fast").is_err());
@@ -641,17 +580,12 @@ stop = 12.0
     fn shipped_experiments_are_valid() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed");
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "toml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (path, text) in rdtp_scenario::toml_files(&dir).unwrap() {
+            let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
-                layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
-                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
+                layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
+                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
             }
             checked += 1;
         }

@@ -15,22 +15,19 @@
 //! is missing (root, ip, ethtool, ping, /dev/net/tun, rdtp, rdtp-sim with ns-3),
 //! 130 interrupted. See the crate README.
 
-#[allow(dead_code)] // rdtp-sim's module: only the schema, sweep and argument code is used here
-#[path = "../../rdtp-ns3/src/scenario.rs"]
-mod scenario;
-
 mod experiment;
 mod netns;
 mod procs;
+mod report;
 mod results;
 mod run;
 
+use anyhow::{Context as _, Result, anyhow, bail};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::results::cell;
 use crate::run::{ContentStore, Context, RunResult, Tools};
 
 const EXIT_FAILED: u8 = 1;
@@ -57,7 +54,7 @@ struct Options {
     out: Option<PathBuf>,
     /// Override a value before the sweep (dotted path: path.rate=200Mbps, flow.0.cc=bbrp,
     /// testbed.duration=10, flow.*.start=1).
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = scenario::parse_set)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = rdtp_scenario::parse_set)]
     sets: Vec<(String, String)>,
     /// Print the runs and the emulator arguments; needs no root.
     #[arg(long)]
@@ -105,7 +102,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("rdtp-testbed: {e}");
+                eprintln!("rdtp-testbed: {e:#}");
                 ExitCode::from(EXIT_PREREQ)
             }
         },
@@ -118,9 +115,9 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf, String> {
+fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf> {
     if let Some(p) = explicit {
-        return if p.is_file() { Ok(p.clone()) } else { Err(format!("{} does not exist", p.display())) };
+        return if p.is_file() { Ok(p.clone()) } else { Err(anyhow!("{} does not exist", p.display())) };
     }
     if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
         let beside = dir.join(name);
@@ -131,27 +128,28 @@ fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf, Strin
     std::env::var_os("PATH")
         .and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|c| c.is_file()))
         .ok_or_else(|| {
-            format!("{name} not found next to rdtp-testbed or on PATH (cargo build --release -p rdtp -p rdtp-ns3; or --{name} PATH)")
+            anyhow!("{name} not found next to rdtp-testbed or on PATH (cargo build --release -p rdtp -p rdtp-ns3; or --{name} PATH)")
         })
 }
 
 /// Root, tools, /dev/net/tun, and the two programs (rdtp-sim with ns-3 and the emulator).
-fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools, String> {
+fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools> {
     if !is_root() {
-        return Err("must run as root: it creates network namespaces (ip netns add) and tap devices \
-                    (/dev/net/tun) and runs processes inside them; try sudo"
-            .into());
+        bail!(
+            "must run as root: it creates network namespaces (ip netns add) and tap devices \
+             (/dev/net/tun) and runs processes inside them; try sudo"
+        );
     }
     for (tool, package) in [("ip", "iproute2"), ("ss", "iproute2"), ("ethtool", "ethtool")] {
         if !procs::on_path(tool) {
-            return Err(format!("{tool} is missing (apt-get install {package})"));
+            bail!("{tool} is missing (apt-get install {package})");
         }
     }
     if need_ping && !procs::on_path("ping") {
-        return Err("ping is missing (apt-get install iputils-ping), or set testbed.ping = false".into());
+        bail!("ping is missing (apt-get install iputils-ping), or set testbed.ping = false");
     }
     if !Path::new("/dev/net/tun").exists() {
-        return Err("/dev/net/tun is missing (modprobe tun)".into());
+        bail!("/dev/net/tun is missing (modprobe tun)");
     }
     let rdtp = find_program(&o.rdtp, "rdtp")?;
     let sim = find_program(&o.sim, "rdtp-sim")?;
@@ -159,16 +157,16 @@ fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools, String> {
         .args(["--emulate", "--PrintHelp"])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", sim.display()))?;
+        .with_context(|| format!("cannot run {}", sim.display()))?;
     let text = String::from_utf8_lossy(&probe.stdout).into_owned() + &String::from_utf8_lossy(&probe.stderr);
     if !text.contains("--Taps") {
-        return Err(format!(
+        bail!(
             "{} cannot emulate: {}",
             sim.display(),
             text.lines()
                 .find(|l| l.contains("ns-3"))
                 .unwrap_or("no --emulate mode (rebuild rdtp-ns3 with ns-3 installed)")
-        ));
+        );
     }
     Ok(Tools { rdtp, sim })
 }
@@ -195,7 +193,7 @@ fn cleanup(all: bool) -> ExitCode {
                 removed += 1;
             }
             Err(e) => {
-                eprintln!("rdtp-testbed: {ns}: {e}");
+                eprintln!("rdtp-testbed: {ns}: {e:#}");
                 failed += 1;
             }
         }
@@ -231,7 +229,7 @@ fn remove_stale() {
         {
             match netns::delete(&ns) {
                 Ok(()) => eprintln!("rdtp-testbed: removed stale namespace {ns}"),
-                Err(e) => eprintln!("rdtp-testbed: cannot remove stale namespace {ns}: {e}"),
+                Err(e) => eprintln!("rdtp-testbed: cannot remove stale namespace {ns}: {e:#}"),
             }
         }
     }
@@ -242,20 +240,20 @@ fn run_experiment(o: &Options) -> ExitCode {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("rdtp-testbed: {}: {e}", path.display());
+            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
             return ExitCode::from(EXIT_USAGE);
         }
     };
     let (keys, runs) = match experiment::expand(&text, &o.sets) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("rdtp-testbed: {}: {e}", path.display());
+            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
             return ExitCode::from(EXIT_USAGE);
         }
     };
     for r in &runs {
         if let Err(e) = experiment::layout(&r.experiment).and_then(|_| experiment::topology_args(r)) {
-            eprintln!("rdtp-testbed: run {}: {e}", r.id);
+            eprintln!("rdtp-testbed: run {}: {e:#}", r.id);
             return ExitCode::from(EXIT_USAGE);
         }
     }
@@ -280,17 +278,17 @@ fn run_experiment(o: &Options) -> ExitCode {
     let tools = match prerequisites(&o.tools, need_ping) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("rdtp-testbed: {e}");
+            eprintln!("rdtp-testbed: {e:#}");
             return ExitCode::from(EXIT_PREREQ);
         }
     };
     if let Err(e) = procs::install_signal_handlers() {
-        eprintln!("rdtp-testbed: {e}");
+        eprintln!("rdtp-testbed: {e:#}");
         return ExitCode::from(EXIT_FAILED);
     }
     remove_stale();
     if let Err(e) = fs::create_dir_all(&out) {
-        eprintln!("rdtp-testbed: {}: {e}", out.display());
+        eprintln!("rdtp-testbed: {}: {e:#}", out.display());
         return ExitCode::from(EXIT_USAGE);
     }
     let mut record = format!("# {} as run", path.display());
@@ -303,7 +301,7 @@ fn run_experiment(o: &Options) -> ExitCode {
     let content = match ContentStore::new(&prefix) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("rdtp-testbed: {e}");
+            eprintln!("rdtp-testbed: {e:#}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -316,7 +314,7 @@ fn run_experiment(o: &Options) -> ExitCode {
         let dir = out.join(&r.id);
         let _ = fs::remove_dir_all(&dir);
         if let Err(e) = fs::create_dir_all(&dir) {
-            eprintln!("rdtp-testbed: {}: {e}", dir.display());
+            eprintln!("rdtp-testbed: {}: {e:#}", dir.display());
             failed += 1;
             results.push(None);
             continue;
@@ -343,13 +341,18 @@ fn run_experiment(o: &Options) -> ExitCode {
                 results.push(Some(res));
             }
             Err(e) => {
-                eprintln!("[{}/{}] {label} … FAILED after {:.1} s: {e}", i + 1, runs.len(), t.elapsed().as_secs_f64());
+                eprintln!(
+                    "[{}/{}] {label} … FAILED after {:.1} s: {e:#}",
+                    i + 1,
+                    runs.len(),
+                    t.elapsed().as_secs_f64()
+                );
                 failed += 1;
                 results.push(None);
             }
         }
         if let Err(e) = write_summaries(&out, &keys, &runs, &results) {
-            eprintln!("rdtp-testbed: {e}");
+            eprintln!("rdtp-testbed: {e:#}");
         }
         if procs::interrupted() {
             break;
@@ -385,7 +388,7 @@ fn write_summaries(
     keys: &[String],
     runs: &[experiment::Run],
     results: &[Option<RunResult>],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let sweep_cols: Vec<String> = keys.iter().map(|k| experiment::short_key(k)).collect();
     let mut run_header: Vec<String> = Vec::new();
     let mut flow_header: Vec<String> = Vec::new();
@@ -404,49 +407,32 @@ fn write_summaries(
         }
     }
     const RUN_IN_SUMMARY: &[&str] = &["valid", "lag_p99_ms", "lag_max_ms", "utilisation", "mean_queue_delay_ms"];
-    let prefix = |first: &str, rest: &[String]| {
-        std::iter::once(first.to_string()).chain(rest.iter().cloned()).collect::<Vec<_>>().join(",")
-    };
-    let mut runs_csv = prefix("run_id", &sweep_cols);
-    let mut summary = prefix("run_id", &sweep_cols);
-    for h in &run_header {
-        runs_csv.push(',');
-        runs_csv.push_str(h);
-    }
-    for h in flow_header.iter().chain(RUN_IN_SUMMARY.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter()) {
-        summary.push(',');
-        summary.push_str(h);
-    }
-    runs_csv.push('\n');
-    summary.push('\n');
+    let with_run_id = |rest: &[String]| std::iter::once("run_id".to_string()).chain(rest.to_vec());
+    let mut runs_csv = csv::Writer::from_path(out.join("runs.csv")).context("runs.csv")?;
+    let mut summary = csv::Writer::from_path(out.join("summary.csv")).context("summary.csv")?;
+    runs_csv.write_record(with_run_id(&sweep_cols).chain(run_header.iter().cloned()))?;
+    summary.write_record(
+        with_run_id(&sweep_cols).chain(flow_header.iter().cloned()).chain(RUN_IN_SUMMARY.iter().map(|s| s.to_string())),
+    )?;
     for (run, res) in runs.iter().zip(results) {
         let Some(res) = res else { continue };
-        let sweep: Vec<String> = run.assignment.iter().map(|(_, v)| cell(&scenario::show(v))).collect();
-        let start = prefix(&run.id, &sweep);
+        let start: Vec<String> =
+            std::iter::once(run.id.clone()).chain(run.assignment.iter().map(|(_, v)| rdtp_scenario::show(v))).collect();
         let lookup = |cols: &[(String, String)], k: &str| {
-            cols.iter().find(|(c, _)| c == k).map_or(String::new(), |(_, v)| cell(v))
+            cols.iter().find(|(c, _)| c == k).map_or(String::new(), |(_, v)| v.clone())
         };
-        let mut line = start.clone();
-        for h in &run_header {
-            line.push(',');
-            line.push_str(&lookup(&res.run, h));
-        }
-        runs_csv.push_str(&line);
-        runs_csv.push('\n');
+        runs_csv.write_record(start.iter().cloned().chain(run_header.iter().map(|h| lookup(&res.run, h))))?;
         for f in &res.flows {
-            let mut line = start.clone();
-            for h in &flow_header {
-                line.push(',');
-                line.push_str(&lookup(f, h));
-            }
-            for h in RUN_IN_SUMMARY {
-                line.push(',');
-                line.push_str(&lookup(&res.run, h));
-            }
-            summary.push_str(&line);
-            summary.push('\n');
+            summary.write_record(
+                start
+                    .iter()
+                    .cloned()
+                    .chain(flow_header.iter().map(|h| lookup(f, h)))
+                    .chain(RUN_IN_SUMMARY.iter().map(|h| lookup(&res.run, h))),
+            )?;
         }
     }
-    fs::write(out.join("runs.csv"), runs_csv).map_err(|e| format!("runs.csv: {e}"))?;
-    fs::write(out.join("summary.csv"), summary).map_err(|e| format!("summary.csv: {e}"))
+    runs_csv.flush().context("runs.csv")?;
+    summary.flush().context("summary.csv")?;
+    Ok(())
 }

@@ -7,10 +7,13 @@
 //! offload checksums to the emulator, so the kernel must compute them). The emulator opens
 //! the taps; deleting a namespace deletes its tap.
 
+use anyhow::{Context as _, Result, anyhow};
 use std::fs;
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
+
+use rdtp_scenario::network::PREFIX_LEN;
 
 use crate::procs::output;
 
@@ -19,19 +22,9 @@ pub const NETNS_DIR: &str = "/var/run/netns";
 /// The tap inside every namespace.
 pub const TAP: &str = "tap0";
 
-/// Address plan: the server's tap is 10.200.0.0/24, client namespace i's is
-/// 10.(201 + i/256).(i%256).0/24; the emulator's gateway is .1, the host .2.
-pub fn subnet(client: Option<usize>) -> (Ipv4Addr, Ipv4Addr) {
-    let (b, c) = match client {
-        None => (200u32, 0u32),
-        Some(i) => (201 + (i / 256) as u32, (i % 256) as u32),
-    };
-    let base = (10u32 << 24) | (b << 16) | (c << 8);
-    (Ipv4Addr::from(base | 1), Ipv4Addr::from(base | 2))
-}
-
-/// Create and configure namespace `ns` with `tap0` (`host`/24, default route via `gw`).
-pub fn create(ns: &str, host: Ipv4Addr, gw: Ipv4Addr, mtu: u32, tcp_buffer: u64) -> Result<(), String> {
+/// Create and configure namespace `ns` with `tap0` (`host` in the plan's subnet, default
+/// route via `gw`; see `rdtp_scenario::network::subnet`).
+pub fn create(ns: &str, host: Ipv4Addr, gw: Ipv4Addr, mtu: u32, tcp_buffer: u64) -> Result<()> {
     output("ip", &["netns", "add", ns])?;
     let sysctls = [
         "net.ipv6.conf.all.disable_ipv6=1".to_string(),
@@ -48,35 +41,35 @@ pub fn create(ns: &str, host: Ipv4Addr, gw: Ipv4Addr, mtu: u32, tcp_buffer: u64)
          tuntap add dev {TAP} mode tap\n\
          link set {TAP} mtu {mtu}\n\
          link set {TAP} up\n\
-         addr add {host}/24 dev {TAP}\n\
+         addr add {host}/{PREFIX_LEN} dev {TAP}\n\
          route add default via {gw} dev {TAP} onlink\n"
     );
     ip_batch(ns, &batch)?;
     output("ip", &["netns", "exec", ns, "ethtool", "-K", TAP, "tx", "off"]).map(|_| ())
 }
 
-fn ip_batch(ns: &str, commands: &str) -> Result<(), String> {
+fn ip_batch(ns: &str, commands: &str) -> Result<()> {
     let mut child = Command::new("ip")
         .args(["-n", ns, "-batch", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run ip: {e}"))?;
+        .context("cannot run ip")?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(commands.as_bytes()).map_err(|e| format!("ip -batch: {e}"))?;
+        stdin.write_all(commands.as_bytes()).context("ip -batch")?;
     }
-    let o = child.wait_with_output().map_err(|e| format!("ip -batch: {e}"))?;
+    let o = child.wait_with_output().context("ip -batch")?;
     if o.status.success() {
         Ok(())
     } else {
-        Err(format!("configuring {ns} failed: {}", String::from_utf8_lossy(&o.stderr).trim()))
+        Err(anyhow!("configuring {ns} failed: {}", String::from_utf8_lossy(&o.stderr).trim()))
     }
 }
 
 /// Steer the receive processing of `tap0` in `ns` to `cpus` (RPS): packets the emulator
 /// writes into the tap are then handled in softirq on those CPUs, not on the emulator's.
-pub fn set_rps(ns: &str, cpus: &[usize]) -> Result<(), String> {
+pub fn set_rps(ns: &str, cpus: &[usize]) -> Result<()> {
     // The kernel's format: hex words of 32 CPUs, most significant first, comma-separated.
     let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
     let mut mask = vec![0u32; words];
@@ -91,20 +84,20 @@ pub fn set_rps(ns: &str, cpus: &[usize]) -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run ip: {e}"))?;
+        .context("cannot run ip")?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(format!("{text}\n").as_bytes()).map_err(|e| format!("rps_cpus: {e}"))?;
+        stdin.write_all(format!("{text}\n").as_bytes()).context("rps_cpus")?;
     }
-    let o = child.wait_with_output().map_err(|e| format!("rps_cpus: {e}"))?;
+    let o = child.wait_with_output().context("rps_cpus")?;
     if o.status.success() {
         Ok(())
     } else {
-        Err(format!("cannot set {path} in {ns}: {}", String::from_utf8_lossy(&o.stderr).trim()))
+        Err(anyhow!("cannot set {path} in {ns}: {}", String::from_utf8_lossy(&o.stderr).trim()))
     }
 }
 
 /// Kill whatever still runs in `ns`, then delete it (and its tap). Missing is fine.
-pub fn delete(ns: &str) -> Result<(), String> {
+pub fn delete(ns: &str) -> Result<()> {
     if !exists(ns) {
         return Ok(());
     }
@@ -169,9 +162,9 @@ impl TapStats {
     }
 }
 
-pub fn tap_stats(ns: &str) -> Result<TapStats, String> {
+pub fn tap_stats(ns: &str) -> Result<TapStats> {
     let text = output("ip", &["-n", ns, "-s", "-j", "link", "show", "dev", TAP])?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("ip -j link: {e}"))?;
+    let v: serde_json::Value = serde_json::from_str(&text).context("ip -j link")?;
     let s = &v[0]["stats64"];
     let n = |dir: &str, k: &str| s[dir][k].as_u64().unwrap_or(0);
     Ok(TapStats {
@@ -192,7 +185,7 @@ pub struct SocketMem {
     pub sndbuf: u64,
 }
 
-pub fn tcp_socket_memory(ns: &str) -> Result<SocketMem, String> {
+pub fn tcp_socket_memory(ns: &str) -> Result<SocketMem> {
     let text = output("ip", &["netns", "exec", ns, "ss", "-tmnH", "state", "established"])?;
     Ok(parse_ss(&text))
 }
@@ -221,13 +214,6 @@ pub fn parse_ss(text: &str) -> SocketMem {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn address_plan() {
-        assert_eq!(subnet(None), (Ipv4Addr::new(10, 200, 0, 1), Ipv4Addr::new(10, 200, 0, 2)));
-        assert_eq!(subnet(Some(0)).1, Ipv4Addr::new(10, 201, 0, 2));
-        assert_eq!(subnet(Some(257)).0, Ipv4Addr::new(10, 202, 1, 1));
-    }
 
     #[test]
     fn ss_skmem() {

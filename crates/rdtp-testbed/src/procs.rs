@@ -3,6 +3,7 @@
 //! even by SIGKILL, the kernel sends them SIGTERM), reaped with `wait4` for their CPU time
 //! and peak RSS; plus what `/proc` says about a running process.
 
+use anyhow::{Context as _, Result, anyhow, bail};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -18,8 +19,8 @@ use rdtp::signals::{Flag, Signal};
 static INTERRUPTED: OnceLock<Flag> = OnceLock::new();
 
 /// Route SIGINT, SIGTERM and SIGHUP to [`interrupted`] (rdtp's one signal module).
-pub fn install_signal_handlers() -> Result<(), String> {
-    let flag = Flag::on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]).map_err(|e| format!("sigaction: {e}"))?;
+pub fn install_signal_handlers() -> Result<()> {
+    let flag = Flag::on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]).context("sigaction")?;
     let _ = INTERRUPTED.set(flag);
     Ok(())
 }
@@ -31,11 +32,11 @@ pub fn interrupted() -> bool {
 pub const INTERRUPTED_MSG: &str = "interrupted";
 
 /// Sleep up to `d`, waking early on a signal; `Err` if interrupted.
-pub fn sleep(d: Duration) -> Result<(), String> {
+pub fn sleep(d: Duration) -> Result<()> {
     let end = Instant::now() + d;
     loop {
         if interrupted() {
-            return Err(INTERRUPTED_MSG.into());
+            bail!(INTERRUPTED_MSG);
         }
         let now = Instant::now();
         if now >= end {
@@ -78,7 +79,7 @@ pub struct Proc {
 }
 
 /// Spawn `cmd` in its own process group with SIGTERM as parent-death signal.
-pub fn spawn(name: &str, cmd: &mut Command) -> Result<Proc, String> {
+pub fn spawn(name: &str, cmd: &mut Command) -> Result<Proc> {
     spawn_on(name, cmd, None, None)
 }
 
@@ -113,7 +114,7 @@ fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
 }
 
 /// [`spawn`], on the given CPUs, with the given scheduling (threads inherit both).
-pub fn spawn_on(name: &str, cmd: &mut Command, cpus: Option<&[usize]>, sched: Option<Sched>) -> Result<Proc, String> {
+pub fn spawn_on(name: &str, cmd: &mut Command, cpus: Option<&[usize]>, sched: Option<Sched>) -> Result<Proc> {
     let parent = std::process::id() as libc::pid_t;
     let set = cpus.map(cpu_set);
     cmd.process_group(0);
@@ -146,7 +147,7 @@ pub fn spawn_on(name: &str, cmd: &mut Command, cpus: Option<&[usize]>, sched: Op
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| format!("cannot start {name} ({:?}): {e}", cmd.get_program()))?;
+    let child = cmd.spawn().with_context(|| format!("cannot start {name} ({:?})", cmd.get_program()))?;
     Ok(Proc { pid: child.id() as i32, child: Some(child), usage: None })
 }
 
@@ -232,8 +233,8 @@ impl Drop for Proc {
 }
 
 /// Copy a child's output to `log` line by line, forwarding each line to the returned channel.
-pub fn forward_lines(stream: impl Read + Send + 'static, log: &Path) -> Result<mpsc::Receiver<String>, String> {
-    let mut file = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+pub fn forward_lines(stream: impl Read + Send + 'static, log: &Path) -> Result<mpsc::Receiver<String>> {
+    let mut file = fs::File::create(log).with_context(|| format!("{}", log.display()))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         use std::io::Write;
@@ -259,15 +260,15 @@ pub fn wait_line<T>(
     timeout: Duration,
     what: &str,
     mut pick: impl FnMut(&str) -> Option<T>,
-) -> Result<T, String> {
+) -> Result<T> {
     let end = Instant::now() + timeout;
     loop {
         if interrupted() {
-            return Err(INTERRUPTED_MSG.into());
+            bail!(INTERRUPTED_MSG);
         }
         let now = Instant::now();
         if now >= end {
-            return Err(format!("timed out after {:.0} s waiting for {what}", timeout.as_secs_f64()));
+            bail!("timed out after {:.0} s waiting for {what}", timeout.as_secs_f64());
         }
         match rx.recv_timeout((end - now).min(Duration::from_millis(50))) {
             Ok(line) => {
@@ -276,7 +277,7 @@ pub fn wait_line<T>(
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(format!("the process exited before {what}")),
+            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the process exited before {what}"),
         }
     }
 }
@@ -341,16 +342,16 @@ pub fn system_cpu() -> Option<(u64, u64, u64)> {
 }
 
 /// Run a command to completion; stdout on success, a message with stderr otherwise.
-pub fn output(program: &str, args: &[&str]) -> Result<String, String> {
+pub fn output(program: &str, args: &[&str]) -> Result<String> {
     let o = Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+        .with_context(|| format!("cannot run {program}"))?;
     if o.status.success() {
         Ok(String::from_utf8_lossy(&o.stdout).into_owned())
     } else {
-        Err(format!(
+        Err(anyhow!(
             "`{program} {}` failed ({}): {}",
             args.join(" "),
             o.status,

@@ -1,13 +1,8 @@
-//! Reading what the emulator, ping and the clients wrote, and the statistics over a window.
+//! Reading what the emulator and ping wrote (CSV through the `csv` crate), and the
+//! statistics over a window.
 
-use std::collections::HashMap;
-use std::fs;
+use anyhow::{Context as _, Result};
 use std::path::Path;
-
-/// Quote a CSV cell if it needs it.
-pub fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
 
 pub fn fmt(v: Option<f64>, decimals: usize) -> String {
     match v {
@@ -16,19 +11,8 @@ pub fn fmt(v: Option<f64>, decimals: usize) -> String {
     }
 }
 
-/// Rows of a CSV file (no quoted commas) as header → value maps.
-pub fn read_csv(path: &Path) -> Result<Vec<HashMap<String, String>>, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    Ok(lines
-        .filter(|l| !l.is_empty())
-        .map(|l| header.iter().zip(l.split(',')).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect())
-}
-
-/// One row of the emulator's timeseries.csv.
-#[derive(Clone, Debug, PartialEq)]
+/// One row of the emulator's timeseries.csv (its `dst_ip` column is not read).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 pub struct Delivered {
     /// End of the interval, emulator scenario seconds.
     pub time_s: f64,
@@ -38,19 +22,10 @@ pub struct Delivered {
     pub data_packets: u64,
 }
 
-pub fn read_timeseries(path: &Path) -> Result<Vec<Delivered>, String> {
-    let rows = read_csv(path)?;
-    let num = |r: &HashMap<String, String>, k: &str| r.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    Ok(rows
-        .iter()
-        .map(|r| Delivered {
-            time_s: num(r, "time_s"),
-            client: r.get("client").cloned().unwrap_or_default(),
-            mbps: num(r, "mbps"),
-            payload_mbps: num(r, "payload_mbps"),
-            data_packets: num(r, "data_packets") as u64,
-        })
-        .collect())
+pub fn read_timeseries(path: &Path) -> Result<Vec<Delivered>> {
+    let mut csv = csv::Reader::from_path(path).with_context(|| path.display().to_string())?;
+    let rows = csv.deserialize().collect::<Result<Vec<Delivered>, _>>();
+    rows.with_context(|| path.display().to_string())
 }
 
 /// Application goodput (Mbit/s) delivered to `client` over the whole intervals inside
@@ -97,7 +72,7 @@ pub fn parse_ping(text: &str) -> (Vec<(f64, f64)>, u64) {
     (samples, max_seq)
 }
 
-/// Mean, p50, p95, max of a set of values.
+/// Mean, p50, p95 (nearest rank: [`rdtp_units::quantile`]), max of a set of values.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub n: usize,
@@ -116,15 +91,11 @@ pub fn stats(values: &[f64]) -> Stats {
     if v.is_empty() {
         return Stats::default();
     }
-    let q = |p: f64| {
-        let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-        v[i]
-    };
     Stats {
         n: v.len(),
         mean: Some(v.iter().sum::<f64>() / v.len() as f64),
-        p50: Some(q(0.5)),
-        p95: Some(q(0.95)),
+        p50: rdtp_units::quantile(&v, 0.5),
+        p95: rdtp_units::quantile(&v, 0.95),
         max: v.last().copied(),
     }
 }

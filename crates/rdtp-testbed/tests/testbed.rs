@@ -33,10 +33,8 @@ fn links() -> BTreeSet<String> {
 }
 
 fn csv(path: &Path) -> Vec<HashMap<String, String>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    lines.map(|l| header.iter().zip(l.split(',')).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    r.deserialize().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// rdtp and rdtp-sim from the same build as the testbed (`cargo test --workspace` builds them).

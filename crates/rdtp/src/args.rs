@@ -50,30 +50,11 @@ pub fn parse_target(s: &str) -> Target {
 
 /// Parse a size: a number (fractions allowed) with an optional suffix — `K`, `M`, `G`,
 /// `T` (powers of 1000, also `kB`, `MB`, …) or `KiB`, `MiB`, `GiB`, `TiB` (powers of
-/// 1024); `B` or nothing means bytes. Case-insensitive.
+/// 1024); `B` or nothing means bytes. Case-insensitive. ([`rdtp_units::parse_size`], the
+/// parser scenario and experiment files use too, as a usage error.)
 pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let bad = || Error::Usage(format!("invalid size {s:?} (examples: 1048576, 64M, 64MiB, 1.5G)"));
-    let value: f64 = num.parse().map_err(|_| bad())?;
-    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1000,
-        "m" | "mb" => 1000 * 1000,
-        "g" | "gb" => 1000 * 1000 * 1000,
-        "t" | "tb" => 1000u64.pow(4),
-        "ki" | "kib" => 1 << 10,
-        "mi" | "mib" => 1 << 20,
-        "gi" | "gib" => 1 << 30,
-        "ti" | "tib" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    let bytes = value * mult as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(bytes.round() as u64)
+    rdtp_units::parse_size(s)
+        .map_err(|_| Error::Usage(format!("invalid size {s:?} (examples: 1048576, 64M, 64MiB, 1.5G)")))
 }
 
 /// `n` bytes in binary units with one decimal (`512 B`, `1.5 KiB`, `64.0 MiB`).

@@ -1,8 +1,13 @@
 //! Scenario files: the TOML schema, `--set` overrides, sweep expansion, and the translation
-//! of one expanded run into `rdtp-sim --run-one` (ns-3 `CommandLine`) arguments.
+//! of one expanded run into `rdtp-sim --run-one` (ns-3 `CommandLine`) arguments — shared by
+//! `rdtp-sim` (crates/rdtp-ns3) and `rdtp-testbed`, whose `[path]` is this crate's
+//! [`Topology`] and whose sweeps are [`sweep_points`]. [`network`] holds what both know about
+//! the emulated network beyond the schema (WiFi PHY rates, capacity, the testbed's addresses).
 //!
-//! The schema is documented in the crate README. Unknown keys are errors, so a typo in a
-//! scenario does not silently fall back to a default.
+//! The schema is documented in crates/rdtp-ns3/README.md. Unknown keys are errors, so a typo
+//! in a scenario does not silently fall back to a default.
+
+pub mod network;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,7 +25,6 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     /// Removed before deserialising a run (see [`expand`]); declared so the schema is complete.
     #[serde(default)]
-    #[allow(dead_code)]
     pub sweep: Table,
     /// Raw ns-3 attribute defaults, passed as `--ns3::Name=value`.
     #[serde(default)]
@@ -57,14 +61,32 @@ pub struct General {
 fn default_name() -> String {
     "scenario".into()
 }
-fn one() -> u32 {
+/// Serde default 1 (seed, run, count), also for the testbed's experiment files.
+pub fn one() -> u32 {
     1
 }
-fn default_interval() -> f64 {
+/// Serde default of `interval` (timeseries.csv bins), also for the testbed.
+pub fn default_interval() -> f64 {
     0.1
 }
-fn default_queue_interval() -> f64 {
+/// Serde default of `queue_interval` (queue.csv samples), also for the testbed.
+pub fn default_queue_interval() -> f64 {
     0.01
+}
+
+/// The `.toml` files of `dir` (not recursive) with their text: how the tests check that
+/// every scenario and experiment shipped with rdtp expands.
+pub fn toml_files(dir: &std::path::Path) -> std::io::Result<Vec<(std::path::PathBuf, String)>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path)?;
+            files.push((path, text));
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// A rate ("100Mbps"; a bare number means Mbit/s), a duration ("20ms"; a bare number means
@@ -104,7 +126,8 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    fn to_arg(&self) -> String {
+    /// As rdtp-sim's `RateSchedule` argument: `"0:200Mbps,5:500Mbps"`.
+    pub fn to_arg(&self) -> String {
         match self {
             Schedule::Text(s) => s.replace(' ', ""),
             Schedule::Steps(v) => v.iter().map(|(t, r)| format!("{t}:{}", r.rate())).collect::<Vec<_>>().join(","),
@@ -119,7 +142,6 @@ pub struct Topology {
     pub kind: String,
     /// Name of this topology in run ids, labels and plots when a sweep replaces the whole
     /// table; read from the TOML value by `show`, not from here.
-    #[allow(dead_code)]
     pub label: Option<String>,
     /// Clients / stations (default: as many as the flows use).
     pub clients: Option<u32>,
@@ -167,30 +189,16 @@ pub enum Size {
 }
 
 impl Size {
+    /// The byte count ([`rdtp_units::parse_size`] for text).
     pub fn bytes(&self) -> Result<u64, String> {
         match self {
             Size::Bytes(b) => Ok(*b),
-            Size::Text(s) => parse_size(s),
+            Size::Text(s) => rdtp_units::parse_size(s).map_err(|e| match e.problem {
+                rdtp_units::Problem::Number => format!("bad size '{s}'"),
+                rdtp_units::Problem::Unit => format!("bad size unit in '{s}' (B, KB, MB, GB, KiB, MiB, GiB)"),
+            }),
         }
     }
-}
-
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("bad size '{s}'"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" | "k" => 1e3,
-        "mb" | "m" => 1e6,
-        "gb" | "g" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("bad size unit in '{s}' (B, KB, MB, GB, KiB, MiB, GiB)")),
-    };
-    Ok((n * mult).round() as u64)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -219,7 +227,6 @@ pub struct Flow {
     pub count: u32,
     /// Name of this flow definition in run ids, labels and plots (e.g. "bbrp-2"); read
     /// from the TOML value by `show`, not from here.
-    #[allow(dead_code)]
     pub label: Option<String>,
 }
 
@@ -227,7 +234,6 @@ pub struct Flow {
 #[derive(Debug, Clone)]
 pub struct Run {
     /// Position in the expansion (0-based; also the id's prefix).
-    #[allow(dead_code)]
     pub index: usize,
     pub id: String,
     pub label: String,
@@ -656,6 +662,7 @@ start = 1.0
 
     #[test]
     fn sizes_and_quantities() {
+        use rdtp_units::parse_size;
         assert_eq!(parse_size("20MB").unwrap(), 20_000_000);
         assert_eq!(parse_size("1.5 GiB").unwrap(), 1_610_612_736);
         assert_eq!(parse_size("4096").unwrap(), 4096);
@@ -703,12 +710,7 @@ rate = 10
     fn shipped_experiments_are_valid() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "toml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
+        for (path, text) in toml_files(&dir).unwrap() {
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {

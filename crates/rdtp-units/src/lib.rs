@@ -1,0 +1,191 @@
+//! Byte sizes and bit rates as people type them, and the one quantile definition.
+//!
+//! One parser for each quantity, used by every tool that reads one (the `rdtp` command
+//! line, rdtp-sim's scenarios, the testbed's experiments), accepting the union of the
+//! spellings those tools accepted before they shared it. Pure functions, no I/O; not
+//! protocol (so not in `rdtp-proto`).
+
+use std::fmt;
+
+/// A size or rate that does not parse; the message names the input and the unit problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError {
+    /// The input as given.
+    pub input: String,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
+
+/// What is wrong with a size or rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// No number in front (or not a number, or not finite / out of range).
+    Number,
+    /// A unit suffix that is not one of the known ones.
+    Unit,
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problem {
+            Problem::Number => write!(f, "bad number in '{}'", self.input),
+            Problem::Unit => write!(f, "bad unit in '{}'", self.input),
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+impl UnitError {
+    /// What follows the number in the input (the unit as given), trimmed.
+    pub fn suffix(&self) -> &str {
+        let t = self.input.trim();
+        t[t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len())..].trim()
+    }
+}
+
+/// Split `s` (trimmed) into its leading decimal number and the rest (trimmed).
+fn split_number(s: &str) -> Result<(f64, &str), UnitError> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let err = || UnitError { input: s.to_string(), problem: Problem::Number };
+    let value: f64 = num.parse().map_err(|_| err())?;
+    Ok((value, unit.trim()))
+}
+
+/// Decimal (`k`, `M`, `G`, `T`: powers of 1000) and binary (`Ki`, `Mi`, `Gi`, `Ti`: powers of
+/// 1024) prefixes, as written in rates; sizes match them ignoring case.
+const PREFIXES: &[(&str, f64)] = &[
+    ("", 1.0),
+    ("k", 1e3),
+    ("K", 1e3),
+    ("M", 1e6),
+    ("G", 1e9),
+    ("T", 1e12),
+    ("Ki", 1024.0),
+    ("Mi", 1024.0 * 1024.0),
+    ("Gi", 1024.0 * 1024.0 * 1024.0),
+    ("Ti", 1024.0 * 1024.0 * 1024.0 * 1024.0),
+];
+
+/// A byte count: a number (fractions allowed) with an optional suffix — `K`, `M`, `G`, `T`
+/// (powers of 1000, also `kB`, `MB`, …) or `Ki`, `Mi`, `Gi`, `Ti` / `KiB`, `MiB`, `GiB`,
+/// `TiB` (powers of 1024); `B` or nothing means bytes. Case-insensitive, blanks allowed
+/// around the number and the suffix. Rounded to the nearest byte.
+pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+    let (value, unit) = split_number(s)?;
+    let unit = unit.to_ascii_lowercase();
+    let prefix = unit.strip_suffix('b').unwrap_or(&unit);
+    let mult = PREFIXES
+        .iter()
+        .find(|(p, _)| p.eq_ignore_ascii_case(prefix))
+        .map(|(_, m)| *m)
+        .ok_or_else(|| UnitError { input: s.to_string(), problem: Problem::Unit })?;
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(UnitError { input: s.to_string(), problem: Problem::Number });
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// A rate in bit/s, spelt as ns-3's `DataRate`: a number, then a prefix (`k`/`K`, `M`, `G`,
+/// `T`, or `Ki`, `Mi`, `Gi`, `Ti`), then `b` (bits) or `B` (bytes), then `ps` or `/s`:
+/// `100Mbps`, `1.5Gb/s`, `800kbps`, `10MBps`, `2KiB/s`. Case matters (`b` is a bit, `B` a
+/// byte); a bare number is not a rate.
+pub fn parse_rate(s: &str) -> Result<f64, UnitError> {
+    let (value, unit) = split_number(s)?;
+    let bad = || UnitError { input: s.to_string(), problem: Problem::Unit };
+    let per_second = unit.strip_suffix("ps").or_else(|| unit.strip_suffix("/s")).ok_or_else(bad)?;
+    let (prefix, bits) = if let Some(p) = per_second.strip_suffix('b') {
+        (p, 1.0)
+    } else if let Some(p) = per_second.strip_suffix('B') {
+        (p, 8.0)
+    } else {
+        return Err(bad());
+    };
+    let mult = PREFIXES.iter().find(|(p, _)| *p == prefix).map(|(_, m)| *m).ok_or_else(bad)?;
+    Ok(value * mult * bits)
+}
+
+/// The index [`quantile`] picks in `n` sorted values (`None` for none): nearest rank,
+/// `ceil(q·n) − 1` clamped to `0..n`.
+pub fn quantile_index(n: usize, q: f64) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let rank = (q.clamp(0.0, 1.0) * n as f64).ceil() as usize;
+    Some(rank.clamp(1, n) - 1)
+}
+
+/// The `q`-quantile (0..=1) of `sorted` (ascending): the **nearest-rank** definition, the
+/// smallest value that at least a fraction `q` of the values do not exceed, i.e. element
+/// `ceil(q·n) − 1`. `None` for no values.
+///
+/// Why this one: it is always a value that was observed (no interpolation between samples),
+/// and "p99 ≤ 1 ms" then means exactly "at least 99 % of the samples were at most 1 ms",
+/// which is how the testbed's validity rule (lag p99 ≤ 1 ms) is stated. The harness's queueing
+/// delay, the testbed's ping statistics and the emulator's lag statistics all use it.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    quantile_index(sorted.len(), q).map(|i| sorted[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_accept_every_spelling_the_tools_accepted() {
+        // rdtp's command line (crates/rdtp/src/args.rs tests the rest of its spellings)
+        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
+        assert_eq!(parse_size("2TB").unwrap(), 2_000_000_000_000);
+        assert_eq!(parse_size("1TiB").unwrap(), 1 << 40);
+        // scenario and experiment files
+        assert_eq!(parse_size("20MB").unwrap(), 20_000_000);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 1_610_612_736);
+        assert_eq!(parse_size("64KiB").unwrap(), 65536);
+        assert_eq!(parse_size("7b").unwrap(), 7);
+        for bad in ["", "MiB", "12XB", "-1", "1.2.3M", "1e400", "3 parsecs", "1Mbps"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_size("x").unwrap_err().problem, Problem::Number);
+        assert_eq!(parse_size("1 XB").unwrap_err().problem, Problem::Unit);
+        assert_eq!(parse_size("1 XB").unwrap_err().suffix(), "XB");
+    }
+
+    #[test]
+    fn rates_accept_ns3_spellings() {
+        assert_eq!(parse_rate("100Mbps").unwrap(), 100e6);
+        assert_eq!(parse_rate("1.5Gbps").unwrap(), 1.5e9);
+        assert_eq!(parse_rate("800kb/s").unwrap(), 800e3);
+        assert_eq!(parse_rate("800Kbps").unwrap(), 800e3);
+        assert_eq!(parse_rate("12bps").unwrap(), 12.0);
+        assert_eq!(parse_rate("3 b/s").unwrap(), 3.0);
+        assert_eq!(parse_rate("10MBps").unwrap(), 80e6);
+        assert_eq!(parse_rate("1KB/s").unwrap(), 8e3);
+        assert_eq!(parse_rate("2GB/s").unwrap(), 16e9);
+        assert_eq!(parse_rate("1KiBps").unwrap(), 8192.0);
+        assert_eq!(parse_rate("1MiB/s").unwrap(), 8.0 * 1024.0 * 1024.0);
+        for bad in ["fast", "100", "100Mb", "100mbps", "100Mbit", ""] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.5), Some(2.0));
+        assert_eq!(quantile(&v, 0.51), Some(3.0));
+        assert_eq!(quantile(&v, 0.0), Some(1.0));
+        assert_eq!(quantile(&v, 1.0), Some(4.0));
+        assert_eq!(quantile::<f64>(&[], 0.5), None);
+        // 100 values 1..=100: p99 is the 99th, p99.9 the 100th.
+        let h: Vec<u32> = (1..=100).collect();
+        assert_eq!(quantile(&h, 0.99), Some(99));
+        assert_eq!(quantile(&h, 0.999), Some(100));
+        assert_eq!(quantile(&h, 0.95), Some(95));
+        // Not the rounded (n − 1)·q rank, which gives the 3rd of 4 values for the median
+        // (and 9.9 → the 100th of 1..=100 for p90).
+        assert_eq!(quantile(&h, 0.9), Some(90));
+    }
+}
