@@ -178,6 +178,109 @@ pub struct Topology {
     // --- both ---
     /// TCP send/receive buffer, bytes (default: automatic).
     pub tcp_buffer: Option<Size>,
+    /// Caching routers on the topology's nodes (`[[topology.router]]`, the testbed's
+    /// `[[path.router]]`). rdtp receivers send their requests to the router nearest them on
+    /// the path to the server, each router to the next one, the last to the server.
+    #[serde(default, rename = "router")]
+    pub routers: Vec<RouterSpec>,
+}
+
+/// A caching router (`rdtp route`'s core) on one node of the topology.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    /// Where it runs: on a dumbbell or chain `r1` … `r{hops+1}`, numbered from the clients'
+    /// gateway (`r1`) towards the server's; on WiFi `ap`.
+    pub node: String,
+    /// Its node id in the Data it serves (default: the node name).
+    pub id: Option<String>,
+    /// Content store capacity in units (default 65536, NFD's); 0 caches nothing.
+    pub cs_size: Option<u64>,
+    /// Content store capacity in payload bytes (default: no byte limit).
+    pub cs_bytes: Option<Size>,
+    /// Replacement: lru (default), lfu, fifo, random.
+    pub cs_policy: Option<String>,
+    /// Insertion: always (default), prob:P, none.
+    pub cs_insert: Option<String>,
+    /// Most units pending (default 65536).
+    pub pit_size: Option<u64>,
+    /// Pending-entry lifetime in seconds (default 4, NDN's Interest lifetime).
+    pub lifetime: Option<f64>,
+}
+
+impl RouterSpec {
+    /// Its node id.
+    pub fn node_id(&self) -> Result<rdtp_proto::NodeId, String> {
+        let id = self.id.as_deref().unwrap_or(&self.node);
+        id.parse().map_err(|e| format!("router '{}': id '{id}': {e}", self.node))
+    }
+
+    /// Check every field with the core's own parsers.
+    pub fn validate(&self) -> Result<(), String> {
+        use rdtp_proto::router::cs::{Admission, Replacement};
+        self.node_id()?;
+        let at = |e: String| format!("router '{}': {e}", self.node);
+        if let Some(p) = &self.cs_policy {
+            p.parse::<Replacement>().map_err(|e| at(e.to_string()))?;
+        }
+        if let Some(p) = &self.cs_insert {
+            p.parse::<Admission>().map_err(|e| at(e.to_string()))?;
+        }
+        if let Some(b) = &self.cs_bytes {
+            b.bytes().map_err(at)?;
+        }
+        if self.pit_size == Some(0) {
+            return Err(at("pit_size must be ≥ 1".into()));
+        }
+        if self.lifetime.is_some_and(|l| !(l.is_finite() && l > 0.0)) {
+            return Err(at("lifetime must be > 0 seconds".into()));
+        }
+        Ok(())
+    }
+
+    /// The `rdtp route` options for this router (the testbed runs the real process).
+    pub fn route_args(&self) -> Result<Vec<String>, String> {
+        let mut a = vec!["--id".to_string(), self.node_id()?.to_string()];
+        let mut opt = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                a.push(format!("--{k}"));
+                a.push(v);
+            }
+        };
+        opt("cs-size", self.cs_size.map(|v| v.to_string()));
+        opt("cs-bytes", self.cs_bytes.as_ref().map(Size::bytes).transpose()?.map(|b| b.to_string()));
+        opt("cs-policy", self.cs_policy.clone());
+        opt("cs-insert", self.cs_insert.clone());
+        opt("pit-size", self.pit_size.map(|v| v.to_string()));
+        opt("lifetime", self.lifetime.map(|s| format!("{}", (s * 1000.0).round() as u64)));
+        Ok(a)
+    }
+
+    /// One router as the C++ runner reads it (`--Routers`, `;`-separated): `key=value` pairs,
+    /// `node` first, only the fields that are set.
+    pub fn sim_spec(&self) -> Result<String, String> {
+        let mut s = format!("node={},id={}", self.node, self.node_id()?.to_u64());
+        let mut kv = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                write!(s, ",{k}={v}").unwrap();
+            }
+        };
+        kv("cs_size", self.cs_size.map(|v| v.to_string()));
+        kv("cs_bytes", self.cs_bytes.as_ref().map(Size::bytes).transpose()?.map(|b| b.to_string()));
+        kv("cs_policy", self.cs_policy.clone());
+        kv("cs_insert", self.cs_insert.clone());
+        kv("pit_size", self.pit_size.map(|v| v.to_string()));
+        kv("lifetime", self.lifetime.map(|v| v.to_string()));
+        Ok(s)
+    }
+}
+
+/// The nodes routers may run on in `t`, in path order from the clients towards the server.
+pub fn router_nodes(t: &Topology) -> Vec<String> {
+    match t.kind.as_str() {
+        "wifi" => vec!["ap".to_string()],
+        _ => (1..=t.hops.unwrap_or(1) + 1).map(|i| format!("r{i}")).collect(),
+    }
 }
 
 /// A byte count: an integer, or a string like "20MB", "1.5GiB", "64KiB".
@@ -423,6 +526,18 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     {
         return Err(format!("{table}.hops = {h} (want 1..200)"));
     }
+    let nodes = router_nodes(t);
+    let mut seen = Vec::new();
+    for r in &t.routers {
+        if !nodes.contains(&r.node) {
+            return Err(format!("{table}.router node '{}' (a {} has {})", r.node, t.kind, nodes.join(", ")));
+        }
+        if seen.contains(&&r.node) {
+            return Err(format!("{table}.router node '{}' twice", r.node));
+        }
+        seen.push(&r.node);
+        r.validate().map_err(|e| format!("{table}.{e}"))?;
+    }
     Ok(())
 }
 
@@ -534,6 +649,10 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         format!("--Flows={}", flows.join(";")),
         format!("--Out={out}"),
     ];
+    if !t.routers.is_empty() {
+        let specs: Vec<String> = t.routers.iter().map(RouterSpec::sim_spec).collect::<Result<_, _>>()?;
+        a.push(format!("--Routers={}", specs.join(";")));
+    }
     if g.pcap {
         a.push(format!("--Pcap={out}/capture"));
     }
@@ -658,6 +777,42 @@ start = 1.0
             args.contains(&"--Flows=kind=rdtp,client=0,start=0,cc=bbr;kind=tcp-cubic,client=1,start=1".to_string()),
             "{args:?}"
         );
+    }
+
+    #[test]
+    fn routers_are_placed_checked_and_passed_on() {
+        let with = |routers: &str| {
+            let text = FILE.replace("queue = \"1bdp\"\n", &format!("queue = \"1bdp\"\nhops = 2\n{routers}"));
+            expand(&text, &[]).map(|(_, runs)| runs)
+        };
+        let runs = with(
+            "[[topology.router]]\nnode = \"r1\"\ncs_size = 1000\ncs_policy = \"lfu\"\ncs_insert = \"prob:0.125\"\n\
+             [[topology.router]]\nnode = \"r3\"\nid = \"core\"\nlifetime = 2.5\ncs_bytes = \"1MiB\"\n",
+        )
+        .unwrap();
+        let t = &runs[0].scenario.topology;
+        assert_eq!(router_nodes(t), ["r1", "r2", "r3"]);
+        let args = run_args(&runs[0].scenario, "/tmp/x").unwrap();
+        let core = rdtp_proto::NodeId::label("core").unwrap().to_u64();
+        let r1 = rdtp_proto::NodeId::label("r1").unwrap().to_u64();
+        let want = format!(
+            "--Routers=node=r1,id={r1},cs_size=1000,cs_policy=lfu,cs_insert=prob:0.125;node=r3,id={core},cs_bytes=1048576,lifetime=2.5"
+        );
+        assert!(args.contains(&want), "{args:?}");
+        assert_eq!(t.routers[1].route_args().unwrap(), ["--id", "core", "--cs-bytes", "1048576", "--lifetime", "2500"]);
+        for (bad, why) in [
+            ("node = \"r4\"", "r4"),
+            ("node = \"ap\"", "ap"),
+            ("node = \"r1\"\ncs_policy = \"mru\"", "mru"),
+            ("node = \"r1\"\ncs_insert = \"prob:2\"", "prob"),
+            ("node = \"r1\"\nid = \"much-too-long\"", "id"),
+            ("node = \"r1\"\nlifetime = 0", "lifetime"),
+        ] {
+            let e = with(&format!("[[topology.router]]\n{bad}\n")).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let e = with("[[topology.router]]\nnode = \"r1\"\n[[topology.router]]\nnode = \"r1\"\n").unwrap_err();
+        assert!(e.contains("twice"), "{e}");
     }
 
     #[test]
