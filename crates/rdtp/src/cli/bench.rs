@@ -21,6 +21,8 @@ use super::{cc_config, cc_names, to_stdout};
 pub enum BenchCommand {
     /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1.
     Loopback(LoopbackArgs),
+    /// A fetch through `rdtp route` (cold store, then warm) beside a direct fetch, over 127.0.0.1.
+    Router(super::bench_router::RouterArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,18 +44,19 @@ pub struct LoopbackArgs {
 pub fn run(cmd: BenchCommand) -> Result<i32> {
     match cmd {
         BenchCommand::Loopback(a) => loopback(a),
+        BenchCommand::Router(a) => super::bench_router::run(a),
     }
 }
 
 /// What `wait4` reports about one child.
 #[derive(Clone, Copy, Debug, Default)]
-struct Usage {
-    status: i32,
-    cpu_s: f64,
-    max_rss_mib: f64,
+pub(super) struct Usage {
+    pub(super) status: i32,
+    pub(super) cpu_s: f64,
+    pub(super) max_rss_mib: f64,
 }
 
-fn wait4(pid: libc::pid_t) -> Result<Usage> {
+pub(super) fn wait4(pid: libc::pid_t) -> Result<Usage> {
     let mut status = 0;
     // SAFETY: rusage is plain old data; zero is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -78,16 +81,16 @@ fn wait4(pid: libc::pid_t) -> Result<Usage> {
 }
 
 /// A child process that is killed and reaped if still running when dropped.
-struct Guard {
-    child: Option<Child>,
+pub(super) struct Guard {
+    pub(super) child: Option<Child>,
 }
 
 impl Guard {
-    fn pid(&self) -> libc::pid_t {
+    pub(super) fn pid(&self) -> libc::pid_t {
         self.child.as_ref().map_or(0, |c| c.id() as libc::pid_t)
     }
     /// Reap it with `wait4`; the guard no longer owns it.
-    fn reap(&mut self) -> Result<Usage> {
+    pub(super) fn reap(&mut self) -> Result<Usage> {
         let pid = self.pid();
         let u = wait4(pid);
         if u.is_ok() {
@@ -113,7 +116,8 @@ struct Row {
     server: Usage,
 }
 
-fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStderr>)> {
+/// Read `stderr` up to the "rdtp: serving … on ADDR" (or "rdtp: routing on ADDR …") line.
+pub(super) fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStderr>)> {
     let mut r = BufReader::new(stderr);
     let mut line = String::new();
     loop {
@@ -127,24 +131,70 @@ fn read_listen_line(stderr: ChildStderr) -> Result<(String, BufReader<ChildStder
         {
             return Ok((addr.to_string(), r));
         }
+        if let Some(rest) = line.strip_prefix("rdtp: routing on ")
+            && let Some(addr) = rest.split_whitespace().next()
+        {
+            return Ok((addr.to_string(), r));
+        }
     }
 }
 
-fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
-    let server = Command::new(exe)
-        .args(["serve", "--listen", "127.0.0.1:0", "--pattern", size])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::network("cannot start the server", e))?;
-    let mut server = Guard { child: Some(server) };
-    let stderr =
-        server.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no server stderr".into()))?;
-    let (addr, mut server_err) = read_listen_line(stderr)?;
+/// The command as typed, with the program's directory left out (no machine paths).
+pub(super) fn command_line() -> String {
+    let mut cmdline: Vec<String> = std::env::args().collect();
+    if let Some(first) = cmdline.first_mut()
+        && let Some(name) = std::path::Path::new(first.as_str()).file_name()
+    {
+        *first = name.to_string_lossy().into_owned();
+    }
+    cmdline.join(" ")
+}
 
+/// A running `rdtp serve` or `rdtp route` child, with its address.
+pub(super) struct Daemon {
+    pub(super) guard: Guard,
+    pub(super) addr: String,
+    stderr: BufReader<ChildStderr>,
+}
+
+impl Daemon {
+    /// Start `exe ARGS` and wait for its listening line.
+    pub(super) fn start(exe: &std::path::Path, args: &[&str]) -> Result<Daemon> {
+        let child = Command::new(exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::network(format!("cannot start rdtp {}", args.first().unwrap_or(&"")), e))?;
+        let mut guard = Guard { child: Some(child) };
+        let stderr = guard
+            .child
+            .as_mut()
+            .and_then(|c| c.stderr.take())
+            .ok_or_else(|| Error::Runtime("no daemon stderr".into()))?;
+        let (addr, stderr) = read_listen_line(stderr)?;
+        Ok(Daemon { guard, addr, stderr })
+    }
+
+    /// Stop it with SIGTERM and reap it; returns its usage and the rest of its stderr.
+    pub(super) fn stop(mut self) -> Result<(Usage, String)> {
+        // SAFETY: kill(2) on our own, not yet reaped, child.
+        unsafe {
+            libc::kill(self.guard.pid(), libc::SIGTERM);
+        }
+        let usage = self.guard.reap()?;
+        let mut rest = String::new();
+        let _ = self.stderr.read_to_string(&mut rest);
+        Ok((usage, rest))
+    }
+}
+
+/// Run `rdtp fetch ADDR pattern -o /dev/null --json --cc CC` to completion: its usage and
+/// the JSON summary it printed.
+pub(super) fn fetch(exe: &std::path::Path, addr: &str, cc: &str) -> Result<(Usage, serde_json::Value)> {
     let client = Command::new(exe)
-        .args(["fetch", &addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
+        .args(["fetch", addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -156,29 +206,24 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
     let mut err =
         client.child.as_mut().and_then(|c| c.stderr.take()).ok_or_else(|| Error::Runtime("no client stderr".into()))?;
     // The client writes a few hundred bytes at most: it cannot block on a full pipe.
-    let client_usage = client.reap()?;
+    let usage = client.reap()?;
     let mut json = String::new();
     let _ = out.read_to_string(&mut json);
     let mut errors = String::new();
     let _ = err.read_to_string(&mut errors);
-
-    // SAFETY: kill(2) on our own, not yet reaped, child.
-    unsafe {
-        libc::kill(server.pid(), libc::SIGTERM);
+    if !libc::WIFEXITED(usage.status) || libc::WEXITSTATUS(usage.status) != 0 {
+        return Err(Error::Runtime(format!("the client failed (status {:#x}): {}", usage.status, errors.trim())));
     }
-    let server_usage = server.reap()?;
-    let mut rest = String::new();
-    let _ = server_err.read_to_string(&mut rest);
-
-    if !libc::WIFEXITED(client_usage.status) || libc::WEXITSTATUS(client_usage.status) != 0 {
-        return Err(Error::Runtime(format!(
-            "the client failed (status {:#x}): {}",
-            client_usage.status,
-            errors.trim()
-        )));
-    }
-    let v: serde_json::Value = serde_json::from_str(json.trim())
+    let v = serde_json::from_str(json.trim())
         .map_err(|e| Error::Runtime(format!("the client printed no JSON summary: {e}")))?;
+    Ok((usage, v))
+}
+
+fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
+    let server = Daemon::start(exe, &["serve", "--listen", "127.0.0.1:0", "--pattern", size])?;
+    let fetched = fetch(exe, &server.addr, cc);
+    let (server_usage, _) = server.stop()?;
+    let (client_usage, v) = fetched?;
     Ok(Row {
         goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
         elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
@@ -201,14 +246,7 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     }
     let mut s = String::new();
     if a.markdown {
-        // The command as typed, with the program's directory left out (no machine paths).
-        let mut cmdline: Vec<String> = std::env::args().collect();
-        if let Some(first) = cmdline.first_mut()
-            && let Some(name) = std::path::Path::new(first.as_str()).file_name()
-        {
-            *first = name.to_string_lossy().into_owned();
-        }
-        s.push_str(&format!("Command: `{}`\n\n", cmdline.join(" ")));
+        s.push_str(&format!("Command: `{}`\n\n", command_line()));
         s.push_str("| run | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | client max RSS (MiB) | server CPU (s) | server max RSS (MiB) |\n");
         s.push_str("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
         for (i, r) in rows.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Subcommands of the `rdtp` binary, one file each, plus what they share.
 
 pub mod bench;
+pub mod bench_router;
 pub mod companion;
 pub mod demo;
 pub mod fetch;

@@ -1,0 +1,155 @@
+//! `rdtp bench router` — what a caching router costs and gives on loopback.
+//!
+//! Not a timed test. For each run it starts `rdtp serve --pattern SIZE` and `rdtp route`
+//! (content store large enough for the object) as child processes, then fetches the object
+//! three times with `rdtp fetch … -o /dev/null --json`: through the router with a cold
+//! store (every unit a miss, forwarded to the server), through it again with a warm store
+//! (every unit a hit), and directly from the server. Per fetch it reports goodput and the
+//! CPU seconds each process spent during it (client from `wait4`, router and server from
+//! `/proc/PID/stat`), and at the end the router's peak RSS.
+
+use rdtp::args::{human_size, parse_size};
+use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp_proto::wire::DEFAULT_UNIT;
+
+use super::bench::{Daemon, command_line, fetch};
+use super::serve::PATTERN_NAME;
+use super::{cc_config, cc_names, to_stdout};
+
+#[derive(clap::Args, Debug)]
+pub struct RouterArgs {
+    /// Size of the object fetched.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub size: String,
+    /// Congestion controller of the fetches.
+    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    pub cc: String,
+    /// Number of runs (fresh server and router each).
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Print Markdown table rows (with the command line) for docs/BENCHMARKS.md.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// CPU seconds (user + system) process `pid` has used so far.
+fn cpu_seconds(pid: libc::pid_t) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| Error::network("/proc/PID/stat", e))?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((ticks(11) + ticks(12)) / hz)
+}
+
+struct Phase {
+    case: &'static str,
+    elapsed_s: f64,
+    goodput_mbps: f64,
+    client_cpu: f64,
+    router_cpu: Option<f64>,
+    server_cpu: f64,
+    served_by: String,
+}
+
+fn one_run(exe: &std::path::Path, size: u64, cc: &str) -> Result<(Vec<Phase>, f64)> {
+    let server = Daemon::start(exe, &["serve", "--listen", "127.0.0.1:0", "--pattern", &size.to_string()])?;
+    let units = (size.div_ceil(u64::from(DEFAULT_UNIT)) + 16).to_string();
+    let router = Daemon::start(
+        exe,
+        &["route", "--listen", "127.0.0.1:0", "--upstream", &server.addr, "--cs-size", &units, "--id", "bench"],
+    )?;
+    let (s_pid, r_pid) = (server.guard.pid(), router.guard.pid());
+    let mut phases = Vec::new();
+    for (case, via_router) in [("router, cold store", true), ("router, warm store", true), ("direct", false)] {
+        let addr = if via_router { &router.addr } else { &server.addr };
+        let (s0, r0) = (cpu_seconds(s_pid)?, cpu_seconds(r_pid)?);
+        let (usage, v) = fetch(exe, addr, cc)?;
+        let (s1, r1) = (cpu_seconds(s_pid)?, cpu_seconds(r_pid)?);
+        phases.push(Phase {
+            case,
+            elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
+            goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            client_cpu: usage.cpu_s,
+            router_cpu: via_router.then_some(r1 - r0),
+            server_cpu: s1 - s0,
+            served_by: v["served_by"].as_str().unwrap_or("").to_string(),
+        });
+    }
+    let (router_usage, _) = router.stop()?;
+    server.stop()?;
+    if phases[1].served_by != "router bench 100.0 %" {
+        return Err(Error::Runtime(format!("the warm fetch was not all hits: served by {}", phases[1].served_by)));
+    }
+    Ok((phases, router_usage.max_rss_mib))
+}
+
+pub fn run(a: RouterArgs) -> Result<i32> {
+    let bytes = parse_size(&a.size)?;
+    cc_config(&a.cc, None, None)?;
+    if a.runs == 0 {
+        return Err(Error::Usage("--runs must be at least 1".into()));
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
+    let mut s = String::new();
+    if a.markdown {
+        s.push_str(&format!("Command: `{}`\n\n", command_line()));
+        s.push_str("| run | case | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | router CPU (s) | server CPU (s) | served by |\n");
+        s.push_str("|---:|---|---:|---|---:|---:|---:|---:|---:|---|\n");
+    } else {
+        s.push_str(&format!(
+            "{:>3}  {:<20} {:>9}  {:>6}  {:>8}  {:>15}  {:>13}  {:>13}  {:>13}  served by\n",
+            "run",
+            "case",
+            "size",
+            "cc",
+            "time(s)",
+            "goodput(Mbit/s)",
+            "client CPU(s)",
+            "router CPU(s)",
+            "server CPU(s)"
+        ));
+    }
+    let mut rss = Vec::new();
+    for run in 1..=a.runs {
+        let (phases, router_rss) = one_run(&exe, bytes, &a.cc)?;
+        rss.push(router_rss);
+        for p in phases {
+            let router_cpu = p.router_cpu.map_or_else(|| "–".to_string(), |c| format!("{c:.2}"));
+            if a.markdown {
+                s.push_str(&format!(
+                    "| {run} | {} | {} | {} | {:.3} | {:.1} | {:.2} | {router_cpu} | {:.2} | {} |\n",
+                    p.case,
+                    human_size(bytes),
+                    a.cc,
+                    p.elapsed_s,
+                    p.goodput_mbps,
+                    p.client_cpu,
+                    p.server_cpu,
+                    p.served_by
+                ));
+            } else {
+                s.push_str(&format!(
+                    "{run:>3}  {:<20} {:>9}  {:>6}  {:>8.3}  {:>15.1}  {:>13.2}  {router_cpu:>13}  {:>13.2}  {}\n",
+                    p.case,
+                    human_size(bytes),
+                    a.cc,
+                    p.elapsed_s,
+                    p.goodput_mbps,
+                    p.client_cpu,
+                    p.server_cpu,
+                    p.served_by
+                ));
+            }
+        }
+    }
+    s.push_str(&format!(
+        "\nrouter peak RSS: {} MiB (content store holding the whole {} object {PATTERN_NAME:?})\n",
+        rss.iter().map(|r| format!("{r:.1}")).collect::<Vec<_>>().join(", "),
+        human_size(bytes)
+    ));
+    to_stdout(&s)?;
+    Ok(EXIT_OK)
+}
