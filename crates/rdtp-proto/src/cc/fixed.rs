@@ -1,11 +1,22 @@
 //! `fixed`: a constant window of N units, unpaced (ndnget's `-p fixed -s N`).
 
+use super::spec::{Key, Keyed, Kind, Value};
 use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedConfig {
     /// Window in units.
     pub window: u32,
+}
+
+impl Keyed for FixedConfig {
+    const KEYS: &'static [Key<Self>] = &[Key {
+        name: "window",
+        kind: Kind::Int { min: 1, max: u32::MAX as u64 },
+        meaning: "the window, units (ndnget -p fixed -s N)",
+        get: |c| Value::Int(u64::from(c.window)),
+        set: |c, v| c.window = u32::try_from(v.as_u64()).unwrap_or(u32::MAX),
+    }];
 }
 
 impl Default for FixedConfig {

@@ -27,6 +27,7 @@ use core::time::Duration;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::spec::{Key, Keyed, Kind, Value};
 use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
 use crate::time::Time;
 use lt_bw::{LtBw, LtInput};
@@ -65,7 +66,59 @@ impl Default for BbrConfig {
     }
 }
 
+impl Keyed for BbrConfig {
+    const KEYS: &'static [Key<Self>] = &[
+        Key {
+            name: "init_cwnd",
+            kind: Kind::Int { min: 1, max: u32::MAX as u64 },
+            meaning: "initial window and BDP before an RTT sample, units (Linux TCP_INIT_CWND)",
+            get: |c| Value::Int(c.init_cwnd),
+            set: |c, v| c.init_cwnd = v.as_u64(),
+        },
+        Key {
+            name: "probe_rtt",
+            kind: Kind::Bool,
+            meaning: "enter ProbeRTT when the min-RTT estimate is 10 s old (seed 000 eq. 7)",
+            get: |c| Value::Bool(c.probe_rtt),
+            set: |c, v| c.probe_rtt = v.as_bool(),
+        },
+        Key {
+            name: "lt_bw",
+            kind: Kind::Bool,
+            meaning: "long-term bandwidth sampling: pace at a policer's rate (Linux bbr_lt_bw_sampling)",
+            get: |c| Value::Bool(c.lt_bw),
+            set: |c, v| c.lt_bw = v.as_bool(),
+        },
+        Key {
+            name: "wifi",
+            kind: Kind::Bool,
+            meaning: "seed 000 §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW",
+            get: |c| Value::Bool(c.wifi),
+            set: |c, v| c.wifi = v.as_bool(),
+        },
+        Key {
+            name: "probe_gain",
+            kind: Kind::Float { min: 1.0, max: 4.0 },
+            meaning: "pacing gain of ProbeBW's probing phase (BBRp: 1.5 = bbrp_pace 6, 2 = 8)",
+            get: |c| Value::Float(c.probe_bw_gain),
+            set: |c, v| c.probe_bw_gain = v.as_f64(),
+        },
+    ];
+}
+
 impl BbrConfig {
+    /// The name the receiver reports: `bbr-wifi` with the WiFi changes, else `bbrp` with a
+    /// probing gain other than 1.25, else `bbr`.
+    pub fn name(&self) -> &'static str {
+        if self.wifi {
+            "bbr-wifi"
+        } else if self.probe_bw_gain != BbrConfig::default().probe_bw_gain {
+            "bbrp"
+        } else {
+            "bbr"
+        }
+    }
+
     /// The `bbr-wifi` configuration.
     pub fn wifi() -> Self {
         BbrConfig { wifi: true, ..Self::default() }
@@ -295,7 +348,7 @@ impl Bbr {
 
 impl Controller for Bbr {
     fn name(&self) -> &'static str {
-        super::CcConfig::Bbr(self.cfg.clone()).name()
+        self.cfg.name()
     }
     fn cwnd(&self) -> u64 {
         self.cwnd
