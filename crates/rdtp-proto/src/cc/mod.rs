@@ -16,6 +16,7 @@ pub mod bbr;
 pub mod fixed;
 pub mod registry;
 pub mod spec;
+pub mod windowed_filter;
 
 use core::fmt;
 use core::time::Duration;
