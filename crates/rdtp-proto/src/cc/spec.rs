@@ -260,7 +260,7 @@ pub fn help() -> String {
         let family = registry::family(&base);
         if family.name != entry.name {
             // An alias: say which keys make it, rather than repeat the family's list.
-            let mut same = format!("{:<10}= {}", "", family.name);
+            let mut same = format!("  = {}", family.name);
             let _ = write_changed_keys(&mut same, ":", &base, Some(&(family.base)()));
             out.push_str(&same);
             out.push('\n');
@@ -268,7 +268,7 @@ pub fn help() -> String {
         }
         for k in base.knobs().key_values() {
             let setting = format!("{}={}", k.name, k.value);
-            out.push_str(&format!("{:<10}{setting:<22}{} [{}]\n", "", k.meaning, k.kind));
+            out.push_str(&format!("  {setting:<20} {}\n  {:<20} {}\n", k.meaning, "", k.kind));
         }
     }
     out
@@ -362,7 +362,7 @@ mod tests {
                 assert!(h.contains(&format!("{}=", k.name)), "{} missing:\n{h}", k.name);
             }
         }
-        assert!(h.contains("= bbr:wifi=true"), "{h}");
+        assert!(h.contains("  = bbr:wifi=true\n"), "{h}");
         assert!(h.contains("= bbr:probe_gain=1.5"), "{h}");
         assert!(h.contains("window=64"), "{h}");
     }
