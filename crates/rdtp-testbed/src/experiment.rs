@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use rdtp_proto::cc::{CcConfig, spec};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -152,8 +153,9 @@ pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>, String> {
 pub struct Flow {
     /// "rdtp" or "tcp" (also "tcp-bbr", "tcp-cubic").
     pub kind: String,
-    /// rdtp: bbr | bbr-wifi | bbrp | aimd | fixed (default bbr); tcp: the server's
-    /// TCP_CONGESTION, e.g. bbr | cubic (default cubic).
+    /// rdtp: a controller spec for `rdtp fetch --cc` (default bbr; e.g. bbr-wifi,
+    /// bbrp:probe_gain=2, fixed:window=32); tcp: the server's TCP_CONGESTION, e.g. bbr | cubic
+    /// (default cubic).
     pub cc: Option<String>,
     #[serde(default = "one")]
     pub count: u32,
@@ -166,9 +168,9 @@ pub struct Flow {
     pub stop: Option<f64>,
     /// Object size; default: an object large enough that the flow never runs out.
     pub size: Option<scenario::Size>,
-    /// rdtp: --probe-gain.
+    /// rdtp: --probe-gain (short for the cc key probe_gain).
     pub probe_gain: Option<f64>,
-    /// rdtp: --window (cc fixed).
+    /// rdtp: --window (short for the key window of cc fixed).
     pub window: Option<u32>,
     /// Keep the fetched bytes and compare them with the served object (byte-exact check).
     #[serde(default)]
@@ -214,8 +216,6 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
     Ok((keys, runs))
 }
 
-pub const RDTP_CCS: &[&str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
-
 fn validate(e: &Experiment) -> Result<(), String> {
     let g = &e.testbed;
     if !(g.duration.is_finite() && g.duration > 0.0) {
@@ -260,9 +260,10 @@ fn validate(e: &Experiment) -> Result<(), String> {
     for (i, f) in e.flows.iter().enumerate() {
         match kind_and_cc(f) {
             Ok((Kind::Rdtp, cc)) => {
-                if !RDTP_CCS.contains(&cc.as_str()) {
-                    return Err(format!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", ")));
-                }
+                // As `rdtp fetch` will read --cc, --window and --probe-gain.
+                spec::with_legacy_options(&cc, f.window, f.probe_gain)
+                    .parse::<CcConfig>()
+                    .map_err(|e| format!("flow {i}: rdtp cc: {e}"))?;
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
@@ -616,6 +617,13 @@ stop = 12.0
         assert!(expand(&FILE.replace("warmup = 5.0", "warmup = 25.0"), &[]).is_err());
         let wifi = FILE.replace("kind = \"dumbbell\"", "kind = \"wifi\"").replace("rate = \"100Mbps\"\n", "");
         assert!(expand(&wifi, &[("testbed.mtu".into(), "9000".into())]).unwrap_err().contains("MTU"));
+        let unswept = FILE.replace("\"flow.0.cc\" = [\"bbr\", \"bbrp\"]\n", "");
+        let cc = |v: &str| expand(&unswept, &[("flow.0.cc".into(), v.into())]);
+        assert!(cc("bbrp:probe_gain=2,init_cwnd=20").is_ok());
+        assert!(cc("cubic").unwrap_err().contains("controllers: bbr, bbr-wifi, bbrp, aimd, fixed"));
+        assert!(cc("fixed:probe_gain=2").unwrap_err().contains("its keys: window"));
+        let gain = expand(&unswept, &[("flow.0.cc".into(), "aimd".into()), ("flow.0.probe_gain".into(), "2".into())]);
+        assert!(gain.unwrap_err().contains("has no key 'probe_gain'"));
     }
 
     #[test]
