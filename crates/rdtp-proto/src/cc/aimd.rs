@@ -4,7 +4,7 @@
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
 
-use super::spec::{Key, Keyed, Kind, Value};
+use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -40,48 +40,20 @@ impl Default for AimdConfig {
 
 impl Keyed for AimdConfig {
     const KEYS: &'static [Key<Self>] = &[
-        Key {
-            name: "init_cwnd",
-            kind: Kind::Float { min: 1.0, max: 1e9 },
-            meaning: "initial window, units",
-            get: |c| Value::Float(c.init_cwnd),
-            set: |c, v| c.init_cwnd = v.as_f64(),
-        },
-        Key {
-            name: "init_ssthresh",
-            kind: Kind::Float { min: 1.0, max: f64::INFINITY },
-            meaning: "initial slow-start threshold, units (inf: slow start until the first loss)",
-            get: |c| Value::Float(c.init_ssthresh),
-            set: |c, v| c.init_ssthresh = v.as_f64(),
-        },
-        Key {
-            name: "step",
-            kind: Kind::Float { min: 1e-3, max: 1e3 },
-            meaning: "additive increase: per unit in slow start, per window after (ndnget --aimd-step)",
-            get: |c| Value::Float(c.step),
-            set: |c, v| c.step = v.as_f64(),
-        },
-        Key {
-            name: "beta",
-            kind: Kind::Float { min: 0.0, max: 1.0 },
-            meaning: "multiplicative decrease factor (ndnget --aimd-beta)",
-            get: |c| Value::Float(c.beta),
-            set: |c, v| c.beta = v.as_f64(),
-        },
-        Key {
-            name: "reset_to_init",
-            kind: Kind::Bool,
-            meaning: "after a loss restart from init_cwnd (ndnget --reset-cwnd-to-init)",
-            get: |c| Value::Bool(c.reset_to_init),
-            set: |c, v| c.reset_to_init = v.as_bool(),
-        },
-        Key {
-            name: "disable_cwa",
-            kind: Kind::Bool,
-            meaning: "decrease on every loss event, not once per window (ndnget --disable-cwa)",
-            get: |c| Value::Bool(c.disable_cwa),
-            set: |c, v| c.disable_cwa = v.as_bool(),
-        },
+        key!(init_cwnd, Kind::Float { min: 1.0, max: 1e9 }, "initial window, units"),
+        key!(
+            init_ssthresh,
+            Kind::Float { min: 1.0, max: f64::INFINITY },
+            "initial slow-start threshold, units (inf: slow start until the first loss)"
+        ),
+        key!(
+            step,
+            Kind::Float { min: 1e-3, max: 1e3 },
+            "additive increase: per unit in slow start, per window after (ndnget --aimd-step)"
+        ),
+        key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease factor (ndnget --aimd-beta)"),
+        key!(reset_to_init, Kind::Bool, "after a loss restart from init_cwnd (ndnget --reset-cwnd-to-init)"),
+        key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
     ];
 }
 

@@ -1,6 +1,6 @@
 //! `fixed`: a constant window of N units, unpaced (ndnget's `-p fixed -s N`).
 
-use super::spec::{Key, Keyed, Kind, Value};
+use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -10,13 +10,8 @@ pub struct FixedConfig {
 }
 
 impl Keyed for FixedConfig {
-    const KEYS: &'static [Key<Self>] = &[Key {
-        name: "window",
-        kind: Kind::Int { min: 1, max: u32::MAX as u64 },
-        meaning: "the window, units (ndnget -p fixed -s N)",
-        get: |c| Value::Int(u64::from(c.window)),
-        set: |c, v| c.window = u32::try_from(v.as_u64()).unwrap_or(u32::MAX),
-    }];
+    const KEYS: &'static [Key<Self>] =
+        &[key!(window, Kind::Int { min: 1, max: u32::MAX as u64 }, "the window, units (ndnget -p fixed -s N)")];
 }
 
 impl Default for FixedConfig {

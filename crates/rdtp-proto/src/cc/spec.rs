@@ -39,28 +39,72 @@ pub enum Value {
     Float(f64),
 }
 
-impl Value {
-    /// The value as a switch (only meaningful for [`Kind::Bool`] keys).
-    pub fn as_bool(self) -> bool {
-        matches!(self, Value::Bool(true))
+/// A config field type a key can hold: its [`Value`] and back (a value of the key's kind).
+pub trait Field: Copy {
+    fn to_value(self) -> Value;
+    fn from_value(v: Value) -> Self;
+}
+
+impl Field for bool {
+    fn to_value(self) -> Value {
+        Value::Bool(self)
     }
-    /// The value as a count (only meaningful for [`Kind::Int`] keys).
-    pub fn as_u64(self) -> u64 {
-        match self {
+    fn from_value(v: Value) -> bool {
+        matches!(v, Value::Bool(true))
+    }
+}
+
+impl Field for u64 {
+    fn to_value(self) -> Value {
+        Value::Int(self)
+    }
+    fn from_value(v: Value) -> u64 {
+        match v {
             Value::Int(i) => i,
-            Value::Float(f) => f as u64,
-            Value::Bool(b) => u64::from(b),
+            other => f64::from_value(other) as u64,
         }
     }
-    /// The value as a number.
-    pub fn as_f64(self) -> f64 {
-        match self {
+}
+
+impl Field for u32 {
+    fn to_value(self) -> Value {
+        Value::Int(u64::from(self))
+    }
+    fn from_value(v: Value) -> u32 {
+        u32::try_from(u64::from_value(v)).unwrap_or(u32::MAX)
+    }
+}
+
+impl Field for f64 {
+    fn to_value(self) -> Value {
+        Value::Float(self)
+    }
+    fn from_value(v: Value) -> f64 {
+        match v {
             Value::Float(f) => f,
             Value::Int(i) => i as f64,
             Value::Bool(b) => f64::from(u8::from(b)),
         }
     }
 }
+
+/// Declare a [`Key`] that is a field of the config: `key!(field, kind, "meaning")`, or
+/// `key!("name" => field, kind, "meaning")` when the key is not called like the field.
+macro_rules! key {
+    ($name:expr => $field:ident, $kind:expr, $meaning:expr $(,)?) => {
+        $crate::cc::spec::Key {
+            name: $name,
+            kind: $kind,
+            meaning: $meaning,
+            get: |c| $crate::cc::spec::Field::to_value(c.$field),
+            set: |c, v| c.$field = $crate::cc::spec::Field::from_value(v),
+        }
+    };
+    ($field:ident, $kind:expr, $meaning:expr $(,)?) => {
+        $crate::cc::spec::key!(stringify!($field) => $field, $kind, $meaning)
+    };
+}
+pub(crate) use key;
 
 /// Written so that [`Kind::parse`] reads it back exactly (floats in Rust's shortest
 /// round-trip form: `1.25`, `2.0`, `inf`).

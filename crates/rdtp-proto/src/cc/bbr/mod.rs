@@ -30,7 +30,7 @@ use core::time::Duration;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
-use super::spec::{Key, Keyed, Kind, Value};
+use super::spec::{Key, Keyed, Kind, key};
 use super::windowed_filter::{Max, Min, WindowedFilter};
 use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
 use crate::time::Time;
@@ -80,41 +80,19 @@ impl Default for BbrConfig {
 
 impl Keyed for BbrConfig {
     const KEYS: &'static [Key<Self>] = &[
-        Key {
-            name: "init_cwnd",
-            kind: Kind::Int { min: 1, max: u32::MAX as u64 },
-            meaning: "initial window and BDP before an RTT sample, units (Linux TCP_INIT_CWND)",
-            get: |c| Value::Int(c.init_cwnd),
-            set: |c, v| c.init_cwnd = v.as_u64(),
-        },
-        Key {
-            name: "probe_rtt",
-            kind: Kind::Bool,
-            meaning: "enter ProbeRTT when the min-RTT estimate is 10 s old (seed 000 eq. 7)",
-            get: |c| Value::Bool(c.probe_rtt),
-            set: |c, v| c.probe_rtt = v.as_bool(),
-        },
-        Key {
-            name: "lt_bw",
-            kind: Kind::Bool,
-            meaning: "long-term bandwidth sampling: pace at a policer's rate (Linux bbr_lt_bw_sampling)",
-            get: |c| Value::Bool(c.lt_bw),
-            set: |c, v| c.lt_bw = v.as_bool(),
-        },
-        Key {
-            name: "wifi",
-            kind: Kind::Bool,
-            meaning: "seed 000 §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW",
-            get: |c| Value::Bool(c.wifi),
-            set: |c, v| c.wifi = v.as_bool(),
-        },
-        Key {
-            name: "probe_gain",
-            kind: Kind::Float { min: 1.0, max: 4.0 },
-            meaning: "pacing gain of ProbeBW's probing phase (BBRp: 1.5 = bbrp_pace 6, 2 = 8)",
-            get: |c| Value::Float(c.probe_bw_gain),
-            set: |c, v| c.probe_bw_gain = v.as_f64(),
-        },
+        key!(
+            init_cwnd,
+            Kind::Int { min: 1, max: u32::MAX as u64 },
+            "initial window and BDP before an RTT sample, units (Linux TCP_INIT_CWND)"
+        ),
+        key!(probe_rtt, Kind::Bool, "enter ProbeRTT when the min-RTT estimate is 10 s old (seed 000 eq. 7)"),
+        key!(lt_bw, Kind::Bool, "long-term bandwidth sampling: pace at a policer's rate (Linux bbr_lt_bw_sampling)"),
+        key!(wifi, Kind::Bool, "seed 000 §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW"),
+        key!(
+            "probe_gain" => probe_bw_gain,
+            Kind::Float { min: 1.0, max: 4.0 },
+            "pacing gain of ProbeBW's probing phase (BBRp: 1.5 = bbrp_pace 6, 2 = 8)"
+        ),
     ];
 }
 
