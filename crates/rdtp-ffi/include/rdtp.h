@@ -55,8 +55,9 @@ typedef struct RdtpServer RdtpServer;
 
 // Receiver settings; zero fields mean "default".
 typedef struct RdtpReceiverConfig {
-  // Controller name: "bbr", "bbr-wifi", "bbrp", "aimd" or "fixed" (NUL-terminated;
-  // null = "bbr").
+  // Controller spec NAME[:KEY=VALUE,...], e.g. "bbr", "bbrp:probe_gain=2",
+  // "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
+  // controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
   const char *cc;
   // Payload bytes per Data packet; 0 = 1412 (a 1500-byte MTU over IPv4).
   uint16_t unit;
@@ -64,10 +65,6 @@ typedef struct RdtpReceiverConfig {
   uint32_t max_aggregation;
   // Out-of-order arrivals that declare a loss; 0 = 6.
   uint32_t reorder_threshold;
-  // Window of the "fixed" controller, units; 0 = 64.
-  uint32_t fixed_window;
-  // ProbeBW probing gain for "bbrp" (and "bbr"); 0 = the controller's default.
-  double probe_bw_gain;
   // Receive window, bytes; 0 = 64 MiB.
   uint64_t recv_window;
   // Minimum / maximum / initial RTO and idle limit, nanoseconds; 0 = default.
@@ -185,8 +182,17 @@ extern "C" {
 // The defaults (BBR, unit 1412, verification on, no trace).
 struct RdtpReceiverConfig rdtp_receiver_config_default(void);
 
-// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg` names
-// an unknown controller or `name` is not UTF-8.
+// Every controller with its spec keys, their defaults and meaning: static, NUL-terminated
+// text, never freed.
+const char *rdtp_cc_help(void);
+
+// Check a controller spec: 0 if `spec` is valid (null = "bbr"); otherwise the length of the
+// message saying what is wrong and what is accepted, written NUL-terminated to `buf`
+// (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
+uintptr_t rdtp_cc_error(const char *spec, char *buf, uintptr_t cap);
+
+// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
+// controller spec is refused (see `rdtp_cc_error`) or `name` is not UTF-8.
 struct RdtpReceiver *rdtp_receiver_new(const struct RdtpReceiverConfig *cfg,
                                        const char *name,
                                        uint64_t now_ns);

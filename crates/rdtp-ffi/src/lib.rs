@@ -13,7 +13,7 @@
 //!
 //! ```c
 //! RdtpReceiverConfig cfg = rdtp_receiver_config_default();
-//! cfg.cc = "bbr";
+//! cfg.cc = "bbrp:probe_gain=2";                             // a controller spec; see rdtp_cc_help()
 //! RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", now);
 //! // whenever anything happens (start, datagram in, timer):
 //! while ((n = rdtp_receiver_poll_transmit(rx, now, buf, sizeof buf)) > 0) send(buf, n);
@@ -30,14 +30,14 @@
 #![allow(clippy::missing_safety_doc)] // the safety contract is stated once, above
 
 use std::collections::VecDeque;
-use std::ffi::{CStr, c_char};
+use std::ffi::{CStr, CString, c_char};
 use std::slice;
 
 use core::time::Duration;
 
-use rdtp_proto::cc::CcConfig;
-use rdtp_proto::cc::bbr::BbrConfig;
-use rdtp_proto::cc::fixed::FixedConfig;
+use std::sync::OnceLock;
+
+use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
 use rdtp_proto::server::{Catalog, PatternCatalog, Server};
 
@@ -48,8 +48,9 @@ use rdtp_proto::{Eid, Time};
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct RdtpReceiverConfig {
-    /// Controller name: "bbr", "bbr-wifi", "bbrp", "aimd" or "fixed" (NUL-terminated;
-    /// null = "bbr").
+    /// Controller spec NAME[:KEY=VALUE,...], e.g. "bbr", "bbrp:probe_gain=2",
+    /// "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
+    /// controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
     pub cc: *const c_char,
     /// Payload bytes per Data packet; 0 = 1412 (a 1500-byte MTU over IPv4).
     pub unit: u16,
@@ -57,10 +58,6 @@ pub struct RdtpReceiverConfig {
     pub max_aggregation: u32,
     /// Out-of-order arrivals that declare a loss; 0 = 6.
     pub reorder_threshold: u32,
-    /// Window of the "fixed" controller, units; 0 = 64.
-    pub fixed_window: u32,
-    /// ProbeBW probing gain for "bbrp" (and "bbr"); 0 = the controller's default.
-    pub probe_bw_gain: f64,
     /// Receive window, bytes; 0 = 64 MiB.
     pub recv_window: u64,
     /// Minimum / maximum / initial RTO and idle limit, nanoseconds; 0 = default.
@@ -232,8 +229,6 @@ pub extern "C" fn rdtp_receiver_config_default() -> RdtpReceiverConfig {
         unit: 0,
         max_aggregation: 0,
         reorder_threshold: 0,
-        fixed_window: 0,
-        probe_bw_gain: 0.0,
         recv_window: 0,
         min_rto_ns: 0,
         max_rto_ns: 0,
@@ -245,15 +240,18 @@ pub extern "C" fn rdtp_receiver_config_default() -> RdtpReceiverConfig {
     }
 }
 
-/// Translate a C configuration; `None` if the controller name is unknown.
-unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
-    let name = if c.cc.is_null() { "bbr" } else { unsafe { CStr::from_ptr(c.cc) }.to_str().ok()? };
-    let mut cc = CcConfig::from_name(name)?;
-    match &mut cc {
-        CcConfig::Bbr(b) if c.probe_bw_gain > 0.0 => *b = BbrConfig { probe_bw_gain: c.probe_bw_gain, ..b.clone() },
-        CcConfig::Fixed(f) if c.fixed_window > 0 => *f = FixedConfig { window: c.fixed_window },
-        _ => {}
+/// Parse a C controller spec (null = "bbr").
+unsafe fn cc_config(spec: *const c_char) -> Result<CcConfig, String> {
+    if spec.is_null() {
+        return Ok(CcConfig::default());
     }
+    let text = unsafe { CStr::from_ptr(spec) }.to_str().map_err(|_| "the controller spec is not UTF-8".to_string())?;
+    text.parse().map_err(|e: spec::SpecError| e.to_string())
+}
+
+/// Translate a C configuration; `None` if the controller spec is refused.
+unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
+    let cc = unsafe { cc_config(c.cc) }.ok()?;
     let d = ReceiverConfig::default();
     Some(ReceiverConfig {
         cc,
@@ -274,8 +272,35 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
     })
 }
 
-/// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg` names
-/// an unknown controller or `name` is not UTF-8.
+/// Every controller with its spec keys, their defaults and meaning: static, NUL-terminated
+/// text, never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_cc_help() -> *const c_char {
+    static HELP: OnceLock<CString> = OnceLock::new();
+    HELP.get_or_init(|| CString::new(spec::help()).expect("the help text has no NUL")).as_ptr()
+}
+
+/// Check a controller spec: 0 if `spec` is valid (null = "bbr"); otherwise the length of the
+/// message saying what is wrong and what is accepted, written NUL-terminated to `buf`
+/// (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, cap: usize) -> usize {
+    let Err(message) = (unsafe { cc_config(spec) }) else { return 0 };
+    if !buf.is_null() && cap > 0 {
+        let mut n = message.len().min(cap - 1);
+        while !message.is_char_boundary(n) {
+            n -= 1;
+        }
+        unsafe {
+            core::ptr::copy_nonoverlapping(message.as_ptr().cast::<c_char>(), buf, n);
+            *buf.add(n) = 0;
+        }
+    }
+    message.len()
+}
+
+/// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
+/// controller spec is refused (see `rdtp_cc_error`) or `name` is not UTF-8.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_new(
     cfg: *const RdtpReceiverConfig,

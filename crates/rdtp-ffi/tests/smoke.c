@@ -21,6 +21,20 @@ int main(void) {
     if (!rx) return 12;
     cfg.cc = "no-such-controller";
     if (rdtp_receiver_new(&cfg, "object", 0) != NULL) return 13;
+    /* Controller specs: valid ones are accepted, a bad key is refused with a message that
+     * lists the accepted keys, and the help text lists every controller. */
+    cfg.cc = "bbrp:probe_gain=2,init_cwnd=20";
+    RdtpReceiver *tuned = rdtp_receiver_new(&cfg, "object", 0);
+    if (!tuned || rdtp_cc_error(cfg.cc, NULL, 0) != 0) return 15;
+    rdtp_receiver_free(tuned);
+    char why[256];
+    size_t len = rdtp_cc_error("fixed:probe_gain=2", why, sizeof why);
+    if (len == 0 || len != strlen(why) || !strstr(why, "its keys: window")) return 16;
+    if (rdtp_cc_error("bbr", why, 4) != 0 || rdtp_cc_error(NULL, NULL, 0) != 0) return 17;
+    if (rdtp_cc_error("cubic", why, 8) == 0 || strlen(why) != 7) return 18;
+    const char *help = rdtp_cc_help();
+    if (!help || !strstr(help, "bbr-wifi") || !strstr(help, "window=64") || !strstr(help, "probe_gain=1.25")) return 19;
+    cfg.cc = "bbr";
 
     static uint8_t req[RDTP_MAX_REQUEST], dgram[RDTP_MAX_DATAGRAM], out[65536];
     uint64_t now = 1000000, read_total = 0;

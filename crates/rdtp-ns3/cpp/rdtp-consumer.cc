@@ -2,7 +2,6 @@
 
 #include "ns3/address-utils.h"
 #include "ns3/boolean.h"
-#include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -35,7 +34,8 @@ RdtpConsumer::GetTypeId()
                           MakeStringAccessor(&RdtpConsumer::m_objectName),
                           MakeStringChecker())
             .AddAttribute("Controller",
-                          "Congestion controller: bbr, bbr-wifi, bbrp, aimd or fixed",
+                          "Congestion controller spec NAME[:KEY=VALUE,...], e.g. bbr, bbr-wifi, "
+                          "bbrp:probe_gain=2, fixed:window=32 (rdtp_cc_help() lists them all)",
                           StringValue("bbr"),
                           MakeStringAccessor(&RdtpConsumer::m_controller),
                           MakeStringChecker())
@@ -48,16 +48,6 @@ RdtpConsumer::GetTypeId()
                           "Aggregation limit L (units per request); 0 = default (64)",
                           UintegerValue(0),
                           MakeUintegerAccessor(&RdtpConsumer::m_maxAggregation),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("ProbeGain",
-                          "ProbeBW probing gain for bbr/bbrp; 0 = the controller's default",
-                          DoubleValue(0.0),
-                          MakeDoubleAccessor(&RdtpConsumer::m_probeGain),
-                          MakeDoubleChecker<double>(0.0))
-            .AddAttribute("FixedWindow",
-                          "Window of the fixed controller, units; 0 = default (64)",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpConsumer::m_fixedWindow),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("Seed",
                           "Seed of the receiver's randomness",
@@ -109,8 +99,6 @@ RdtpConsumer::GetTypeId()
 RdtpConsumer::RdtpConsumer()
     : m_unit(0),
       m_maxAggregation(0),
-      m_probeGain(0.0),
-      m_fixedWindow(0),
       m_seed(0),
       m_rcvBufSize(8 << 20),
       m_verify(true),
@@ -157,8 +145,6 @@ RdtpConsumer::StartApplication()
     cfg.cc = m_controller.c_str();
     cfg.unit = static_cast<uint16_t>(m_unit);
     cfg.max_aggregation = m_maxAggregation;
-    cfg.probe_bw_gain = m_probeGain;
-    cfg.fixed_window = m_fixedWindow;
     cfg.seed = m_seed;
     cfg.trace = true;
     cfg.verify = m_verify;
@@ -166,8 +152,10 @@ RdtpConsumer::StartApplication()
     m_rx = rdtp_receiver_new(&cfg, m_objectName.c_str(), NowNs());
     if (m_rx == nullptr)
     {
+        char why[512] = "";
+        rdtp_cc_error(cfg.cc, why, sizeof why);
         NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (controller '"
-                       << m_controller << "')");
+                       << m_controller << "': " << why << ")");
     }
     m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
     m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));

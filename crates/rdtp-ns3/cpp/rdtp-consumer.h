@@ -77,8 +77,6 @@ class RdtpConsumer : public Application
     std::string m_controller;
     uint32_t m_unit;
     uint32_t m_maxAggregation;
-    double m_probeGain;
-    uint32_t m_fixedWindow;
     uint64_t m_seed;
     uint32_t m_rcvBufSize;
     bool m_verify;

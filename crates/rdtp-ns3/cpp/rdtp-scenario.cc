@@ -23,6 +23,7 @@
 #include "ns3/wifi-module.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -65,9 +66,7 @@ struct FlowSpec
     uint64_t size = 0;
     std::string rate = "10Mbps";
     uint32_t agg = 0;
-    uint32_t window = 0;
     uint32_t unit = 0;
-    double gain = 0.0;
     std::string object; // resolved object name (rdtp)
 };
 
@@ -80,6 +79,27 @@ SplitMix64(uint64_t x)
     return z ^ (z >> 31);
 }
 
+
+// Undo %XX escapes: an rdtp flow's cc is a controller spec whose own commas arrive as %2C.
+std::string
+PercentDecode(const std::string& v)
+{
+    std::string out;
+    for (size_t i = 0; i < v.size(); i++)
+    {
+        if (v[i] == '%' && i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(v[i + 2])))
+        {
+            out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        }
+        else
+        {
+            out += v[i];
+        }
+    }
+    return out;
+}
 
 std::vector<FlowSpec>
 ParseFlows(const std::string& text, double duration)
@@ -102,7 +122,7 @@ ParseFlows(const std::string& text, double duration)
                 if (k == "kind")
                     f.kind = v;
                 else if (k == "cc")
-                    f.cc = v;
+                    f.cc = PercentDecode(v);
                 else if (k == "client")
                     f.client = static_cast<uint32_t>(std::stoul(v));
                 else if (k == "start")
@@ -115,12 +135,8 @@ ParseFlows(const std::string& text, double duration)
                     f.rate = v;
                 else if (k == "agg")
                     f.agg = static_cast<uint32_t>(std::stoul(v));
-                else if (k == "window")
-                    f.window = static_cast<uint32_t>(std::stoul(v));
                 else if (k == "unit")
                     f.unit = static_cast<uint32_t>(std::stoul(v));
-                else if (k == "gain")
-                    f.gain = std::stod(v);
                 else
                     Fail("unknown flow field '" + k + "'");
             }
@@ -344,8 +360,6 @@ InstallRdtpFlow(const Params& p, const Net& net, const FlowSpec& f, uint32_t i, 
     c->SetAttribute("Controller", StringValue(f.cc));
     c->SetAttribute("Unit", UintegerValue(f.unit));
     c->SetAttribute("MaxAggregation", UintegerValue(f.agg));
-    c->SetAttribute("ProbeGain", DoubleValue(f.gain));
-    c->SetAttribute("FixedWindow", UintegerValue(f.window));
     c->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
     client->AddApplication(c);
     c->SetStartTime(AtScenario(p, f.start));
@@ -527,7 +541,7 @@ InstallFlows(const Params& p,
         FlowRecord r;
         r.index = i;
         r.kind = f.kind;
-        r.cc = f.cc;
+        r.cc = f.cc.substr(0, f.cc.find(':')); // the controller's name, without its keys
         r.client = f.client;
         r.start = f.start;
         r.stop = f.stop;

@@ -12,6 +12,7 @@ pub mod network;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use rdtp_proto::cc::{CcConfig, spec};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -309,7 +310,8 @@ impl Size {
 pub struct Flow {
     /// "rdtp", "tcp" (with cc bbr|cubic), "tcp-bbr", "tcp-cubic", "udp".
     pub kind: String,
-    /// rdtp: bbr, bbr-wifi, bbrp, aimd, fixed; tcp: bbr, cubic.
+    /// rdtp: a controller spec (bbr, bbr-wifi, bbrp:probe_gain=2, fixed:window=32, …;
+    /// `rdtp fetch --cc help`); tcp: bbr, cubic.
     pub cc: Option<String>,
     /// Client / station index (default: the next unused one).
     pub client: Option<u32>,
@@ -322,7 +324,9 @@ pub struct Flow {
     /// udp: sending rate.
     pub rate: Option<Quantity>,
     pub max_aggregation: Option<u32>,
+    /// rdtp: short for the cc key probe_gain.
     pub probe_gain: Option<f64>,
+    /// rdtp: short for the cc key window (of fixed).
     pub fixed_window: Option<u32>,
     pub unit: Option<u32>,
     /// Replicate this flow on `count` consecutive clients.
@@ -561,11 +565,7 @@ fn validate(s: &Scenario) -> Result<(), String> {
         let cc = f.cc.as_deref();
         match kind {
             "rdtp" => {
-                if let Some(c) = cc
-                    && !["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"].contains(&c)
-                {
-                    return Err(format!("flow {i}: rdtp cc '{c}' (bbr, bbr-wifi, bbrp, aimd, fixed)"));
-                }
+                rdtp_cc(f).parse::<CcConfig>().map_err(|e| format!("flow {i}: rdtp cc: {e}"))?;
             }
             "tcp" => {
                 if let Some(c) = cc
@@ -587,6 +587,11 @@ fn validate(s: &Scenario) -> Result<(), String> {
     Ok(())
 }
 
+/// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
+fn rdtp_cc(f: &Flow) -> String {
+    spec::with_legacy_options(f.cc.as_deref().unwrap_or("bbr"), f.fixed_window, f.probe_gain)
+}
+
 /// The flows as the C++ runner sees them, after `count` replication and client assignment.
 pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
     let mut next_client = 0u32;
@@ -603,7 +608,9 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
             };
             let mut spec = format!("kind={kind},client={client},start={}", f.start);
             if kind == "rdtp" {
-                write!(spec, ",cc={}", f.cc.as_deref().unwrap_or("bbr")).unwrap();
+                // The spec's own separators would split the flow list: rdtp-scenario.cc decodes %XX.
+                let cc = rdtp_cc(f).replace('%', "%25").replace(',', "%2C").replace(';', "%3B");
+                write!(spec, ",cc={cc}").unwrap();
             }
             if let Some(stop) = f.stop {
                 write!(spec, ",stop={stop}").unwrap();
@@ -616,13 +623,10 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
             } else if kind == "udp" {
                 return Err("udp flows need a rate".into());
             }
-            for (key, v) in [("agg", f.max_aggregation), ("window", f.fixed_window), ("unit", f.unit)] {
+            for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit)] {
                 if let Some(v) = v {
                     write!(spec, ",{key}={v}").unwrap();
                 }
-            }
-            if let Some(g) = f.probe_gain {
-                write!(spec, ",gain={g}").unwrap();
             }
             specs.push(spec);
             max_client = max_client.max(client + 1);
@@ -836,6 +840,28 @@ start = 1.0
         assert!(expand(&bad, &[]).unwrap_err().contains("queu"));
         let bad = FILE.replace("cc = \"cubic\"", "cc = \"reno\"");
         assert!(expand(&bad, &[]).is_err());
+    }
+
+    #[test]
+    fn rdtp_cc_is_a_spec_with_the_old_keys_folded_in_and_its_commas_escaped() {
+        let flows = |cc: &str| {
+            let text =
+                format!("[scenario]\nduration = 5\n[topology]\nkind = \"wifi\"\n[[flow]]\nkind = \"rdtp\"\n{cc}\n");
+            expand(&text, &[]).and_then(|(_, runs)| flow_specs(&runs[0].scenario)).map(|(specs, _)| specs)
+        };
+        assert_eq!(
+            flows("cc = \"bbrp\"\nprobe_gain = 2.0").unwrap(),
+            ["kind=rdtp,client=0,start=0,cc=bbrp:probe_gain=2.0"]
+        );
+        assert_eq!(
+            flows("cc = \"fixed\"\nfixed_window = 8").unwrap(),
+            ["kind=rdtp,client=0,start=0,cc=fixed:window=8"]
+        );
+        assert_eq!(
+            flows("cc = \"bbr:wifi=true,init_cwnd=20\"").unwrap(),
+            ["kind=rdtp,client=0,start=0,cc=bbr:wifi=true%2Cinit_cwnd=20"]
+        );
+        assert!(flows("cc = \"aimd\"\nprobe_gain = 2.0").unwrap_err().contains("has no key 'probe_gain'"));
     }
 
     #[test]

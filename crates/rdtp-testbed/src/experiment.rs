@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Error, Result, anyhow, bail};
+use rdtp_proto::cc::{CcConfig, spec};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -145,8 +146,9 @@ pub fn parse_sched(s: &str) -> Result<Option<crate::procs::Sched>> {
 pub struct Flow {
     /// "rdtp" or "tcp" (also "tcp-bbr", "tcp-cubic").
     pub kind: String,
-    /// rdtp: bbr | bbr-wifi | bbrp | aimd | fixed (default bbr); tcp: the server's
-    /// TCP_CONGESTION, e.g. bbr | cubic (default cubic).
+    /// rdtp: a controller spec for `rdtp fetch --cc` (default bbr; e.g. bbr-wifi,
+    /// bbrp:probe_gain=2, fixed:window=32); tcp: the server's TCP_CONGESTION, e.g. bbr | cubic
+    /// (default cubic).
     pub cc: Option<String>,
     #[serde(default = "rdtp_scenario::one")]
     pub count: u32,
@@ -159,9 +161,9 @@ pub struct Flow {
     pub stop: Option<f64>,
     /// Object size; default: an object large enough that the flow never runs out.
     pub size: Option<scenario::Size>,
-    /// rdtp: --probe-gain.
+    /// rdtp: --probe-gain (short for the cc key probe_gain).
     pub probe_gain: Option<f64>,
-    /// rdtp: --window (cc fixed).
+    /// rdtp: --window (short for the key window of cc fixed).
     pub window: Option<u32>,
     /// Keep the fetched bytes and compare them with the served object (byte-exact check).
     #[serde(default)]
@@ -205,8 +207,6 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
     }
     Ok((keys, runs))
 }
-
-pub const RDTP_CCS: &[&str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
 
 fn validate(e: &Experiment) -> Result<()> {
     let g = &e.testbed;
@@ -252,9 +252,10 @@ fn validate(e: &Experiment) -> Result<()> {
     for (i, f) in e.flows.iter().enumerate() {
         match kind_and_cc(f) {
             Ok((Kind::Rdtp, cc)) => {
-                if !RDTP_CCS.contains(&cc.as_str()) {
-                    bail!("flow {i}: rdtp cc '{cc}' ({})", RDTP_CCS.join(", "));
-                }
+                // As `rdtp fetch` will read --cc, --window and --probe-gain.
+                spec::with_legacy_options(&cc, f.window, f.probe_gain)
+                    .parse::<CcConfig>()
+                    .map_err(|e| anyhow!("flow {i}: rdtp cc: {e}"))?;
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {

@@ -4,11 +4,14 @@
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
 
+use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimdConfig {
+    /// Initial window in units.
     pub init_cwnd: f64,
+    /// Initial slow-start threshold in units (infinite: slow start until the first loss).
     pub init_ssthresh: f64,
     /// Additive increase step (ndnget `--aimd-step`).
     pub step: f64,
@@ -25,13 +28,33 @@ impl Default for AimdConfig {
         // ndnget's defaults.
         AimdConfig {
             init_cwnd: 2.0,
-            init_ssthresh: f64::MAX,
+            // ndnget's numeric max; any threshold above every reachable window is the same.
+            init_ssthresh: f64::INFINITY,
             step: 1.0,
             beta: 0.5,
             reset_to_init: false,
             disable_cwa: false,
         }
     }
+}
+
+impl Keyed for AimdConfig {
+    const KEYS: &'static [Key<Self>] = &[
+        key!(init_cwnd, Kind::Float { min: 1.0, max: 1e9 }, "initial window, units"),
+        key!(
+            init_ssthresh,
+            Kind::Float { min: 1.0, max: f64::INFINITY },
+            "initial slow-start threshold, units (inf: slow start until the first loss)"
+        ),
+        key!(
+            step,
+            Kind::Float { min: 1e-3, max: 1e3 },
+            "additive increase: per unit in slow start, per window after (ndnget --aimd-step)"
+        ),
+        key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease factor (ndnget --aimd-beta)"),
+        key!(reset_to_init, Kind::Bool, "after a loss restart from init_cwnd (ndnget --reset-cwnd-to-init)"),
+        key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
+    ];
 }
 
 #[derive(Debug)]

@@ -1,11 +1,17 @@
 //! `fixed`: a constant window of N units, unpaced (ndnget's `-p fixed -s N`).
 
+use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedConfig {
     /// Window in units.
     pub window: u32,
+}
+
+impl Keyed for FixedConfig {
+    const KEYS: &'static [Key<Self>] =
+        &[key!(window, Kind::Int { min: 1, max: u32::MAX as u64 }, "the window, units (ndnget -p fixed -s N)")];
 }
 
 impl Default for FixedConfig {

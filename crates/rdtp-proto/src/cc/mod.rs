@@ -20,18 +20,17 @@
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
 //!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
 //!
-//! | name | what |
-//! |---|---|
-//! | `bbr` | receiver-based BBR v1, a port of Linux `tcp_bbr.c` (seed 000 §3.5) |
-//! | `bbr-wifi` | `bbr` + the WiFi optimisations of seed 000 §4.2–4.3 |
-//! | `bbrp` | BBR with the ProbeBW probing gain raised to 1.5 (`bbrp_pace` = 6; BBRp, seed 000 ref. [39], §5.3); `--probe-gain 2` gives `bbrp_pace` = 8 |
-//! | `aimd` | ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window) |
-//! | `fixed` | a constant window of N units |
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`) are listed in one table,
+//! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
+//! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
 pub mod fixed;
+pub mod registry;
+pub mod spec;
+pub mod windowed_filter;
 
 use core::fmt;
 use core::time::Duration;
@@ -185,7 +184,8 @@ pub trait Controller: fmt::Debug + Send {
     }
 }
 
-/// Which controller to build, with its parameters.
+/// Which controller to build, with its parameters: `"bbr:probe_gain=1.5".parse()`, and
+/// `Display` writes the canonical spec back ([`spec`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Bbr(bbr::BbrConfig),
@@ -208,41 +208,4 @@ pub struct CcParams {
     pub max_aggregation: u32,
     /// Seed for the controller's randomness (BBR's ProbeBW start phase).
     pub seed: u64,
-}
-
-impl CcConfig {
-    /// Parse a controller name as the CLI spells it.
-    pub fn from_name(name: &str) -> Option<CcConfig> {
-        Some(match name {
-            "bbr" => CcConfig::Bbr(bbr::BbrConfig::default()),
-            "bbr-wifi" => CcConfig::Bbr(bbr::BbrConfig::wifi()),
-            "bbrp" => CcConfig::Bbr(bbr::BbrConfig::bbrp(1.5)),
-            "aimd" => CcConfig::Aimd(aimd::AimdConfig::default()),
-            "fixed" => CcConfig::Fixed(fixed::FixedConfig::default()),
-            _ => return None,
-        })
-    }
-
-    /// Names accepted by [`CcConfig::from_name`].
-    pub const NAMES: &'static [&'static str] = &["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"];
-
-    /// The name [`CcConfig::from_name`] takes for this configuration.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::Bbr(c) if c.wifi => "bbr-wifi",
-            CcConfig::Bbr(c) if c.probe_bw_gain != bbr::BbrConfig::default().probe_bw_gain => "bbrp",
-            CcConfig::Bbr(_) => "bbr",
-            CcConfig::Aimd(_) => "aimd",
-            CcConfig::Fixed(_) => "fixed",
-        }
-    }
-
-    /// Build the controller.
-    pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
-        match self {
-            CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
-            CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
-            CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
-        }
-    }
 }

@@ -15,7 +15,7 @@ use rdtp::args::{human_size, parse_size};
 use rdtp::error::{EXIT_OK, Error, Result};
 
 use super::serve::PATTERN_NAME;
-use super::{cc_config, cc_names, to_stdout};
+use super::{cc_config, cc_spec, to_stdout};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -30,8 +30,8 @@ pub struct LoopbackArgs {
     /// Size of the object fetched in each run.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub size: String,
-    /// Congestion controller of the fetch.
-    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    /// Congestion controller of the fetch (a spec, as `rdtp fetch --cc`; `--cc help` lists them).
+    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
     pub cc: String,
     /// Number of runs (a fresh server each).
     #[arg(long, default_value_t = 1)]

@@ -14,15 +14,15 @@ use rdtp_proto::wire::DEFAULT_UNIT;
 
 use super::bench::{Daemon, command_line, fetch};
 use super::serve::PATTERN_NAME;
-use super::{cc_config, cc_names, to_stdout};
+use super::{cc_config, cc_spec, to_stdout};
 
 #[derive(clap::Args, Debug)]
 pub struct RouterArgs {
     /// Size of the object fetched.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub size: String,
-    /// Congestion controller of the fetches.
-    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    /// Congestion controller of the fetches (a spec, as `rdtp fetch --cc`).
+    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
     pub cc: String,
     /// Number of runs (fresh server and router each).
     #[arg(long, default_value_t = 1)]

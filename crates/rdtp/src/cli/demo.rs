@@ -11,15 +11,15 @@ use rdtp::error::{EXIT_OK, Result};
 use rdtp::server::{ServeOptions, spawn};
 use rdtp_proto::server::PatternCatalog;
 
-use super::{Sink, cc_config, cc_names, copy_object, progress_bar, to_stderr, to_stdout};
+use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Size of the generated object (suffixes K, M, G = 1000^n; KiB, MiB, GiB = 1024^n).
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     pub size: String,
-    /// Congestion controller.
-    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    /// Congestion controller (a spec, as `rdtp fetch --cc`; `--cc help` lists them).
+    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
     pub cc: String,
     /// Print only the summary (no progress bar, no server counters).
     #[arg(short, long)]

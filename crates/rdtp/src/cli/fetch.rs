@@ -14,7 +14,7 @@ use rdtp::args::{parse_server, parse_size, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::{Fetch, Target};
 
-use super::{Sink, cc_config, cc_names, copy_object, progress_bar, to_stderr, to_stdout};
+use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = concat!(
@@ -32,14 +32,15 @@ pub struct Args {
     /// Write the content to FILE instead of stdout (`-` = stdout).
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
-    /// Congestion controller.
-    #[arg(long, default_value = "bbr", value_parser = cc_names())]
+    /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
+    /// fixed:window=32; `--cc help` lists every controller with its keys.
+    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
     pub cc: String,
-    /// Window in units for `--cc fixed` (default 64).
+    /// Window in units for `--cc fixed` (default 64); short for `--cc fixed:window=N`.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
     /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
-    /// bbrp_pace 8 is 2).
+    /// bbrp_pace 8 is 2); short for the key probe_gain=G.
     #[arg(long, value_name = "G")]
     pub probe_gain: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).

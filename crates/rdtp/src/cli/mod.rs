@@ -18,6 +18,7 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rdtp::error::{Error, Result};
 use rdtp::{CcConfig, FetchReader};
+use rdtp_proto::cc::spec;
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -54,36 +55,30 @@ pub fn run(cmd: Command) -> Result<i32> {
     }
 }
 
-/// The controller names `--cc` accepts.
-pub fn cc_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(CcConfig::NAMES.iter().copied())
+/// The value parser of `--cc SPEC`: a controller spec (`bbr`, `bbrp:probe_gain=2`,
+/// `fixed:window=32`), checked by the core's parser so that a bad one is a usage error that
+/// says what is accepted. `--cc help` prints every controller with its keys and exits 0, as
+/// `--help` does (clap cannot return help text from a value parser without an "error:" prefix).
+pub fn cc_spec(text: &str) -> std::result::Result<String, String> {
+    if text == "help" {
+        std::process::exit(match to_stdout(&spec::help()) {
+            Ok(()) => 0,
+            Err(e) => e.exit_code(),
+        });
+    }
+    text.parse::<CcConfig>().map(|_| text.to_string()).map_err(|e| e.to_string())
 }
 
-/// Build the controller config for `--cc NAME` (and `--window N` for `fixed`,
-/// `--probe-gain G` for the BBR family: BBRp's `bbrp_pace` 6 and 8 are gains 1.5 and 2).
-pub fn cc_config(name: &str, window: Option<u32>, probe_gain: Option<f64>) -> Result<CcConfig> {
-    let mut cc = CcConfig::from_name(name).ok_or_else(|| Error::Usage(format!("unknown controller {name:?}")))?;
-    match (&mut cc, window) {
-        (CcConfig::Fixed(f), Some(w)) => {
-            if w == 0 {
-                return Err(Error::Usage("--window must be at least 1".into()));
-            }
-            f.window = w;
-        }
-        (_, Some(_)) => return Err(Error::Usage("--window only applies to --cc fixed".into())),
-        _ => {}
-    }
-    match (&mut cc, probe_gain) {
-        (CcConfig::Bbr(b), Some(g)) => {
-            if !(1.0..=4.0).contains(&g) {
-                return Err(Error::Usage("--probe-gain must be between 1 and 4".into()));
-            }
-            b.probe_bw_gain = g;
-        }
-        (_, Some(_)) => return Err(Error::Usage("--probe-gain only applies to the bbr family".into())),
-        _ => {}
-    }
-    Ok(cc)
+/// Build the controller config for `--cc SPEC`, with the options that predate specs
+/// (`--window N` for `fixed`, `--probe-gain G` for the BBR family: BBRp's `bbrp_pace` 6 and 8
+/// are gains 1.5 and 2) folded in as keys by the core.
+pub fn cc_config(cc: &str, window: Option<u32>, probe_gain: Option<f64>) -> Result<CcConfig> {
+    let full = spec::with_legacy_options(cc, window, probe_gain);
+    full.parse().map_err(|e| {
+        let given =
+            if full == cc { format!("--cc {cc}") } else { format!("--cc {cc} with --window/--probe-gain ({full})") };
+        Error::Usage(format!("{given}: {e}"))
+    })
 }
 
 /// A byte progress bar on stderr, only when stderr is a terminal and `enabled`.

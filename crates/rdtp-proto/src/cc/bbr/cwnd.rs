@@ -2,14 +2,15 @@
 //! (Linux `bbr_set_cwnd`, `bbr_set_cwnd_to_recover_or_restore`, `bbr_save_cwnd`;
 //! seed 000 eq. 2: `cwnd = cwnd_gain × BtlBw × RTTmin`).
 
+use super::probe_bw::Cycle;
 use super::probe_rtt::CWND_MIN_TARGET;
-use super::{Bbr, Mode};
+use super::{Bbr, Mode, State};
 use crate::cc::{AckSample, CaState, CongestionEvent, LossKind};
 
 impl Bbr {
     /// `ceil(gain × bw × min_rtt)` in units; the initial window before any RTT sample.
     pub(super) fn bdp(&self, bw: f64, gain: f64) -> u64 {
-        match self.min_rtt {
+        match self.min_rtt() {
             None => self.cfg.init_cwnd,
             Some(m) => (bw * m.as_secs_f64() * gain).ceil() as u64,
         }
@@ -21,7 +22,7 @@ impl Bbr {
     pub(super) fn quantization_budget(&self, cwnd: u64) -> u64 {
         let mut c = cwnd + 3 * u64::from(self.base_aggregation());
         c = (c + 1) & !1;
-        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+        if let State::ProbeBw(Cycle { idx: 0, .. }) = self.state {
             c += 2;
         }
         c
@@ -34,7 +35,7 @@ impl Bbr {
 
     /// Remember the last good window before loss recovery or ProbeRTT cut it.
     pub(super) fn save_cwnd(&mut self) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+        if self.prev_ca_state < CaState::Recovery && self.mode() != Mode::ProbeRtt {
             self.prior_cwnd = self.cwnd;
         } else {
             self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
@@ -83,7 +84,7 @@ impl Bbr {
             }
             self.cwnd = cwnd;
         }
-        if self.mode == Mode::ProbeRtt {
+        if self.mode() == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(CWND_MIN_TARGET);
         }
     }

@@ -6,8 +6,11 @@
 //! `pacing_rate = pacing_gain × BtlBw × 0.99` (eq. 1) and
 //! `cwnd = cwnd_gain × BtlBw × RTTmin` + quantization budget (eq. 2), where
 //! `BtlBw = max(delivery rate)` over 10 rounds (eq. 6) and `RTTmin = min(rtt)` over 10 s
-//! (eq. 7). One file per state: [`startup`], [`drain`], [`probe_bw`], [`probe_rtt`];
-//! the window and loss recovery are in [`cwnd`], policer detection in [`lt_bw`].
+//! (eq. 7). The state machine is in [`state`] (each state carrying its own data, one
+//! checked transition function); one file per state with its gains and exit conditions:
+//! [`startup`], [`drain`], [`probe_bw`], [`probe_rtt`]; the window and loss recovery are in
+//! [`cwnd`], policer detection in [`lt_bw`]. Both model filters are
+//! [`WindowedFilter`](super::windowed_filter::WindowedFilter)s.
 //!
 //! Not ported: the ACK-aggregation extra window (added to Linux in 5.1; seed 000 ports
 //! 4.14/4.19) and the EDT in-network correction (pacing here is per request, so in-flight
@@ -16,10 +19,10 @@
 mod cwnd;
 mod drain;
 mod lt_bw;
-mod max_filter;
 mod probe_bw;
 mod probe_rtt;
 mod startup;
+mod state;
 pub mod wifi;
 
 use core::time::Duration;
@@ -27,22 +30,32 @@ use core::time::Duration;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::spec::{Key, Keyed, Kind, key};
+use super::windowed_filter::{Max, Min, WindowedFilter};
 use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
 use crate::time::Time;
 use lt_bw::{LtBw, LtInput};
-use max_filter::MaxFilter;
+use state::State;
 use wifi::RoundRttAverage;
 
-/// Startup gain 2/ln 2: the smallest gain that doubles the rate every round.
-pub const HIGH_GAIN: f64 = 2.0 / core::f64::consts::LN_2;
-/// Drain pacing gain: empties Startup's queue in about one round.
-pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
-/// Window gain in ProbeBW.
-pub const CWND_GAIN: f64 = 2.0;
+pub use drain::DRAIN_GAIN;
+pub use probe_bw::CWND_GAIN;
+pub use startup::HIGH_GAIN;
+pub use state::Mode;
+
 /// Pace 1 % below the estimate to keep the bottleneck queue small.
 pub const PACING_MARGIN: f64 = 0.99;
 /// Bandwidth filter window, in rounds (Linux: CYCLE_LEN + 2).
 pub const BW_WINDOW_ROUNDS: u64 = 10;
+
+/// Max delivery rate (units/s) over the last [`BW_WINDOW_ROUNDS`] rounds: Linux's three-sample
+/// `minmax_running_max` (seed 000 eq. 6).
+type BwFilter = WindowedFilter<f64, u64, Max, 3>;
+/// Min RTT over [`probe_rtt::MIN_RTT_WINDOW`]: one sample, replaced by a lower or equal one or
+/// by any sample once it is older than the window (Linux `bbr_update_min_rtt`; seed 000 eq. 7).
+type MinRttFilter = WindowedFilter<Duration, Time, Min, 1>;
+/// The min-RTT filter's value before the first sample (Linux starts `min_rtt_us` at ~0U).
+const NO_RTT: Duration = Duration::MAX;
 
 /// BBR parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +78,37 @@ impl Default for BbrConfig {
     }
 }
 
+impl Keyed for BbrConfig {
+    const KEYS: &'static [Key<Self>] = &[
+        key!(
+            init_cwnd,
+            Kind::Int { min: 1, max: u32::MAX as u64 },
+            "initial window and BDP before an RTT sample, units (Linux TCP_INIT_CWND)"
+        ),
+        key!(probe_rtt, Kind::Bool, "enter ProbeRTT when the min-RTT estimate is 10 s old (seed 000 eq. 7)"),
+        key!(lt_bw, Kind::Bool, "long-term bandwidth sampling: pace at a policer's rate (Linux bbr_lt_bw_sampling)"),
+        key!(wifi, Kind::Bool, "seed 000 §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW"),
+        key!(
+            "probe_gain" => probe_bw_gain,
+            Kind::Float { min: 1.0, max: 4.0 },
+            "pacing gain of ProbeBW's probing phase (BBRp: 1.5 = bbrp_pace 6, 2 = 8)"
+        ),
+    ];
+}
+
 impl BbrConfig {
+    /// The name the receiver reports: `bbr-wifi` with the WiFi changes, else `bbrp` with a
+    /// probing gain other than 1.25, else `bbr`.
+    pub fn name(&self) -> &'static str {
+        if self.wifi {
+            "bbr-wifi"
+        } else if self.probe_bw_gain != BbrConfig::default().probe_bw_gain {
+            "bbrp"
+        } else {
+            "bbr"
+        }
+    }
+
     /// The `bbr-wifi` configuration.
     pub fn wifi() -> Self {
         BbrConfig { wifi: true, ..Self::default() }
@@ -78,47 +121,24 @@ impl BbrConfig {
     }
 }
 
-/// BBR's state machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
-
 /// The BBR controller.
 #[derive(Debug)]
 pub struct Bbr {
     cfg: BbrConfig,
     params: CcParams,
     rng: Pcg32,
-    mode: Mode,
+    state: State,
     cwnd: u64,
     /// Bytes per second.
     pacing_rate: f64,
     pacing_gain: f64,
     cwnd_gain: f64,
     /// Max delivery rate (units/s) over the last 10 rounds.
-    bw: MaxFilter,
+    bw: BwFilter,
     rtt_cnt: u64,
     next_rtt_delivered: u64,
     round_start: bool,
-    min_rtt: Option<Duration>,
-    min_rtt_stamp: Time,
-    probe_rtt_done_stamp: Option<Time>,
-    probe_rtt_round_done: bool,
+    min_rtt: MinRttFilter,
     packet_conservation: bool,
     prev_ca_state: CaState,
     prior_cwnd: u64,
@@ -126,8 +146,6 @@ pub struct Bbr {
     full_bw_reached: bool,
     full_bw: f64,
     full_bw_cnt: u32,
-    cycle_idx: usize,
-    cycle_stamp: Time,
     has_seen_rtt: bool,
     lt: LtBw,
     delivered: u64,
@@ -144,18 +162,15 @@ impl Bbr {
             cwnd: cfg.init_cwnd,
             cfg,
             params,
-            mode: Mode::Startup,
+            state: State::Startup,
             pacing_rate: 0.0,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
-            bw: MaxFilter::default(),
+            bw: BwFilter::new(BW_WINDOW_ROUNDS, 0, 0.0),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
             round_start: false,
-            min_rtt: None,
-            min_rtt_stamp: Time::ZERO,
-            probe_rtt_done_stamp: None,
-            probe_rtt_round_done: false,
+            min_rtt: MinRttFilter::new(probe_rtt::MIN_RTT_WINDOW, Time::ZERO, NO_RTT),
             packet_conservation: false,
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
@@ -163,8 +178,6 @@ impl Bbr {
             full_bw_reached: false,
             full_bw: 0.0,
             full_bw_cnt: 0,
-            cycle_idx: 0,
-            cycle_stamp: Time::ZERO,
             has_seen_rtt: false,
             lt: LtBw::default(),
             delivered: 0,
@@ -172,15 +185,13 @@ impl Bbr {
             rtt_avg: RoundRttAverage::default(),
             eq9: false,
         };
-        b.bw.reset(0, 0.0);
         b.init_pacing_rate(None);
-        b.enter_startup();
         b
     }
 
     /// Current state.
     pub fn mode(&self) -> Mode {
-        self.mode
+        self.state.mode()
     }
     /// Windowed max delivery rate, units/s.
     pub fn max_bw(&self) -> f64 {
@@ -192,7 +203,7 @@ impl Bbr {
     }
     /// Min-RTT estimate.
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        Some(self.min_rtt.get()).filter(|&m| m != NO_RTT)
     }
     /// Whether Startup has filled the pipe.
     pub fn full_bw_reached(&self) -> bool {
@@ -202,9 +213,12 @@ impl Bbr {
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
     }
-    /// Current ProbeBW phase index (0 = probing phase, 1 = draining phase).
-    pub fn cycle_index(&self) -> usize {
-        self.cycle_idx
+    /// Current ProbeBW phase index (0 = probing phase, 1 = draining phase); `None` outside ProbeBW.
+    pub fn cycle_index(&self) -> Option<usize> {
+        match &self.state {
+            State::ProbeBw(cycle) => Some(cycle.idx),
+            _ => None,
+        }
     }
     /// Whether `bbr-wifi`'s inequality (9) held at the last arrival.
     pub fn eq9_active(&self) -> bool {
@@ -257,17 +271,8 @@ impl Bbr {
         self.lt_bw_sampling(&LtInput::from(rs));
         // App-limited samples only count if they show at least the current estimate.
         if !rs.rate.is_app_limited || bw >= self.max_bw() {
-            self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
+            self.bw.update(self.rtt_cnt, bw);
         }
-    }
-
-    fn update_gains(&mut self) {
-        (self.pacing_gain, self.cwnd_gain) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
-            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
-            Mode::ProbeBw => (if self.lt.use_bw { 1.0 } else { self.cycle_gain(self.cycle_idx) }, CWND_GAIN),
-            Mode::ProbeRtt => (1.0, 1.0),
-        };
     }
 
     fn update_wifi(&mut self, rs: &AckSample) {
@@ -275,8 +280,8 @@ impl Bbr {
             self.rtt_avg.on_rtt(rtt);
         }
         self.eq9 = self.cfg.wifi
-            && self.mode == Mode::ProbeBw
-            && match (self.rtt_avg.average(), self.min_rtt) {
+            && self.mode() == Mode::ProbeBw
+            && match (self.rtt_avg.average(), self.min_rtt()) {
                 (Some(avg), Some(min)) => wifi::eq9_holds(avg, min),
                 _ => false,
             };
@@ -295,7 +300,7 @@ impl Bbr {
 
 impl Controller for Bbr {
     fn name(&self) -> &'static str {
-        super::CcConfig::Bbr(self.cfg.clone()).name()
+        self.cfg.name()
     }
     fn cwnd(&self) -> u64 {
         self.cwnd
@@ -308,16 +313,16 @@ impl Controller for Bbr {
         if self.eq9 { (base * wifi::AGGREGATION_BOOST).min(self.params.max_aggregation).max(base) } else { base }
     }
     fn cwnd_limits(&self) -> bool {
-        !(self.cfg.wifi && self.mode == Mode::ProbeBw)
+        !(self.cfg.wifi && self.mode() == Mode::ProbeBw)
     }
     fn state(&self) -> &'static str {
-        self.mode.name()
+        self.mode().name()
     }
     fn on_send(&mut self, now: Time, _units: u64, inflight: u64, app_limited: bool) {
         // CA_EVENT_TX_START after an app-limited idle period.
         if inflight == 0 && app_limited {
             self.idle_restart = true;
-            match self.mode {
+            match self.mode() {
                 Mode::ProbeBw => {
                     let rate = self.rate_bytes(self.bw(), 1.0);
                     if self.full_bw_reached || rate > self.pacing_rate {
@@ -341,7 +346,7 @@ impl Controller for Bbr {
         self.handle_congestion(e);
     }
     fn wants_app_limited(&self) -> bool {
-        self.mode == Mode::ProbeRtt
+        self.mode() == Mode::ProbeRtt
     }
 }
 

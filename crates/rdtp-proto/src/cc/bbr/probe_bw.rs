@@ -4,7 +4,7 @@
 
 use rand_core::Rng;
 
-use super::{Bbr, Mode};
+use super::{Bbr, State};
 use crate::cc::AckSample;
 use crate::time::Time;
 
@@ -12,6 +12,23 @@ use crate::time::Time;
 pub(crate) const CYCLE_LEN: usize = 8;
 /// Gain of the draining phase.
 pub(crate) const DRAIN_PHASE_GAIN: f64 = 0.75;
+/// Window gain in ProbeBW.
+pub const CWND_GAIN: f64 = 2.0;
+
+/// ProbeBW's data: the gain cycle's phase and when it began.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Cycle {
+    /// 0 = probing phase, 1 = draining phase, 2…7 = cruising.
+    pub(super) idx: usize,
+    pub(super) stamp: Time,
+}
+
+impl Cycle {
+    fn advance(&mut self, now: Time) {
+        self.idx = (self.idx + 1) % CYCLE_LEN;
+        self.stamp = now;
+    }
+}
 
 impl Bbr {
     /// Pacing gain of phase `idx` (phase 0 probes with the configured gain, 1.25 by default).
@@ -23,29 +40,32 @@ impl Bbr {
         }
     }
 
-    /// Enter ProbeBW at a random phase other than the draining one.
-    pub(super) fn enter_probe_bw(&mut self, now: Time) {
-        self.mode = Mode::ProbeBw;
-        // Linux: cycle_idx = CYCLE_LEN - 1 - rand(7), then advance → {0, 2, 3, …, 7}.
-        let r = ((u64::from(self.rng.next_u32()) * 7) >> 32) as usize; // uniform in 0..7
-        self.cycle_idx = CYCLE_LEN - 1 - r;
-        self.advance_cycle_phase(now);
+    /// Pacing and window gains in ProbeBW: the phase's, or 1 while a policer's rate is used.
+    pub(super) fn probe_bw_gains(&self, cycle: &Cycle) -> (f64, f64) {
+        (if self.lt.use_bw { 1.0 } else { self.cycle_gain(cycle.idx) }, CWND_GAIN)
     }
 
-    fn advance_cycle_phase(&mut self, now: Time) {
-        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
-        self.cycle_stamp = now;
+    /// Enter ProbeBW at a random phase other than the draining one.
+    pub(super) fn enter_probe_bw(&mut self, now: Time) {
+        // Linux: cycle_idx = CYCLE_LEN - 1 - rand(7), then advance → {0, 2, 3, …, 7}.
+        let r = ((u64::from(self.rng.next_u32()) * 7) >> 32) as usize; // uniform in 0..7
+        let mut cycle = Cycle { idx: CYCLE_LEN - 1 - r, stamp: now };
+        cycle.advance(now);
+        self.transition_to(State::ProbeBw(cycle));
     }
 
     pub(super) fn update_cycle_phase(&mut self, rs: &AckSample) {
-        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(rs) {
-            self.advance_cycle_phase(rs.now);
+        if let State::ProbeBw(cycle) = self.state
+            && self.is_next_cycle_phase(&cycle, rs)
+            && let State::ProbeBw(cycle) = &mut self.state
+        {
+            cycle.advance(rs.now);
         }
     }
 
     /// End a phase when it has lasted a min-RTT and/or reached its in-flight target.
-    fn is_next_cycle_phase(&self, rs: &AckSample) -> bool {
-        let full_length = self.min_rtt.is_some_and(|m| rs.now - self.cycle_stamp > m);
+    fn is_next_cycle_phase(&self, cycle: &Cycle, rs: &AckSample) -> bool {
+        let full_length = self.min_rtt().is_some_and(|m| rs.now - cycle.stamp > m);
         let gain = self.pacing_gain;
         if gain == 1.0 {
             return full_length;

@@ -1,19 +1,19 @@
 //! Startup: grow the rate with gain 2/ln 2 until the bandwidth stops growing
 //! (Linux `bbr_check_full_bw_reached`; seed 000 §3.5).
 
-use super::{Bbr, Mode};
+use super::Bbr;
 use crate::cc::AckSample;
 
+/// Startup gain 2/ln 2: the smallest gain that doubles the rate every round.
+pub const HIGH_GAIN: f64 = 2.0 / core::f64::consts::LN_2;
+/// Pacing and window gains in Startup.
+pub(super) const GAINS: (f64, f64) = (HIGH_GAIN, HIGH_GAIN);
 /// Bandwidth must grow by this factor per round to count as still growing.
 pub(crate) const FULL_BW_THRESH: f64 = 1.25;
 /// Rounds without such growth after which the pipe is full.
 pub(crate) const FULL_BW_COUNT: u32 = 3;
 
 impl Bbr {
-    pub(super) fn enter_startup(&mut self) {
-        self.mode = Mode::Startup;
-    }
-
     /// After 3 non-app-limited rounds in which the max bandwidth grew by < 25 %, estimate
     /// that Startup filled the pipe.
     pub(super) fn check_full_bw_reached(&mut self, rs: &AckSample) {

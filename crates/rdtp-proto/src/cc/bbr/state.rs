@@ -1,0 +1,135 @@
+//! BBR's state machine (Linux `bbr->mode`; seed 000 §3.5): the state with the data only that
+//! state has, the legal transitions, and the one function that changes state.
+//!
+//! ```text
+//!            full pipe            queue drained
+//!  Startup ────────────▶ Drain ────────────────▶ ProbeBW ◀─┐ policed rate used for
+//!     ▲  │                 │                      │  │  └───┘ 48 rounds: new cycle
+//!     │  └─────────────────┴──── min RTT 10 s old ┘  │
+//!     │                          ▼                   │
+//!     └──── pipe not full ── ProbeRTT ── pipe full ──┘ (after ≥ 200 ms and a round)
+//! ```
+
+use super::probe_bw::Cycle;
+use super::probe_rtt::ProbeRtt;
+use super::{Bbr, drain, probe_rtt, startup};
+
+/// The state without its data, for callers and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// The state, carrying what only it uses.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum State {
+    Startup,
+    Drain,
+    /// The gain cycle's phase and when it began.
+    ProbeBw(Cycle),
+    /// When ProbeRTT may end.
+    ProbeRtt(ProbeRtt),
+}
+
+impl State {
+    pub(super) fn mode(&self) -> Mode {
+        match self {
+            State::Startup => Mode::Startup,
+            State::Drain => Mode::Drain,
+            State::ProbeBw(_) => Mode::ProbeBw,
+            State::ProbeRtt(_) => Mode::ProbeRtt,
+        }
+    }
+
+    /// Whether Linux `tcp_bbr.c` ever goes from `self` to `next`.
+    fn may_become(&self, next: &State) -> bool {
+        use Mode::*;
+        matches!(
+            (self.mode(), next.mode()),
+            // bbr_check_drain: Startup filled the pipe; then its queue is gone.
+            (Startup, Drain) | (Drain, ProbeBw)
+            // bbr_lt_bw_sampling: after 48 rounds at the policed rate, a fresh gain cycle.
+            | (ProbeBw, ProbeBw)
+            // bbr_update_min_rtt: the min-RTT estimate expired (from any other state).
+            | (Startup | Drain | ProbeBw, ProbeRtt)
+            // bbr_check_probe_rtt_done → bbr_reset_mode.
+            | (ProbeRtt, Startup | ProbeBw)
+        )
+    }
+}
+
+impl Bbr {
+    /// Change state. Entry actions stay with the caller (Linux order: e.g. ProbeRTT's
+    /// `bbr_save_cwnd` runs after the mode changed).
+    pub(super) fn transition_to(&mut self, next: State) {
+        debug_assert!(
+            self.state.may_become(&next),
+            "illegal BBR transition {:?} → {:?}",
+            self.state.mode(),
+            next.mode()
+        );
+        self.state = next;
+    }
+
+    /// Pacing and window gains of the current state (Linux `bbr_update_gains`).
+    pub(super) fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match &self.state {
+            State::Startup => startup::GAINS,
+            State::Drain => drain::GAINS,
+            State::ProbeBw(cycle) => self.probe_bw_gains(cycle),
+            State::ProbeRtt(_) => probe_rtt::GAINS,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legal_transitions_are_linuxs() {
+        let all = [State::Startup, State::Drain, State::ProbeBw(Cycle::default()), State::ProbeRtt(Default::default())];
+        let legal: Vec<(Mode, Mode)> =
+            all.iter().flat_map(|a| all.iter().filter(|b| a.may_become(b)).map(|b| (a.mode(), b.mode()))).collect();
+        use Mode::{Drain, ProbeBw, ProbeRtt, Startup};
+        assert_eq!(
+            legal,
+            [
+                (Startup, Drain),
+                (Startup, ProbeRtt),
+                (Drain, ProbeBw),
+                (Drain, ProbeRtt),
+                (ProbeBw, ProbeBw),
+                (ProbeBw, ProbeRtt),
+                (ProbeRtt, Startup),
+                (ProbeRtt, ProbeBw)
+            ]
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "illegal BBR transition ProbeBw → Drain")]
+    fn illegal_transition_is_caught() {
+        let mut b = Bbr::new(
+            super::super::BbrConfig::default(),
+            crate::cc::CcParams { unit: 1000, max_aggregation: 64, seed: 0 },
+        );
+        b.state = State::ProbeBw(Cycle::default());
+        b.transition_to(State::Drain);
+    }
+}

@@ -1,0 +1,132 @@
+//! The controller registry: every name a spec may start with, in one table, and what
+//! [`CcConfig`] does per controller (its reported name, its keys, building it).
+//!
+//! The first entry of each configuration type is the family's own name; later entries of the
+//! same type are aliases with other defaults (`bbr-wifi` = `bbr:wifi=true`, `bbrp` =
+//! `bbr:probe_gain=1.5`). A new controller adds a `CcConfig` variant, one row here and the
+//! three `match` arms below; a new knob touches only its controller's file.
+
+use super::spec::Knobs;
+use super::{CcConfig, CcParams, Controller, aimd, bbr, fixed};
+
+/// A name specs accept.
+pub struct Entry {
+    pub name: &'static str,
+    /// One line for the help text.
+    pub about: &'static str,
+    /// The configuration the name stands for; a spec's keys are applied on top of it.
+    pub base: fn() -> CcConfig,
+}
+
+/// Every controller name (`--cc`, `RdtpReceiverConfig.cc`, scenario and testbed `cc`).
+pub const CONTROLLERS: &[Entry] = &[
+    Entry {
+        name: "bbr",
+        about: "receiver-based BBR v1, a port of Linux tcp_bbr.c (seed 000 §3.5)",
+        base: || CcConfig::Bbr(bbr::BbrConfig::default()),
+    },
+    Entry {
+        name: "bbr-wifi",
+        about: "bbr + the WiFi optimisations of seed 000 §4.2–4.3",
+        base: || CcConfig::Bbr(bbr::BbrConfig::wifi()),
+    },
+    Entry {
+        name: "bbrp",
+        about: "BBRp (seed 000 ref. [39], §5.3): ProbeBW probes at 1.5 (bbrp_pace 6; probe_gain=2 is 8)",
+        base: || CcConfig::Bbr(bbr::BbrConfig::bbrp(1.5)),
+    },
+    Entry {
+        name: "aimd",
+        about: "ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window), unpaced",
+        base: || CcConfig::Aimd(aimd::AimdConfig::default()),
+    },
+    Entry {
+        name: "fixed",
+        about: "a constant window, unpaced",
+        base: || CcConfig::Fixed(fixed::FixedConfig::default()),
+    },
+];
+
+const NAME_LIST: [&str; CONTROLLERS.len()] = {
+    let mut names = [""; CONTROLLERS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = CONTROLLERS[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// The registry entry called `name`.
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    CONTROLLERS.iter().find(|e| e.name == name)
+}
+
+/// The family entry of a configuration: the first entry of its type.
+pub fn family(cc: &CcConfig) -> &'static Entry {
+    let kind = core::mem::discriminant(cc);
+    CONTROLLERS
+        .iter()
+        .find(|e| core::mem::discriminant(&(e.base)()) == kind)
+        .expect("every CcConfig variant has an entry")
+}
+
+impl CcConfig {
+    /// The names of the registry, in its order.
+    pub const NAMES: &'static [&'static str] = &NAME_LIST;
+
+    /// The configuration a registry name stands for (no keys; see `str::parse` for specs).
+    pub fn from_name(name: &str) -> Option<CcConfig> {
+        lookup(name).map(|e| (e.base)())
+    }
+
+    /// The name the receiver reports for this configuration (`bbr`, `bbr-wifi`, `bbrp`,
+    /// `aimd`, `fixed`); always a registry name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Bbr(c) => c.name(),
+            CcConfig::Aimd(_) => "aimd",
+            CcConfig::Fixed(_) => "fixed",
+        }
+    }
+
+    /// This configuration's keys.
+    pub fn knobs(&self) -> &dyn Knobs {
+        match self {
+            CcConfig::Bbr(c) => c,
+            CcConfig::Aimd(c) => c,
+            CcConfig::Fixed(c) => c,
+        }
+    }
+
+    pub(crate) fn knobs_mut(&mut self) -> &mut dyn Knobs {
+        match self {
+            CcConfig::Bbr(c) => c,
+            CcConfig::Aimd(c) => c,
+            CcConfig::Fixed(c) => c,
+        }
+    }
+
+    /// Build the controller.
+    pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
+        match self {
+            CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
+            CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
+            CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_reports_its_own_name_and_names_are_unique() {
+        for (i, e) in CONTROLLERS.iter().enumerate() {
+            assert_eq!((e.base)().name(), e.name);
+            assert!(CONTROLLERS[..i].iter().all(|o| o.name != e.name), "{} twice", e.name);
+        }
+        assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"]);
+    }
+}
