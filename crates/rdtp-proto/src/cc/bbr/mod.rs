@@ -143,6 +143,9 @@ pub struct Bbr {
     prev_ca_state: CaState,
     prior_cwnd: u64,
     idle_restart: bool,
+    /// A request has left: the min-RTT filter's clock started then (Linux `bbr_init` stamps
+    /// the min RTT at connection start, not at the clock's origin).
+    started: bool,
     full_bw_reached: bool,
     full_bw: f64,
     full_bw_cnt: u32,
@@ -175,6 +178,7 @@ impl Bbr {
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
             idle_restart: false,
+            started: false,
             full_bw_reached: false,
             full_bw: 0.0,
             full_bw_cnt: 0,
@@ -319,6 +323,12 @@ impl Controller for Bbr {
         self.mode().name()
     }
     fn on_send(&mut self, now: Time, _units: u64, inflight: u64, app_limited: bool) {
+        if !self.started {
+            // bbr_init: min_rtt_stamp = now. A receiver whose first request leaves more than
+            // 10 s after the clock's origin must not start in ProbeRTT.
+            self.started = true;
+            self.min_rtt.restamp(now);
+        }
         // CA_EVENT_TX_START after an app-limited idle period.
         if inflight == 0 && app_limited {
             self.idle_restart = true;

@@ -215,3 +215,18 @@ fn bbrp_probes_with_a_higher_gain() {
     }
     assert_eq!(gains.into_iter().collect::<Vec<_>>(), vec![75, 100, 200]);
 }
+
+/// Linux stamps the min RTT when the connection starts (`bbr_init`): a flow whose first
+/// request leaves 15 s after the clock's origin (a late joiner in a simulation) starts in
+/// Startup, not in ProbeRTT.
+#[test]
+fn a_flow_starting_late_starts_in_startup() {
+    let mut b = Bbr::new(BbrConfig::default(), params(1));
+    let mut s = Script::new(1000.0, 20);
+    s.now = Time::from_millis(15_000);
+    b.on_send(s.now, 10, 0, false);
+    s.now += Duration::from_millis(20);
+    s.ack(&mut b, 9);
+    assert_eq!(b.mode(), Mode::Startup);
+    assert!(b.cwnd() > probe_rtt::CWND_MIN_TARGET);
+}
