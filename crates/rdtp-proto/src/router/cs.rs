@@ -21,32 +21,47 @@
 //!
 //! Like the rest of `rdtp-proto` it does no I/O, reads no clock and draws no ambient
 //! randomness: `random` eviction and `prob:P` admission draw from a PCG seeded with
-//! [`CsConfig::seed`], so a run is reproducible. Its memory is bounded by its capacity (a
-//! constant multiple of `capacity_units` entries of bookkeeping, see [`Replacement::Lfu`]),
-//! never by the number of distinct keys ever seen. Every operation is O(1) or O(log n).
-//! It knows nothing of freshness or expiry: deciding whether a cached value may still be
-//! served is the router's business.
+//! [`CsConfig::seed`], so a run is reproducible. Its memory is bounded by its capacity,
+//! never by the number of distinct keys ever seen: besides the entries themselves and their
+//! key index, `lfu` keeps at most [`LFU_BYTES_PER_UNIT`] (88) bytes of bookkeeping per unit
+//! of capacity, plus [`LFU_MIN_SKETCH_BYTES`] (4 KiB) for stores under 128 units (see
+//! [`Replacement::Lfu`]; [`ContentStore::lfu_bookkeeping_bytes`] reports it). Every operation
+//! is O(1) or O(log n). It knows nothing of freshness or expiry: deciding whether a cached
+//! value may still be served is the router's business.
+//!
+//! `lfu` estimates frequencies with a count-min sketch that halves itself periodically
+//! (TinyLFU's). It used to count the last `64 × capacity_units` lookups exactly
+//! (Window-LFU), whose ring of lookups and map of per-key counts grew with the number of
+//! distinct keys in that window: about 4.5 KiB per unit, 292 MiB of RSS for a 65 536-unit
+//! store under a stream of distinct keys, more than the payload such a store holds.
 //!
 //! # Complexity (n = entries held, v = entries an offer evicts)
 //!
 //! | operation | `lru` / `fifo` / `random` | `lfu` |
 //! | --- | --- | --- |
-//! | [`get`](ContentStore::get) | O(1) | O(log n) |
+//! | [`get`](ContentStore::get) | O(1) | O(log n) amortized |
 //! | [`peek`](ContentStore::peek), [`contains`](ContentStore::contains) | O(1) | O(1) |
-//! | [`offer`](ContentStore::offer) | O(1 + v) | O((1 + v) log n) |
+//! | [`offer`](ContentStore::offer) | O(1 + v) | O((1 + v) log n) amortized |
 //! | [`remove`](ContentStore::remove) | O(1) | O(log n) |
 //!
 //! O(1) is expected time (hash maps). Each entry is evicted at most once, so the `v` terms
-//! add up to at most the number of inserts over a run.
+//! add up to at most the number of inserts over a run. `lfu`'s amortization: one lookup in
+//! every W/2 (W = [`LFU_SAMPLE_PER_UNIT`] × `capacity_units`) completes a sample, halves
+//! the sketch and re-sorts the entries, O(`capacity_units` + n) at once; and choosing a
+//! victim first refreshes the heap's first node until its estimate is current, one
+//! O(log n) step per rise that other keys' lookups caused in the estimate of the entry on
+//! top (rare: the sketch has 8 counters per unit and row).
 
 use core::fmt;
 use core::str::FromStr;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+
+use lfu::Lfu;
 
 /// The size a cached value occupies, counted against [`CsConfig::capacity_bytes`].
 pub trait Weigh {
@@ -86,34 +101,61 @@ pub enum Replacement {
     /// approximation (Che, Tung & Wang, IEEE JSAC 2002).
     #[default]
     Lru,
-    /// Least frequently used, as **Window-LFU** (Karakostas & Serpanos, ISCC 2002) with a
-    /// frequency admission filter (the idea of TinyLFU: Einziger, Friedman & Manes, ACM ToS
-    /// 2017):
+    /// Least frequently used, with the frequency estimates and the admission filter of
+    /// **TinyLFU** (Einziger, Friedman & Manes, "TinyLFU: A Highly Efficient Cache Admission
+    /// Policy", ACM Transactions on Storage 13(4), 2017):
     ///
-    /// * the frequency of a key is the number of [`get`](ContentStore::get)s of it among the
-    ///   last `W = LFU_WINDOW_PER_UNIT × capacity_units` lookups, whether cached or not;
-    /// * the victim is the cached entry with the lowest frequency (ties: least recently
-    ///   used);
-    /// * a new key is admitted only if its frequency exceeds that of every entry it would
+    /// * the frequency of a key is estimated by a count-min sketch that counts every
+    ///   [`get`](ContentStore::get) of it, whether cached or not, and ages: when it has
+    ///   counted W = [`LFU_SAMPLE_PER_UNIT`] × `capacity_units` lookups, every counter is
+    ///   halved, and so is its count of lookups, so the next halving comes W/2 lookups later
+    ///   (TinyLFU's "reset"). Under a stationary popularity p, a key's estimate swings
+    ///   between about p·W/2 and p·W;
+    /// * the victim is the cached entry with the lowest estimate (ties: the least recently
+    ///   touched, by insertion or hit);
+    /// * a new key is admitted only if its estimate exceeds that of every entry it would
     ///   evict; otherwise the offer is rejected ([`Rejection::Frequency`]).
     ///
     /// Why not plain in-cache LFU: forgetting a key's count when it is evicted freezes the
     /// cache on whatever entered first (newcomers arrive with count 1 and are the next
     /// victims), so it never converges to the most popular keys. Why not perfect LFU: it
-    /// counts every key ever seen, which grows without bound. The window remembers recent
-    /// lookups of non-cached keys too, so a popular key outside the cache gathers the count
-    /// that lets it in, and under a stationary popularity the content converges to the
-    /// most frequent keys, as perfect LFU's does; unlike perfect LFU it also follows
-    /// popularity that changes. The window's finite length makes the frequencies of keys
-    /// near the edge of the cache noisy, which costs a little: with W = 64 C,
-    /// `tests/cs_theory.rs` measures 0.7–1.2 percentage points below perfect LFU's top-C
-    /// sum under Zipf(0.64–1.03) (32 C cost about twice that, 128 C about half).
+    /// counts every key ever seen, which grows without bound. The sketch counts lookups of
+    /// non-cached keys too, so a popular key outside the cache gathers the count that lets
+    /// it in, and under a stationary popularity the content converges to the most frequent
+    /// keys, as perfect LFU's does; the halving also lets it follow popularity that changes
+    /// (a key no longer looked up loses half its estimate every W/2 lookups: at most 8
+    /// halvings take a saturated counter to 0). Why a sketch rather than exact counts of a
+    /// window of lookups (this policy's previous form, Window-LFU): exact counts need memory
+    /// for every distinct key in the window, the sketch only for the capacity, whatever W.
     ///
-    /// Memory: a ring of at most `W` 64-bit key hashes (8 bytes each) plus a map of at most
-    /// `W + capacity_units` counters (about 25–60 bytes each with the map's slack), i.e. a
-    /// constant multiple of `capacity_units`: up to about 5 KiB per unit when every lookup
-    /// names a different key, much less when lookups repeat keys. Two keys whose 64-bit
-    /// hashes collide share a counter, and at most one of them is cached at a time.
+    /// The sketch: 4 rows of max(8 × `capacity_units`, 1 024) 8-bit counters, saturating at
+    /// 255; a key's cell in each row comes from its seeded 64-bit hash; an increment raises
+    /// only the key's smallest counters ("conservative update", Estan & Varghese, SIGCOMM
+    /// 2002). The estimate, the smallest of the key's 4 counters, is never below the key's
+    /// own (halved) count short of saturation; keys sharing its counters can only raise it. The finite sample and those collisions make estimates near the edge of
+    /// the cache noisy, which costs a little: with W = 128 C, `tests/cs_theory.rs` measures
+    /// 0.3–0.6 percentage points below perfect LFU's top-C sum under Zipf(0.64–1.03)
+    /// (W = 64 C costs about twice that, 256 C about half; 16-bit counters measure the same;
+    /// 4 counters per unit and row instead of 8 cost up to 0.4 points more).
+    ///
+    /// The eviction order: the cached entries sit in a binary min-heap by (estimate, last
+    /// touch). An entry's recorded estimate is refreshed when its key is looked up and after
+    /// every halving; in between, lookups of keys that share its counters can only raise its
+    /// current estimate, so the recorded one is a lower bound, and the first entry is
+    /// refreshed (and sifted down) until its recorded estimate is current before it is
+    /// compared with a newcomer or evicted. It is then the entry with the lowest current
+    /// estimate; recency breaks ties among equal recorded estimates.
+    ///
+    /// Memory, on top of the entries and the key index every policy keeps, counted by
+    /// [`ContentStore::lfu_bookkeeping_bytes`]: at most [`LFU_BYTES_PER_UNIT`] bytes per unit
+    /// of capacity — 88 on 64-bit targets: 32 of sketch, 24 of heap node (estimate, last
+    /// touch, slot), 16 of the set of cached key hashes (two 8-byte slots per unit, open
+    /// addressing), 16 of per-entry hash and heap position — plus [`LFU_MIN_SKETCH_BYTES`]
+    /// (the sketch's minimum width) for stores under 128 units. It does not depend on W or on
+    /// the keys looked up. The sketch and the hash set are allocated on first use.
+    ///
+    /// Two keys whose 64-bit hashes are equal share their estimate, and at most one of them
+    /// is cached at a time (the other is rejected, [`Rejection::Frequency`]).
     Lfu,
     /// First in, first out: evicts the entry inserted longest ago; hits do not reorder (a
     /// replacement of an existing key counts as a new insertion).
@@ -123,13 +165,26 @@ pub enum Replacement {
     Random,
 }
 
-/// Lookups an [`Replacement::Lfu`] store remembers per unit of capacity: its frequency
-/// window is `LFU_WINDOW_PER_UNIT × capacity_units` lookups long.
+/// The sample size W of an [`Replacement::Lfu`] store, per unit of capacity: its sketch
+/// halves every counter when it has counted `LFU_SAMPLE_PER_UNIT × capacity_units` lookups.
 ///
-/// Longer windows estimate frequencies more precisely (a key at the edge of the cache, of
-/// popularity p, is looked up about `W·p` times in a window) at the cost of more
-/// bookkeeping: up to about 70 bytes per lookup remembered (see [`Replacement::Lfu`]).
-pub const LFU_WINDOW_PER_UNIT: usize = 64;
+/// Longer samples estimate frequencies more precisely (a key at the edge of the cache, of
+/// popularity p, is counted about `W·p` times per sample) but forget old popularity more
+/// slowly. Unlike Window-LFU's window, the sample size costs no memory.
+pub const LFU_SAMPLE_PER_UNIT: usize = 128;
+
+/// Most bytes of bookkeeping an [`Replacement::Lfu`] store keeps per unit of capacity (88
+/// on 64-bit targets), beyond [`LFU_MIN_SKETCH_BYTES`]; see [`Replacement::Lfu`].
+pub const LFU_BYTES_PER_UNIT: usize = lfu::DEPTH * lfu::WIDTH_PER_UNIT * size_of::<lfu::Counter>()
+    + size_of::<lfu::Node>()
+    + lfu::HASH_SLOTS_PER_UNIT * size_of::<u64>()
+    + size_of::<u64>()
+    + size_of::<usize>();
+
+/// The smallest sketch of an [`Replacement::Lfu`] store (4 rows of 1 024 counters: 4 KiB),
+/// so that a small store's estimates are not drowned by collisions; it is what an
+/// [`Replacement::Lfu`] store under 128 units keeps beyond [`LFU_BYTES_PER_UNIT`] per unit.
+pub const LFU_MIN_SKETCH_BYTES: usize = lfu::DEPTH * lfu::MIN_WIDTH * size_of::<lfu::Counter>();
 
 /// Whether a value passing through is cached at all. Text form: `always`, `prob:P`
 /// (0 ≤ P ≤ 1), `none`.
@@ -158,8 +213,8 @@ pub struct CsConfig {
     pub replacement: Replacement,
     /// Admission policy.
     pub admission: Admission,
-    /// Seed of the PCG behind `random` eviction and `prob:P` admission (and of the key hash
-    /// behind `lfu`'s counters).
+    /// Seed of the PCG behind `random` eviction and `prob:P` admission (and salt of the key
+    /// hash behind `lfu`'s sketch).
     pub seed: u64,
 }
 
@@ -250,8 +305,8 @@ pub enum Offer {
 pub enum Rejection {
     /// The admission policy declined it (`prob:P` lost the draw, or `none`).
     Admission,
-    /// `lfu`: the key was not looked up more often, within the window, than the entries it
-    /// would evict (or, with odds of about 2⁻⁶⁴ per pair, its hash equals a held key's).
+    /// `lfu`: the key's estimated frequency was not higher than that of the entries it would
+    /// evict (or, with odds of about 2⁻⁶⁴ per pair, its hash equals a held key's).
     Frequency,
     /// The value is larger than `capacity_bytes`, or `capacity_units` is 0.
     TooBig,
@@ -338,88 +393,10 @@ struct Entry<K, V> {
     prev: usize,
     /// Towards the back (the next victim); `lru`/`fifo` only.
     next: usize,
-    /// Key hash of `lfu`'s counters; 0 otherwise.
+    /// Key hash of `lfu`'s sketch; 0 otherwise.
     hash: u64,
-    /// `lfu`: last touch (insertion or hit), the tie-break between equal counts.
-    seq: u64,
-}
-
-/// `lfu`'s bookkeeping for one hash: its count in the window, and where it is cached.
-struct Track {
-    count: u64,
-    /// Index in `entries` of the cached key with this hash, or `NIL`.
-    slot: usize,
-}
-
-/// Window-LFU state (see [`Replacement::Lfu`]).
-struct Lfu {
-    /// Hashes of the last `window_len` lookups, oldest first.
-    window: VecDeque<u64>,
-    window_len: usize,
-    /// Counts of the hashes in `window`, and every cached key's (possibly 0). At most
-    /// `window_len + capacity_units` entries.
-    tracked: HashMap<u64, Track>,
-    /// Cached entries by (count, last touch), ascending: the first is the victim.
-    order: BTreeMap<(u64, u64), usize>,
-    /// Source of `seq` values; strictly increasing, so `order`'s keys are unique.
-    tick: u64,
-}
-
-impl Lfu {
-    fn new(capacity_units: usize) -> Self {
-        Lfu {
-            window: VecDeque::new(),
-            window_len: capacity_units.saturating_mul(LFU_WINDOW_PER_UNIT),
-            tracked: HashMap::new(),
-            order: BTreeMap::new(),
-            tick: 0,
-        }
-    }
-
-    fn count(&self, hash: u64) -> u64 {
-        self.tracked.get(&hash).map_or(0, |t| t.count)
-    }
-
-    fn next_seq(&mut self) -> u64 {
-        self.tick += 1;
-        self.tick
-    }
-
-    /// One lookup of `hash`: count it, touch its entry if cached, forget the oldest lookup.
-    fn record<K, V>(&mut self, hash: u64, entries: &mut [Entry<K, V>]) {
-        if self.window_len == 0 {
-            return;
-        }
-        let seq = self.next_seq();
-        let t = self.tracked.entry(hash).or_insert(Track { count: 0, slot: NIL });
-        if t.slot != NIL {
-            let e = &mut entries[t.slot];
-            self.order.remove(&(t.count, e.seq));
-            e.seq = seq;
-            self.order.insert((t.count + 1, seq), t.slot);
-        }
-        t.count += 1;
-        self.window.push_back(hash);
-        if self.window.len() > self.window_len
-            && let Some(old) = self.window.pop_front()
-        {
-            self.forget(old, entries);
-        }
-    }
-
-    /// The lookup of `hash` left the window.
-    fn forget<K, V>(&mut self, hash: u64, entries: &[Entry<K, V>]) {
-        let Some(t) = self.tracked.get_mut(&hash) else { return };
-        if t.slot != NIL {
-            let seq = entries[t.slot].seq;
-            self.order.remove(&(t.count, seq));
-            self.order.insert((t.count - 1, seq), t.slot);
-        }
-        t.count -= 1;
-        if t.count == 0 && t.slot == NIL {
-            self.tracked.remove(&hash);
-        }
-    }
+    /// `lfu`: index of the entry's node in the heap.
+    pos: usize,
 }
 
 /// A bounded cache of `V`s keyed by `K`, with a replacement and an admission policy; see
@@ -455,7 +432,8 @@ impl<K, V> fmt::Debug for ContentStore<K, V> {
 impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// An empty store. Allocates nothing in proportion to the capacity up front.
     pub fn new(cfg: CsConfig) -> Self {
-        let lfu = (cfg.replacement == Replacement::Lfu).then(|| Lfu::new(cfg.capacity_units));
+        let lfu = (cfg.replacement == Replacement::Lfu)
+            .then(|| Lfu::new(cfg.capacity_units, cfg.capacity_units.saturating_mul(LFU_SAMPLE_PER_UNIT)));
         ContentStore {
             rng: Pcg64::seed_from_u64(cfg.seed),
             cfg,
@@ -470,13 +448,14 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     }
 
     /// Looks `key` up to serve it: counts one hit or one miss, and updates the policy (`lru`
-    /// moves a hit to the front; `lfu` counts the lookup, hit or miss, in its window;
-    /// `fifo` and `random` change nothing). O(1); O(log n) for `lfu`.
+    /// moves a hit to the front; `lfu` counts the lookup, hit or miss, in its sketch, and
+    /// re-sorts a hit by its new estimate; `fifo` and `random` change nothing). O(1);
+    /// O(log n) amortized for `lfu`.
     pub fn get(&mut self, key: &K) -> Option<&V> {
         let slot = self.index.get(key).copied();
         if let Some(lfu) = &mut self.lfu {
             let h = key_hash(self.cfg.seed, key);
-            lfu.record(h, &mut self.entries);
+            lfu.record(h, slot, &mut self.entries);
         }
         match slot {
             Some(i) => {
@@ -515,7 +494,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// replacement policy until the value fits both capacities, and it is stored.
     ///
     /// A rejected offer changes nothing (a replacement by a value too large leaves the old
-    /// value in place). O(1 + v) for v evictions; O((1 + v) log n) for `lfu`.
+    /// value in place). O(1 + v) for v evictions; O((1 + v) log n) amortized for `lfu`.
     pub fn offer(&mut self, key: K, value: V) -> Offer {
         let size = value.bytes() as u64;
         if self.cfg.capacity_units == 0 || size > self.cfg.capacity_bytes {
@@ -544,8 +523,8 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
         Offer::Inserted { evicted }
     }
 
-    /// Takes `key` out of the store (not an eviction: counted in `removals`). `lfu` keeps
-    /// counting its lookups in the window. O(1); O(log n) for `lfu`.
+    /// Takes `key` out of the store (not an eviction: counted in `removals`). `lfu`'s sketch
+    /// keeps counting its lookups. O(1); O(log n) for `lfu`.
     pub fn remove(&mut self, key: &K) -> Option<V> {
         let i = self.index.get(key).copied()?;
         self.stats.removals += 1;
@@ -577,6 +556,15 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
         &self.stats
     }
 
+    /// `lfu` only: the bytes its bookkeeping holds (sketch, heap, set of cached key hashes,
+    /// and the per-entry fields only it uses), counted by the capacity of the allocations,
+    /// not their use. At most `LFU_BYTES_PER_UNIT × capacity_units + LFU_MIN_SKETCH_BYTES`
+    /// (see [`Replacement::Lfu`]), however many keys were looked up. `None` for the other
+    /// policies.
+    pub fn lfu_bookkeeping_bytes(&self) -> Option<usize> {
+        self.lfu.as_ref().map(|lfu| lfu.bytes(self.entries.capacity()))
+    }
+
     /// The admission draw for a new key.
     fn admit(&mut self) -> bool {
         match self.cfg.admission {
@@ -589,24 +577,12 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
 
     /// `lfu` only (true otherwise): whether a new key with `hash` and `size` is more
     /// frequent than every entry that would be evicted to make room for it.
-    fn passes_frequency_filter(&self, hash: u64, size: u64) -> bool {
-        let Some(lfu) = &self.lfu else { return true };
-        if lfu.tracked.get(&hash).is_some_and(|t| t.slot != NIL) {
-            return false; // a different key with the same 64-bit hash is cached
+    fn passes_frequency_filter(&mut self, hash: u64, size: u64) -> bool {
+        let (units, bytes) = self.shortfall(size);
+        match &mut self.lfu {
+            Some(lfu) => lfu.admits(hash, units, bytes, &mut self.entries),
+            None => true,
         }
-        let candidate = lfu.count(hash);
-        let (mut units, mut bytes) = self.shortfall(size);
-        for (&(count, _), &i) in &lfu.order {
-            if units == 0 && bytes == 0 {
-                break;
-            }
-            if count >= candidate {
-                return false;
-            }
-            units = units.saturating_sub(1);
-            bytes = bytes.saturating_sub(self.entries[i].size);
-        }
-        true
     }
 
     /// Entries and bytes to free before a value of `size` bytes fits.
@@ -638,7 +614,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
                 let r = self.rng.next_u64();
                 ((u128::from(r) * self.entries.len() as u128) >> 64) as usize
             }
-            Replacement::Lfu => self.lfu.as_ref().and_then(|l| l.order.first_key_value()).map_or(0, |(_, &i)| i),
+            Replacement::Lfu => self.lfu.as_mut().and_then(|l| l.victim(&mut self.entries)).unwrap_or(0),
         }
     }
 
@@ -649,21 +625,17 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// Stores a new entry (room has been made) at the front of the list / with a fresh touch.
     fn attach(&mut self, key: K, value: V, size: u64, hash: u64) {
         let i = self.entries.len();
-        let seq = match &mut self.lfu {
-            Some(lfu) => {
-                let seq = lfu.next_seq();
-                let t = lfu.tracked.entry(hash).or_insert(Track { count: 0, slot: NIL });
-                t.slot = i;
-                lfu.order.insert((t.count, seq), i);
-                seq
-            }
-            None => 0,
-        };
         self.index.insert(key.clone(), i);
-        self.entries.push(Entry { key, value, size, prev: NIL, next: NIL, hash, seq });
+        if self.entries.len() == self.entries.capacity() {
+            reserve_within(&mut self.entries, self.cfg.capacity_units);
+        }
+        self.entries.push(Entry { key, value, size, prev: NIL, next: NIL, hash, pos: NIL });
         self.bytes += size;
         if self.uses_list() {
             self.link_front(i);
+        }
+        if let Some(lfu) = &mut self.lfu {
+            lfu.attach(i, &mut self.entries);
         }
     }
 
@@ -673,24 +645,14 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             self.unlink(i);
         }
         if let Some(lfu) = &mut self.lfu {
-            let (hash, seq) = (self.entries[i].hash, self.entries[i].seq);
-            if let Some(t) = lfu.tracked.get_mut(&hash) {
-                lfu.order.remove(&(t.count, seq));
-                t.slot = NIL;
-                if t.count == 0 {
-                    lfu.tracked.remove(&hash);
-                }
-            }
+            lfu.detach(i, &mut self.entries);
         }
         self.index.remove(&self.entries[i].key);
         let e = self.entries.swap_remove(i);
         self.bytes -= e.size;
         if i < self.entries.len() {
             // The former last entry (index `len`) now lives at `i`: repoint what refers to it.
-            let (prev, next, hash, seq) = {
-                let m = &self.entries[i];
-                (m.prev, m.next, m.hash, m.seq)
-            };
+            let (prev, next) = (self.entries[i].prev, self.entries[i].next);
             if let Some(slot) = self.index.get_mut(&self.entries[i].key) {
                 *slot = i;
             }
@@ -702,13 +664,8 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
                 }
                 if next == NIL { self.tail = i } else { self.entries[next].prev = i }
             }
-            if let Some(lfu) = &mut self.lfu
-                && let Some(t) = lfu.tracked.get_mut(&hash)
-            {
-                t.slot = i;
-                if let Some(slot) = lfu.order.get_mut(&(t.count, seq)) {
-                    *slot = i;
-                }
+            if let Some(lfu) = &mut self.lfu {
+                lfu.moved(i, &self.entries);
             }
         }
         e
@@ -751,5 +708,14 @@ fn key_hash<K: Hash>(seed: u64, key: &K) -> u64 {
     h.finish()
 }
 
+/// Grows a full `v` by as much as it holds (at least 4), but never beyond `limit` elements
+/// of capacity (unless it holds more already): the doubling of `Vec::push` without its
+/// overshoot past the capacity of the store.
+fn reserve_within<T>(v: &mut Vec<T>, limit: usize) {
+    let extra = v.capacity().max(4).min(limit.saturating_sub(v.len())).max(1);
+    v.reserve_exact(extra);
+}
+
+mod lfu;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::collections::VecDeque;
 
 /// A value of a chosen size, tagged so a test can tell which offer it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,26 +60,37 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             assert_eq!(self.tail, prev);
         }
         if let Some(lfu) = &self.lfu {
-            assert!(lfu.window.len() <= lfu.window_len);
-            assert!(lfu.tracked.len() <= lfu.window_len + self.cfg.capacity_units, "memory bound");
-            assert_eq!(lfu.order.len(), n);
-            for (i, e) in self.entries.iter().enumerate() {
-                let t = &lfu.tracked[&e.hash];
-                assert_eq!(t.slot, i);
-                assert_eq!(lfu.order.get(&(t.count, e.seq)), Some(&i));
-            }
-            let mut counts: HashMap<u64, u64> = HashMap::new();
-            for h in &lfu.window {
-                *counts.entry(*h).or_default() += 1;
-            }
-            for (h, t) in &lfu.tracked {
-                assert_eq!(counts.get(h).copied().unwrap_or(0), t.count);
-                assert!(t.count > 0 || t.slot != NIL, "a forgotten, uncached hash is still tracked");
-                if t.slot != NIL {
-                    assert_eq!(self.entries[t.slot].hash, *h);
+            let units = self.cfg.capacity_units;
+            // The memory bound, by allocated capacity: a constant per unit of capacity, plus
+            // the sketch's minimum for small stores.
+            let bytes = self.lfu_bookkeeping_bytes().expect("lfu");
+            assert!(bytes <= LFU_BYTES_PER_UNIT * units + LFU_MIN_SKETCH_BYTES, "memory bound: {bytes} bytes");
+            assert!(self.entries.capacity() <= units && lfu.heap.capacity() <= units, "allocated past the capacity");
+            let sk = &lfu.sketch;
+            assert!(sk.counters.is_empty() || sk.counters.len() == lfu::DEPTH * sk.width);
+            assert_eq!(sk.width, (units * lfu::WIDTH_PER_UNIT).max(lfu::MIN_WIDTH));
+            assert_eq!(sk.sample_size, units * LFU_SAMPLE_PER_UNIT);
+            assert!(sk.samples < sk.sample_size || sk.sample_size == 0);
+            // The heap: one node per entry, positions consistent, heap-ordered, recorded
+            // estimates never above the current ones, touches unique.
+            assert_eq!(lfu.heap.len(), n);
+            let mut seqs = std::collections::HashSet::new();
+            for (pos, node) in lfu.heap.iter().enumerate() {
+                assert!(node.slot < n);
+                assert_eq!(self.entries[node.slot].pos, pos);
+                if pos > 0 {
+                    assert!(!node.before(&lfu.heap[(pos - 1) / 2]), "heap order at {pos}");
                 }
+                assert!(node.freq <= sk.estimate(self.entries[node.slot].hash), "stale estimate above the sketch's");
+                assert!(seqs.insert(node.seq), "two nodes touched at once");
             }
-            assert_eq!(counts.len(), lfu.tracked.values().filter(|t| t.count > 0).count());
+            // The set of cached hashes: exactly the entries' hashes.
+            assert_eq!(lfu.hashes.len, n);
+            assert_eq!(lfu.hashes.slots.iter().filter(|&&h| h != 0).count(), n);
+            assert!(lfu.hashes.slots.is_empty() || lfu.hashes.slots.len() == (2 * units).max(2));
+            for e in &self.entries {
+                assert!(lfu.hashes.contains(e.hash));
+            }
         }
     }
 }
@@ -163,33 +175,42 @@ fn lfu_evicts_least_frequent_and_admits_only_more_frequent_keys() {
 }
 
 #[test]
-fn lfu_forgets_lookups_that_left_the_window() {
-    // One unit: the window is LFU_WINDOW_PER_UNIT lookups.
+fn lfu_forgets_old_lookups_by_halving() {
+    // One unit: the sample is W = LFU_SAMPLE_PER_UNIT lookups. Lookup number W halves every
+    // count (5 → 2), and so does the count of lookups (W → W/2): the next halvings come at
+    // lookups 3W/2 (2 → 1) and 2W (1 → 0).
     let mut cs = store(Replacement::Lfu, 1);
     for _ in 0..5 {
         if cs.get(&0).is_none() {
             cs.offer(0, v(0));
         }
     }
-    let w = LFU_WINDOW_PER_UNIT as u32;
-    // Keys looked up once each cannot displace key 0 while its lookups are in the window…
-    for k in 1..=(w - 5) {
+    let w = LFU_SAMPLE_PER_UNIT as u32;
+    let estimate = |cs: &ContentStore<u32, Val>, k: u32| {
+        let lfu = cs.lfu.as_ref().expect("lfu");
+        lfu.sketch.estimate(key_hash(cs.cfg.seed, &k))
+    };
+    assert_eq!(estimate(&cs, 0), 5);
+    // Keys looked up once each cannot displace key 0 while its estimate is at least theirs…
+    for k in 1..=(2 * w - 5) {
         assert!(cs.get(&k).is_none());
-        assert_eq!(cs.offer(k, v(k.into())), Offer::Rejected(Rejection::Frequency));
+        assert_eq!(cs.offer(k, v(k.into())), Offer::Rejected(Rejection::Frequency), "key {k}");
+        let expected = match k + 5 {
+            n if n < w => 5,
+            n if n < 3 * w / 2 => 2,
+            n if n < 2 * w => 1,
+            _ => 0,
+        };
+        assert_eq!(estimate(&cs, 0), expected, "after lookup {}", k + 5);
     }
     assert_eq!(held(&cs), [0]);
     cs.check();
-    // …and can once they are all gone (0's count is 0 < 1).
-    for k in (w - 4)..=w {
-        assert!(cs.get(&k).is_none());
-        let o = cs.offer(k, v(k.into()));
-        if k < w {
-            assert_eq!(o, Offer::Rejected(Rejection::Frequency), "key {k}");
-        } else {
-            assert_eq!(o, Offer::Inserted { evicted: 1 });
-        }
-    }
-    assert_eq!(held(&cs), [w]);
+    // …and can once the third halving has taken it to 0 (the key that completed that sample
+    // was halved to 0 too, and tied).
+    let k = 2 * w - 4;
+    assert!(cs.get(&k).is_none());
+    assert_eq!(cs.offer(k, v(k.into())), Offer::Inserted { evicted: 1 });
+    assert_eq!(held(&cs), [k]);
     cs.check();
 }
 
@@ -529,4 +550,78 @@ fn shared_byte_slices_weigh_their_length() {
     assert_eq!((cs.len(), cs.bytes()), (2, 2_000));
     assert!(!cs.contains(&(eid, 0)) && cs.contains(&(eid, 2_000)));
     assert_eq!(vec![1u8; 3].bytes() + Box::<[u8]>::from([1u8; 2]).bytes(), 5);
+}
+
+#[test]
+fn lfu_invariants_survive_halvings() {
+    // Proptest's short runs rarely complete a sample: here, many samples with small stores,
+    // byte limits that evict several entries at once, removals and replacements.
+    let mut rng = Pcg64::seed_from_u64(11);
+    for (units, capacity_bytes) in [(1, u64::MAX), (3, u64::MAX), (5, 60), (8, 30)] {
+        let mut cs: ContentStore<u32, Val> = ContentStore::new(CsConfig {
+            capacity_units: units,
+            capacity_bytes,
+            replacement: Replacement::Lfu,
+            seed: 5,
+            ..CsConfig::default()
+        });
+        let lookups = 6 * units * LFU_SAMPLE_PER_UNIT;
+        for step in 0..lookups {
+            let r = rng.next_u64();
+            // Skewed keys: the low ones are looked up much more often.
+            let key = ((r % 40) * (r % 40) / 40) as u32;
+            if cs.get(&key).is_none() {
+                cs.offer(key, Val { size: (r >> 8) as usize % 25, tag: step as u64 });
+            }
+            match r >> 60 {
+                0 => drop(cs.remove(&key)),
+                1 => drop(cs.offer(key, Val { size: (r >> 16) as usize % 25, tag: step as u64 })),
+                _ => {}
+            }
+            cs.check();
+        }
+        assert!(cs.stats().evictions > 0 && cs.stats().frequency_rejects > 0);
+    }
+}
+
+#[test]
+fn lfu_bookkeeping_is_a_constant_per_unit() {
+    // The stated bound, pinned: if the structures grow, this fails (and the docs are wrong).
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!((LFU_BYTES_PER_UNIT, LFU_MIN_SKETCH_BYTES), (88, 4096));
+    // NFD's default size, under a stream of distinct keys (which made Window-LFU's map of
+    // counts grow with every key in its window): the bookkeeping stays within the bound.
+    let units = CsConfig::DEFAULT_CAPACITY_UNITS;
+    let mut cs: ContentStore<u64, Vec<u8>> =
+        ContentStore::new(CsConfig { capacity_units: units, replacement: Replacement::Lfu, ..CsConfig::default() });
+    let mut rng = Pcg64::seed_from_u64(1);
+    let mut after_fill = 0;
+    for i in 0..400_000 {
+        let key = rng.next_u64();
+        if cs.get(&key).is_none() {
+            cs.offer(key, Vec::new());
+        }
+        if i == units {
+            after_fill = cs.lfu_bookkeeping_bytes().expect("lfu");
+        }
+    }
+    assert_eq!(cs.len(), units);
+    let bytes = cs.lfu_bookkeeping_bytes().expect("lfu");
+    assert_eq!(bytes, after_fill, "grew with the keys seen");
+    assert!(bytes <= LFU_BYTES_PER_UNIT * units, "{bytes} bytes for {units} units");
+    assert!(bytes <= 100 * units);
+    // Small stores: the sketch's minimum on top.
+    for units in [1, 7, 100, 1_000] {
+        let mut cs: ContentStore<u64, Vec<u8>> =
+            ContentStore::new(CsConfig { capacity_units: units, replacement: Replacement::Lfu, ..CsConfig::default() });
+        for _ in 0..3 * units * LFU_SAMPLE_PER_UNIT {
+            let key = rng.next_u64() % (20 * units as u64);
+            if cs.get(&key).is_none() {
+                cs.offer(key, Vec::new());
+            }
+        }
+        let bytes = cs.lfu_bookkeeping_bytes().expect("lfu");
+        assert!(bytes <= LFU_BYTES_PER_UNIT * units + LFU_MIN_SKETCH_BYTES, "{bytes} bytes for {units} units");
+    }
+    assert_eq!(store(Replacement::Lru, 10).lfu_bookkeeping_bytes(), None);
 }
