@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod background;
 pub mod catalog;
 pub mod clock;
 pub mod error;

@@ -12,18 +12,15 @@
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::router::cs::CsStats;
 use rdtp_proto::router::{Router, RouterConfig, RouterStats};
 use serde::Serialize;
 
+use crate::background::{Background, StopSignal};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::socket::{self, GsoBatch, RecvBatch};
@@ -154,8 +151,7 @@ pub struct RouterRuntime {
     local: SocketAddr,
     core: Router,
     clock: Clock,
-    wake: EventFd,
-    stop: Arc<AtomicBool>,
+    stop: StopSignal,
     socket_stats: SocketStats,
 }
 
@@ -168,16 +164,13 @@ impl RouterRuntime {
         })?;
         let local = sock.local_addr().map_err(|e| Error::network("getsockname", e))?;
         let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
-        let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
-            .map_err(|e| Error::network("eventfd", e.into()))?;
         Ok(RouterRuntime {
             sock,
             state,
             local,
             core: Router::new(options.config),
             clock: Clock::new(),
-            wake,
-            stop: Arc::new(AtomicBool::new(false)),
+            stop: StopSignal::new()?,
             socket_stats: SocketStats::default(),
         })
     }
@@ -246,7 +239,7 @@ impl RouterRuntime {
                 Next::Stop => break,
                 Next::Continue(w) => w,
             };
-            if self.stop.load(Ordering::Acquire) {
+            if self.stop.requested() {
                 break;
             }
             if received {
@@ -257,61 +250,18 @@ impl RouterRuntime {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let r = socket::wait(&self.sock, false, Some(&self.wake), timeout, sigmask)
+            let r = socket::wait(&self.sock, false, Some(self.stop.wake_fd()), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
             if r.wake {
-                let _ = self.wake.read();
+                self.stop.drain();
             }
         }
         Ok(self.snapshot())
     }
-
-    fn stopper(&self) -> Result<Stopper> {
-        let dup = std::os::fd::AsFd::as_fd(&self.wake).try_clone_to_owned().map_err(|e| Error::network("dup", e))?;
-        // SAFETY: `dup` duplicates a valid eventfd descriptor.
-        let wake = unsafe { EventFd::from_owned_fd(dup) };
-        Ok(Stopper { stop: self.stop.clone(), wake })
-    }
-}
-
-struct Stopper {
-    stop: Arc<AtomicBool>,
-    wake: EventFd,
 }
 
 /// A router running in a background thread. Dropping the handle stops it.
-pub struct RouterHandle {
-    addr: SocketAddr,
-    stopper: Stopper,
-    thread: Option<JoinHandle<Result<Snapshot>>>,
-}
-
-impl RouterHandle {
-    /// The address the router listens on.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stop the router and return its counters.
-    pub fn stop(mut self) -> Result<Snapshot> {
-        self.shutdown()
-    }
-
-    fn shutdown(&mut self) -> Result<Snapshot> {
-        self.stopper.stop.store(true, Ordering::Release);
-        let _ = self.stopper.wake.write(1);
-        match self.thread.take() {
-            Some(t) => t.join().map_err(|_| Error::Runtime("router thread panicked".into()))?,
-            None => Ok(Snapshot::default()),
-        }
-    }
-}
-
-impl Drop for RouterHandle {
-    fn drop(&mut self) {
-        let _ = self.shutdown();
-    }
-}
+pub type RouterHandle = Background<Snapshot>;
 
 /// Run a router in a background thread.
 ///
@@ -329,12 +279,8 @@ impl Drop for RouterHandle {
 pub fn spawn(options: RouteOptions) -> Result<RouterHandle> {
     let mut rt = RouterRuntime::bind(options)?;
     let addr = rt.local_addr();
-    let stopper = rt.stopper()?;
-    let thread = std::thread::Builder::new()
-        .name("rdtp-router".into())
-        .spawn(move || rt.run())
-        .map_err(|e| Error::network("cannot start the router thread", e))?;
-    Ok(RouterHandle { addr, stopper, thread: Some(thread) })
+    let stopper = rt.stop.remote()?;
+    Background::spawn("rdtp-router", addr, stopper, move || rt.run())
 }
 
 #[cfg(test)]

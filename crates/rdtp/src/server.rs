@@ -14,14 +14,12 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 
-use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::server::{Catalog, Server, ServerConfig, ServerStats};
 
+use crate::background::{Background, StopSignal};
 use crate::error::{Error, Result};
 use crate::signals;
 use crate::socket::{self, GsoBatch, RecvBatch};
@@ -76,8 +74,7 @@ pub struct ServerRuntime<C: ?Sized> {
     state: UdpSocketState,
     core: Server,
     catalog: Arc<C>,
-    wake: EventFd,
-    stop: Arc<AtomicBool>,
+    stop: StopSignal,
     stats: RunStats,
 }
 
@@ -89,15 +86,12 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
             Error::network(format!("cannot listen on {addr}"), e)
         })?;
         let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
-        let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
-            .map_err(|e| Error::network("eventfd", e.into()))?;
         Ok(ServerRuntime {
             sock,
             state,
             core: Server::new(options.config),
             catalog,
-            wake,
-            stop: Arc::new(AtomicBool::new(false)),
+            stop: StopSignal::new()?,
             stats: RunStats::default(),
         })
     }
@@ -126,7 +120,7 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
     }
 
     fn should_stop(&self, signalled: Option<&signals::Flag>) -> bool {
-        self.stop.load(Ordering::Acquire) || signalled.is_some_and(signals::Flag::raised)
+        self.stop.requested() || signalled.is_some_and(signals::Flag::raised)
     }
 
     /// Serve until stopped (or, with `signals`, until that flag is raised: its signals are
@@ -149,10 +143,10 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let r = socket::wait(&self.sock, false, Some(&self.wake), None, sigmask)
+                    let r = socket::wait(&self.sock, false, Some(self.stop.wake_fd()), None, sigmask)
                         .map_err(|e| Error::network("poll", e))?;
                     if r.wake {
-                        let _ = self.wake.read();
+                        self.stop.drain();
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -165,60 +159,10 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
         self.stats.send_drops = out.dropped;
         Ok(self.stats.clone())
     }
-
-    fn stopper(&self) -> Result<Stopper> {
-        // The handle wakes the loop through a duplicate of the runtime's eventfd.
-        let dup = std::os::fd::AsFd::as_fd(&self.wake).try_clone_to_owned().map_err(|e| Error::network("dup", e))?;
-        // SAFETY: `dup` duplicates a valid eventfd descriptor.
-        let wake = unsafe { EventFd::from_owned_fd(dup) };
-        Ok(Stopper { stop: self.stop.clone(), wake })
-    }
-}
-
-struct Stopper {
-    stop: Arc<AtomicBool>,
-    wake: EventFd,
-}
-
-impl Stopper {
-    fn stop(&self) {
-        self.stop.store(true, Ordering::Release);
-        let _ = self.wake.write(1);
-    }
 }
 
 /// A server running in a background thread. Dropping the handle stops it.
-pub struct ServerHandle {
-    addr: SocketAddr,
-    stopper: Stopper,
-    thread: Option<JoinHandle<Result<RunStats>>>,
-}
-
-impl ServerHandle {
-    /// The address the server listens on (with the port chosen if 0 was asked for).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stop the server and return its counters.
-    pub fn stop(mut self) -> Result<RunStats> {
-        self.shutdown()
-    }
-
-    fn shutdown(&mut self) -> Result<RunStats> {
-        self.stopper.stop();
-        match self.thread.take() {
-            Some(t) => t.join().map_err(|_| Error::Runtime("server thread panicked".into()))?,
-            None => Ok(RunStats::default()),
-        }
-    }
-}
-
-impl Drop for ServerHandle {
-    fn drop(&mut self) {
-        let _ = self.shutdown();
-    }
-}
+pub type ServerHandle = Background<RunStats>;
 
 /// Run a server on `catalog` in a background thread.
 ///
@@ -240,10 +184,6 @@ pub fn spawn<C: Catalog + Send + Sync + ?Sized + 'static>(
 ) -> Result<ServerHandle> {
     let mut rt = ServerRuntime::bind(catalog, options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
-    let stopper = rt.stopper()?;
-    let thread = std::thread::Builder::new()
-        .name("rdtp-server".into())
-        .spawn(move || rt.run())
-        .map_err(|e| Error::network("cannot start the server thread", e))?;
-    Ok(ServerHandle { addr, stopper, thread: Some(thread) })
+    let stopper = rt.stop.remote()?;
+    Background::spawn("rdtp-server", addr, stopper, move || rt.run())
 }

@@ -20,20 +20,21 @@ use super::{cc_config, cc_spec, to_stdout};
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1.
-    Loopback(LoopbackArgs),
+    Loopback(BenchArgs),
     /// A fetch through `rdtp route` (cold store, then warm) beside a direct fetch, over 127.0.0.1.
-    Router(super::bench_router::RouterArgs),
+    Router(BenchArgs),
 }
 
+/// What every benchmark takes.
 #[derive(clap::Args, Debug)]
-pub struct LoopbackArgs {
+pub struct BenchArgs {
     /// Size of the object fetched in each run.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub size: String,
     /// Congestion controller of the fetch (a spec, as `rdtp fetch --cc`; `--cc help` lists them).
     #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
     pub cc: String,
-    /// Number of runs (a fresh server each).
+    /// Number of runs (fresh processes each).
     #[arg(long, default_value_t = 1)]
     pub runs: u32,
     /// Print Markdown table rows (with the command line) for docs/BENCHMARKS.md.
@@ -45,6 +46,18 @@ pub fn run(cmd: BenchCommand) -> Result<i32> {
     match cmd {
         BenchCommand::Loopback(a) => loopback(a),
         BenchCommand::Router(a) => super::bench_router::run(a),
+    }
+}
+
+impl BenchArgs {
+    /// Check the options; returns the object size in bytes.
+    pub(super) fn check(&self) -> Result<u64> {
+        let bytes = parse_size(&self.size)?;
+        cc_config(&self.cc, None, None)?;
+        if self.runs == 0 {
+            return Err(Error::Usage("--runs must be at least 1".into()));
+        }
+        Ok(bytes)
     }
 }
 
@@ -232,65 +245,72 @@ fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
     })
 }
 
-fn loopback(a: LoopbackArgs) -> Result<i32> {
-    let bytes = parse_size(&a.size)?;
-    cc_config(&a.cc, None, None)?;
-    if a.runs == 0 {
-        return Err(Error::Usage("--runs must be at least 1".into()));
-    }
+fn loopback(a: BenchArgs) -> Result<i32> {
+    let bytes = a.check()?;
     let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
     let mut rows = Vec::new();
-    for _ in 0..a.runs {
-        rows.push(one_run(&exe, &bytes.to_string(), &a.cc)?);
+    for i in 0..a.runs {
+        let r = one_run(&exe, &bytes.to_string(), &a.cc)?;
+        rows.push(vec![
+            (i + 1).to_string(),
+            human_size(bytes),
+            a.cc.clone(),
+            format!("{:.3}", r.elapsed_s),
+            format!("{:.1}", r.goodput_mbps),
+            format!("{:.2}", r.client.cpu_s),
+            format!("{:.1}", r.client.max_rss_mib),
+            format!("{:.2}", r.server.cpu_s),
+            format!("{:.1}", r.server.max_rss_mib),
+        ]);
         std::thread::sleep(Duration::from_millis(100));
     }
-    let mut s = String::new();
-    if a.markdown {
-        s.push_str(&format!("Command: `{}`\n\n", command_line()));
-        s.push_str("| run | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | client max RSS (MiB) | server CPU (s) | server max RSS (MiB) |\n");
-        s.push_str("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-        for (i, r) in rows.iter().enumerate() {
-            s.push_str(&format!(
-                "| {} | {} | {} | {:.3} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} |\n",
-                i + 1,
-                human_size(bytes),
-                a.cc,
-                r.elapsed_s,
-                r.goodput_mbps,
-                r.client.cpu_s,
-                r.client.max_rss_mib,
-                r.server.cpu_s,
-                r.server.max_rss_mib
-            ));
-        }
-    } else {
-        s.push_str(&format!(
-            "{:>3}  {:>10}  {:>8}  {:>8}  {:>16}  {:>14}  {:>16}  {:>14}  {:>16}\n",
-            "run",
-            "size",
-            "cc",
-            "time(s)",
-            "goodput(Mbit/s)",
-            "client CPU(s)",
-            "client RSS(MiB)",
-            "server CPU(s)",
-            "server RSS(MiB)"
-        ));
-        for (i, r) in rows.iter().enumerate() {
-            s.push_str(&format!(
-                "{:>3}  {:>10}  {:>8}  {:>8.3}  {:>16.1}  {:>14.2}  {:>16.1}  {:>14.2}  {:>16.1}\n",
-                i + 1,
-                human_size(bytes),
-                a.cc,
-                r.elapsed_s,
-                r.goodput_mbps,
-                r.client.cpu_s,
-                r.client.max_rss_mib,
-                r.server.cpu_s,
-                r.server.max_rss_mib
-            ));
-        }
-    }
-    to_stdout(&s)?;
+    let header = [
+        ("run", true),
+        ("size", true),
+        ("cc", false),
+        ("time (s)", true),
+        ("goodput (Mbit/s)", true),
+        ("client CPU (s)", true),
+        ("client max RSS (MiB)", true),
+        ("server CPU (s)", true),
+        ("server max RSS (MiB)", true),
+    ];
+    to_stdout(&table(a.markdown, &header, &rows))?;
     Ok(EXIT_OK)
+}
+
+/// A table of `rows` under `header` (`(title, right-aligned)`): Markdown (with the command
+/// line above it) for docs/BENCHMARKS.md, or aligned text for a terminal.
+pub(super) fn table(markdown: bool, header: &[(&str, bool)], rows: &[Vec<String>]) -> String {
+    let mut s = String::new();
+    if markdown {
+        s.push_str(&format!("Command: `{}`\n\n", command_line()));
+        let titles: Vec<&str> = header.iter().map(|h| h.0).collect();
+        s.push_str(&format!("| {} |\n", titles.join(" | ")));
+        let rules: Vec<&str> = header.iter().map(|&(_, right)| if right { "---:" } else { "---" }).collect();
+        s.push_str(&format!("|{}|\n", rules.join("|")));
+        for r in rows {
+            s.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        return s;
+    }
+    let widths: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| rows.iter().map(|r| r[i].chars().count()).chain([h.0.chars().count()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .zip(header)
+            .map(|((c, &w), &(_, right))| if right { format!("{c:>w$}") } else { format!("{c:<w$}") })
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    s.push_str(&line(header.iter().map(|h| h.0).collect()));
+    for r in rows {
+        s.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    s
 }

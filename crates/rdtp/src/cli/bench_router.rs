@@ -8,29 +8,13 @@
 //! CPU seconds each process spent during it (client from `wait4`, router and server from
 //! `/proc/PID/stat`), and at the end the router's peak RSS.
 
-use rdtp::args::{human_size, parse_size};
+use rdtp::args::human_size;
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp_proto::wire::DEFAULT_UNIT;
 
-use super::bench::{Daemon, command_line, fetch};
+use super::bench::{BenchArgs, Daemon, fetch, table};
 use super::serve::PATTERN_NAME;
-use super::{cc_config, cc_spec, to_stdout};
-
-#[derive(clap::Args, Debug)]
-pub struct RouterArgs {
-    /// Size of the object fetched.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
-    pub size: String,
-    /// Congestion controller of the fetches (a spec, as `rdtp fetch --cc`).
-    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
-    pub cc: String,
-    /// Number of runs (fresh server and router each).
-    #[arg(long, default_value_t = 1)]
-    pub runs: u32,
-    /// Print Markdown table rows (with the command line) for docs/BENCHMARKS.md.
-    #[arg(long)]
-    pub markdown: bool,
-}
+use super::to_stdout;
 
 /// CPU seconds (user + system) process `pid` has used so far.
 fn cpu_seconds(pid: libc::pid_t) -> Result<f64> {
@@ -86,65 +70,42 @@ fn one_run(exe: &std::path::Path, size: u64, cc: &str) -> Result<(Vec<Phase>, f6
     Ok((phases, router_usage.max_rss_mib))
 }
 
-pub fn run(a: RouterArgs) -> Result<i32> {
-    let bytes = parse_size(&a.size)?;
-    cc_config(&a.cc, None, None)?;
-    if a.runs == 0 {
-        return Err(Error::Usage("--runs must be at least 1".into()));
-    }
+pub fn run(a: BenchArgs) -> Result<i32> {
+    let bytes = a.check()?;
     let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
-    let mut s = String::new();
-    if a.markdown {
-        s.push_str(&format!("Command: `{}`\n\n", command_line()));
-        s.push_str("| run | case | size | cc | time (s) | goodput (Mbit/s) | client CPU (s) | router CPU (s) | server CPU (s) | served by |\n");
-        s.push_str("|---:|---|---:|---|---:|---:|---:|---:|---:|---|\n");
-    } else {
-        s.push_str(&format!(
-            "{:>3}  {:<20} {:>9}  {:>6}  {:>8}  {:>15}  {:>13}  {:>13}  {:>13}  served by\n",
-            "run",
-            "case",
-            "size",
-            "cc",
-            "time(s)",
-            "goodput(Mbit/s)",
-            "client CPU(s)",
-            "router CPU(s)",
-            "server CPU(s)"
-        ));
-    }
+    let mut rows = Vec::new();
     let mut rss = Vec::new();
     for run in 1..=a.runs {
         let (phases, router_rss) = one_run(&exe, bytes, &a.cc)?;
         rss.push(router_rss);
         for p in phases {
-            let router_cpu = p.router_cpu.map_or_else(|| "–".to_string(), |c| format!("{c:.2}"));
-            if a.markdown {
-                s.push_str(&format!(
-                    "| {run} | {} | {} | {} | {:.3} | {:.1} | {:.2} | {router_cpu} | {:.2} | {} |\n",
-                    p.case,
-                    human_size(bytes),
-                    a.cc,
-                    p.elapsed_s,
-                    p.goodput_mbps,
-                    p.client_cpu,
-                    p.server_cpu,
-                    p.served_by
-                ));
-            } else {
-                s.push_str(&format!(
-                    "{run:>3}  {:<20} {:>9}  {:>6}  {:>8.3}  {:>15.1}  {:>13.2}  {router_cpu:>13}  {:>13.2}  {}\n",
-                    p.case,
-                    human_size(bytes),
-                    a.cc,
-                    p.elapsed_s,
-                    p.goodput_mbps,
-                    p.client_cpu,
-                    p.server_cpu,
-                    p.served_by
-                ));
-            }
+            rows.push(vec![
+                run.to_string(),
+                p.case.to_string(),
+                human_size(bytes),
+                a.cc.clone(),
+                format!("{:.3}", p.elapsed_s),
+                format!("{:.1}", p.goodput_mbps),
+                format!("{:.2}", p.client_cpu),
+                p.router_cpu.map_or_else(|| "–".to_string(), |c| format!("{c:.2}")),
+                format!("{:.2}", p.server_cpu),
+                p.served_by,
+            ]);
         }
     }
+    let header = [
+        ("run", true),
+        ("case", false),
+        ("size", true),
+        ("cc", false),
+        ("time (s)", true),
+        ("goodput (Mbit/s)", true),
+        ("client CPU (s)", true),
+        ("router CPU (s)", true),
+        ("server CPU (s)", true),
+        ("served by", false),
+    ];
+    let mut s = table(a.markdown, &header, &rows);
     s.push_str(&format!(
         "\nrouter peak RSS: {} MiB (content store holding the whole {} object {PATTERN_NAME:?})\n",
         rss.iter().map(|r| format!("{r:.1}")).collect::<Vec<_>>().join(", "),
