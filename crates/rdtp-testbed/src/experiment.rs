@@ -470,6 +470,8 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>> {
         "--Out=",
         "--Pcap=",
         "--TcpBuf=",
+        // The testbed runs real `rdtp route` processes instead (crate::routers).
+        "--Routers=",
     ];
     let args = scenario::run_args(&s, "-").map_err(Error::msg)?;
     Ok(args.into_iter().filter(|a| !OFFLINE_ONLY.iter().any(|p| a.starts_with(p))).collect())
