@@ -1,7 +1,7 @@
-//! One run, step by step: set-up ([`Bed`]: namespaces and taps, servers, caching routers, the
-//! emulator; its Drop tears everything down, also on error, signal and panic), time 0 and the pings, the
-//! client processes on their [`schedule`] with the samples taken meanwhile, the measurements
-//! at the end ([`Bed::finish`]), then the report (`crate::report`).
+//! One run, step by step: set-up ([`Bed`]: namespaces and taps, servers, caching routers,
+//! the emulator; its Drop tears everything down, also on error, signal and panic), time 0 and
+//! the pings, the client processes on their [`schedule`] with the samples taken meanwhile,
+//! the measurements at the end ([`Bed::finish`]), then the report (`crate::report`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -319,12 +319,12 @@ impl Bed {
         bed.window_file = dir.join("window.txt");
         bed.logs = dir.join("logs");
         let plans = routers::plan(&run.experiment.path, &ctx.prefix, server_addr())?;
-        let mut taps = bed.create_namespaces(&ctx.prefix, layout.namespaces.len(), &plans, g.mtu, tcp_buffer)?;
-        taps.extend(routers::emulator_arg(&plans, netns::TAP));
+        let mut tap_args = bed.create_namespaces(&ctx.prefix, layout.namespaces.len(), &plans, g.mtu, tcp_buffer)?;
+        tap_args.extend(routers::emulator_arg(&plans, netns::TAP));
         bed.steer_receive(cpus)?;
         bed.start_servers(ctx, layout, !plans.is_empty(), serve_dir, cpus.server.as_deref())?;
         bed.start_routers(ctx, plans, g.socket_sample_interval, dir, cpus.clients.as_deref())?;
-        bed.start_emulator(ctx, run, &taps, dir, cpus.emulator.as_deref())?;
+        bed.start_emulator(ctx, run, &tap_args, dir, cpus.emulator.as_deref())?;
         Ok(bed)
     }
 
@@ -362,7 +362,7 @@ impl Bed {
     }
 
     /// The client namespaces.
-    pub fn client_namespaces(&self) -> &[String] {
+    fn client_namespaces(&self) -> &[String] {
         &self.namespaces[1..=self.clients]
     }
 
@@ -461,12 +461,13 @@ impl Bed {
         Ok(())
     }
 
-    /// `rdtp-sim --emulate` between the taps, up to its READY line.
+    /// `rdtp-sim --emulate` between the taps (`tap_args`: `--Taps`, `--RouterTaps`), up to its
+    /// READY line.
     fn start_emulator(
         &mut self,
         ctx: &Context,
         run: &Run,
-        taps: &[String],
+        tap_args: &[String],
         dir: &Path,
         cpus: Option<&[usize]>,
     ) -> Result<()> {
@@ -474,7 +475,7 @@ impl Bed {
         let logs = self.logs.clone();
         let _ = fs::remove_file(&self.window_file);
         let mut args = vec!["--emulate".to_string()];
-        args.extend(taps.iter().cloned());
+        args.extend(tap_args.iter().cloned());
         args.extend([
             format!("--Out={}", dir.display()),
             format!("--Duration={}", g.duration + 120.0),
