@@ -15,6 +15,10 @@
 //   run.toml        parameters, derived values, per-tap counters, lag statistics, results
 // and prints "READY" on stdout once scenario time 0 is reached (after Settle).
 //
+// Caching routers (--RouterTaps) are real processes too: each one's namespace hangs off the
+// topology node it stands for (dumbbell r1 … r{Hops+1} from the clients' gateway, WiFi ap)
+// through its own tap, exactly as a client's namespace hangs off its gateway.
+//
 // Real-time lag: an event every LagInterval compares the wall clock with its simulated
 // timestamp; in best-effort mode an event runs late when the simulator cannot keep up.
 #include "rdtp-recorder.h"
@@ -75,6 +79,7 @@ struct EmuParams : RunParams
     }
 
     std::string taps;
+    std::string routerTaps;
     double lagInterval = 0.001;
     double lagThreshold = 0.001;
     uint32_t rxQueueSize = 1000;
@@ -101,6 +106,9 @@ struct Tap
     Ptr<FdNetDevice> device;
     Ptr<Node> node;
     bool client = false;
+    /// A router's tap: the topology node it hangs off (r1, …, ap); empty otherwise.
+    std::string routerNode;
+    bool hasGateway = false;
     std::string hostAddr; // the conventional host address (gateway + 1), for the CSV
     // counters
     uint64_t fromHostPackets = 0;
@@ -120,6 +128,57 @@ ValidLabel(const std::string& s)
     });
 }
 
+/// One "label:netns/dev[:a.b.c.d/prefix]" entry (the gateway stays unset without one).
+Tap
+ParseTapEntry(const std::string& item)
+{
+    auto parts = Split(item, ':');
+    if (parts.size() < 2 || parts.size() > 3)
+        Fail("bad --Taps entry '" + item + "' (want label:netns/tap[:gateway/prefix])");
+    Tap t;
+    t.label = parts[0];
+    if (!ValidLabel(t.label))
+        Fail("tap label '" + t.label + "' (letters, digits, '_' and '-' only)");
+    size_t slash = parts[1].find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 >= parts[1].size())
+        Fail("bad --Taps entry '" + item + "' (want netns/tap)");
+    t.netns = parts[1].substr(0, slash);
+    t.dev = parts[1].substr(slash + 1);
+    if (t.dev.size() >= IFNAMSIZ)
+        Fail("tap name '" + t.dev + "' is too long");
+    if (t.netns.find('/') != std::string::npos || t.netns == "." || t.netns == "..")
+        Fail("bad namespace name '" + t.netns + "'");
+    if (parts.size() == 3)
+    {
+        const std::string& gw = parts[2];
+        size_t s2 = gw.find('/');
+        if (s2 == std::string::npos)
+            Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
+        try
+        {
+            t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
+        }
+        catch (const std::exception&)
+        {
+            Fail("bad prefix length in '" + gw + "'");
+        }
+        if (t.prefix < 8 || t.prefix > 30)
+            Fail("prefix length of '" + gw + "' must be 8..30");
+        t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
+        t.hasGateway = true;
+    }
+    return t;
+}
+
+/// The conventional host address of a tap's subnet (gateway + 1), for the CSV and run.toml.
+std::string
+HostAddress(const Tap& t)
+{
+    std::ostringstream o;
+    Ipv4Address(t.gateway.Get() + 1).Print(o);
+    return o.str();
+}
+
 /// "label:netns/dev[:a.b.c.d/prefix],..." ; the first must be the server.
 std::vector<Tap>
 ParseTaps(const std::string& text)
@@ -128,60 +187,42 @@ ParseTaps(const std::string& text)
     uint32_t clients = 0;
     for (const auto& item : Split(text, ','))
     {
-        auto parts = Split(item, ':');
-        if (parts.size() < 2 || parts.size() > 3)
-            Fail("bad --Taps entry '" + item + "' (want label:netns/tap[:gateway/prefix])");
-        Tap t;
-        t.label = parts[0];
-        if (!ValidLabel(t.label))
-            Fail("tap label '" + t.label + "' (letters, digits, '_' and '-' only)");
-        size_t slash = parts[1].find('/');
-        if (slash == std::string::npos || slash == 0 || slash + 1 >= parts[1].size())
-            Fail("bad --Taps entry '" + item + "' (want netns/tap)");
-        t.netns = parts[1].substr(0, slash);
-        t.dev = parts[1].substr(slash + 1);
-        if (t.dev.size() >= IFNAMSIZ)
-            Fail("tap name '" + t.dev + "' is too long");
-        if (t.netns.find('/') != std::string::npos || t.netns == "." || t.netns == "..")
-            Fail("bad namespace name '" + t.netns + "'");
+        Tap t = ParseTapEntry(item);
         t.client = !taps.empty();
         if (taps.empty() && t.label != "server")
             Fail("the first --Taps entry must be the server (server:netns/tap)");
-        if (parts.size() == 3)
-        {
-            const std::string& gw = parts[2];
-            size_t s2 = gw.find('/');
-            if (s2 == std::string::npos)
-                Fail("gateway '" + gw + "' needs a prefix length (a.b.c.d/len)");
-            try
-            {
-                t.prefix = static_cast<uint32_t>(std::stoul(gw.substr(s2 + 1)));
-            }
-            catch (const std::exception&)
-            {
-                Fail("bad prefix length in '" + gw + "'");
-            }
-            if (t.prefix < 8 || t.prefix > 30)
-                Fail("prefix length of '" + gw + "' must be 8..30");
-            t.gateway = Ipv4Address(gw.substr(0, s2).c_str());
-        }
-        else
+        if (!t.hasGateway)
         {
             // The testbed's address plan (rdtp-scenario, through rdtp-rust.h).
             t.gateway = Ipv4Address(rdtp_plan_gateway(t.client ? int64_t(clients) : -1));
             t.prefix = rdtp_plan_prefix_len();
         }
-        t.hostAddr = [&]() {
-            std::ostringstream o;
-            Ipv4Address(t.gateway.Get() + 1).Print(o);
-            return o.str();
-        }();
+        t.hostAddr = HostAddress(t);
         if (t.client)
             clients++;
         taps.push_back(t);
     }
     if (taps.size() < 2)
         Fail("--Taps needs the server and at least one client");
+    return taps;
+}
+
+/// "node:netns/dev[:a.b.c.d/prefix],...": the taps of the routers' namespaces, labelled
+/// router_<node> (their gateways are resolved when the nodes are known: AttachRouterTaps).
+std::vector<Tap>
+ParseRouterTaps(const std::string& text)
+{
+    std::vector<Tap> taps;
+    for (const auto& item : Split(text, ','))
+    {
+        Tap t = ParseTapEntry(item);
+        t.routerNode = t.label;
+        t.label = "router_" + t.routerNode;
+        for (const auto& other : taps)
+            if (other.routerNode == t.routerNode)
+                Fail("two --RouterTaps entries for node " + t.routerNode);
+        taps.push_back(t);
+    }
     return taps;
 }
 
@@ -331,6 +372,11 @@ ParseEmulateArguments(int argc, char** argv)
                  "server:NETNS/TAP[:GW/LEN],client0:NETNS/TAP[:GW/LEN],... (default gateways "
                  "10.200.0.1/24 for the server, 10.(201+i/256).(i%256).1/24 for client i)",
                  p.taps);
+    cmd.AddValue("RouterTaps",
+                 "NODE:NETNS/TAP[:GW/LEN],... taps of caching routers' namespaces, each attached to "
+                 "topology node NODE (dumbbell r1..r{Hops+1} from the clients' gateway, wifi ap; "
+                 "default gateway 10.199.SLOT.1/24, SLOT = 0 for r1 or ap)",
+                 p.routerTaps);
     AddRunArguments(cmd, p, RunMode::Emulate);
     cmd.AddValue("LagInterval", "Real-time lag sampling period, seconds", p.lagInterval);
     cmd.AddValue("LagThreshold", "Lag counted as 'over threshold', seconds", p.lagThreshold);
@@ -380,8 +426,51 @@ CoreAddress(Ptr<Node> node, const std::string& label)
     Fail("gateway node of " + label + " has no address");
 }
 
-/// Attach one FdNetDevice per tap to its gateway node, give it the gateway address, and
-/// route the tap's subnet from every other node the way global routing reaches the gateway.
+/// Attach an FdNetDevice for tap `t` to `node`, give it the gateway address, and route the
+/// tap's subnet from every other node the way routing reaches `node`.
+void
+AttachTap(Tap& t, const EmuParams& p, Ptr<Node> node)
+{
+    t.node = node;
+    Ptr<Ipv4> gwIp = node->GetObject<Ipv4>();
+    const Ipv4Address core = CoreAddress(node, t.label);
+
+    Ptr<FdNetDevice> dev = CreateObject<FdNetDevice>();
+    dev->SetAddress(Mac48Address::Allocate());
+    dev->SetMtu(static_cast<uint16_t>(p.mtu));
+    dev->SetAttribute("RxQueueSize", UintegerValue(p.rxQueueSize));
+    dev->SetFileDescriptor(t.fd);
+    node->AddDevice(dev);
+    t.device = dev;
+    const uint32_t ifIndex = gwIp->AddInterface(dev);
+    const Ipv4Mask mask(("/" + std::to_string(t.prefix)).c_str());
+    gwIp->AddAddress(ifIndex, Ipv4InterfaceAddress(t.gateway, mask));
+    gwIp->SetMetric(ifIndex, 1);
+    gwIp->SetUp(ifIndex);
+
+    const Ipv4Address subnet = t.gateway.CombineMask(mask);
+    Ipv4StaticRoutingHelper staticHelper;
+    for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
+    {
+        Ptr<Node> other = NodeList::GetNode(n);
+        Ptr<Ipv4> ip = other->GetObject<Ipv4>();
+        if (!ip || other == node)
+            continue;
+        Ipv4Header h;
+        h.SetDestination(core);
+        Socket::SocketErrno err;
+        Ptr<Ipv4Route> r = ip->GetRoutingProtocol()->RouteOutput(nullptr, h, nullptr, err);
+        if (!r)
+            continue; // not connected to this gateway (cannot happen in these topologies)
+        Ipv4Address via = r->GetGateway() == Ipv4Address::GetAny() ? core : r->GetGateway();
+        int32_t outIf = ip->GetInterfaceForDevice(r->GetOutputDevice());
+        if (outIf < 0)
+            Fail("no interface for the route toward " + t.label);
+        staticHelper.GetStaticRouting(ip)->AddNetworkRouteTo(subnet, mask, via, outIf);
+    }
+}
+
+/// Attach one FdNetDevice per tap to its gateway node (the server's, each client's).
 void
 AttachTapDevices(std::vector<Tap>& taps,
                  const EmuParams& p,
@@ -389,45 +478,99 @@ AttachTapDevices(std::vector<Tap>& taps,
                  const std::vector<Ptr<Node>>& clientGws)
 {
     for (uint32_t i = 0; i < taps.size(); i++)
+        AttachTap(taps[i], p, i == 0 ? serverGw : clientGws[i - 1]);
+}
+
+/// The node that owns IPv4 address `a`, or null.
+Ptr<Node>
+NodeWithAddress(Ipv4Address a)
+{
+    for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
     {
-        Tap& t = taps[i];
-        t.node = i == 0 ? serverGw : clientGws[i - 1];
-        Ptr<Ipv4> gwIp = t.node->GetObject<Ipv4>();
-        const Ipv4Address core = CoreAddress(t.node, t.label);
+        Ptr<Ipv4> ip = NodeList::GetNode(n)->GetObject<Ipv4>();
+        if (ip && ip->GetInterfaceForAddress(a) >= 0)
+            return NodeList::GetNode(n);
+    }
+    return nullptr;
+}
 
-        Ptr<FdNetDevice> dev = CreateObject<FdNetDevice>();
-        dev->SetAddress(Mac48Address::Allocate());
-        dev->SetMtu(static_cast<uint16_t>(p.mtu));
-        dev->SetAttribute("RxQueueSize", UintegerValue(p.rxQueueSize));
-        dev->SetFileDescriptor(t.fd);
-        t.node->AddDevice(dev);
-        t.device = dev;
-        const uint32_t ifIndex = gwIp->AddInterface(dev);
-        const Ipv4Mask mask(("/" + std::to_string(t.prefix)).c_str());
-        gwIp->AddAddress(ifIndex, Ipv4InterfaceAddress(t.gateway, mask));
-        gwIp->SetMetric(ifIndex, 1);
-        gwIp->SetUp(ifIndex);
+/// The nodes a packet crosses from `from` to `to` (both included), as routing sends it.
+std::vector<Ptr<Node>>
+RoutedPath(Ptr<Node> from, Ptr<Node> to)
+{
+    const Ipv4Address dst = CoreAddress(to, "the server");
+    std::vector<Ptr<Node>> path{from};
+    while (path.back() != to)
+    {
+        if (path.size() > NodeList::GetNNodes())
+            Fail("routing loop between the clients' and the server's gateways");
+        Ipv4Header h;
+        h.SetDestination(dst);
+        Socket::SocketErrno err;
+        Ptr<Ipv4RoutingProtocol> routing = path.back()->GetObject<Ipv4>()->GetRoutingProtocol();
+        Ptr<Ipv4Route> r = routing->RouteOutput(nullptr, h, nullptr, err);
+        Ptr<Node> next;
+        if (r)
+            next = NodeWithAddress(r->GetGateway() == Ipv4Address::GetAny() ? dst : r->GetGateway());
+        if (!next)
+            Fail("no route from the clients' gateway to the server's");
+        path.push_back(next);
+    }
+    return path;
+}
 
-        const Ipv4Address subnet = t.gateway.CombineMask(mask);
-        Ipv4StaticRoutingHelper staticHelper;
-        for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
+/// The nodes routers may run on, named and ordered as rdtp-scenario's router_nodes (path
+/// order from the clients; the index is the router's slot in the address plan): the dumbbell
+/// or chain's r1 (the clients' gateway) … r{Hops+1} (the server's), WiFi's ap (the node
+/// between the stations and the server's node).
+std::vector<std::pair<std::string, Ptr<Node>>>
+RouterNodes(const EmuParams& p, const Net& net)
+{
+    const std::vector<Ptr<Node>> path = RoutedPath(net.clients.at(0), net.server);
+    std::vector<std::pair<std::string, Ptr<Node>>> nodes;
+    if (p.topology == "wifi")
+    {
+        if (path.size() != 3)
+            Fail("unexpected WiFi path (" + std::to_string(path.size()) +
+                 " nodes from a station to the server)");
+        nodes.emplace_back("ap", path[1]);
+        return nodes;
+    }
+    if (path.size() != p.hops + 1)
+        Fail("unexpected path (" + std::to_string(path.size()) + " routers for Hops=" + std::to_string(p.hops) +
+             ")");
+    for (size_t k = 0; k < path.size(); k++)
+        nodes.emplace_back("r" + std::to_string(k + 1), path[k]);
+    return nodes;
+}
+
+/// Attach each router's tap to its node (gateway from the plan unless given) and append it
+/// to `taps` (not a client: no delivered series, but counters and run.toml like the others).
+void
+AttachRouterTaps(std::vector<Tap>& routerTaps, const EmuParams& p, const Net& net, std::vector<Tap>& taps)
+{
+    if (routerTaps.empty())
+        return;
+    const auto nodes = RouterNodes(p, net);
+    for (auto& t : routerTaps)
+    {
+        auto at =
+            std::find_if(nodes.begin(), nodes.end(), [&t](const auto& n) { return n.first == t.routerNode; });
+        if (at == nodes.end())
         {
-            Ptr<Node> node = NodeList::GetNode(n);
-            Ptr<Ipv4> ip = node->GetObject<Ipv4>();
-            if (!ip || node == t.node)
-                continue;
-            Ipv4Header h;
-            h.SetDestination(core);
-            Socket::SocketErrno err;
-            Ptr<Ipv4Route> r = ip->GetRoutingProtocol()->RouteOutput(nullptr, h, nullptr, err);
-            if (!r)
-                continue; // not connected to this gateway (cannot happen in these topologies)
-            Ipv4Address via = r->GetGateway() == Ipv4Address::GetAny() ? core : r->GetGateway();
-            int32_t outIf = ip->GetInterfaceForDevice(r->GetOutputDevice());
-            if (outIf < 0)
-                Fail("no interface for the route toward " + t.label);
-            staticHelper.GetStaticRouting(ip)->AddNetworkRouteTo(subnet, mask, via, outIf);
+            std::string names;
+            for (const auto& n : nodes)
+                names += (names.empty() ? "" : ", ") + n.first;
+            Fail("--RouterTaps node '" + t.routerNode + "' (this " + p.topology + " has " + names + ")");
         }
+        if (!t.hasGateway)
+        {
+            t.gateway = Ipv4Address(rdtp_plan_router_gateway(static_cast<uint32_t>(at - nodes.begin())));
+            t.prefix = rdtp_plan_prefix_len();
+        }
+        t.hostAddr = HostAddress(t);
+        AttachTap(t, p, at->second);
+        taps.push_back(t);
     }
 }
 
@@ -656,6 +799,8 @@ WriteEmulatorRunToml(const EmuParams& p,
     run << "settle_s = " << Fmt(p.settle, 6) << "\n";
     run << "\n[params]\n";
     run << "Taps = " << TomlString(p.taps) << "\nTopology = " << TomlString(p.topology) << "\n";
+    if (!p.routerTaps.empty())
+        run << "RouterTaps = " << TomlString(p.routerTaps) << "\n";
     run << "Duration = " << p.duration << "\nWarmup = " << p.warmup << "\nInterval = " << p.interval
         << "\nQueueInterval = " << p.queueInterval << "\nLagInterval = " << p.lagInterval
         << "\nLagThreshold = " << p.lagThreshold << "\nRxQueueSize = " << p.rxQueueSize << "\nSeed = " << p.seed
@@ -664,7 +809,7 @@ WriteEmulatorRunToml(const EmuParams& p,
     run << "\n[derived]\n";
     for (const auto& [k, v] : net.derived)
         run << k << " = " << TomlString(v) << "\n";
-    run << "clients = " << taps.size() - 1 << "\n";
+    run << "clients = " << std::count_if(taps.begin(), taps.end(), [](const Tap& t) { return t.client; }) << "\n";
     for (const auto& t : taps)
     {
         std::ostringstream gw;
@@ -699,12 +844,16 @@ rdtp_ns3_emulate(int argc, char** argv)
     const double duration = p.duration > 0 ? p.duration : 86400.0;
 
     std::vector<Tap> taps = ParseTaps(p.taps);
+    std::vector<Tap> routerTaps = ParseRouterTaps(p.routerTaps);
     for (auto& t : taps)
+        t.fd = OpenTap(t.netns, t.dev);
+    for (auto& t : routerTaps)
         t.fd = OpenTap(t.netns, t.dev);
     const uint32_t nClients = static_cast<uint32_t>(taps.size() - 1);
     Net net = BuildTopology(p, nClients, [&taps, &p](Ptr<Node> serverGw, const std::vector<Ptr<Node>>& clientGws) {
         AttachTapDevices(taps, p, serverGw, clientGws);
     });
+    AttachRouterTaps(routerTaps, p, net, taps);
     InstallTapCounters(taps, p.interval);
 
     MeasureWindow window{p.warmup, duration};

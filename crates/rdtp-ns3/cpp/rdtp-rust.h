@@ -14,6 +14,9 @@ extern "C"
     /// Gateway address (IPv4, host byte order) of the server (client < 0) or client `client`
     /// in the testbed's address plan.
     uint32_t rdtp_plan_gateway(int64_t client);
+    /// Gateway address (IPv4, host byte order) of the caching router on the `slot`-th router
+    /// node in path order from the clients (r1 = 0, r2 = 1, …; WiFi's ap = 0).
+    uint32_t rdtp_plan_router_gateway(uint32_t slot);
     /// Prefix length of the plan's subnets.
     uint32_t rdtp_plan_prefix_len();
     /// Nearest-rank q-quantile of n ascending values; NaN for none.

@@ -29,6 +29,13 @@ pub extern "C" fn rdtp_plan_gateway(client: i64) -> u32 {
     rdtp_scenario::network::subnet(client).0.to_bits()
 }
 
+/// The gateway address (IPv4, host byte order) of the caching router on the `slot`-th
+/// router node in path order from the clients (`rdtp_scenario::network::router_subnet`).
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_plan_router_gateway(slot: u32) -> u32 {
+    rdtp_scenario::network::router_subnet(slot as usize).0.to_bits()
+}
+
 /// Prefix length of the testbed's subnets.
 #[unsafe(no_mangle)]
 pub extern "C" fn rdtp_plan_prefix_len() -> u32 {
@@ -57,6 +64,7 @@ mod tests {
     fn exports_answer_as_the_rust_definitions() {
         assert_eq!(rdtp_plan_gateway(-1), u32::from_be_bytes([10, 200, 0, 1]));
         assert_eq!(rdtp_plan_gateway(257), u32::from_be_bytes([10, 202, 1, 1]));
+        assert_eq!(rdtp_plan_router_gateway(2), u32::from_be_bytes([10, 199, 2, 1]));
         assert_eq!(rdtp_plan_prefix_len(), 24);
         let v = [1.0f32, 2.0, 3.0, 4.0];
         // SAFETY: a valid array and its length; a valid C string.

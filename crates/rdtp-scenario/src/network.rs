@@ -1,7 +1,8 @@
 //! What rdtp-sim and the testbed know about the network beyond the [`Topology`] schema,
 //! defined here once: the WiFi PHY rates (bulk-object sizing, also for the C++ topology
 //! code through `rdtp-sim`'s exported `rdtp_wifi_phy_max_bps`) and the testbed's address
-//! plan (also the emulator's default gateways, through `rdtp_emulator_gateway`).
+//! plan (also the emulator's default gateways, through `rdtp_plan_gateway` and
+//! `rdtp_plan_router_gateway`).
 
 use std::net::Ipv4Addr;
 
@@ -57,12 +58,24 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 
 /// The testbed's address plan: the server's tap is on 10.200.0.0/24, client namespace `i`'s
 /// on 10.(201 + i/256).(i%256).0/24; the emulator's gateway is .1, the host .2. Returns
-/// (gateway, host) for the server (`None`) or client `i`.
+/// (gateway, host) for the server (`None`) or client `i`. Routers: [`router_subnet`].
 pub fn subnet(client: Option<usize>) -> (Ipv4Addr, Ipv4Addr) {
-    let (b, c) = match client {
-        None => (200u32, 0u32),
-        Some(i) => (201 + (i / 256) as u32, (i % 256) as u32),
-    };
+    match client {
+        None => plan(200, 0),
+        Some(i) => plan(201 + (i / 256) as u32, (i % 256) as u32),
+    }
+}
+
+/// The subnet of the caching router on the `slot`-th node of [`crate::router_nodes`] (path
+/// order from the clients: `r1` is slot 0, `r{k}` slot k − 1; WiFi's `ap` slot 0):
+/// 10.199.slot.0/24, the emulator's gateway .1, the router's namespace .2. A topology has
+/// at most 201 router nodes (`hops` ≤ 200), so one octet holds every slot.
+pub fn router_subnet(slot: usize) -> (Ipv4Addr, Ipv4Addr) {
+    plan(199, slot as u32 % 256)
+}
+
+/// (gateway .1, host .2) of 10.b.c.0/24.
+fn plan(b: u32, c: u32) -> (Ipv4Addr, Ipv4Addr) {
     let base = (10u32 << 24) | (b << 16) | (c << 8);
     (Ipv4Addr::from(base | 1), Ipv4Addr::from(base | 2))
 }
@@ -79,6 +92,8 @@ mod tests {
         assert_eq!(subnet(None), (Ipv4Addr::new(10, 200, 0, 1), Ipv4Addr::new(10, 200, 0, 2)));
         assert_eq!(subnet(Some(0)).1, Ipv4Addr::new(10, 201, 0, 2));
         assert_eq!(subnet(Some(257)).0, Ipv4Addr::new(10, 202, 1, 1));
+        assert_eq!(router_subnet(0), (Ipv4Addr::new(10, 199, 0, 1), Ipv4Addr::new(10, 199, 0, 2)));
+        assert_eq!(router_subnet(200).1, Ipv4Addr::new(10, 199, 200, 2));
     }
 
     #[test]

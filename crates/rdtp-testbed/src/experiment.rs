@@ -471,6 +471,8 @@ pub fn topology_args(run: &Run) -> Result<Vec<String>> {
         "--Out=",
         "--Pcap=",
         "--TcpBuf=",
+        // The testbed runs real `rdtp route` processes instead (crate::routers).
+        "--Routers=",
     ];
     let args = scenario::run_args(&s, "-").map_err(Error::msg)?;
     Ok(args.into_iter().filter(|a| !OFFLINE_ONLY.iter().any(|p| a.starts_with(p))).collect())
@@ -575,21 +577,27 @@ stop = 12.0
         assert!((capacity_bps(&t).unwrap() - 433.3e6).abs() < 1.0);
     }
 
-    /// Every experiment shipped in `testbed/` expands, validates and lays out, so a
-    /// user's first run does not fail on a typo after minutes of setup.
+    /// Every experiment shipped in `testbed/` expands, validates and lays out (its routers
+    /// placed too), so a user's first run does not fail on a typo after minutes of setup.
     #[test]
     fn shipped_experiments_are_valid() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed");
-        let mut checked = 0;
+        let server = rdtp_scenario::network::subnet(None).1;
+        let (mut checked, mut with_routers) = (0, 0);
         for (path, text) in rdtp_scenario::toml_files(&dir).unwrap() {
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
                 layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
-                topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
+                let args = topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
+                assert!(!args.iter().any(|a| a.starts_with("--Routers=")), "{} {}: {args:?}", path.display(), run.id);
+                let routers = crate::routers::plan(&run.experiment.path, "rdtp-1", server)
+                    .unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
+                with_routers += usize::from(!routers.is_empty());
             }
             checked += 1;
         }
-        assert!(checked >= 6, "only {checked} experiment files found in {}", dir.display());
+        assert!(checked >= 8, "only {checked} experiment files found in {}", dir.display());
+        assert!(with_routers >= 2, "testbed/routers.toml places routers in two of its runs");
     }
 }

@@ -20,6 +20,7 @@ mod netns;
 mod procs;
 mod report;
 mod results;
+mod routers;
 mod run;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -264,11 +265,12 @@ fn run_experiment(o: &Options) -> ExitCode {
             let l = experiment::layout(&r.experiment).unwrap_or_else(|_| unreachable_layout());
             let args = experiment::topology_args(r).unwrap_or_default();
             println!(
-                "{} [{} flow(s) in {} client namespace(s); objects {:?}] rdtp-sim --emulate {}",
+                "{} [{} flow(s) in {} client namespace(s); objects {:?}{}] rdtp-sim --emulate {}",
                 r.id,
                 l.flows.len(),
                 l.namespaces.len(),
                 l.objects,
+                routers::describe(&r.experiment.path),
                 args.join(" ")
             );
         }

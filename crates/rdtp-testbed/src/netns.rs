@@ -226,6 +226,7 @@ mod tests {
     #[test]
     fn owners() {
         assert_eq!(owner_pid("rdtp-1234-c7"), Some(1234));
+        assert_eq!(owner_pid("rdtp-1234-rt-r1"), Some(1234));
         assert_eq!(owner_pid("rdtp-man-srv"), None);
     }
 }

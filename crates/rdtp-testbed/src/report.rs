@@ -1,6 +1,6 @@
 //! The report of one run: what the testbed measured ([`crate::run`]) and what the emulator
-//! wrote (run.toml, timeseries.csv), turned into the validity verdict, `clients.csv`,
-//! `flows.csv`, `testbed.toml` and the columns of runs.csv / summary.csv.
+//! wrote (run.toml, timeseries.csv) and the routers' `--stats-json`, turned into the validity
+//! verdict, `clients.csv`, `flows.csv`, `testbed.toml` and the columns of runs.csv / summary.csv.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::experiment::{Kind, Layout, Run};
 use crate::netns::TapStats;
 use crate::results::{self, Delivered, Stats, fmt};
-use crate::run::{Bed, Clock, Context, During, End, FlowRun, RunResult, Server, ns_name};
+use crate::run::{Bed, Clock, Context, Daemon, During, End, FlowRun, Router, RunResult, Server, ns_name};
 
 /// Write the run's report files into `dir` and return its runs.csv / summary.csv columns.
 #[allow(clippy::too_many_arguments)]
@@ -34,12 +34,17 @@ pub(crate) fn write(
         .parse()
         .context("emulator run.toml")?;
     let series = results::read_timeseries(&dir.join("timeseries.csv")).unwrap_or_default();
-    let verdict = Verdict::of(g.lag_threshold_ms, &emu_toml, &clock.taps_before, &end.tap_delta, end.emulator);
+    let taps = (bed.tap_labels.as_slice(), clock.taps_before.as_slice(), end.tap_delta.as_slice());
+    let verdict = Verdict::of(g.lag_threshold_ms, &emu_toml, taps, end.emulator);
     let ping_stats = ping_stats(&logs, layout.namespaces.len(), clock.t0_unix, g.warmup, end.at);
     let window = Window { from: g.warmup, to: end.at, offset: clock.offset, interval: g.interval };
     let ns_goodput = write_clients_csv(dir, &ctx.prefix, layout, &series, &window, &ping_stats, &end.tap_delta)?;
-    let flow_rows = write_flows_csv(dir, ctx, layout, &bed.flows, &series, &window, &ping_stats)?;
-    let (server_lines, server_cols) = server_report(&bed.servers, end.at - g.warmup);
+    let routers = !bed.routers.is_empty();
+    let flow_rows = write_flows_csv(dir, ctx, layout, &bed.flows, &series, &window, &ping_stats, routers)?;
+    let (mut server_lines, mut server_cols) = server_report(&bed.servers, end.at - g.warmup);
+    let (router_lines, router_cols) = router_report(&bed.routers, end.at - g.warmup);
+    server_lines.push_str(&router_lines);
+    server_cols.extend(router_cols);
 
     let cores_busy =
         during.server_cores_warmup.zip(end.server_cores).and_then(|(a, b)| busy_pct(a, b, end.server_cpus as f64));
@@ -112,11 +117,11 @@ struct Verdict {
 }
 
 impl Verdict {
+    /// `taps`: every namespace's tap label, counters at time 0 and since time 0.
     fn of(
         threshold_ms: f64,
         emu: &toml::Table,
-        taps_before: &[TapStats],
-        tap_delta: &[TapStats],
+        (labels, taps_before, tap_delta): (&[String], &[TapStats], &[TapStats]),
         emulator: Option<crate::procs::Usage>,
     ) -> Verdict {
         // Drops outside the emulated network: the taps' rings (tx_dropped: the emulator's
@@ -124,7 +129,7 @@ impl Verdict {
         // FdNetDevice read queue.
         let tap_drops: u64 = tap_delta.iter().map(|d| d.tx_dropped).sum();
         let host_rx_drops: u64 = tap_delta.iter().map(|d| d.rx_dropped).sum();
-        let fd_drops = fd_queue_drops(emu, taps_before, tap_delta);
+        let fd_drops = fd_queue_drops(emu, labels, taps_before, tap_delta);
         let lag_p99 = results::toml_f64(emu, "results", "window_lag_p99_ms");
         let lag_max = results::toml_f64(emu, "results", "window_lag_max_ms");
         let lag_over = results::toml_f64(emu, "results", "window_lag_over_threshold");
@@ -169,10 +174,9 @@ impl Verdict {
 
 /// FdNetDevice read-queue drops: what the kernel handed to the emulator's reader (tap
 /// tx_packets over the whole life of the tap) minus what the emulator received.
-fn fd_queue_drops(emu: &toml::Table, before: &[TapStats], delta: &[TapStats]) -> u64 {
+fn fd_queue_drops(emu: &toml::Table, labels: &[String], before: &[TapStats], delta: &[TapStats]) -> u64 {
     let mut drops = 0u64;
-    for (i, (b, d)) in before.iter().zip(delta).enumerate() {
-        let label = if i == 0 { "server".to_string() } else { format!("client{}", i - 1) };
+    for (label, (b, d)) in labels.iter().zip(before.iter().zip(delta)) {
         let Some(received) = results::toml_f64(emu, &format!("tap.{label}"), "from_host_packets") else { continue };
         let read = b.tx_packets + d.tx_packets;
         drops += read.saturating_sub(received as u64);
@@ -294,6 +298,8 @@ impl ClientRow {
 }
 
 /// flows.csv (one row per client process); returns the rows (column, value) for summary.csv.
+/// With `routers`, also who served each fetch (`served_by`, `cache_share_pct`).
+#[allow(clippy::too_many_arguments)]
 fn write_flows_csv(
     dir: &Path,
     ctx: &Context,
@@ -302,6 +308,7 @@ fn write_flows_csv(
     series: &[Delivered],
     w: &Window,
     ping_stats: &[(Stats, f64)],
+    routers: bool,
 ) -> Result<Vec<Vec<(String, String)>>> {
     let logs = dir.join("logs");
     let mut rows = Vec::new();
@@ -360,6 +367,12 @@ fn write_flows_csv(
             ("max_rss_mib".into(), fmt(f.usage.map(|u| u.max_rss_mib), 1)),
             ("byte_exact".into(), byte_exact.map_or(String::new(), |b| b.to_string())),
         ]);
+        if routers {
+            let row = rows.last_mut().expect("just pushed");
+            let served_by = json.as_ref().and_then(|v| v["served_by"].as_str()).unwrap_or_default();
+            row.push(("served_by".into(), served_by.to_string()));
+            row.push(("cache_share_pct".into(), fmt(json.as_ref().and_then(cache_share_pct), 2)));
+        }
     }
     let mut csv = csv::Writer::from_path(dir.join("flows.csv"))?;
     if let Some(first) = rows.first() {
@@ -370,6 +383,16 @@ fn write_flows_csv(
     }
     csv.flush()?;
     Ok(rows)
+}
+
+/// Percent of a fetch's bytes that routers' content stores served (its JSON's `sources`).
+fn cache_share_pct(fetch: &serde_json::Value) -> Option<f64> {
+    let sources = fetch["sources"].as_array()?;
+    let bytes = |router: bool| -> u64 {
+        sources.iter().filter(|s| (s["kind"] == "router") == router).filter_map(|s| s["bytes"].as_u64()).sum()
+    };
+    let (cached, origin) = (bytes(true), bytes(false));
+    (cached + origin > 0).then(|| 100.0 * cached as f64 / (cached + origin) as f64)
 }
 
 fn files_equal(a: &Path, b: &Path) -> Result<bool> {
@@ -394,46 +417,98 @@ fn files_equal(a: &Path, b: &Path) -> Result<bool> {
 
 /// The `[server.*]` sections of testbed.toml and the servers' run columns.
 fn server_report(servers: &[Server], window: f64) -> (String, Vec<(String, String)>) {
-    let window = window.max(1e-9);
     let mut lines = String::new();
     let mut cols: Vec<(String, String)> = Vec::new();
     for s in servers {
-        let u = &s.usage;
-        let cpu_win = match (s.cpu_warmup, s.cpu_end) {
-            (Some(a), Some(b)) => Some(b - a),
-            _ => None,
-        };
-        let rss_mean = mean(s.rss_samples.iter().map(|&r| r as f64));
-        // Growth over idle, not divided by receivers: a server whose growth does not
-        // scale with receivers (buffers touched once) must not look like per-receiver state.
-        let growth = match (rss_mean, s.idle_rss_kib) {
-            (Some(m), Some(i)) => Some(m - i as f64),
-            _ => None,
-        };
-        let kv: Vec<(&str, String)> = vec![
-            ("port", s.port.to_string()),
-            ("flows", s.flows.to_string()),
-            ("cpu_s_total", format!("{:.3}", u.cpu_s)),
-            ("cpu_s_window", fmt(cpu_win, 3)),
-            ("cpu_pct_window", fmt(cpu_win.map(|c| 100.0 * c / window), 2)),
-            ("rss_idle_kib", s.idle_rss_kib.map_or(String::new(), |v| v.to_string())),
-            ("rss_mean_window_kib", fmt(rss_mean, 0)),
-            ("rss_hwm_kib", s.hwm_kib.map_or(String::new(), |v| v.to_string())),
-            ("rss_growth_kib", fmt(growth, 0)),
-            ("max_rss_mib_rusage", format!("{:.2}", u.max_rss_mib)),
-        ];
-        let _ = writeln!(lines, "\n[server.{}]", s.label);
-        for (k, v) in kv.into_iter().filter(|(_, v)| !v.is_empty()) {
-            let _ = writeln!(lines, "{k} = {v}");
-        }
-        let _ = writeln!(lines, "exit = {:?}", u.describe());
-        let p = &s.label;
-        cols.push((format!("{p}_cpu_pct"), fmt(cpu_win.map(|c| 100.0 * c / window), 2)));
-        cols.push((format!("{p}_rss_hwm_mib"), fmt(s.hwm_kib.map(|k| k as f64 / 1024.0), 2)));
-        cols.push((format!("{p}_rss_idle_mib"), fmt(s.idle_rss_kib.map(|k| k as f64 / 1024.0), 2)));
-        cols.push((format!("{p}_rss_growth_kib"), fmt(growth, 0)));
+        let mut kv = vec![("port", s.port.to_string()), ("flows", s.flows.to_string())];
+        kv.extend(usage_report(&s.d, window, &mut cols));
+        write_section(&mut lines, &format!("server.{}", s.d.label), kv, &s.d);
     }
     (lines, cols)
+}
+
+/// The `[router.*]` sections of testbed.toml (placement, CPU and memory, the counters of its
+/// `--stats-json`) and the routers' run columns: `router_<node>_hit_ratio`, `_cs_hits`,
+/// `_cs_misses`, `_coalesced`, `_upstream_bytes`, `_downstream_bytes`, then CPU and memory.
+fn router_report(routers: &[Router], window: f64) -> (String, Vec<(String, String)>) {
+    let mut lines = String::new();
+    let mut cols: Vec<(String, String)> = Vec::new();
+    for r in routers {
+        let stats: Option<serde_json::Value> =
+            fs::read_to_string(&r.stats_json).ok().and_then(|t| serde_json::from_str(&t).ok());
+        let counter = |k: &str| stats.as_ref().and_then(|v| v["totals"]["router"][k].as_u64());
+        let (hits, misses) = (counter("cs_hits"), counter("cs_misses"));
+        let ratio = hits.zip(misses).filter(|(h, m)| h + m > 0).map(|(h, m)| h as f64 / (h + m) as f64);
+        let show = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+        let p = &r.d.label;
+        let stat_cols = [
+            ("hit_ratio", fmt(ratio, 4)),
+            ("cs_hits", show(hits)),
+            ("cs_misses", show(misses)),
+            ("coalesced", show(counter("coalesced"))),
+            ("upstream_bytes", show(counter("bytes_in"))),
+            ("downstream_bytes", show(counter("bytes_out"))),
+        ];
+        cols.extend(stat_cols.iter().map(|(k, v)| (format!("{p}_{k}"), v.clone())));
+        let mut kv = vec![
+            ("node", format!("{:?}", r.plan.node)),
+            ("address", format!("\"{}\"", r.plan.addr)),
+            ("upstream", format!("\"{}\"", r.plan.upstream)),
+            ("requests", show(counter("requests"))),
+            ("units_requested", show(counter("units_requested"))),
+        ];
+        kv.extend(stat_cols);
+        kv.extend([
+            ("forwarded_units", show(counter("forwarded_units"))),
+            ("reforwarded_units", show(counter("reforwarded_units"))),
+            ("upstream_requests", show(counter("upstream_requests"))),
+        ]);
+        kv.extend(usage_report(&r.d, window, &mut cols));
+        write_section(&mut lines, &format!("router.{}", r.plan.node), kv, &r.d);
+    }
+    (lines, cols)
+}
+
+/// CPU and memory of a server or router over the window: its testbed.toml lines; its run
+/// columns (`<label>_cpu_pct`, `_rss_hwm_mib`, `_rss_idle_mib`, `_rss_growth_kib`) go to `cols`.
+fn usage_report(d: &Daemon, window: f64, cols: &mut Vec<(String, String)>) -> Vec<(&'static str, String)> {
+    let window = window.max(1e-9);
+    let u = &d.usage;
+    let cpu_win = match (d.cpu_warmup, d.cpu_end) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let rss_mean = mean(d.rss_samples.iter().map(|&r| r as f64));
+    // Growth over idle, not divided by receivers: a server whose growth does not
+    // scale with receivers (buffers touched once) must not look like per-receiver state.
+    let growth = match (rss_mean, d.idle_rss_kib) {
+        (Some(m), Some(i)) => Some(m - i as f64),
+        _ => None,
+    };
+    let p = &d.label;
+    cols.push((format!("{p}_cpu_pct"), fmt(cpu_win.map(|c| 100.0 * c / window), 2)));
+    cols.push((format!("{p}_rss_hwm_mib"), fmt(d.hwm_kib.map(|k| k as f64 / 1024.0), 2)));
+    cols.push((format!("{p}_rss_idle_mib"), fmt(d.idle_rss_kib.map(|k| k as f64 / 1024.0), 2)));
+    cols.push((format!("{p}_rss_growth_kib"), fmt(growth, 0)));
+    vec![
+        ("cpu_s_total", format!("{:.3}", u.cpu_s)),
+        ("cpu_s_window", fmt(cpu_win, 3)),
+        ("cpu_pct_window", fmt(cpu_win.map(|c| 100.0 * c / window), 2)),
+        ("rss_idle_kib", d.idle_rss_kib.map_or(String::new(), |v| v.to_string())),
+        ("rss_mean_window_kib", fmt(rss_mean, 0)),
+        ("rss_hwm_kib", d.hwm_kib.map_or(String::new(), |v| v.to_string())),
+        ("rss_growth_kib", fmt(growth, 0)),
+        ("max_rss_mib_rusage", format!("{:.2}", u.max_rss_mib)),
+    ]
+}
+
+/// One `[name]` section of testbed.toml: the non-empty `kv` lines, then how it exited.
+fn write_section(lines: &mut String, name: &str, kv: Vec<(&str, String)>, d: &Daemon) {
+    let _ = writeln!(lines, "\n[{name}]");
+    for (k, v) in kv.into_iter().filter(|(_, v)| !v.is_empty()) {
+        let _ = writeln!(lines, "{k} = {v}");
+    }
+    let _ = writeln!(lines, "exit = {:?}", d.usage.describe());
 }
 
 /// testbed.toml: the run, its results columns, socket memory (samples, and the means of

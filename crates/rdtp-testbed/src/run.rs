@@ -1,7 +1,7 @@
-//! One run, step by step: set-up ([`Bed`]: namespaces and taps, servers, the emulator; its
-//! Drop tears everything down, also on error, signal and panic), time 0 and the pings, the
-//! client processes on their [`schedule`] with the samples taken meanwhile, the measurements
-//! at the end ([`Bed::finish`]), then the report (`crate::report`).
+//! One run, step by step: set-up ([`Bed`]: namespaces and taps, servers, caching routers,
+//! the emulator; its Drop tears everything down, also on error, signal and panic), time 0 and
+//! the pings, the client processes on their [`schedule`] with the samples taken meanwhile,
+//! the measurements at the end ([`Bed::finish`]), then the report (`crate::report`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -16,6 +16,7 @@ use crate::experiment::{self, FlowInstance, Kind, Layout, Run};
 use crate::netns::{self, SocketMem, TapStats};
 use crate::procs::{self, Proc, Usage};
 use crate::report;
+use crate::routers::{self, RouterPlan};
 
 /// The programs a run starts.
 #[derive(Clone, Debug)]
@@ -102,20 +103,57 @@ pub struct Context {
     pub content: ContentStore,
 }
 
-/// A server process and what was measured about it.
-pub(crate) struct Server {
+/// A process that lasts the whole run (a server or a router) and what was measured about it.
+pub(crate) struct Daemon {
+    /// `rdtp_server`, `tcp_<cc>_server`, `router_<node>`: its log's name and its columns' prefix.
     pub label: String,
-    pub kind: Kind,
-    pub port: u16,
     proc: Proc,
+    /// RSS once it listened, before any client.
     pub idle_rss_kib: Option<u64>,
     pub cpu_warmup: Option<f64>,
     pub cpu_end: Option<f64>,
     pub hwm_kib: Option<u64>,
     pub rss_samples: Vec<u64>,
-    pub flows: usize,
-    /// wait4 of the stopped server.
+    /// wait4 of the stopped process.
     pub usage: Usage,
+}
+
+impl Daemon {
+    fn sample_cpu(&self) -> Option<f64> {
+        procs::cpu_seconds(self.proc.pid)
+    }
+
+    fn sample_rss(&mut self) {
+        if let Some(r) = procs::status_kib(self.proc.pid, "VmRSS") {
+            self.rss_samples.push(r);
+        }
+    }
+
+    /// CPU and peak RSS at the end of the schedule, before it is stopped.
+    fn measure_end(&mut self) {
+        self.cpu_end = self.sample_cpu();
+        self.hwm_kib = procs::status_kib(self.proc.pid, "VmHWM");
+    }
+
+    fn stop(&mut self, grace: Duration) {
+        self.usage = self.proc.stop(libc::SIGTERM, grace);
+    }
+}
+
+/// A server process.
+pub(crate) struct Server {
+    pub d: Daemon,
+    pub kind: Kind,
+    pub port: u16,
+    pub flows: usize,
+}
+
+/// A caching router process (`rdtp route`).
+pub(crate) struct Router {
+    pub d: Daemon,
+    pub plan: RouterPlan,
+    /// Its `--stats-json` file (written when it stops).
+    pub stats_json: PathBuf,
 }
 
 /// A client process of the schedule.
@@ -142,7 +180,8 @@ pub struct RunResult {
 fn server_addr() -> Ipv4Addr {
     rdtp_scenario::network::subnet(None).1
 }
-const UDP_PORT: u16 = 7447;
+/// The rdtp server's and every router's UDP port.
+pub(crate) const UDP_PORT: u16 = 7447;
 
 pub(crate) fn ns_name(prefix: &str, client: Option<usize>) -> String {
     match client {
@@ -203,14 +242,21 @@ impl Placement {
     }
 }
 
-/// What a run started: namespaces (server first) with their taps, servers, the emulator,
-/// pings and clients. [`Bed::teardown`] (also its Drop: on error, signal and panic) stops the
-/// clients, pings, servers and the emulator, then deletes the namespaces.
+/// What a run started: namespaces (server first) with their taps, servers, routers, the
+/// emulator, pings and clients. [`Bed::teardown`] (also its Drop: on error, signal and panic)
+/// stops the clients, pings, routers, servers and the emulator, then deletes the namespaces.
 #[derive(Default)]
 pub(crate) struct Bed {
-    /// `rdtp-<pid>-srv`, then `rdtp-<pid>-c<i>` for every client namespace.
+    /// `rdtp-<pid>-srv`, then `rdtp-<pid>-c<i>` for every client namespace, then
+    /// `rdtp-<pid>-rt-<node>` for every router.
     pub namespaces: Vec<String>,
+    /// The emulator's label of each namespace's tap: server, client<i>, router_<node>.
+    pub tap_labels: Vec<String>,
+    /// How many of the namespaces are clients'.
+    clients: usize,
     pub servers: Vec<Server>,
+    /// In path order from the clients.
+    pub routers: Vec<Router>,
     /// TCP server port per congestion control.
     tcp_ports: BTreeMap<String, u16>,
     emulator: Option<Proc>,
@@ -272,29 +318,67 @@ impl Bed {
         let mut bed = Bed::default();
         bed.window_file = dir.join("window.txt");
         bed.logs = dir.join("logs");
-        let taps = bed.create_namespaces(&ctx.prefix, layout.namespaces.len(), g.mtu, tcp_buffer)?;
+        let plans = routers::plan(&run.experiment.path, &ctx.prefix, server_addr())?;
+        let mut tap_args = bed.create_namespaces(&ctx.prefix, layout.namespaces.len(), &plans, g.mtu, tcp_buffer)?;
+        tap_args.extend(routers::emulator_arg(&plans, netns::TAP));
         bed.steer_receive(cpus)?;
-        bed.start_servers(ctx, layout, serve_dir, cpus.server.as_deref())?;
-        bed.start_emulator(ctx, run, &taps, dir, cpus.emulator.as_deref())?;
+        bed.start_servers(ctx, layout, !plans.is_empty(), serve_dir, cpus.server.as_deref())?;
+        bed.start_routers(ctx, plans, g.socket_sample_interval, dir, cpus.clients.as_deref())?;
+        bed.start_emulator(ctx, run, &tap_args, dir, cpus.emulator.as_deref())?;
         Ok(bed)
     }
 
-    /// The server's and every client's namespace with its tap; returns the emulator's
-    /// `--Taps` entries.
-    fn create_namespaces(&mut self, prefix: &str, clients: usize, mtu: u32, tcp_buffer: u64) -> Result<Vec<String>> {
+    /// The server's, every client's and every router's namespace with its tap; returns the
+    /// emulator's `--Taps` argument (server and clients).
+    fn create_namespaces(
+        &mut self,
+        prefix: &str,
+        clients: usize,
+        routers: &[RouterPlan],
+        mtu: u32,
+        tcp_buffer: u64,
+    ) -> Result<Vec<String>> {
         let mut taps = Vec::new();
-        for client in std::iter::once(None).chain((0..clients).map(Some)) {
-            let ns = ns_name(prefix, client);
+        // (namespace, tap label, gateway, host, whether it is in --Taps)
+        let hosts = std::iter::once(None).chain((0..clients).map(Some)).map(|client| {
             let (gw, host) = rdtp_scenario::network::subnet(client);
+            let label = client.map_or("server".to_string(), |i| format!("client{i}"));
+            (ns_name(prefix, client), label, gw, host, true)
+        });
+        let routers = routers.iter().map(|r| (r.ns.clone(), format!("router_{}", r.node), r.gateway, r.addr, false));
+        self.clients = clients;
+        for (ns, label, gw, host, in_taps) in hosts.chain(routers) {
             self.namespaces.push(ns.clone());
             netns::create(&ns, host, gw, mtu, tcp_buffer)?;
-            let label = client.map_or("server".to_string(), |i| format!("client{i}"));
-            taps.push(format!("{label}:{ns}/{}:{gw}/{}", netns::TAP, rdtp_scenario::network::PREFIX_LEN));
+            if in_taps {
+                taps.push(format!("{label}:{ns}/{}:{gw}/{}", netns::TAP, rdtp_scenario::network::PREFIX_LEN));
+            }
+            self.tap_labels.push(label);
             if procs::interrupted() {
                 bail!(procs::INTERRUPTED_MSG);
             }
         }
-        Ok(taps)
+        Ok(vec![format!("--Taps={}", taps.join(","))])
+    }
+
+    /// The client namespaces.
+    fn client_namespaces(&self) -> &[String] {
+        &self.namespaces[1..=self.clients]
+    }
+
+    /// The router namespaces, in path order from the clients.
+    fn router_namespaces(&self) -> &[String] {
+        &self.namespaces[1 + self.clients..]
+    }
+
+    /// Where rdtp clients send their requests: the router nearest them, else the server.
+    fn rdtp_target(&self) -> Ipv4Addr {
+        self.routers.first().map_or(server_addr(), |r| r.plan.addr)
+    }
+
+    /// Servers and routers (routers first: they stop before the servers).
+    fn daemons(&mut self) -> impl Iterator<Item = &mut Daemon> {
+        self.routers.iter_mut().map(|r| &mut r.d).chain(self.servers.iter_mut().map(|s| &mut s.d))
     }
 
     /// Receive steering: what the emulator writes into a tap is processed (softirq: the
@@ -305,6 +389,7 @@ impl Bed {
             netns::set_rps(&self.namespaces[0], c)?;
         }
         if let Some(c) = &cpus.clients {
+            // Clients and routers (a router is not the server side's cost).
             for ns in &self.namespaces[1..] {
                 netns::set_rps(ns, c)?;
             }
@@ -312,17 +397,18 @@ impl Bed {
         Ok(())
     }
 
-    /// rdtp over UDP if any rdtp flow, one TCP server per congestion control.
+    /// rdtp over UDP if any rdtp flow or any router, one TCP server per congestion control.
     fn start_servers(
         &mut self,
         ctx: &Context,
         layout: &Layout,
+        routers: bool,
         serve_dir: &Path,
         cpus: Option<&[usize]>,
     ) -> Result<()> {
         let srv_ns = self.namespaces[0].clone();
         let logs = &self.logs;
-        if layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
+        if routers || layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
             self.servers.push(start_server(ctx, &srv_ns, serve_dir, Kind::Rdtp, None, UDP_PORT, logs, cpus)?);
         }
         for f in layout.flows.iter().filter(|f| f.kind == Kind::Tcp) {
@@ -333,7 +419,6 @@ impl Bed {
             }
         }
         for s in &mut self.servers {
-            s.idle_rss_kib = procs::status_kib(s.proc.pid, "VmRSS");
             s.flows = layout
                 .flows
                 .iter()
@@ -343,21 +428,55 @@ impl Bed {
         Ok(())
     }
 
-    /// `rdtp-sim --emulate` between the taps, up to its READY line.
+    /// One `rdtp route` per router in its namespace, up to its "routing on" line: listening
+    /// on the plan's address, forwarding to its upstream, its `--stats-json` in the run's
+    /// directory (and a report every `stats_interval` seconds, if > 0).
+    fn start_routers(
+        &mut self,
+        ctx: &Context,
+        plans: Vec<RouterPlan>,
+        stats_interval: f64,
+        dir: &Path,
+        cpus: Option<&[usize]>,
+    ) -> Result<()> {
+        for plan in plans {
+            let label = format!("router_{}", plan.node);
+            let stats_json = dir.join(format!("router-{}.json", plan.node));
+            let mut args: Vec<String> = vec![
+                "route".into(),
+                "--listen".into(),
+                format!("0.0.0.0:{UDP_PORT}"),
+                "--upstream".into(),
+                format!("{}:{UDP_PORT}", plan.upstream),
+                "--stats-json".into(),
+                stats_json.display().to_string(),
+            ];
+            if stats_interval > 0.0 {
+                args.extend(["--stats-interval".to_string(), stats_interval.to_string()]);
+            }
+            args.extend(plan.args.iter().cloned());
+            let d = start_daemon(ctx, &plan.ns, &label, &args, "rdtp: routing on", &self.logs, cpus)?;
+            self.routers.push(Router { d, plan, stats_json });
+        }
+        Ok(())
+    }
+
+    /// `rdtp-sim --emulate` between the taps (`tap_args`: `--Taps`, `--RouterTaps`), up to its
+    /// READY line.
     fn start_emulator(
         &mut self,
         ctx: &Context,
         run: &Run,
-        taps: &[String],
+        tap_args: &[String],
         dir: &Path,
         cpus: Option<&[usize]>,
     ) -> Result<()> {
         let g = &run.experiment.testbed;
         let logs = self.logs.clone();
         let _ = fs::remove_file(&self.window_file);
-        let mut args = vec![
-            "--emulate".to_string(),
-            format!("--Taps={}", taps.join(",")),
+        let mut args = vec!["--emulate".to_string()];
+        args.extend(tap_args.iter().cloned());
+        args.extend([
             format!("--Out={}", dir.display()),
             format!("--Duration={}", g.duration + 120.0),
             format!("--Warmup={}", g.warmup),
@@ -369,7 +488,7 @@ impl Bed {
             format!("--Seed={}", g.seed),
             format!("--Run={}", g.run),
             format!("--WindowFile={}", self.window_file.display()),
-        ];
+        ]);
         if let Some(c) = g.pin_cpu {
             args.push(format!("--PinCpu={c}"));
         }
@@ -402,7 +521,15 @@ impl Bed {
     /// Warm-up (ARP both ways before the clock starts), tap counters, time 0, and the pings.
     fn start_clock(&mut self, g: &experiment::General, cpus: Option<&[usize]>) -> Result<Clock> {
         let ready = Instant::now();
-        warm_up(&self.namespaces[1..])?;
+        // Every client reaches the server (and the router it fetches from), every router its upstream.
+        let mut pairs: Vec<(&String, Ipv4Addr)> =
+            self.client_namespaces().iter().map(|ns| (ns, server_addr())).collect();
+        if !self.routers.is_empty() {
+            let nearest = self.rdtp_target();
+            pairs.extend(self.client_namespaces().iter().map(|ns| (ns, nearest)));
+            pairs.extend(self.router_namespaces().iter().zip(&self.routers).map(|(ns, r)| (ns, r.plan.upstream)));
+        }
+        warm_up(&pairs)?;
         let mut taps_before = Vec::new();
         for ns in &self.namespaces {
             taps_before.push(netns::tap_stats(ns)?);
@@ -412,7 +539,7 @@ impl Bed {
         let offset = (t0 - ready).as_secs_f64();
         if g.ping {
             let logs = &self.logs;
-            for (i, ns) in self.namespaces[1..].iter().enumerate() {
+            for (i, ns) in self.client_namespaces().to_vec().iter().enumerate() {
                 let mut cmd = Command::new("ip");
                 cmd.args(["netns", "exec", ns, "ping", "-D", "-n", "-i"])
                     .arg(format!("{}", g.ping_interval))
@@ -434,9 +561,8 @@ impl Bed {
         let at = since(clock.t0);
         let sys = procs::system_cpu();
         let server_cores = cpus.server.as_deref().and_then(|c| procs::system_cpu_of(Some(c)));
-        for s in &mut self.servers {
-            s.cpu_end = procs::cpu_seconds(s.proc.pid);
-            s.hwm_kib = procs::status_kib(s.proc.pid, "VmHWM");
+        for d in self.daemons() {
+            d.measure_end();
         }
         for f in self.flows.iter_mut() {
             if let Some(p) = &mut f.proc
@@ -453,8 +579,9 @@ impl Bed {
         for (ns, before) in self.namespaces.iter().zip(&clock.taps_before) {
             tap_delta.push(netns::tap_stats(ns)?.since(before));
         }
-        for s in &mut self.servers {
-            s.usage = s.proc.stop(libc::SIGTERM, Duration::from_secs(5));
+        // Routers first (they write their --stats-json when they stop), then the servers.
+        for d in self.daemons() {
+            d.stop(Duration::from_secs(5));
         }
         fs::write(&self.window_file, format!("{} {}\n", g.warmup + clock.offset, at + clock.offset))?;
         let emulator = self.emulator.as_mut().map(|p| p.stop(libc::SIGTERM, Duration::from_secs(30)));
@@ -467,7 +594,7 @@ impl Bed {
         Ok(End { at, sys, server_cores, server_cpus, tap_delta, emulator })
     }
 
-    /// Stop whatever still runs (clients, pings, servers, the emulator: SIGTERM, then
+    /// Stop whatever still runs (clients, pings, routers, servers, the emulator: SIGTERM, then
     /// SIGKILL), then delete the namespaces (with their taps).
     fn teardown(&mut self) -> Result<()> {
         for f in &mut self.flows {
@@ -478,8 +605,8 @@ impl Bed {
         for p in &mut self.pings {
             p.stop(libc::SIGTERM, Duration::from_secs(2));
         }
-        for s in &mut self.servers {
-            s.proc.stop(libc::SIGTERM, Duration::from_secs(2));
+        for d in self.daemons() {
+            d.proc.stop(libc::SIGTERM, Duration::from_secs(2));
         }
         if let Some(e) = &mut self.emulator {
             e.stop(libc::SIGTERM, Duration::from_secs(30));
@@ -503,8 +630,8 @@ impl Drop for Bed {
 }
 
 /// The clients on their schedule from time 0 to the run's duration: start each at its
-/// start, SIGTERM it at its stop, reap what exits; sample server CPU at warm-up and RSS and
-/// TCP socket memory every `socket_sample_interval`.
+/// start, SIGTERM it at its stop, reap what exits; sample server and router CPU at warm-up
+/// and RSS and TCP socket memory every `socket_sample_interval`.
 fn schedule(
     ctx: &Context,
     run: &Run,
@@ -526,6 +653,7 @@ fn schedule(
     let mut during = During::default();
     let mut next_sample = g.warmup;
     let mut cpu_warmup_taken = false;
+    let rdtp_to = bed.rdtp_target();
     loop {
         if procs::interrupted() {
             bail!(procs::INTERRUPTED_MSG);
@@ -542,8 +670,17 @@ fn schedule(
         }
         for f in bed.flows.iter_mut() {
             if f.proc.is_none() && now >= f.inst.start {
-                let (proc, output) =
-                    start_flow(ctx, g, &f.inst, &bed.namespaces, &bed.tcp_ports, dir, &logs, cpus.clients.as_deref())?;
+                let (proc, output) = start_flow(
+                    ctx,
+                    g,
+                    &f.inst,
+                    &bed.namespaces,
+                    rdtp_to,
+                    &bed.tcp_ports,
+                    dir,
+                    &logs,
+                    cpus.clients.as_deref(),
+                )?;
                 f.proc = Some(proc);
                 f.output = output;
                 f.started = Some(since(clock.t0));
@@ -563,16 +700,14 @@ fn schedule(
             cpu_warmup_taken = true;
             during.sys_warmup = procs::system_cpu();
             during.server_cores_warmup = cpus.server.as_deref().and_then(|c| procs::system_cpu_of(Some(c)));
-            for s in &mut bed.servers {
-                s.cpu_warmup = procs::cpu_seconds(s.proc.pid);
+            for d in bed.daemons() {
+                d.cpu_warmup = d.sample_cpu();
             }
         }
         if g.socket_sample_interval > 0.0 && now >= next_sample {
             next_sample += g.socket_sample_interval;
-            for s in &mut bed.servers {
-                if let Some(r) = procs::status_kib(s.proc.pid, "VmRSS") {
-                    s.rss_samples.push(r);
-                }
+            for d in bed.daemons() {
+                d.sample_rss();
             }
             if !bed.tcp_ports.is_empty() {
                 match netns::tcp_socket_memory(&bed.namespaces[0]) {
@@ -604,60 +739,74 @@ fn start_server(
         (Kind::Tcp, Some(c)) => format!("tcp_{c}_server"),
         (Kind::Tcp, None) => "tcp_server".to_string(),
     };
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).arg("serve").arg(serve_dir);
-    cmd.arg("--listen").arg(format!("0.0.0.0:{port}"));
+    let mut args =
+        vec!["serve".to_string(), serve_dir.display().to_string(), "--listen".into(), format!("0.0.0.0:{port}")];
     if kind == Kind::Tcp {
-        cmd.arg("--tcp");
+        args.push("--tcp".into());
         if let Some(c) = cc {
-            cmd.args(["--tcp-cc", c]);
+            args.extend(["--tcp-cc".to_string(), c.to_string()]);
         }
     }
+    let d = start_daemon(ctx, ns, &label, &args, "rdtp: serving", logs, cpus)?;
+    Ok(Server { d, kind, port, flows: 0 })
+}
+
+/// `ip netns exec NS rdtp ARGS…` with its stderr in logs/LABEL.log, up to the line starting
+/// with `ready`; its idle RSS then.
+fn start_daemon(
+    ctx: &Context,
+    ns: &str,
+    label: &str,
+    args: &[String],
+    ready: &str,
+    logs: &Path,
+    cpus: Option<&[usize]>,
+) -> Result<Daemon> {
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).args(args);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-    // If anything below fails, dropping `proc` stops the server.
-    let mut proc = procs::spawn_on(&label, &mut cmd, cpus, None)?;
-    let stderr = proc.take_stderr().context("no server stderr")?;
+    // If anything below fails, dropping `proc` stops the process.
+    let mut proc = procs::spawn_on(label, &mut cmd, cpus, None)?;
+    let stderr = proc.take_stderr().with_context(|| format!("no {label} stderr"))?;
     let lines = procs::forward_lines(stderr, &logs.join(format!("{label}.log")))?;
     procs::wait_line(&lines, Duration::from_secs(600), &format!("{label} to listen"), |l| {
-        l.starts_with("rdtp: serving").then_some(())
+        l.starts_with(ready).then_some(())
     })
     .map_err(|e| anyhow!("{e:#} (see logs/{label}.log)"))?;
-    Ok(Server {
-        label,
-        kind,
-        port,
+    Ok(Daemon {
+        label: label.to_string(),
+        idle_rss_kib: procs::status_kib(proc.pid, "VmRSS"),
         proc,
-        idle_rss_kib: None,
         cpu_warmup: None,
         cpu_end: None,
         hwm_kib: None,
         rss_samples: Vec::new(),
-        flows: 0,
         usage: Usage::default(),
     })
 }
 
-fn warm_up(client_ns: &[String]) -> Result<()> {
-    let mut pending: Vec<&String> = client_ns.iter().collect();
+/// Ping until every namespace reached its address (ARP both ways), for up to 10 s.
+fn warm_up(pairs: &[(&String, Ipv4Addr)]) -> Result<()> {
+    let mut pending: Vec<(&String, Ipv4Addr)> = pairs.to_vec();
     for _ in 0..10 {
         if pending.is_empty() {
             return Ok(());
         }
         let mut procs = Vec::new();
-        for ns in &pending {
+        for &(ns, to) in &pending {
             let mut cmd = Command::new("ip");
             cmd.args(["netns", "exec", ns, "ping", "-c", "1", "-W", "1", "-n", "-q"])
-                .arg(server_addr().to_string())
+                .arg(to.to_string())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            procs.push((*ns, procs::spawn("warm-up ping", &mut cmd)?));
+            procs.push(((ns, to), procs::spawn("warm-up ping", &mut cmd)?));
         }
         let mut failed = Vec::new();
-        for (ns, mut p) in procs {
+        for (pair, mut p) in procs {
             let u = p.reap(true).unwrap_or_default();
             if u.exit_code() != Some(0) {
-                failed.push(ns);
+                failed.push(pair);
             }
         }
         pending = failed;
@@ -666,10 +815,13 @@ fn warm_up(client_ns: &[String]) -> Result<()> {
     if pending.is_empty() {
         Ok(())
     } else {
-        Err(anyhow!(
-            "the server is unreachable through the emulator from {} (ping failed for 10 s)",
-            pending.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        ))
+        let server = server_addr();
+        if pending.iter().all(|&(_, to)| to == server) {
+            let from: Vec<&str> = pending.iter().map(|(ns, _)| ns.as_str()).collect();
+            bail!("the server is unreachable through the emulator from {} (ping failed for 10 s)", from.join(", "));
+        }
+        let pairs: Vec<String> = pending.iter().map(|(ns, to)| format!("{to} from {ns}")).collect();
+        Err(anyhow!("unreachable through the emulator: {} (ping failed for 10 s)", pairs.join(", ")))
     }
 }
 
@@ -679,6 +831,7 @@ fn start_flow(
     g: &experiment::General,
     f: &FlowInstance,
     all_ns: &[String],
+    rdtp_to: Ipv4Addr,
     tcp_ports: &BTreeMap<String, u16>,
     dir: &Path,
     logs: &Path,
@@ -690,7 +843,7 @@ fn start_flow(
     cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).arg("fetch");
     match f.kind {
         Kind::Rdtp => {
-            cmd.arg(format!("{}:{UDP_PORT}", server_addr())).arg(&f.object);
+            cmd.arg(format!("{rdtp_to}:{UDP_PORT}")).arg(&f.object);
             cmd.args(["--cc", &f.cc]).arg("--mtu").arg(g.mtu.to_string());
         }
         Kind::Tcp => {
