@@ -181,11 +181,24 @@ RdtpRouter::AddRoute(const std::string& key, const InetSocketAddress& nextHop)
         NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
 }
 
+std::string
+NodeIdLabel(uint64_t id)
+{
+    char buf[32];
+    return rdtp_node_id_label(id, buf, sizeof buf) > 0 ? std::string(buf) : std::string();
+}
+
+uint64_t
+RdtpRouter::GetNodeId() const
+{
+    return m_nodeId != 0 ? m_nodeId : rdtp_node_id(m_label.c_str());
+}
+
 void
 RdtpRouter::CreateCore()
 {
     RdtpRouterConfig cfg = rdtp_router_config_default();
-    cfg.id = m_nodeId != 0 ? m_nodeId : rdtp_node_id(m_label.c_str());
+    cfg.id = GetNodeId();
     if (cfg.id == 0)
         NS_FATAL_ERROR("RdtpRouter: Label '" << m_label << "' is not a node id (1-8 printable characters)");
     cfg.cs_units = m_csSize;

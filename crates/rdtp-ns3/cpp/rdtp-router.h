@@ -52,6 +52,9 @@ struct RdtpRouterInterval
     uint64_t pitEntries = 0;
 };
 
+/// A node id as people read it: its label ("r1", "origin"), else 0x and 16 hex digits.
+std::string NodeIdLabel(uint64_t id);
+
 class RdtpRouter : public Application
 {
   public:
@@ -70,6 +73,8 @@ class RdtpRouter : public Application
     std::vector<std::pair<std::string, uint64_t>> GetCounters() const;
     /// One counter by name (0 if unknown).
     uint64_t GetCounter(const std::string& name) const;
+    /// Its node id (NodeId, else Label's), as in the Data it serves.
+    uint64_t GetNodeId() const;
     /// Close the current trace interval now: fire the trace sources with what happened
     /// since the last one (call after Simulator::Run so the totals of every trace add up to
     /// the counters). Nothing fires if no time passed and nothing changed.
