@@ -174,107 +174,37 @@ fn a_router_on_the_wifi_ap_serves_its_stations() {
     assert!(sums["ap"]["cs_hits"] >= 2_000_000u64.div_ceil(UNIT), "{sums:?}");
 }
 
-/// Two servers, three routers (a core and two edges, all caching), two clients: each
-/// client fetches from both servers; the later fetches find the objects in the core's store.
-const GRAPH: &str = r#"
-[scenario]
-name = "graph"
-duration = 4.0
-
-[topology]
-kind = "graph"
-[[topology.node]]
-name = "s1"
-role = "server"
-[[topology.node]]
-name = "s2"
-role = "server"
-[[topology.node]]
-name = "core"
-role = "router"
-[[topology.node]]
-name = "e1"
-role = "router"
-[[topology.node]]
-name = "e2"
-role = "router"
-[[topology.node]]
-name = "c1"
-role = "client"
-[[topology.node]]
-name = "c2"
-role = "client"
-[[topology.link]]
-from = "s1"
-to = "core"
-rate = 40
-delay = "5ms"
-[[topology.link]]
-from = "s2"
-to = "core"
-rate = 40
-delay = "5ms"
-[[topology.link]]
-from = "core"
-to = "e1"
-rate = 40
-delay = "5ms"
-monitor = true
-[[topology.link]]
-from = "core"
-to = "e2"
-rate = 40
-delay = "5ms"
-[[topology.link]]
-from = "e1"
-to = "c1"
-rate = 10
-delay = "5ms"
-[[topology.link]]
-from = "e2"
-to = "c2"
-rate = 10
-delay = "5ms"
-[[topology.router]]
-node = "core"
-[[topology.router]]
-node = "e1"
-[[topology.router]]
-node = "e2"
-
-[[flow]]
-kind = "rdtp"
-client = 0
-server = "s1"
-size = 1000000
-[[flow]]
-kind = "rdtp"
-client = 1
-server = "s2"
-size = 1000000
-[[flow]]
-kind = "rdtp"
-client = 1
-server = "s1"
-size = 1000000
-start = 2.0
-[[flow]]
-kind = "rdtp"
-client = 0
-server = "s2"
-size = 1000000
-start = 2.0
-[[flow]]
-kind = "tcp"
-client = 0
-server = "s2"
-size = 500000
-"#;
+/// Two servers, three routers (a core and two edges, all caching), two clients; 5 ms links,
+/// 40 Mbit/s to the core, 10 Mbit/s to the clients. Each client fetches from both servers;
+/// the later fetches find the objects in the core's store.
+fn graph() -> String {
+    let mut t = String::from("[scenario]\nname = \"graph\"\nduration = 4.0\n\n[topology]\nkind = \"graph\"\n");
+    let nodes = [("s1", "server"), ("s2", "server"), ("core", "router"), ("e1", "router"), ("e2", "router")];
+    for (name, role) in nodes.into_iter().chain([("c1", "client"), ("c2", "client")]) {
+        t.push_str(&format!("[[topology.node]]\nname = \"{name}\"\nrole = \"{role}\"\n"));
+    }
+    let links = [("s1", "core", 40), ("s2", "core", 40), ("core", "e1", 40), ("core", "e2", 40), ("e1", "c1", 10)];
+    for (from, to, mbps) in links.into_iter().chain([("e2", "c2", 10)]) {
+        let monitor = if to == "e1" { "monitor = true\n" } else { "" };
+        t.push_str(&format!(
+            "[[topology.link]]\nfrom = \"{from}\"\nto = \"{to}\"\nrate = {mbps}\ndelay = \"5ms\"\n{monitor}"
+        ));
+    }
+    for node in ["core", "e1", "e2"] {
+        t.push_str(&format!("[[topology.router]]\nnode = \"{node}\"\n"));
+    }
+    for (client, server, start) in [(0, "s1", 0.0), (1, "s2", 0.0), (1, "s1", 2.0), (0, "s2", 2.0)] {
+        t.push_str(&format!(
+            "[[flow]]\nkind = \"rdtp\"\nclient = {client}\nserver = \"{server}\"\nsize = 1000000\nstart = {start}\n"
+        ));
+    }
+    t + "[[flow]]\nkind = \"tcp\"\nclient = 0\nserver = \"s2\"\nsize = 500000\n"
+}
 
 #[test]
 fn a_graph_with_two_servers_is_byte_exact_with_hits_in_the_shared_router() {
     let dir = TempDir::new("graph");
-    let Some(out) = run_scenario(&dir, GRAPH) else { return };
+    let Some(out) = run_scenario(&dir, &graph()) else { return };
     let run = &runs(&out)[0];
     let f = csv(&run.join("flows.csv"));
     for flow in &f {

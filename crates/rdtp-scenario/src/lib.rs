@@ -881,45 +881,22 @@ start = 1.0
 duration = 5
 [topology]
 kind = "graph"
-[[topology.node]]
-name = "s1"
-role = "server"
-[[topology.node]]
-name = "s2"
-role = "server"
-[[topology.node]]
-name = "core"
-role = "router"
-[[topology.node]]
-name = "edge"
-role = "router"
-[[topology.node]]
-name = "c1"
-role = "client"
-[[topology.node]]
-name = "c2"
-role = "client"
-[[topology.link]]
-from = "s1"
-to = "core"
-rate = 40
-delay = "5ms"
-[[topology.link]]
-from = "s2"
-to = "core"
-[[topology.link]]
-from = "core"
-to = "edge"
-queue = 50
-monitor = true
-[[topology.link]]
-from = "edge"
-to = "c1"
-[[topology.link]]
-from = "edge"
-to = "c2"
-[[topology.router]]
-node = "edge"
+node = [
+    { name = "s1", role = "server" },
+    { name = "s2", role = "server" },
+    { name = "core", role = "router" },
+    { name = "edge", role = "router" },
+    { name = "c1", role = "client" },
+    { name = "c2", role = "client" },
+]
+link = [
+    { from = "s1", to = "core", rate = 40, delay = "5ms" },
+    { from = "s2", to = "core" },
+    { from = "core", to = "edge", queue = 50, monitor = true },
+    { from = "edge", to = "c1" },
+    { from = "edge", to = "c2" },
+]
+router = [{ node = "edge" }]
 [[flow]]
 kind = "rdtp"
 size = 1000
@@ -957,38 +934,26 @@ server = "s2"
         assert!(!args.iter().any(|a| a.starts_with("--Rate=")), "no dumbbell arguments");
         // With a cache on core too, edge routes both servers through it.
         let both =
-            GRAPH.replace("[[topology.router]]\n", "[[topology.router]]\nnode = \"core\"\n[[topology.router]]\n");
+            GRAPH.replace("router = [{ node = \"edge\" }]", "router = [{ node = \"core\" }, { node = \"edge\" }]");
         let args = run_args(&expand(&both, &[]).unwrap().1[0].scenario, "o").unwrap();
         assert!(args.iter().any(|a| a.contains(&format!("node=edge,id={edge},route=s1:core,route=s2:core"))));
         for (bad, why) in [
-            (
-                GRAPH.replace(
-                    "role = \"router\"\n[[topology.node]]\nname = \"edge\"",
-                    "role = \"cache\"\n[[topology.node]]\nname = \"edge\"",
-                ),
-                "role 'cache'",
-            ),
+            (GRAPH.replace("\"edge\", role = \"router\"", "\"edge\", role = \"cache\""), "role 'cache'"),
             (GRAPH.replace("to = \"c2\"", "to = \"c3\""), "no node 'c3'"),
             (GRAPH.replace("to = \"c2\"", "to = \"edge\""), "two different nodes"),
             (GRAPH.replace("server = \"s2\"\nsize", "server = \"c1\"\nsize"), "not a server"),
             (GRAPH.replace("client = 1", "client = 2"), "no client 2"),
             (
-                GRAPH.replace(
-                    "monitor = true",
-                    "monitor = true\n[[topology.link]]\nfrom = \"s1\"\nto = \"s2\"\nmonitor = true",
-                ),
+                GRAPH.replace("monitor = true }", "monitor = true }, { from = \"s1\", to = \"s2\", monitor = true }"),
                 "at most one",
             ),
-            (GRAPH.replace("[[topology.link]]\nfrom = \"edge\"\nto = \"c2\"\n", ""), "cannot reach"),
+            (GRAPH.replace("{ from = \"edge\", to = \"c2\" },", ""), "cannot reach"),
             (
                 FILE.replace("[[flow]]\nkind = \"rdtp\"", "[[flow]]\nkind = \"rdtp\"\nserver = \"s1\""),
                 "graph topologies",
             ),
             (
-                FILE.replace(
-                    "queue = \"1bdp\"",
-                    "queue = \"1bdp\"\n[[topology.node]]\nname = \"x\"\nrole = \"client\"",
-                ),
+                FILE.replace("queue = \"1bdp\"", "queue = \"1bdp\"\nnode = [{ name = \"x\", role = \"client\" }]"),
                 "kind = \"graph\"",
             ),
         ] {
