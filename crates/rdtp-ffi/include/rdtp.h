@@ -175,6 +175,23 @@ typedef struct RdtpRouterConfig {
   uint64_t seed;
 } RdtpRouterConfig;
 
+// What one source delivered to a receiver.
+typedef struct RdtpSource {
+  // Its node id (`rdtp_node_id_label` prints it).
+  uint64_t node;
+  // Served from a router's content store (else by the origin).
+  bool cached;
+  // Routers between it and the receiver, as last seen.
+  uint8_t hops;
+  // Distinct units, and their payload bytes, it delivered.
+  uint64_t units;
+  uint64_t bytes;
+  // RTT samples taken from its units, their minimum and mean (0 without samples).
+  uint64_t rtt_samples;
+  uint64_t rtt_min_ns;
+  uint64_t rtt_avg_ns;
+} RdtpSource;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -273,6 +290,11 @@ struct RdtpAddr rdtp_addr_v4(uint32_t ip, uint16_t port);
 // big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
 uint64_t rdtp_node_id(const char *label);
 
+// Write node id `id` as people read it — its label (`ap`, `origin`), else `0x` and 16 hex
+// digits — NUL-terminated into `buf`; returns the length without the NUL (0 if `cap` is
+// too small: 19 bytes always suffice).
+uintptr_t rdtp_node_id_label(uint64_t id, char *buf, uintptr_t cap);
+
 // The defaults.
 struct RdtpRouterConfig rdtp_router_config_default(void);
 
@@ -319,6 +341,12 @@ const char *rdtp_router_counter_name(uintptr_t i);
 // Fill `values[0..n)` with the counters, in the order of their names; returns how many
 // were written.
 uintptr_t rdtp_router_counters(const struct RdtpRouter *r, uint64_t *values, uintptr_t n);
+
+// Copy the receiver's sources, in the order they first delivered, into `out[0..cap)`;
+// returns how many there are (more than `cap` if `out` was too short; `cap` 0 counts).
+uintptr_t rdtp_receiver_sources(const struct RdtpReceiver *rx,
+                                struct RdtpSource *out,
+                                uintptr_t cap);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -42,6 +42,7 @@ use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverCo
 use rdtp_proto::server::{Catalog, PatternCatalog, Server};
 
 pub mod router;
+pub mod sources;
 use rdtp_proto::{Eid, Time};
 
 /// Receiver settings; zero fields mean "default".

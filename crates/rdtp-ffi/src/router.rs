@@ -80,6 +80,21 @@ pub unsafe extern "C" fn rdtp_node_id(label: *const c_char) -> u64 {
     unsafe { CStr::from_ptr(label) }.to_str().ok().and_then(NodeId::label).map_or(0, NodeId::to_u64)
 }
 
+/// Write node id `id` as people read it — its label (`ap`, `origin`), else `0x` and 16 hex
+/// digits — NUL-terminated into `buf`; returns the length without the NUL (0 if `cap` is
+/// too small: 19 bytes always suffice).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_node_id_label(id: u64, buf: *mut c_char, cap: usize) -> usize {
+    let text = NodeId::from_u64(id).to_string();
+    if buf.is_null() || cap <= text.len() {
+        return 0;
+    }
+    let out = unsafe { slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+    out[..text.len()].copy_from_slice(text.as_bytes());
+    out[text.len()] = 0;
+    text.len()
+}
+
 /// Router settings; zero fields and null strings mean "default".
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -318,5 +333,12 @@ mod tests {
         assert_eq!(a.to_socket(), Some("10.0.0.1:7447".parse().unwrap()));
         assert_eq!(unsafe { rdtp_node_id(c"ap".as_ptr()) }, NodeId::label("ap").unwrap().to_u64());
         assert_eq!(unsafe { rdtp_node_id(c"waytoolongid".as_ptr()) }, 0);
+        let mut buf = [0 as c_char; 19];
+        let ap = NodeId::label("ap").unwrap().to_u64();
+        assert_eq!(unsafe { rdtp_node_id_label(ap, buf.as_mut_ptr(), buf.len()) }, 2);
+        assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }, c"ap");
+        assert_eq!(unsafe { rdtp_node_id_label(1, buf.as_mut_ptr(), buf.len()) }, 18);
+        assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }, c"0x0000000000000001");
+        assert_eq!(unsafe { rdtp_node_id_label(1, buf.as_mut_ptr(), 18) }, 0, "no room for the NUL");
     }
 }

@@ -14,6 +14,13 @@ fn c_program_fetches_through_the_abi() {
 fn c_program_fetches_through_a_router_twice() {
     let stdout = compile_and_run("router_smoke.c");
     assert!(stdout.contains("first=1000000 second=1000000 forwarded=714 hits=714 cs_entries=714"), "{stdout}");
+    // The first fetch came from the origin one router away, the second from the router's store.
+    assert!(
+        stdout.contains(
+            "source origin cached=0 hops=1 units=714 bytes=1000000\nsource ap cached=1 hops=0 units=714 bytes=1000000\n"
+        ),
+        "{stdout}"
+    );
 }
 
 /// Compile `tests/<file>` with the static library, run it, return its stdout (it must exit 0).

@@ -1,7 +1,7 @@
 /* A receiver fetches a 1 MB object twice through a router, all over the C API only: the
  * first time the router forwards to the server, the second time it answers from its
  * content store. Datagrams are handed over directly (no loss); the counters are read by
- * name. */
+ * name, and each fetch prints where its units came from (rdtp_receiver_sources). */
 #include <stdio.h>
 #include <string.h>
 #include "rdtp.h"
@@ -66,6 +66,15 @@ static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAdd
         if (!finished && rdtp_receiver_poll_timeout(rx, &at) && at > now) now = at;
         rdtp_receiver_handle_timeout(rx, now);
         rdtp_router_handle_timeout(router, now);
+    }
+    /* Where the units came from, as the receiver counted them. */
+    RdtpSource src[8];
+    size_t n_src = rdtp_receiver_sources(rx, src, 8);
+    for (size_t i = 0; i < n_src && i < 8; i++) {
+        char label[19];
+        if (rdtp_node_id_label(src[i].node, label, sizeof label) == 0) return -5;
+        printf("source %s cached=%d hops=%u units=%llu bytes=%llu\n", label, (int)src[i].cached,
+               (unsigned)src[i].hops, (unsigned long long)src[i].units, (unsigned long long)src[i].bytes);
     }
     rdtp_receiver_free(rx);
     return finished ? read_total : -4;

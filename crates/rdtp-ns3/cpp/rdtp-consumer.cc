@@ -354,4 +354,13 @@ RdtpConsumer::GetError() const
     return m_error;
 }
 
+std::vector<RdtpSource>
+RdtpConsumer::GetSources() const
+{
+    std::vector<RdtpSource> sources(rdtp_receiver_sources(m_rx, nullptr, 0));
+    if (!sources.empty())
+        rdtp_receiver_sources(m_rx, sources.data(), sources.size());
+    return sources;
+}
+
 } // namespace ns3

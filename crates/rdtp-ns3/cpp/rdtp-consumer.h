@@ -41,6 +41,9 @@ class RdtpConsumer : public Application
     uint64_t GetDeliveredBytes() const;
     /// Error of the FAILED event (RDTP_ERROR_NONE if none).
     int GetError() const;
+    /// Where the units came from: the core's per-source accounting (origin or a router's
+    /// content store; units, bytes, RTTs), read until the application is disposed.
+    std::vector<RdtpSource> GetSources() const;
 
     /// Bytes newly read by the application.
     typedef void (*DeliveredCallback)(uint64_t bytes);

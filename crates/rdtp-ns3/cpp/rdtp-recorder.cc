@@ -1,5 +1,8 @@
 #include "rdtp-recorder.h"
 
+#include "rdtp-router.h"
+#include "rdtp-topology.h"
+
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -169,12 +172,19 @@ FlowRecorder::All()
 }
 
 void
+FlowRecorder::AddServedBy()
+{
+    m_servedBy = true;
+}
+
+void
 FlowRecorder::Finish()
 {
     m_ts.flush();
     std::ofstream out(m_dir + "/flows.csv");
     out << "flow,kind,cc,client,start_s,stop_s,bytes,goodput_mbps,mean_rtt_ms,min_rtt_ms,"
-           "retransmissions,timeouts,completed,finish_s,window_bytes,duplicates,lost,invalid\n";
+           "retransmissions,timeouts,completed,finish_s,window_bytes,duplicates,lost,invalid"
+        << (m_servedBy ? ",cached_bytes,sources\n" : "\n");
     for (const auto& fp : m_flows)
     {
         const FlowRecord& f = *fp;
@@ -193,8 +203,71 @@ FlowRecorder::Finish()
             << (f.completed ? 1 : 0) << ',' << Fmt(f.finishS, 6) << ',' << f.windowBytes << ','
             << (f.duplicates >= 0 ? std::to_string(f.duplicates) : std::string()) << ','
             << (f.lost >= 0 ? std::to_string(f.lost) : std::string()) << ','
-            << (f.invalid >= 0 ? std::to_string(f.invalid) : std::string()) << '\n';
+            << (f.invalid >= 0 ? std::to_string(f.invalid) : std::string());
+        if (m_servedBy)
+            out << ',' << (f.cachedBytes >= 0 ? std::to_string(f.cachedBytes) : std::string()) << ',' << f.sources;
+        out << '\n';
     }
+}
+
+CsTracer::CsTracer(const std::string& dir, MeasureWindow w, double interval)
+    : m_window(w),
+      m_interval(interval)
+{
+    m_out.open(dir + "/cs.csv");
+    m_out << "time_s,node,id,cs_hits,cs_misses,hit_ratio,coalesced,forwarded_units,evictions,cs_entries,"
+             "pit_entries,upstream_bytes,downstream_bytes\n";
+}
+
+CsTracer::~CsTracer() = default;
+
+void
+CsTracer::Add(Ptr<RdtpRouter> router, const std::string& node)
+{
+    const std::string id = NodeIdLabel(router->GetNodeId());
+    Must(router->TraceConnectWithoutContext(
+             "Interval",
+             Callback<void, const RdtpRouterInterval&>(
+                 [this, node, id](const RdtpRouterInterval& iv) { Row(node, id, iv); })),
+         "RdtpRouter Interval");
+    m_routers.push_back(router);
+}
+
+void
+CsTracer::Row(const std::string& node, const std::string& id, const RdtpRouterInterval& iv)
+{
+    const uint64_t lookups = iv.csHits + iv.csMisses;
+    const double ratio = lookups > 0 ? static_cast<double>(iv.csHits) / static_cast<double>(lookups)
+                                     : std::numeric_limits<double>::quiet_NaN();
+    m_out << Fmt(iv.end.GetSeconds() - g_origin, 3) << ',' << node << ',' << id << ',' << iv.csHits << ','
+          << iv.csMisses << ',' << Fmt(ratio, 4) << ',' << iv.coalesced << ',' << iv.forwardedUnits << ','
+          << iv.evictions << ',' << iv.csEntries << ',' << iv.pitEntries << ',' << iv.upstreamBytes << ','
+          << iv.downstreamBytes << '\n';
+}
+
+void
+CsTracer::Start()
+{
+    Simulator::Schedule(Seconds(g_origin + m_interval), &CsTracer::Tick, this);
+}
+
+void
+CsTracer::Tick()
+{
+    m_tick++;
+    for (const auto& r : m_routers)
+        r->FlushInterval();
+    const double t = static_cast<double>(m_tick) * m_interval;
+    if (t + m_interval <= m_window.duration + 1e-9)
+        Simulator::Schedule(Seconds(m_interval), &CsTracer::Tick, this);
+}
+
+void
+CsTracer::Finish()
+{
+    for (const auto& r : m_routers)
+        r->FlushInterval();
+    m_out.flush();
 }
 
 QueueMonitor::QueueMonitor(const std::string& dir,
@@ -216,6 +289,8 @@ QueueMonitor::QueueMonitor(const std::string& dir,
 void
 QueueMonitor::Start()
 {
+    if (!m_sampler)
+        return; // nothing to sample (a graph without a monitored link): queue.csv keeps its header
     Simulator::Schedule(Seconds(g_origin), &QueueMonitor::Sample, this);
 }
 

@@ -1,10 +1,12 @@
 // Measurement side of the scenario runner: per-flow accumulators written as
-// timeseries.csv / flows.csv, and the bottleneck queue monitor written as queue.csv.
+// timeseries.csv / flows.csv, the bottleneck queue monitor written as queue.csv, and the
+// caching routers' per-interval counters written as cs.csv.
 // Nothing here touches the protocol; the inputs are trace-source callbacks.
 #ifndef RDTP_NS3_RECORDER_H
 #define RDTP_NS3_RECORDER_H
 
 #include "ns3/nstime.h"
+#include "ns3/ptr.h"
 
 #include <cstdint>
 #include <fstream>
@@ -19,6 +21,9 @@
 
 namespace ns3
 {
+
+class RdtpRouter;
+struct RdtpRouterInterval;
 
 /// The measured window and the simulation length every recorder shares, in scenario time.
 struct MeasureWindow
@@ -71,6 +76,10 @@ struct FlowRecord
     int64_t lost = -1;
     /// rdtp only: datagrams that were not valid answers for the transfer; -1 = not measured.
     int64_t invalid = -1;
+    /// rdtp through routers: payload bytes served from routers' content stores, and each
+    /// source's share of the bytes ("origin:61.2%;r1:38.8%"); -1 / empty = not measured.
+    int64_t cachedBytes = -1;
+    std::string sources;
     bool completed = false;
     bool failed = false;
     double finishS = std::numeric_limits<double>::quiet_NaN();
@@ -101,9 +110,12 @@ class FlowRecorder
     /// The latest active end over all flows (for the utilisation window).
     double BusyEnd() const;
     const MeasureWindow& Window() const;
+    /// Add flows.csv's served-by columns (cached_bytes, sources): runs with routers.
+    void AddServedBy();
 
   private:
     void Tick();
+    bool m_servedBy = false;
     MeasureWindow m_window;
     double m_interval;
     std::string m_dir;
@@ -147,6 +159,35 @@ class QueueMonitor
     std::ofstream m_out;
     uint64_t m_tick = 0;
     std::unordered_map<uint64_t, int64_t> m_enqueued; // uid -> enqueue time (ns)
+};
+
+/// Writes cs.csv: one row per caching router per Interval (from its Interval trace source,
+/// which this tracer closes every Interval, routers in the order added): the interval's
+/// content-store hits and misses, hit ratio, coalesced and forwarded units, evictions, Data
+/// payload bytes from upstream and to downstreams, and the store's and pending table's sizes
+/// at the interval's end. Finish() closes the last intervals, so each column adds up to the
+/// router's own counter.
+class CsTracer
+{
+  public:
+    CsTracer(const std::string& dir, MeasureWindow w, double interval);
+    ~CsTracer();
+    /// Record `router`, which runs on node `node` (set its TraceInterval to 0: this tracer
+    /// closes its intervals).
+    void Add(Ptr<RdtpRouter> router, const std::string& node);
+    /// Schedules the periodic rows.
+    void Start();
+    /// Close the last intervals (call after Simulator::Run).
+    void Finish();
+
+  private:
+    void Tick();
+    void Row(const std::string& node, const std::string& id, const RdtpRouterInterval& iv);
+    MeasureWindow m_window;
+    double m_interval;
+    uint64_t m_tick = 0;
+    std::ofstream m_out;
+    std::vector<Ptr<RdtpRouter>> m_routers;
 };
 
 /// Fixed-point formatting (deterministic, locale-free); NaN prints as an empty field.

@@ -13,7 +13,7 @@ void
 AddRunArguments(CommandLine& cmd, RunParams& p, RunMode mode)
 {
     const bool emulate = mode == RunMode::Emulate;
-    cmd.AddValue("Topology", "dumbbell or wifi", p.topology);
+    cmd.AddValue("Topology", emulate ? "dumbbell or wifi" : "dumbbell, wifi or graph", p.topology);
     cmd.AddValue("Out", "Output directory", p.out);
     cmd.AddValue("Duration",
                  emulate ? "Seconds of scenario time to run (0 = until SIGTERM/SIGINT, at most 24 h)"

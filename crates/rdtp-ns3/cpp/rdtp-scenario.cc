@@ -1,12 +1,15 @@
 // rdtp_ns3_run: one ns-3 simulation configured by CommandLine attributes.
 //
 // Topologies (built by rdtp-topology.cc, shared with the real-time emulator): "dumbbell"
-// (server - router - bottleneck - router - N clients) and "wifi" (server - wired p2p - AP -
-// N stations). Flows: rdtp (RdtpConsumer/RdtpProducer around
-// the real core), tcp-bbr / tcp-cubic (BulkSendApplication + PacketSink with ns-3's TCP
-// models), udp (saturating OnOff CBR). Writes timeseries.csv, flows.csv, queue.csv and
-// run.toml into --Out. No protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc.
+// (server - router - bottleneck - router - N clients), "wifi" (server - wired p2p - AP -
+// N stations) and "graph" (rdtp-graph.cc: named servers, routers and clients). Flows: rdtp
+// (RdtpConsumer/RdtpProducer around the real core), tcp-bbr / tcp-cubic (BulkSendApplication
+// + PacketSink with ns-3's TCP models), udp (saturating OnOff CBR). Caching routers
+// (RdtpRouter, placed by rdtp-placement.cc) on the nodes --Routers names. Writes
+// timeseries.csv, flows.csv, queue.csv, cs.csv (with routers) and run.toml into --Out. No
+// protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc / rdtp-router.cc.
 #include "rdtp-consumer.h"
+#include "rdtp-placement.h"
 #include "rdtp-producer.h"
 #include "rdtp-recorder.h"
 #include "rdtp-run.h"
@@ -31,6 +34,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,6 +55,8 @@ struct Params : RunParams
     uint32_t clients = 0;
     std::string flows = "kind=rdtp";
     uint32_t port = 7447;
+    /// Caching routers: RouterSpec::sim_spec items, ';'-separated.
+    std::string routers;
     // tcp
     uint32_t tcpBuf = 0;
     uint32_t tcpSendSize = 14480;
@@ -68,6 +74,8 @@ struct FlowSpec
     uint32_t agg = 0;
     uint32_t unit = 0;
     std::string object; // resolved object name (rdtp)
+    std::string via;    // rdtp: the node of the first caching router (empty: the server)
+    std::string server; // graph: the server node (empty: the topology's server)
 };
 
 uint64_t
@@ -129,6 +137,10 @@ ParseFlows(const std::string& text, double duration)
                     f.start = std::stod(v);
                 else if (k == "stop")
                     f.stop = std::stod(v);
+                else if (k == "via")
+                    f.via = v;
+                else if (k == "server")
+                    f.server = v;
                 else if (k == "size")
                     f.size = std::stoull(v);
                 else if (k == "rate")
@@ -219,7 +231,11 @@ ParseRunArguments(int argc, char** argv)
     cmd.AddValue("Flows",
                  "Flows: 'kind=rdtp,cc=bbr,client=0,start=0,stop=10,size=0;kind=tcp-cubic,...'",
                  p.flows);
-    cmd.AddValue("Port", "UDP port of the RdtpProducer", p.port);
+    cmd.AddValue("Port", "UDP port of the RdtpProducer and the RdtpRouters", p.port);
+    cmd.AddValue("Routers",
+                 "Caching routers: 'node=r1,id=<u64>,cs_size=N,cs_bytes=N,cs_policy=lru,cs_insert=always,"
+                 "pit_size=N,lifetime=<s>,up=<node>,route=<prefix>:<node>;node=...'",
+                 p.routers);
     AddTopologyArguments(cmd, p);
     cmd.AddValue("Pcap",
                  "Write pcap captures with this file prefix (dumbbell: server access link and bottleneck; "
@@ -277,63 +293,107 @@ SetTcpBuffers(const Params& p, const Net& net, int argc, char** argv)
     return tcpBuf;
 }
 
-/// The objects the producer serves: explicit sizes get "obj-<size>", bulk flows (size 0)
-/// share one "bulk" object large enough that no flow runs out. Sets each rdtp flow's object.
+/// The objects the producers serve: explicit sizes get "obj-<size>", bulk flows (size 0)
+/// share one "bulk" object large enough that no flow runs out; in a graph each server's
+/// objects are "<server>/…" (the prefix its routes match). Sets each rdtp flow's object.
 struct Objects
 {
     std::map<std::string, uint64_t> sizes;
-    /// RdtpProducer's "Objects" attribute: name:size:seed,...
+    /// The server node of each object ("" = the topology's server).
+    std::map<std::string, std::string> server;
+    /// Every object as name:size:seed,... (run.toml).
     std::string list;
+    /// Each server's RdtpProducer "Objects" attribute: name:size:seed,...
+    std::map<std::string, std::string> byServer;
 };
+
+/// A seed for `name`, derived from the run's Seed and Run.
+uint64_t
+NameSeed(const Params& p, const std::string& name)
+{
+    uint64_t s = 0;
+    for (char c : name)
+        s = s * 131 + static_cast<unsigned char>(c);
+    return SplitMix64((uint64_t(p.seed) << 32) ^ (uint64_t(p.run) << 8) ^ s);
+}
 
 Objects
 PlanObjects(std::vector<FlowSpec>& flows, const Net& net, const Params& p)
 {
     Objects o;
     uint64_t bulk = 0;
+    std::vector<std::string> bulkNames;
     for (auto& f : flows)
     {
         if (f.kind != "rdtp")
             continue;
+        const std::string prefix = f.server.empty() ? "" : f.server + "/";
         if (f.size > 0)
         {
-            f.object = "obj-" + std::to_string(f.size);
+            f.object = prefix + "obj-" + std::to_string(f.size);
             o.sizes[f.object] = f.size;
         }
         else
         {
             double need = net.capacityForSizing / 8.0 * (f.stop - f.start) * 1.25 + (1 << 20);
             bulk = std::max(bulk, static_cast<uint64_t>(std::ceil(need / 1e6) * 1e6));
-            f.object = "bulk";
+            f.object = prefix + "bulk";
+            bulkNames.push_back(f.object);
         }
+        o.server[f.object] = f.server;
     }
-    if (bulk > 0)
-        o.sizes["bulk"] = bulk;
+    for (const auto& name : bulkNames)
+        o.sizes[name] = bulk;
     for (const auto& [name, size] : o.sizes)
     {
-        uint64_t s = 0;
-        for (char c : name)
-            s = s * 131 + static_cast<unsigned char>(c);
-        uint64_t objSeed = SplitMix64((uint64_t(p.seed) << 32) ^ (uint64_t(p.run) << 8) ^ s);
-        if (!o.list.empty())
-            o.list += ",";
-        o.list += name + ":" + std::to_string(size) + ":" + std::to_string(objSeed);
+        const std::string entry = name + ":" + std::to_string(size) + ":" + std::to_string(NameSeed(p, name));
+        std::string& own = o.byServer[o.server[name]];
+        for (std::string* list : {&o.list, &own})
+            *list += (list->empty() ? "" : ",") + entry;
     }
     return o;
 }
 
-/// One RdtpProducer on the server if any rdtp flow fetches something.
-void
-InstallProducer(const Net& net, const Params& p, const Objects& objects)
+/// The node of server `name` ("" = the topology's server).
+Ptr<Node>
+ServerNode(const Net& net, const std::string& name)
 {
-    if (objects.sizes.empty())
-        return;
-    Ptr<RdtpProducer> producer = CreateObject<RdtpProducer>();
-    producer->SetAttribute("Port", UintegerValue(p.port));
-    producer->SetAttribute("Objects", StringValue(objects.list));
-    net.server->AddApplication(producer);
-    producer->SetStartTime(Seconds(0));
-    producer->SetStopTime(AtScenario(p, p.duration));
+    return name.empty() ? net.server : NamedNode(net, name);
+}
+
+/// A producer and the name of its node.
+struct Producer
+{
+    std::string node;
+    Ptr<RdtpProducer> app;
+};
+
+/// One RdtpProducer on each server that serves an rdtp flow's object.
+std::vector<Producer>
+InstallProducers(const Net& net, const Params& p, const Objects& objects)
+{
+    std::vector<Producer> producers;
+    for (const auto& [server, list] : objects.byServer)
+    {
+        Ptr<RdtpProducer> producer = CreateObject<RdtpProducer>();
+        producer->SetAttribute("Port", UintegerValue(p.port));
+        producer->SetAttribute("Objects", StringValue(list));
+        ServerNode(net, server)->AddApplication(producer);
+        producer->SetStartTime(Seconds(0));
+        producer->SetStopTime(AtScenario(p, p.duration));
+        producers.push_back({server.empty() ? "server" : server, producer});
+    }
+    return producers;
+}
+
+/// Where flow `f`'s consumer sends its requests: its first caching router, else its server.
+InetSocketAddress
+FirstHop(const Net& net, const Params& p, const FlowSpec& f, Ptr<Node> client)
+{
+    if (f.via.empty() && f.server.empty())
+        return InetSocketAddress(net.serverAddr, p.port);
+    Ptr<Node> hop = f.via.empty() ? ServerNode(net, f.server) : NamedNode(net, f.via);
+    return InetSocketAddress(AddressFacing(hop, client), p.port);
 }
 
 /// A PacketSink on `node` for the UDP and TCP baselines, running for the whole scenario.
@@ -355,7 +415,7 @@ InstallRdtpFlow(const Params& p, const Net& net, const FlowSpec& f, uint32_t i, 
 {
     Ptr<Node> client = net.clients[f.client];
     Ptr<RdtpConsumer> c = CreateObject<RdtpConsumer>();
-    c->SetAttribute("Remote", AddressValue(InetSocketAddress(net.serverAddr, p.port)));
+    c->SetAttribute("Remote", AddressValue(FirstHop(net, p, f, client)));
     c->SetAttribute("ObjectName", StringValue(f.object));
     c->SetAttribute("Controller", StringValue(f.cc));
     c->SetAttribute("Unit", UintegerValue(f.unit));
@@ -411,7 +471,7 @@ InstallUdpFlow(const Params& p, const Net& net, const FlowSpec& f, uint16_t port
     src->SetAttribute("OnTime", StringValue("ns3::ConstantRandomVariable[Constant=1e9]"));
     src->SetAttribute("OffTime", StringValue("ns3::ConstantRandomVariable[Constant=0]"));
     src->SetAttribute("MaxBytes", UintegerValue(f.size));
-    net.server->AddApplication(src);
+    ServerNode(net, f.server)->AddApplication(src);
     src->SetStartTime(AtScenario(p, f.start));
     src->SetStopTime(AtScenario(p, f.stop));
 }
@@ -499,7 +559,7 @@ InstallTcpFlow(const Params& p,
     src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
     src->SetAttribute("MaxBytes", UintegerValue(f.size));
     src->SetAttribute("SendSize", UintegerValue(p.tcpSendSize));
-    net.server->AddApplication(src);
+    ServerNode(net, f.server)->AddApplication(src);
     src->SetStartTime(AtScenario(p, f.start));
     src->SetStopTime(AtScenario(p, f.stop));
     fr->segmentSize = 1448;
@@ -594,6 +654,53 @@ CollectRdtpStats(const std::vector<Ptr<RdtpConsumer>>& consumers, FlowRecorder& 
     }
 }
 
+/// flows.csv's served-by columns of rdtp flow `fr` from its consumer's per-source accounting:
+/// bytes from content stores, and each source's share ("origin:61.2%;r1:38.8%", largest
+/// first, then by name).
+void
+RecordSources(const RdtpConsumer& consumer, FlowRecord& fr)
+{
+    std::vector<std::pair<std::string, uint64_t>> shares;
+    uint64_t total = 0;
+    fr.cachedBytes = 0;
+    for (const RdtpSource& s : consumer.GetSources())
+    {
+        shares.emplace_back(NodeIdLabel(s.node), s.bytes);
+        total += s.bytes;
+        if (s.cached)
+            fr.cachedBytes += static_cast<int64_t>(s.bytes);
+    }
+    std::sort(shares.begin(), shares.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    fr.sources.clear();
+    for (const auto& [label, bytes] : shares)
+    {
+        const double pct = total > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(total) : 0.0;
+        fr.sources += (fr.sources.empty() ? "" : ";") + label + ":" + Fmt(pct, 1) + "%";
+    }
+}
+
+/// Caching routers (--Routers) on their nodes, started at scenario time 0, their counters
+/// into cs.csv every Interval; with any, flows.csv gets served-by columns.
+std::vector<PlacedRouter>
+InstallCachingRouters(const Params& p, const Net& net, FlowRecorder& recorder, std::unique_ptr<CsTracer>& cs)
+{
+    const auto seed = [&p](const std::string& node) { return NameSeed(p, "router " + node); };
+    std::vector<PlacedRouter> routers = InstallRouters(net, p.routers, static_cast<uint16_t>(p.port), seed, AtScenario(p, 0));
+    if (routers.empty())
+        return routers;
+    recorder.AddServedBy();
+    cs = std::make_unique<CsTracer>(p.out, recorder.Window(), p.interval);
+    for (const auto& r : routers)
+    {
+        r.app->SetAttribute("TraceInterval", TimeValue(Time(0)));
+        cs->Add(r.app, r.node);
+    }
+    cs->Start();
+    return routers;
+}
+
 /// What run.toml reports besides the parameters.
 struct Outcome
 {
@@ -607,8 +714,34 @@ struct Outcome
 };
 
 /// run.toml: resolved parameters, derived values and results.
+/// run.toml with routers: each router's counters and each producer's, totals of the run.
 void
-WriteRunToml(const Params& p, const Net& net, const Objects& objects, QueueMonitor& qmon, const Outcome& o)
+WriteNodeCounters(std::ostream& run, const std::vector<PlacedRouter>& routers, const std::vector<Producer>& producers)
+{
+    for (const auto& r : routers)
+    {
+        run << "\n[routers." << TomlString(r.node) << "]\n";
+        run << "id = " << TomlString(NodeIdLabel(r.app->GetNodeId())) << "\n";
+        for (const auto& [name, value] : r.app->GetCounters())
+            run << name << " = " << value << "\n";
+    }
+    for (const auto& pr : producers)
+    {
+        const RdtpServerStats st = pr.app->GetServerStats();
+        run << "\n[producers." << TomlString(pr.node) << "]\n";
+        run << "requests = " << st.requests << "\ndata_packets = " << st.data_packets
+            << "\ndata_bytes = " << st.data_bytes << "\nnacks = " << st.nacks << "\n";
+    }
+}
+
+void
+WriteRunToml(const Params& p,
+             const Net& net,
+             const Objects& objects,
+             QueueMonitor& qmon,
+             const Outcome& o,
+             const std::vector<PlacedRouter>& routers,
+             const std::vector<Producer>& producers)
 {
     std::ofstream run(p.out + "/run.toml");
     run << "# rdtp-sim run: resolved parameters, derived values and results\n";
@@ -625,6 +758,8 @@ WriteRunToml(const Params& p, const Net& net, const Objects& objects, QueueMonit
     run << "Duration = " << p.duration << "\nWarmup = " << p.warmup << "\nInterval = " << p.interval
         << "\nQueueInterval = " << p.queueInterval << "\nClients = " << o.nClients << "\n";
     run << "Flows = " << TomlString(p.flows) << "\nPort = " << p.port << "\n";
+    if (!p.routers.empty())
+        run << "Routers = " << TomlString(p.routers) << "\n";
     WriteTopologyParams(run, p, false);
     run << "TcpBuf = " << o.tcpBuf << "\nTcpSendSize = " << p.tcpSendSize << "\n";
     run << "\n[derived]\n";
@@ -639,6 +774,8 @@ WriteRunToml(const Params& p, const Net& net, const Objects& objects, QueueMonit
     WriteQueueDrops(run, qmon);
     run << "unassociated_at_start = " << o.unassociated << "\n";
     WriteDropDetails(run, qmon, net);
+    if (!routers.empty())
+        WriteNodeCounters(run, routers, producers);
 }
 
 /// The summary on stdout (log.txt of the runner).
@@ -682,10 +819,13 @@ rdtp_ns3_run(int argc, char** argv)
 
     MeasureWindow window{p.warmup, p.duration};
     FlowRecorder recorder(p.out, window, p.interval);
-    InstallProducer(net, p, objects);
+    const std::vector<Producer> producers = InstallProducers(net, p, objects);
     const std::vector<Ptr<RdtpConsumer>> consumers = InstallFlows(p, net, flows, objects, o.globalTcp, recorder);
+    std::unique_ptr<CsTracer> cs;
+    const std::vector<PlacedRouter> routers = InstallCachingRouters(p, net, recorder, cs);
     QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
-    net.attachQueue(&qmon);
+    if (net.attachQueue)
+        net.attachQueue(&qmon);
     qmon.Start();
     recorder.Start();
     CountUnassociated(p, net, o.unassociated);
@@ -694,12 +834,19 @@ rdtp_ns3_run(int argc, char** argv)
     Simulator::Run();
     o.simulated = Simulator::Now().GetSeconds();
     CollectRdtpStats(consumers, recorder);
+    if (cs)
+    {
+        for (uint32_t i = 0; i < consumers.size(); i++)
+            if (consumers[i])
+                RecordSources(*consumers[i], recorder.Get(i));
+        cs->Finish();
+    }
     recorder.Finish();
 
     // Bottleneck utilisation and queueing delay over [warmup, busy end).
     o.window = BottleneckWindow(net, qmon, p.warmup, std::max(p.warmup, recorder.BusyEnd()));
     o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    WriteRunToml(p, net, objects, qmon, o);
+    WriteRunToml(p, net, objects, qmon, o, routers, producers);
     PrintSummary(p, recorder, o);
     Simulator::Destroy();
     return 0;

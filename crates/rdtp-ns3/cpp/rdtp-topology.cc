@@ -52,6 +52,20 @@ Must(bool connected, const char* what)
         Fail(std::string("cannot connect trace source ") + what);
 }
 
+std::vector<std::pair<std::string, std::string>>
+KeyValues(const std::string& item)
+{
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const auto& field : Split(item, ','))
+    {
+        const size_t eq = field.find('=');
+        if (eq == std::string::npos)
+            Fail("bad field '" + field + "' (want key=value)");
+        kv.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    }
+    return kv;
+}
+
 std::string
 TomlString(const std::string& s)
 {
@@ -65,10 +79,7 @@ TomlString(const std::string& s)
     return o + "\"";
 }
 
-/// Fail unless no queue disc sits on any device (WiFi devices excepted if `allowWifi`): the
-/// device queues (and the WiFi MAC queue) must be the only queues, so the sampled queue is
-/// the bottleneck queue.
-static void
+void
 CheckNoQdisc(bool allowWifi)
 {
     for (uint32_t n = 0; n < NodeList::GetNNodes(); n++)
@@ -84,6 +95,23 @@ CheckNoQdisc(bool allowWifi)
                 Fail("a queue disc is installed on node " + std::to_string(n) + " device " + std::to_string(d));
         }
     }
+}
+
+std::function<void(QueueMonitor*)>
+MonitorDropTail(Ptr<Queue<Packet>> queue)
+{
+    return [queue](QueueMonitor* m) {
+        Must(queue->TraceConnectWithoutContext(
+            "Enqueue",
+            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnEnqueue(pk->GetUid()); })), "queue Enqueue");
+        Must(queue->TraceConnectWithoutContext(
+            "Dequeue",
+            Callback<void, Ptr<const Packet>>(
+                [m](Ptr<const Packet> pk) { m->OnDequeue(pk->GetUid(), pk->GetSize()); })), "queue Dequeue");
+        Must(queue->TraceConnectWithoutContext(
+            "Drop",
+            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnDrop(pk->GetUid(), false); })), "queue Drop");
+    };
 }
 
 Net
@@ -170,6 +198,9 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
         addr.SetBase(("10.2." + std::to_string(h) + ".0").c_str(), "255.255.255.0");
         addr.Assign(dHops[h]);
     }
+    // Scenario names: r1 is the clients' gateway, r{hops+1} the server's.
+    for (uint32_t i = 1; i <= p.hops + 1; i++)
+        net.named["r" + std::to_string(i)] = routers.Get(p.hops + 1 - i);
     if (emulated)
     {
         // The first router is the server's gateway, the last every client's.
@@ -188,6 +219,7 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
         }
         net.server = server.Get(0);
         net.serverAddr = iServer.GetAddress(0);
+        net.named["server"] = net.server;
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
@@ -232,18 +264,7 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     // queue; flow control is disabled on every device so no queue disc sits in front of it.
     Ptr<PointToPointNetDevice> bdev = DynamicCast<PointToPointNetDevice>(dBottle.Get(0));
     Ptr<Queue<Packet>> queue = bdev->GetQueue();
-    net.attachQueue = [queue](QueueMonitor* m) {
-        Must(queue->TraceConnectWithoutContext(
-            "Enqueue",
-            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnEnqueue(pk->GetUid()); })), "queue Enqueue");
-        Must(queue->TraceConnectWithoutContext(
-            "Dequeue",
-            Callback<void, Ptr<const Packet>>(
-                [m](Ptr<const Packet> pk) { m->OnDequeue(pk->GetUid(), pk->GetSize()); })), "queue Dequeue");
-        Must(queue->TraceConnectWithoutContext(
-            "Drop",
-            Callback<void, Ptr<const Packet>>([m](Ptr<const Packet> pk) { m->OnDrop(pk->GetUid(), false); })), "queue Drop");
-    };
+    net.attachQueue = MonitorDropTail(queue);
     net.derived["queue_sampled"] = "router1 bottleneck PointToPointNetDevice DropTail queue";
     net.derived["bottleneck_delay_ms"] = Fmt(oneWay.GetSeconds() * 1e3, 6);
     net.derived["hops"] = std::to_string(p.hops);
@@ -380,6 +401,8 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     }
     net.server = server.Get(0);
     net.serverAddr = iWired.GetAddress(0);
+    net.named["server"] = net.server;
+    net.named["ap"] = ap.Get(0);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
 
@@ -474,7 +497,9 @@ BuildTopology(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
         return BuildDumbbell(p, nClients, attach);
     if (p.topology == "wifi")
         return BuildWifi(p, nClients, attach);
-    Fail("Topology must be dumbbell or wifi");
+    if (p.topology == "graph")
+        return BuildGraph(p, nClients, attach);
+    Fail("Topology must be dumbbell, wifi or graph");
 }
 
 void
@@ -503,6 +528,8 @@ AddTopologyArguments(CommandLine& cmd, TopologyParams& p)
     cmd.AddValue("WiredDelay", "wifi: server-AP one-way delay", p.wiredDelay);
     cmd.AddValue("MaxAmpdu", "wifi: BE_MaxAmpduSize bytes (0 = ns-3 default)", p.maxAmpdu);
     cmd.AddValue("WifiQdisc", "wifi: none (MAC queue only) or default (ns-3 default qdisc at AP)", p.wifiQdisc);
+    cmd.AddValue("Nodes", "graph: 'name:role,...' (role server, router or client)", p.nodes);
+    cmd.AddValue("Links", "graph: 'from=a,to=b,rate=100Mbps,delay=1ms,queue=100[,monitor=1];...'", p.links);
 }
 
 void
@@ -516,6 +543,10 @@ WriteTopologyParams(std::ostream& run, const TopologyParams& p, bool withMtu)
             << "\nQueuePackets = " << p.queuePackets << "\nQueueBdp = " << p.queueBdp
             << "\nLoss = " << p.loss << "\nRateSchedule = " << TomlString(p.rateSchedule)
             << "\nHops = " << p.hops << "\n";
+    }
+    else if (p.topology == "graph")
+    {
+        run << "Nodes = " << TomlString(p.nodes) << "\nLinks = " << TomlString(p.links) << "\n";
     }
     else
     {

@@ -4,6 +4,11 @@
 //
 // dumbbell: server -(access)- router1 -(bottleneck p2p, DropTail)- router2 -(access)- clients
 // wifi:     server -(wired p2p)- AP ~ stations (802.11n/ac)
+// graph:    named nodes (servers, routers, clients) and p2p links between them, offline only
+//
+// Nodes caching routers may run on are named as the scenario names them (Net::named):
+// "server"; on a dumbbell or chain "r1" (the clients' gateway) … "r{hops+1}" (the server's);
+// on WiFi "ap"; in a graph every node by its own name.
 //
 // Offline, the end hosts are ns-3 nodes running ns-3 applications. In emulation the end hosts
 // are real Linux hosts (network namespaces behind tap devices): the builder then calls an
@@ -20,6 +25,8 @@
 #include "ns3/ipv4-address.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/queue.h"
 #include "ns3/ptr.h"
 
 #include <cstdint>
@@ -65,6 +72,11 @@ struct TopologyParams
     std::string wiredDelay = "1ms";
     uint32_t maxAmpdu = 0;
     std::string wifiQdisc = "none";
+    // graph
+    /// "name:role,…" (role server, router or client).
+    std::string nodes;
+    /// "from=a,to=b,rate=…,delay=…,queue=…[,monitor=1];…".
+    std::string links;
     std::string pcap; // file prefix; empty = no capture
     /// MTU of the point-to-point devices; also the packet size a "QueueBdp" queue is counted in.
     uint32_t mtu = 1500;
@@ -91,6 +103,8 @@ struct Net
     /// Offline: the client hosts. Emulated: each client's gateway node.
     std::vector<Ptr<Node>> clients;
     std::vector<Ipv4Address> clientAddrs; // offline only
+    /// The nodes by the names scenarios use (see the file comment).
+    std::map<std::string, Ptr<Node>> named;
     /// Capacity timeline of the bottleneck (time s, bit/s); empty for WiFi.
     std::vector<std::pair<double, double>> capacity;
     double capacityForSizing = 0.0;
@@ -103,11 +117,16 @@ struct Net
         std::make_shared<std::map<std::string, uint64_t>>();
 };
 
-/// Build p.topology ("dumbbell" or "wifi") with `nClients` clients/stations. Without
+/// Build p.topology ("dumbbell", "wifi" or "graph") with `nClients` clients/stations. Without
 /// `attach` the end hosts are ns-3 nodes (offline); with it, see the file comment.
 Net BuildTopology(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
 Net BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
 Net BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& attach = nullptr);
+/// A graph topology (offline only: `attach` must be empty).
+Net BuildGraph(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach = nullptr);
+
+/// A QueueMonitor hook on a DropTail device queue (enqueue, dequeue, drop traces).
+std::function<void(QueueMonitor*)> MonitorDropTail(Ptr<Queue<Packet>> queue);
 
 /// Bottleneck results over a measurement window, snapped inward to the queue monitor's bins.
 struct WindowResults
@@ -131,6 +150,12 @@ WindowResults BottleneckWindow(const Net& net, const QueueMonitor& qmon, double 
 void Must(bool connected, const char* what);
 /// Split on `sep`, dropping empty items.
 std::vector<std::string> Split(const std::string& s, char sep);
+/// The `key=value` fields of one comma-separated item (Fail on a field without '=').
+std::vector<std::pair<std::string, std::string>> KeyValues(const std::string& item);
+/// Fail unless no queue disc sits on any device (WiFi devices excepted if `allowWifi`): the
+/// device queues (and the WiFi MAC queue) must be the only queues, so the sampled queue is
+/// the bottleneck queue.
+void CheckNoQdisc(bool allowWifi);
 /// A TOML basic string.
 std::string TomlString(const std::string& s);
 

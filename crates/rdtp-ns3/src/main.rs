@@ -45,7 +45,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 20]);
+struct KeepFfi([*const (); 36]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -70,6 +70,22 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::rdtp_server_stats as *const (),
     rdtp_ffi::rdtp_cc_help as *const (),
     rdtp_ffi::rdtp_cc_error as *const (),
+    rdtp_ffi::sources::rdtp_receiver_sources as *const (),
+    rdtp_ffi::router::rdtp_addr_v4 as *const (),
+    rdtp_ffi::router::rdtp_node_id as *const (),
+    rdtp_ffi::router::rdtp_node_id_label as *const (),
+    rdtp_ffi::router::rdtp_router_config_default as *const (),
+    rdtp_ffi::router::rdtp_router_new as *const (),
+    rdtp_ffi::router::rdtp_router_free as *const (),
+    rdtp_ffi::router::rdtp_router_set_default_route as *const (),
+    rdtp_ffi::router::rdtp_router_add_route as *const (),
+    rdtp_ffi::router::rdtp_router_handle_datagram as *const (),
+    rdtp_ffi::router::rdtp_router_poll_transmit as *const (),
+    rdtp_ffi::router::rdtp_router_poll_timeout as *const (),
+    rdtp_ffi::router::rdtp_router_handle_timeout as *const (),
+    rdtp_ffi::router::rdtp_router_counter_count as *const (),
+    rdtp_ffi::router::rdtp_router_counter_name as *const (),
+    rdtp_ffi::router::rdtp_router_counters as *const (),
 ]);
 
 /// `rdtp-sim SCENARIO.toml …`: expand a scenario's sweep and run every simulation.

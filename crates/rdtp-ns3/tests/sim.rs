@@ -3,63 +3,12 @@
 //! Every test runs the built binary. If this build has no ns-3 (see build.rs), the binary
 //! says so and exits 3; the tests then print that reason and skip.
 
-use std::collections::HashMap;
+mod common;
+
 use std::fs;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const SIM: &str = env!("CARGO_BIN_EXE_rdtp-sim");
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let d = std::env::temp_dir().join(format!("rdtp-ns3-test-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Run rdtp-sim; `None` (after printing why) if this build cannot simulate.
-fn sim(args: &[&str]) -> Option<Output> {
-    let out = Command::new(SIM).args(args).output().expect("run rdtp-sim");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(3) && stderr.contains("ns-3 is not installed") {
-        // Straight to the process's stderr, not through the test harness's capture, so the
-        // reason shows even for a passing test.
-        let _ = writeln!(std::io::stderr(), "SKIPPED: {}", stderr.trim());
-        return None;
-    }
-    assert!(
-        out.status.success(),
-        "rdtp-sim {args:?} failed ({:?})\nstdout:\n{}\nstderr:\n{stderr}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    Some(out)
-}
-
-/// Rows of a CSV file as header → value maps.
-fn csv(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    r.deserialize().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn result(run_toml: &Path, key: &str) -> f64 {
-    let text = fs::read_to_string(run_toml).unwrap();
-    let t: toml::Table = text.parse().unwrap();
-    t["results"][key].as_float().unwrap_or_else(|| panic!("{key} missing in {}", run_toml.display()))
-}
-
-fn num(row: &HashMap<String, String>, k: &str) -> f64 {
-    row[k].parse().unwrap_or_else(|_| panic!("{k} = {:?} is not a number", row[k]))
-}
+use common::{SIM, TempDir, csv, num, result, sim};
 
 #[test]
 fn wired_rdtp_bbr_fetches_the_exact_object_and_fills_the_bottleneck() {

@@ -7,7 +7,9 @@
 //! The schema is documented in crates/rdtp-ns3/README.md. Unknown keys are errors, so a typo
 //! in a scenario does not silently fall back to a default.
 
+pub mod graph;
 pub mod network;
+pub mod routing;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -139,7 +141,7 @@ impl Schedule {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// "dumbbell" or "wifi".
+    /// "dumbbell", "wifi" or "graph" (rdtp-sim only: see [`graph`]).
     pub kind: String,
     /// Name of this topology in run ids, labels and plots when a sweep replaces the whole
     /// table; read from the TOML value by `show`, not from here.
@@ -184,6 +186,13 @@ pub struct Topology {
     /// the path to the server, each router to the next one, the last to the server.
     #[serde(default, rename = "router")]
     pub routers: Vec<RouterSpec>,
+    // --- graph ---
+    /// Its nodes (`[[topology.node]]`), in file order.
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<graph::GraphNode>,
+    /// Its links (`[[topology.link]]`).
+    #[serde(default, rename = "link")]
+    pub links: Vec<graph::GraphLink>,
 }
 
 /// A caching router (`rdtp route`'s core) on one node of the topology.
@@ -191,7 +200,8 @@ pub struct Topology {
 #[serde(deny_unknown_fields)]
 pub struct RouterSpec {
     /// Where it runs: on a dumbbell or chain `r1` … `r{hops+1}`, numbered from the clients'
-    /// gateway (`r1`) towards the server's; on WiFi `ap`.
+    /// gateway (`r1`) towards the server's; on WiFi `ap`; in a graph a node with role
+    /// `router`.
     pub node: String,
     /// Its node id in the Data it serves (default: the node name).
     pub id: Option<String>,
@@ -258,8 +268,9 @@ impl RouterSpec {
     }
 
     /// One router as the C++ runner reads it (`--Routers`, `;`-separated): `key=value` pairs,
-    /// `node` first, only the fields that are set.
-    pub fn sim_spec(&self) -> Result<String, String> {
+    /// `node` first, only the fields that are set, then its routes from `paths`: `up=NODE`
+    /// (the default route) or `route=PREFIX:NODE` (a name prefix), next hops by node name.
+    pub fn sim_spec(&self, paths: &routing::Paths) -> Result<String, String> {
         let mut s = format!("node={},id={}", self.node, self.node_id()?.to_u64());
         let mut kv = |k: &str, v: Option<String>| {
             if let Some(v) = v {
@@ -272,6 +283,13 @@ impl RouterSpec {
         kv("cs_insert", self.cs_insert.clone());
         kv("pit_size", self.pit_size.map(|v| v.to_string()));
         kv("lifetime", self.lifetime.map(|v| v.to_string()));
+        for (prefix, next) in paths.routes(&self.node) {
+            if prefix.is_empty() {
+                kv("up", Some(next));
+            } else {
+                kv("route", Some(format!("{prefix}:{next}")));
+            }
+        }
         Ok(s)
     }
 }
@@ -280,6 +298,7 @@ impl RouterSpec {
 pub fn router_nodes(t: &Topology) -> Vec<String> {
     match t.kind.as_str() {
         "wifi" => vec!["ap".to_string()],
+        "graph" => t.nodes_with_role("router").into_iter().map(str::to_string).collect(),
         _ => (1..=t.hops.unwrap_or(1) + 1).map(|i| format!("r{i}")).collect(),
     }
 }
@@ -335,6 +354,8 @@ pub struct Flow {
     /// Name of this flow definition in run ids, labels and plots (e.g. "bbrp-2"); read
     /// from the TOML value by `show`, not from here.
     pub label: Option<String>,
+    /// Graph topologies: the server node it fetches from or is sent by (default: the first).
+    pub server: Option<String>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -523,7 +544,16 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
 pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     match t.kind.as_str() {
         "dumbbell" | "wifi" => {}
-        k => return Err(format!("{table}.kind '{k}' (want dumbbell or wifi)")),
+        // The testbed emulates a path in real time between network namespaces: one gateway
+        // per side, no graph.
+        "graph" if table == "path" => {
+            return Err(format!("{table}.kind 'graph' is for rdtp-sim only (the testbed has dumbbell and wifi)"));
+        }
+        "graph" => graph::validate(t, table)?,
+        k => return Err(format!("{table}.kind '{k}' (want dumbbell, wifi or graph)")),
+    }
+    if t.kind != "graph" && !(t.nodes.is_empty() && t.links.is_empty()) {
+        return Err(format!("{table}.node and {table}.link are for kind = \"graph\""));
     }
     if let Some(h) = t.hops
         && !(1..=200).contains(&h)
@@ -584,7 +614,17 @@ fn validate(s: &Scenario) -> Result<(), String> {
             s.bytes().map_err(|e| format!("flow {i}: {e}"))?;
         }
     }
-    Ok(())
+    validate_paths(s)
+}
+
+/// Only graph flows name a server; every flow's client reaches its server ([`flow_specs`]).
+fn validate_paths(s: &Scenario) -> Result<(), String> {
+    if s.topology.kind != "graph"
+        && let Some(i) = s.flows.iter().position(|f| f.server.is_some())
+    {
+        return Err(format!("flow {i}: server is for graph topologies"));
+    }
+    flow_specs(s).map(|_| ())
 }
 
 /// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
@@ -594,6 +634,7 @@ fn rdtp_cc(f: &Flow) -> String {
 
 /// The flows as the C++ runner sees them, after `count` replication and client assignment.
 pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
+    let paths = routing::Paths::new(&s.topology);
     let mut next_client = 0u32;
     let mut max_client = 0u32;
     let mut specs = Vec::new();
@@ -618,6 +659,15 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
             if let Some(size) = &f.size {
                 write!(spec, ",size={}", size.bytes()?).unwrap();
             }
+            // Graph flows name their server; rdtp consumers send to their first hop (routing.rs).
+            let server = f.server.as_deref().unwrap_or(paths.default_server());
+            let first_hop = paths.first_hop(client, server).map_err(|e| format!("flow client {client}: {e}"))?;
+            if s.topology.kind == "graph" {
+                write!(spec, ",server={server}").unwrap();
+            }
+            if let (true, Some(hop)) = (kind == "rdtp", first_hop) {
+                write!(spec, ",via={hop}").unwrap();
+            }
             if let Some(rate) = &f.rate {
                 write!(spec, ",rate={}", rate.rate()).unwrap();
             } else if kind == "udp" {
@@ -641,6 +691,10 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
     let g = &s.scenario;
     let t = &s.topology;
     let (flows, needed) = flow_specs(s)?;
+    let clients = match t.kind.as_str() {
+        "graph" => t.nodes_with_role("client").len() as u32,
+        _ => t.clients.unwrap_or(needed).max(needed),
+    };
     let mut a = vec![
         format!("--Topology={}", t.kind),
         format!("--Duration={}", g.duration),
@@ -649,12 +703,13 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         format!("--QueueInterval={}", g.queue_interval),
         format!("--Seed={}", g.seed),
         format!("--Run={}", g.run),
-        format!("--Clients={}", t.clients.unwrap_or(needed).max(needed)),
+        format!("--Clients={clients}"),
         format!("--Flows={}", flows.join(";")),
         format!("--Out={out}"),
     ];
     if !t.routers.is_empty() {
-        let specs: Vec<String> = t.routers.iter().map(RouterSpec::sim_spec).collect::<Result<_, _>>()?;
+        let paths = routing::Paths::new(t);
+        let specs: Vec<String> = t.routers.iter().map(|r| r.sim_spec(&paths)).collect::<Result<_, _>>()?;
         a.push(format!("--Routers={}", specs.join(";")));
     }
     if g.pcap {
@@ -692,6 +747,9 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         push("AccessRate", t.access_rate.as_ref().map(Quantity::rate));
         push("AccessDelay", t.access_delay.as_ref().map(Quantity::time));
         push("AccessQueue", t.access_queue.map(|v| v.to_string()));
+    } else if t.kind == "graph" {
+        push("Nodes", Some(graph::nodes_arg(t)));
+        push("Links", Some(graph::links_arg(t)));
     } else {
         push("Standard", t.standard.clone());
         push("Band", t.band.clone());
@@ -800,9 +858,12 @@ start = 1.0
         let core = rdtp_proto::NodeId::label("core").unwrap().to_u64();
         let r1 = rdtp_proto::NodeId::label("r1").unwrap().to_u64();
         let want = format!(
-            "--Routers=node=r1,id={r1},cs_size=1000,cs_policy=lfu,cs_insert=prob:0.125;node=r3,id={core},cs_bytes=1048576,lifetime=2.5"
+            "--Routers=node=r1,id={r1},cs_size=1000,cs_policy=lfu,cs_insert=prob:0.125,up=r3;node=r3,id={core},cs_bytes=1048576,lifetime=2.5,up=server"
         );
         assert!(args.contains(&want), "{args:?}");
+        // rdtp consumers send to r1, the clients' gateway; TCP is unaffected.
+        let flows = "--Flows=kind=rdtp,client=0,start=0,cc=bbr,via=r1;kind=tcp-cubic,client=1,start=1";
+        assert!(args.contains(&flows.to_string()), "{args:?}");
         assert_eq!(t.routers[1].route_args().unwrap(), ["--id", "core", "--cs-bytes", "1048576", "--lifetime", "2500"]);
         for (bad, why) in [
             ("node = \"r4\"", "r4"),
@@ -817,6 +878,95 @@ start = 1.0
         }
         let e = with("[[topology.router]]\nnode = \"r1\"\n[[topology.router]]\nnode = \"r1\"\n").unwrap_err();
         assert!(e.contains("twice"), "{e}");
+    }
+
+    const GRAPH: &str = r#"
+[scenario]
+duration = 5
+[topology]
+kind = "graph"
+node = [
+    { name = "s1", role = "server" },
+    { name = "s2", role = "server" },
+    { name = "core", role = "router" },
+    { name = "edge", role = "router" },
+    { name = "c1", role = "client" },
+    { name = "c2", role = "client" },
+]
+link = [
+    { from = "s1", to = "core", rate = 40, delay = "5ms" },
+    { from = "s2", to = "core" },
+    { from = "core", to = "edge", queue = 50, monitor = true },
+    { from = "edge", to = "c1" },
+    { from = "edge", to = "c2" },
+]
+router = [{ node = "edge" }]
+[[flow]]
+kind = "rdtp"
+size = 1000
+[[flow]]
+kind = "rdtp"
+server = "s2"
+size = 2000
+[[flow]]
+kind = "tcp"
+client = 1
+server = "s2"
+"#;
+
+    #[test]
+    fn graphs_are_checked_and_passed_on_by_node_name() {
+        let (_, runs) = expand(GRAPH, &[]).unwrap();
+        let s = &runs[0].scenario;
+        assert_eq!(router_nodes(&s.topology), ["core", "edge"]);
+        let args = run_args(s, "o").unwrap();
+        let edge = rdtp_proto::NodeId::label("edge").unwrap().to_u64();
+        let routers = format!("--Routers=node=edge,id={edge},route=s1:s1,route=s2:s2");
+        for want in [
+            routers.as_str(),
+            "--Topology=graph",
+            "--Clients=2",
+            "--Nodes=s1:server,s2:server,core:router,edge:router,c1:client,c2:client",
+            "--Links=from=s1,to=core,rate=40Mbps,delay=5ms,queue=100;from=s2,to=core,rate=100Mbps,delay=1ms,\
+             queue=100;from=core,to=edge,rate=100Mbps,delay=1ms,queue=50,monitor=1;from=edge,to=c1,rate=100Mbps,\
+             delay=1ms,queue=100;from=edge,to=c2,rate=100Mbps,delay=1ms,queue=100",
+            "--Flows=kind=rdtp,client=0,start=0,cc=bbr,size=1000,server=s1,via=edge;\
+             kind=rdtp,client=1,start=0,cc=bbr,size=2000,server=s2,via=edge;kind=tcp-cubic,client=1,start=0,server=s2",
+        ] {
+            assert!(args.contains(&want.to_string()), "{want}\n{args:?}");
+        }
+        assert!(!args.iter().any(|a| a.starts_with("--Rate=")), "no dumbbell arguments");
+        // With a cache on core too, edge routes both servers through it.
+        let both =
+            GRAPH.replace("router = [{ node = \"edge\" }]", "router = [{ node = \"core\" }, { node = \"edge\" }]");
+        let args = run_args(&expand(&both, &[]).unwrap().1[0].scenario, "o").unwrap();
+        assert!(args.iter().any(|a| a.contains(&format!("node=edge,id={edge},route=s1:core,route=s2:core"))));
+        for (bad, why) in [
+            (GRAPH.replace("\"edge\", role = \"router\"", "\"edge\", role = \"cache\""), "role 'cache'"),
+            (GRAPH.replace("to = \"c2\"", "to = \"c3\""), "no node 'c3'"),
+            (GRAPH.replace("to = \"c2\"", "to = \"edge\""), "two different nodes"),
+            (GRAPH.replace("server = \"s2\"\nsize", "server = \"c1\"\nsize"), "not a server"),
+            (GRAPH.replace("client = 1", "client = 2"), "no client 2"),
+            (
+                GRAPH.replace("monitor = true }", "monitor = true }, { from = \"s1\", to = \"s2\", monitor = true }"),
+                "at most one",
+            ),
+            (GRAPH.replace("{ from = \"edge\", to = \"c2\" },", ""), "cannot reach"),
+            (
+                FILE.replace("[[flow]]\nkind = \"rdtp\"", "[[flow]]\nkind = \"rdtp\"\nserver = \"s1\""),
+                "graph topologies",
+            ),
+            (
+                FILE.replace("queue = \"1bdp\"", "queue = \"1bdp\"\nnode = [{ name = \"x\", role = \"client\" }]"),
+                "kind = \"graph\"",
+            ),
+        ] {
+            let e = expand(&bad, &[]).map(|_| ()).unwrap_err();
+            assert!(e.contains(why), "want '{why}': {e}");
+        }
+        // The testbed emulates dumbbells and WiFi only.
+        let e = validate_topology(&s.topology, "path").unwrap_err();
+        assert!(e.contains("rdtp-sim only"), "{e}");
     }
 
     #[test]

@@ -28,10 +28,14 @@ pub fn wifi_phy_max_bps(standard: &str, width: u32, spatial_streams: u32) -> f64
 }
 
 /// The most the path can carry (bit/s): the largest bottleneck rate (of `rate` and every
-/// step of `rate_schedule`), or the WiFi PHY rate capped by the wired link. Only sizes bulk
-/// objects.
+/// step of `rate_schedule`), the WiFi PHY rate capped by the wired link, or a graph's
+/// fastest link. Only sizes bulk objects.
 pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
     let rate = |q: Option<&crate::Quantity>, default: &str| parse_rate(&q.map_or(default.to_string(), |q| q.rate()));
+    if t.kind == "graph" {
+        let mut rates = t.links.iter().map(|l| rate(l.rate.as_ref(), crate::graph::DEFAULT_RATE));
+        return rates.try_fold(0.0, |max: f64, r| Ok(max.max(r?)));
+    }
     if t.kind == "wifi" {
         let standard = t.standard.as_deref().unwrap_or("80211n");
         let width = t.channel_width.unwrap_or(if standard == "80211ac" { 80 } else { 20 });
@@ -49,7 +53,7 @@ pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
 }
 
 /// [`rdtp_units::parse_rate`] with the messages experiment files have always had.
-fn parse_rate(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
     rdtp_units::parse_rate(s).map_err(|e| match e.problem {
         rdtp_units::Problem::Number => format!("bad rate '{s}'"),
         rdtp_units::Problem::Unit => format!("bad rate unit '{}' in '{s}' (e.g. 100Mbps, 1Gbps)", e.suffix()),

@@ -1,0 +1,120 @@
+// Caching routers on a built topology: see rdtp-placement.h.
+#include "rdtp-placement.h"
+
+#include "ns3/internet-module.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+Ptr<Node>
+NamedNode(const Net& net, const std::string& name)
+{
+    auto it = net.named.find(name);
+    if (it == net.named.end())
+        Fail("the topology has no node '" + name + "'");
+    return it->second;
+}
+
+/// `node`'s source address on its route to `dst`.
+static Ipv4Address
+SourceTowards(Ptr<Node> node, Ipv4Address dst)
+{
+    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+    Ipv4Header header;
+    header.SetDestination(dst);
+    header.SetProtocol(UdpL4Protocol::PROT_NUMBER);
+    Socket::SocketErrno err;
+    Ptr<Ipv4Route> route = ipv4->GetRoutingProtocol()->RouteOutput(nullptr, header, nullptr, err);
+    if (!route)
+        Fail("no route from node " + std::to_string(node->GetId()) + " to the next hop");
+    return route->GetSource();
+}
+
+Ipv4Address
+AddressFacing(Ptr<Node> to, Ptr<Node> from)
+{
+    Ptr<Ipv4> ipv4 = to->GetObject<Ipv4>();
+    if (ipv4->GetNInterfaces() < 2)
+        Fail("node " + std::to_string(to->GetId()) + " has no address");
+    const Ipv4Address fromAddr = SourceTowards(from, ipv4->GetAddress(1, 0).GetLocal());
+    const Ipv4Address toAddr = SourceTowards(to, fromAddr);
+    // Both ends must see the same pair, or answers would not match what was asked.
+    if (SourceTowards(from, toAddr) != fromAddr)
+        Fail("asymmetric routes between nodes " + std::to_string(from->GetId()) + " and " +
+             std::to_string(to->GetId()));
+    return toAddr;
+}
+
+/// One router's settings (`key=value` fields) onto its application; its routes into
+/// `routes` (prefix, node; an empty prefix is the default route).
+static void
+Configure(Ptr<RdtpRouter> r,
+          const std::string& item,
+          std::string& node,
+          std::vector<std::pair<std::string, std::string>>& routes)
+{
+    for (const auto& [k, v] : KeyValues(item))
+    {
+        if (k == "node")
+            node = v;
+        else if (k == "id")
+            r->SetAttribute("NodeId", UintegerValue(std::stoull(v)));
+        else if (k == "cs_size")
+            r->SetAttribute("CsSize", UintegerValue(std::stoull(v)));
+        else if (k == "cs_bytes")
+            r->SetAttribute("CsBytes", UintegerValue(std::stoull(v)));
+        else if (k == "cs_policy")
+            r->SetAttribute("CsPolicy", StringValue(v));
+        else if (k == "cs_insert")
+            r->SetAttribute("CsInsert", StringValue(v));
+        else if (k == "pit_size")
+            r->SetAttribute("PitSize", UintegerValue(std::stoull(v)));
+        else if (k == "lifetime")
+            r->SetAttribute("Lifetime", TimeValue(Seconds(std::stod(v))));
+        else if (k == "up")
+            routes.emplace_back("", v);
+        else if (k == "route" && v.find(':') != std::string::npos)
+            routes.emplace_back(v.substr(0, v.find(':')), v.substr(v.find(':') + 1));
+        else
+            Fail("bad router field '" + k + "=" + v + "'");
+    }
+    if (node.empty())
+        Fail("a router without node= in Routers");
+}
+
+std::vector<PlacedRouter>
+InstallRouters(const Net& net,
+               const std::string& spec,
+               uint16_t port,
+               const std::function<uint64_t(const std::string&)>& seed,
+               Time start)
+{
+    std::vector<PlacedRouter> placed;
+    for (const auto& item : Split(spec, ';'))
+    {
+        Ptr<RdtpRouter> r = CreateObject<RdtpRouter>();
+        std::string node;
+        std::vector<std::pair<std::string, std::string>> routes;
+        Configure(r, item, node, routes);
+        Ptr<Node> at = NamedNode(net, node);
+        r->SetAttribute("Label", StringValue(node.size() <= 8 ? node : "router"));
+        r->SetAttribute("Port", UintegerValue(port));
+        r->SetAttribute("Seed", UintegerValue(seed(node)));
+        for (const auto& [prefix, hop] : routes)
+        {
+            const InetSocketAddress next(AddressFacing(NamedNode(net, hop), at), port);
+            if (prefix.empty())
+                r->SetDefaultRoute(next);
+            else
+                r->AddRoute(prefix, next);
+        }
+        at->AddApplication(r);
+        r->SetStartTime(start);
+        placed.push_back({node, r});
+    }
+    return placed;
+}
+
+} // namespace ns3

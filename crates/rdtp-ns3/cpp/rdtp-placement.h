@@ -1,0 +1,53 @@
+// Caching routers on a built topology: an RdtpRouter on each node --Routers names, with its
+// content-store settings and its routes, and the address one node is reached at from another
+// (for routes and for rdtp consumers' first hops). Which router is whose next hop, and which
+// router a consumer sends to first, is decided once in Rust (crates/rdtp-scenario/src/
+// routing.rs) and arrives here by node name; this file turns names into addresses.
+#ifndef RDTP_NS3_PLACEMENT_H
+#define RDTP_NS3_PLACEMENT_H
+
+#include "rdtp-router.h"
+#include "rdtp-topology.h"
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/node.h"
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/// A router installed on a named node.
+struct PlacedRouter
+{
+    std::string node;
+    Ptr<RdtpRouter> app;
+};
+
+/// Node `name` of `net` (Fail if it has none).
+Ptr<Node> NamedNode(const Net& net, const std::string& name);
+
+/// The address `to` is reached at from `from`: `to`'s source address on its route back to
+/// `from`. Datagrams `from` sends there arrive at `to`, and `to`'s answers carry it as their
+/// source, so a connected socket at `from` (RdtpConsumer's) and a router core, which matches
+/// answers to the peer it asked, both accept them. Call after the routing tables exist.
+Ipv4Address AddressFacing(Ptr<Node> to, Ptr<Node> from);
+
+/// Install the routers of `spec` — "node=r1,id=<u64>,cs_size=…,cs_bytes=…,cs_policy=…,
+/// cs_insert=…,pit_size=…,lifetime=<s>,up=<node>,route=<prefix>:<node>;…" (RouterSpec::sim_spec)
+/// — each on UDP `port`, sending to `port` of its next hops, seeded by `seed(node)`, started
+/// at `start`.
+std::vector<PlacedRouter> InstallRouters(const Net& net,
+                                         const std::string& spec,
+                                         uint16_t port,
+                                         const std::function<uint64_t(const std::string&)>& seed,
+                                         Time start);
+
+} // namespace ns3
+
+#endif

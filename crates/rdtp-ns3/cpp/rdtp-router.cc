@@ -1,0 +1,382 @@
+// RdtpRouter: datagrams between one ns-3 UDP socket and the rdtp router core; see
+// rdtp-router.h. No protocol logic: forwarding, caching and coalescing are the core's.
+#include "rdtp-router.h"
+
+#include "ns3/ipv4-address.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RdtpRouter");
+NS_OBJECT_ENSURE_REGISTERED(RdtpRouter);
+
+TypeId
+RdtpRouter::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RdtpRouter")
+            .SetParent<Application>()
+            .SetGroupName("Applications")
+            .AddConstructor<RdtpRouter>()
+            .AddAttribute("Port",
+                          "UDP port of the router (downstreams send to it, upstreams answer to it)",
+                          UintegerValue(7447),
+                          MakeUintegerAccessor(&RdtpRouter::m_port),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Label",
+                          "Node id label (1-8 printable characters) named in the Data it serves",
+                          StringValue("router"),
+                          MakeStringAccessor(&RdtpRouter::m_label),
+                          MakeStringChecker())
+            .AddAttribute("NodeId",
+                          "Node id as the big-endian integer of its 8 bytes; 0 = the id of Label",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpRouter::m_nodeId),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("CsSize",
+                          "Content store capacity in units; 0 caches nothing",
+                          UintegerValue(65536),
+                          MakeUintegerAccessor(&RdtpRouter::m_csSize),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("CsBytes",
+                          "Content store capacity in payload bytes; 0 = no byte limit",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpRouter::m_csBytes),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("CsPolicy",
+                          "Replacement: lru, lfu, fifo or random",
+                          StringValue("lru"),
+                          MakeStringAccessor(&RdtpRouter::m_csPolicy),
+                          MakeStringChecker())
+            .AddAttribute("CsInsert",
+                          "Insertion: always, prob:P or none",
+                          StringValue("always"),
+                          MakeStringAccessor(&RdtpRouter::m_csInsert),
+                          MakeStringChecker())
+            .AddAttribute("PitSize",
+                          "Most units pending at once",
+                          UintegerValue(65536),
+                          MakeUintegerAccessor(&RdtpRouter::m_pitSize),
+                          MakeUintegerChecker<uint64_t>(1))
+            .AddAttribute("Lifetime",
+                          "How long a pending entry lives after its last request",
+                          TimeValue(Seconds(4)),
+                          MakeTimeAccessor(&RdtpRouter::m_lifetime),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("Seed",
+                          "Seed of the router's randomness (tags, random replacement, prob:P)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpRouter::m_seed),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("RcvBufSize",
+                          "UDP receive buffer of the router socket, bytes",
+                          UintegerValue(8 << 20),
+                          MakeUintegerAccessor(&RdtpRouter::m_rcvBufSize),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("TraceInterval",
+                          "How often the per-interval trace sources fire; 0 = only on FlushInterval",
+                          TimeValue(MilliSeconds(100)),
+                          MakeTimeAccessor(&RdtpRouter::m_traceInterval),
+                          MakeTimeChecker(Time(0)))
+            .AddTraceSource("CsHits",
+                            "Units answered from the content store in the last trace interval",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_csHitsTrace),
+                            "ns3::RdtpRouter::CountCallback")
+            .AddTraceSource("CsMisses",
+                            "Units the content store did not hold in the last trace interval",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_csMissesTrace),
+                            "ns3::RdtpRouter::CountCallback")
+            .AddTraceSource("Evictions",
+                            "Content-store entries evicted in the last trace interval",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_evictionsTrace),
+                            "ns3::RdtpRouter::CountCallback")
+            .AddTraceSource("Interval",
+                            "Counts of the last trace interval and the gauges at its end",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_intervalTrace),
+                            "ns3::RdtpRouter::IntervalCallback")
+            .AddTraceSource("Rx",
+                            "A datagram from a peer",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_rxTrace),
+                            "ns3::RdtpRouter::PacketAddressCallback")
+            .AddTraceSource("Tx",
+                            "A datagram to a peer",
+                            MakeTraceSourceAccessor(&RdtpRouter::m_txTrace),
+                            "ns3::RdtpRouter::PacketAddressCallback");
+    return tid;
+}
+
+RdtpRouter::RdtpRouter()
+    : m_port(7447),
+      m_nodeId(0),
+      m_csSize(65536),
+      m_csBytes(0),
+      m_pitSize(65536),
+      m_seed(0),
+      m_rcvBufSize(8 << 20),
+      m_core(nullptr),
+      m_hasDefault(false),
+      m_default(Ipv4Address::GetAny(), 0),
+      m_rxBuf(RDTP_MAX_DATAGRAM),
+      m_txBuf(RDTP_MAX_DATAGRAM)
+{
+}
+
+RdtpRouter::~RdtpRouter()
+{
+    rdtp_router_free(m_core);
+    m_core = nullptr;
+}
+
+void
+RdtpRouter::DoDispose()
+{
+    m_timer.Cancel();
+    m_intervalEvent.Cancel();
+    m_socket = nullptr;
+    rdtp_router_free(m_core);
+    m_core = nullptr;
+    Application::DoDispose();
+}
+
+static uint64_t
+NowNs()
+{
+    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+}
+
+static RdtpAddr
+ToRdtp(const InetSocketAddress& a)
+{
+    return rdtp_addr_v4(a.GetIpv4().Get(), a.GetPort());
+}
+
+static InetSocketAddress
+FromRdtp(const RdtpAddr& a)
+{
+    const uint32_t ip = (uint32_t(a.ip[0]) << 24) | (uint32_t(a.ip[1]) << 16) | (uint32_t(a.ip[2]) << 8) | a.ip[3];
+    return InetSocketAddress(Ipv4Address(ip), a.port);
+}
+
+void
+RdtpRouter::SetDefaultRoute(const InetSocketAddress& nextHop)
+{
+    m_hasDefault = true;
+    m_default = nextHop;
+    if (m_core != nullptr)
+        rdtp_router_set_default_route(m_core, ToRdtp(nextHop));
+}
+
+void
+RdtpRouter::AddRoute(const std::string& key, const InetSocketAddress& nextHop)
+{
+    m_routes.emplace_back(key, nextHop);
+    if (m_core != nullptr && !rdtp_router_add_route(m_core, key.c_str(), ToRdtp(nextHop)))
+        NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
+}
+
+std::string
+NodeIdLabel(uint64_t id)
+{
+    char buf[32];
+    return rdtp_node_id_label(id, buf, sizeof buf) > 0 ? std::string(buf) : std::string();
+}
+
+uint64_t
+RdtpRouter::GetNodeId() const
+{
+    return m_nodeId != 0 ? m_nodeId : rdtp_node_id(m_label.c_str());
+}
+
+void
+RdtpRouter::CreateCore()
+{
+    RdtpRouterConfig cfg = rdtp_router_config_default();
+    cfg.id = GetNodeId();
+    if (cfg.id == 0)
+        NS_FATAL_ERROR("RdtpRouter: Label '" << m_label << "' is not a node id (1-8 printable characters)");
+    cfg.cs_units = m_csSize;
+    cfg.cs_bytes = m_csBytes;
+    cfg.cs_policy = m_csPolicy.c_str();
+    // A store of 0 units caches nothing (the C ABI reads 0 as "default size").
+    cfg.cs_insert = m_csSize == 0 ? "none" : m_csInsert.c_str();
+    cfg.pit_capacity = m_pitSize;
+    cfg.lifetime_ns = static_cast<uint64_t>(m_lifetime.GetNanoSeconds());
+    cfg.seed = m_seed;
+    m_core = rdtp_router_new(&cfg);
+    if (m_core == nullptr)
+        NS_FATAL_ERROR("RdtpRouter: the core refused CsPolicy '" << m_csPolicy << "' or CsInsert '" << m_csInsert
+                                                                  << "'");
+    if (m_hasDefault)
+        rdtp_router_set_default_route(m_core, ToRdtp(m_default));
+    for (const auto& [key, hop] : m_routes)
+        if (!rdtp_router_add_route(m_core, key.c_str(), ToRdtp(hop)))
+            NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
+}
+
+void
+RdtpRouter::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_core == nullptr)
+        CreateCore();
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
+    if (m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) != 0)
+        NS_FATAL_ERROR("RdtpRouter: cannot bind UDP port " << m_port);
+    m_socket->SetRecvCallback(MakeCallback(&RdtpRouter::HandleRead, this));
+    m_intervalStart = Simulator::Now();
+    m_lastCounters = ReadCounters();
+    if (m_traceInterval.IsStrictlyPositive())
+        m_intervalEvent = Simulator::Schedule(m_traceInterval, &RdtpRouter::IntervalTick, this);
+}
+
+void
+RdtpRouter::StopApplication()
+{
+    m_timer.Cancel();
+    m_intervalEvent.Cancel();
+    if (m_socket)
+    {
+        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->Close();
+    }
+}
+
+void
+RdtpRouter::HandleRead(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        if (!InetSocketAddress::IsMatchingType(from))
+            continue;
+        m_rxTrace(packet, from);
+        const uint32_t len = packet->CopyData(m_rxBuf.data(), m_rxBuf.size());
+        rdtp_router_handle_datagram(m_core, NowNs(), ToRdtp(InetSocketAddress::ConvertFrom(from)), m_rxBuf.data(), len);
+        Service();
+    }
+}
+
+void
+RdtpRouter::HandleTimer()
+{
+    rdtp_router_handle_timeout(m_core, NowNs());
+    Service();
+}
+
+void
+RdtpRouter::Service()
+{
+    RdtpAddr to;
+    size_t n;
+    while ((n = rdtp_router_poll_transmit(m_core, m_txBuf.data(), m_txBuf.size(), &to)) > 0)
+    {
+        Ptr<Packet> p = Create<Packet>(m_txBuf.data(), static_cast<uint32_t>(n));
+        const InetSocketAddress peer = FromRdtp(to);
+        m_txTrace(p, peer);
+        m_socket->SendTo(p, 0, peer);
+    }
+    uint64_t at = 0;
+    if (!rdtp_router_poll_timeout(m_core, &at))
+    {
+        m_timer.Cancel();
+        return;
+    }
+    Time when = std::max(NanoSeconds(static_cast<int64_t>(at)), Simulator::Now());
+    if (m_timer.IsRunning() && m_timerAt == when)
+        return;
+    m_timer.Cancel();
+    m_timerAt = when;
+    m_timer = Simulator::Schedule(when - Simulator::Now(), &RdtpRouter::HandleTimer, this);
+}
+
+std::vector<uint64_t>
+RdtpRouter::ReadCounters() const
+{
+    std::vector<uint64_t> v(rdtp_router_counter_count(), 0);
+    if (m_core != nullptr)
+        rdtp_router_counters(m_core, v.data(), v.size());
+    return v;
+}
+
+std::vector<std::pair<std::string, uint64_t>>
+RdtpRouter::GetCounters() const
+{
+    const std::vector<uint64_t> v = ReadCounters();
+    std::vector<std::pair<std::string, uint64_t>> named;
+    for (size_t i = 0; i < v.size(); i++)
+        named.emplace_back(rdtp_router_counter_name(i), v[i]);
+    return named;
+}
+
+uint64_t
+RdtpRouter::GetCounter(const std::string& name) const
+{
+    for (const auto& [n, v] : GetCounters())
+        if (n == name)
+            return v;
+    return 0;
+}
+
+/// Index of each counter the interval traces use, by name (the C ABI's order is fixed).
+static size_t
+CounterIndex(const std::string& name)
+{
+    static std::map<std::string, size_t> index;
+    if (index.empty())
+        for (size_t i = 0; i < rdtp_router_counter_count(); i++)
+            index[rdtp_router_counter_name(i)] = i;
+    auto it = index.find(name);
+    if (it == index.end())
+        NS_FATAL_ERROR("RdtpRouter: the core has no counter '" << name << "'");
+    return it->second;
+}
+
+void
+RdtpRouter::FlushInterval()
+{
+    const std::vector<uint64_t> now = ReadCounters();
+    if (m_lastCounters.size() != now.size())
+        m_lastCounters.assign(now.size(), 0);
+    if (Simulator::Now() == m_intervalStart && now == m_lastCounters)
+        return;
+    auto delta = [&](const char* name) {
+        const size_t i = CounterIndex(name);
+        return now[i] - m_lastCounters[i];
+    };
+    RdtpRouterInterval iv;
+    iv.start = m_intervalStart;
+    iv.end = Simulator::Now();
+    iv.csHits = delta("cs_hits");
+    iv.csMisses = delta("cs_misses");
+    iv.coalesced = delta("coalesced");
+    iv.forwardedUnits = delta("forwarded_units");
+    iv.evictions = delta("store_evictions");
+    iv.upstreamBytes = delta("bytes_in");
+    iv.downstreamBytes = delta("bytes_out");
+    iv.csEntries = now[CounterIndex("cs_entries")];
+    iv.pitEntries = now[CounterIndex("pit_entries")];
+    m_lastCounters = now;
+    m_intervalStart = Simulator::Now();
+    m_csHitsTrace(iv.csHits);
+    m_csMissesTrace(iv.csMisses);
+    m_evictionsTrace(iv.evictions);
+    m_intervalTrace(iv);
+}
+
+void
+RdtpRouter::IntervalTick()
+{
+    FlushInterval();
+    m_intervalEvent = Simulator::Schedule(m_traceInterval, &RdtpRouter::IntervalTick, this);
+}
+
+} // namespace ns3
