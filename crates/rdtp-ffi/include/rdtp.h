@@ -263,6 +263,10 @@ struct RdtpServer *rdtp_server_new_pattern(const char *const *names,
                                            const uint64_t *seeds,
                                            uintptr_t n);
 
+// Set the server's node id (named in every Data and Nack it sends; see `rdtp_node_id`);
+// false if `id` is 0. Call before the first datagram: the counters start over.
+bool rdtp_server_set_id(struct RdtpServer *s, uint64_t id);
+
 // Free a server (null is ignored).
 void rdtp_server_free(struct RdtpServer *s);
 

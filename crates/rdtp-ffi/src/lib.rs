@@ -39,11 +39,11 @@ use std::sync::OnceLock;
 
 use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
-use rdtp_proto::server::{Catalog, PatternCatalog, Server};
+use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig};
 
 pub mod router;
 pub mod sources;
-use rdtp_proto::{Eid, Time};
+use rdtp_proto::{Eid, NodeId, Time};
 
 /// Receiver settings; zero fields mean "default".
 #[repr(C)]
@@ -564,6 +564,19 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
         pending: VecDeque::new(),
         scratch: vec![0u8; 65536],
     }))
+}
+
+/// Set the server's node id (named in every Data and Nack it sends; see `rdtp_node_id`);
+/// false if `id` is 0. Call before the first datagram: the counters start over.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool {
+    let Some(s) = (unsafe { s.as_mut() }) else { return false };
+    if id == 0 {
+        return false;
+    }
+    let config = ServerConfig { id: NodeId::from_u64(id), ..s.server.config().clone() };
+    s.server = Server::new(config);
+    true
 }
 
 /// Free a server (null is ignored).

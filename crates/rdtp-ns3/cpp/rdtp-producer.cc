@@ -33,6 +33,11 @@ RdtpProducer::GetTypeId()
                           StringValue(""),
                           MakeStringAccessor(&RdtpProducer::m_objects),
                           MakeStringChecker())
+            .AddAttribute("Label",
+                          "Node id label (1-8 printable characters) named in every Data it sends",
+                          StringValue("origin"),
+                          MakeStringAccessor(&RdtpProducer::m_label),
+                          MakeStringChecker())
             .AddAttribute("RcvBufSize",
                           "UDP receive buffer of the producer socket, bytes",
                           UintegerValue(8 << 20),
@@ -107,6 +112,10 @@ RdtpProducer::CreateServer()
     if (m_server == nullptr)
     {
         NS_FATAL_ERROR("RdtpProducer: the core refused the object list");
+    }
+    if (!rdtp_server_set_id(m_server, rdtp_node_id(m_label.c_str())))
+    {
+        NS_FATAL_ERROR("RdtpProducer: Label '" << m_label << "' is not a node id (1-8 printable characters)");
     }
 }
 

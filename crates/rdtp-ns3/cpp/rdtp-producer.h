@@ -46,6 +46,7 @@ class RdtpProducer : public Application
 
     uint16_t m_port;
     std::string m_objects;
+    std::string m_label;
     uint32_t m_rcvBufSize;
 
     Ptr<Socket> m_socket;

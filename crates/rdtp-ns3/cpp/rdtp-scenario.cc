@@ -378,6 +378,8 @@ InstallProducers(const Net& net, const Params& p, const Objects& objects)
         Ptr<RdtpProducer> producer = CreateObject<RdtpProducer>();
         producer->SetAttribute("Port", UintegerValue(p.port));
         producer->SetAttribute("Objects", StringValue(list));
+        if (!server.empty())
+            producer->SetAttribute("Label", StringValue(server)); // a graph's server: its node name
         ServerNode(net, server)->AddApplication(producer);
         producer->SetStartTime(Seconds(0));
         producer->SetStopTime(AtScenario(p, p.duration));

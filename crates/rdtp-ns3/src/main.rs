@@ -45,7 +45,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 36]);
+struct KeepFfi([*const (); 37]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -68,6 +68,7 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::rdtp_server_handle as *const (),
     rdtp_ffi::rdtp_server_next as *const (),
     rdtp_ffi::rdtp_server_stats as *const (),
+    rdtp_ffi::rdtp_server_set_id as *const (),
     rdtp_ffi::rdtp_cc_help as *const (),
     rdtp_ffi::rdtp_cc_error as *const (),
     rdtp_ffi::sources::rdtp_receiver_sources as *const (),

@@ -212,9 +212,10 @@ fn a_graph_with_two_servers_is_byte_exact_with_hits_in_the_shared_router() {
     }
     let bytes: Vec<&str> = f.iter().map(|r| r["bytes"].as_str()).collect();
     assert_eq!(bytes, ["1000000", "1000000", "1000000", "1000000", "500000"]);
-    // First fetches from the origins, three links away: 30 ms of propagation.
-    for flow in &f[0..2] {
-        assert_eq!(flow["sources"], "origin:100.0%", "{flow:?}");
+    // First fetches from the origins — each named by its node, so sources are told apart —
+    // three links away: 30 ms of propagation.
+    for (flow, server) in f[0..2].iter().zip(["s1", "s2"]) {
+        assert_eq!(flow["sources"], format!("{server}:100.0%"), "{flow:?}");
         assert!(num(flow, "min_rtt_ms") > 30.0, "{flow:?}");
     }
     // The later fetches cross the core, which has both objects (the edges saw only the

@@ -81,6 +81,10 @@ pub fn validate(t: &Topology, table: &str) -> Result<(), String> {
         if !ROLES.contains(&n.role.as_str()) {
             return Err(format!("{table}.node '{}': role '{}' (want {})", n.name, n.role, ROLES.join(", ")));
         }
+        // A server's name is its node id in the Data it serves (`served_by`).
+        if n.role == "server" && n.name.parse::<rdtp_proto::NodeId>().is_err() {
+            return Err(format!("{table}.node '{}': a server's name is its node id: 1-8 characters", n.name));
+        }
         seen.push(&n.name);
     }
     for role in ["server", "client"] {
