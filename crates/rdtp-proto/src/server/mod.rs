@@ -25,8 +25,8 @@ pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalo
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::wire::{
-    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DataHeader, DecodeError, LIST_MAX_DATAGRAM, ListRequest,
-    ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder,
+    Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
 };
 
 /// Server limits.
@@ -362,7 +362,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             );
         }
         let flags = DataFlags(0).with(DataFlags::LAST, cur.next + len as u64 == cur.size);
-        let header = DataHeader {
+        let header = Data {
             flags,
             hops: 0,
             tag: cur.tag,
@@ -370,8 +370,10 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             offset: cur.next,
             total_size: cur.size,
             served_by: self.id,
+            options: Options::EMPTY,
+            payload: &[],
         };
-        Data::encode_header(buf, &header, len as u16).ok()?;
+        header.encode_header(buf, len as u16).ok()?;
         cur.next += len as u64;
         self.stats.data_packets += 1;
         self.stats.data_bytes += len as u64;

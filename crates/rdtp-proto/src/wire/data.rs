@@ -51,19 +51,6 @@ pub struct Data<'a> {
     pub payload: &'a [u8],
 }
 
-/// Header fields of a Data packet, for writing a header in front of a payload that is
-/// already in place (the server reads content straight into the datagram buffer).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataHeader {
-    pub flags: DataFlags,
-    pub hops: u8,
-    pub tag: u32,
-    pub eid: Eid,
-    pub offset: u64,
-    pub total_size: u64,
-    pub served_by: NodeId,
-}
-
 impl<'a> Data<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
         if super::check_prefix(datagram)? != PacketType::Data {
@@ -88,19 +75,6 @@ impl<'a> Data<'a> {
         Ok(Data { flags, hops, tag, eid, offset, total_size, served_by, options, payload })
     }
 
-    /// The header fields.
-    pub fn header(&self) -> DataHeader {
-        DataHeader {
-            flags: self.flags,
-            hops: self.hops,
-            tag: self.tag,
-            eid: self.eid,
-            offset: self.offset,
-            total_size: self.total_size,
-            served_by: self.served_by,
-        }
-    }
-
     pub fn encoded_len(&self) -> usize {
         DATA_HEADER_LEN + self.options.raw().len() + self.payload.len()
     }
@@ -111,32 +85,34 @@ impl<'a> Data<'a> {
         let payload_len = u16::try_from(self.payload.len()).map_err(|_| too_big)?;
         let opt_len = u16::try_from(raw.len()).map_err(|_| too_big)?;
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::Data)?;
-        write_header_fields(&mut w, &self.header(), payload_len, opt_len);
+        self.write_header_fields(&mut w, payload_len, opt_len);
         w.bytes(raw);
         w.bytes(self.payload);
         Ok(w.position())
     }
 
-    /// Write only the header (no options) into `out[..DATA_HEADER_LEN]`, for a caller that
-    /// reads the payload straight into `out[DATA_HEADER_LEN..]` (the server does, to avoid a
-    /// copy).
-    pub fn encode_header(out: &mut [u8], h: &DataHeader, payload_len: u16) -> Result<(), BufferTooSmall> {
+    /// Write only the header into `out[..DATA_HEADER_LEN]`, announcing `payload_len` payload
+    /// bytes, for a caller that reads the payload straight into `out[DATA_HEADER_LEN..]` (the
+    /// server does, to avoid a copy). `self.payload` is not written (leave it empty), and
+    /// options are not allowed here.
+    pub fn encode_header(&self, out: &mut [u8], payload_len: u16) -> Result<(), BufferTooSmall> {
+        debug_assert!(self.options.raw().is_empty(), "encode_header writes no options");
         let mut w = Writer::with_prefix(out, DATA_HEADER_LEN, PacketType::Data)?;
-        write_header_fields(&mut w, h, payload_len, 0);
+        self.write_header_fields(&mut w, payload_len, 0);
         Ok(())
     }
-}
 
-fn write_header_fields(w: &mut Writer<'_>, h: &DataHeader, payload_len: u16, opt_len: u16) {
-    w.u8(h.flags.0);
-    w.u8(h.hops);
-    w.u16(payload_len);
-    w.u32(h.tag);
-    w.eid(&h.eid);
-    w.u64(h.offset);
-    w.u64(h.total_size);
-    w.node(&h.served_by);
-    w.u16(opt_len);
+    fn write_header_fields(&self, w: &mut Writer<'_>, payload_len: u16, opt_len: u16) {
+        w.u8(self.flags.0);
+        w.u8(self.hops);
+        w.u16(payload_len);
+        w.u32(self.tag);
+        w.eid(&self.eid);
+        w.u64(self.offset);
+        w.u64(self.total_size);
+        w.node(&self.served_by);
+        w.u16(opt_len);
+    }
 }
 
 #[cfg(test)]
@@ -167,7 +143,7 @@ mod tests {
         assert_eq!(Data::decode(&buf[..n]).unwrap(), d);
         // Header-only encoding produces the same bytes.
         let mut hdr = [0u8; DATA_HEADER_LEN];
-        Data::encode_header(&mut hdr, &d.header(), 100).unwrap();
+        Data { payload: &[], ..d }.encode_header(&mut hdr, 100).unwrap();
         assert_eq!(&hdr[..], &buf[..DATA_HEADER_LEN]);
         // A router's in-place rewrite changes the tag and hops only.
         super::super::rewrite_response(&mut buf[..n], 77);

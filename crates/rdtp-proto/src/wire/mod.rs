@@ -23,7 +23,7 @@ mod request;
 mod resolve;
 pub mod tlv;
 
-pub use data::{DATA_HEADER_LEN, Data, DataFlags, DataHeader};
+pub use data::{DATA_HEADER_LEN, Data, DataFlags};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
 };
