@@ -141,3 +141,22 @@ fn fetch_through_two_routers_under_loss_then_from_the_first_routers_store() {
     assert_eq!(v["totals"]["cs_entries"].as_u64().unwrap(), units);
     assert!(v["per_second"]["router"]["cs_hits"].as_f64().unwrap() > 0.0);
 }
+
+/// `rdtp demo --router`: two fetches through an in-process router, the first from the
+/// origin, the second from the router's store; `--json` prints one summary per fetch.
+#[test]
+fn demo_through_a_router_shows_the_second_fetch_from_its_store() {
+    let o = Command::new(RDTP)
+        .args(["demo", "--router", "--size", "2MiB", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|v| v["completed"] == true && v["bytes_received"] == 2 << 20));
+    assert_eq!(lines[0]["served_by"], "origin 100.0 %");
+    assert_eq!(lines[1]["served_by"], "router demo 100.0 %");
+    assert_eq!(lines[1]["sources"][0]["kind"], "router");
+}
