@@ -62,6 +62,7 @@ pub mod socket;
 pub mod summary;
 pub mod tcp;
 pub mod trace;
+pub mod wifi;
 
 pub use catalog::{DirCatalog, IndexProgress, open_dir};
 pub use clock::Clock;

@@ -27,8 +27,12 @@ pub struct Observation {
     pub payload: u32,
     /// PHY rate the frame was sent at, bit/s.
     pub phy_rate_bps: f64,
-    /// A retransmission: it adds airtime, not throughput.
+    /// The retry bit: a retransmission. It adds airtime; its payload counts only if the
+    /// first attempt was not overheard (a different sequence number from the transmitter's
+    /// previous frame: the first attempt collided, as synchronised senders' often do).
     pub retry: bool,
+    /// Sequence number, if the source knows it (without one a retry never counts as payload).
+    pub seq: Option<u16>,
 }
 
 impl Observation {
@@ -49,6 +53,7 @@ impl Observation {
             payload: u32::try_from(h.payload()).unwrap_or(u32::MAX),
             phy_rate_bps,
             retry: h.retry,
+            seq: h.seq,
         })
     }
 
@@ -271,6 +276,7 @@ impl Estimator {
         let mut rate_sum: Vec<f64> = Vec::new();
         let mut bytes_sum: Vec<f64> = Vec::new();
         let mut first_tx: Vec<u64> = Vec::new();
+        let mut last_seq: Vec<Option<u16>> = Vec::new();
         for f in self.frames.iter().filter(|f| cut.is_none_or(|c| f.time > c) && f.time <= now) {
             let i = match stations.binary_search_by(|s| s.mac.cmp(&f.tx)) {
                 Ok(i) => i,
@@ -294,6 +300,7 @@ impl Estimator {
                     rate_sum.insert(i, 0.0);
                     bytes_sum.insert(i, 0.0);
                     first_tx.insert(i, 0);
+                    last_seq.insert(i, None);
                     i
                 }
             };
@@ -304,10 +311,14 @@ impl Estimator {
             bytes_sum[i] += f64::from(f.bytes);
             if f.retry {
                 s.retries += 1;
-            } else {
+            }
+            // A retry of an MPDU already counted adds no payload.
+            let repeat = f.retry && (f.seq.is_none() || f.seq == last_seq[i]);
+            if !repeat {
                 s.payload_bytes += u64::from(f.payload);
                 first_tx[i] += 1;
             }
+            last_seq[i] = f.seq;
         }
         for (i, s) in stations.iter_mut().enumerate() {
             s.phy_rate_bps = rate_sum[i] / s.frames as f64;
@@ -343,6 +354,7 @@ mod tests {
             payload: 1500,
             phy_rate_bps: rate * 1e6,
             retry: false,
+            seq: Some((k % 4096) as u16),
         })
     }
 
@@ -428,8 +440,9 @@ mod tests {
     fn retries_cost_airtime_not_throughput_and_ignored_station() {
         let me = sta(7);
         let mut e = Estimator::new(EstimatorConfig { ignore: Some(me), ..Default::default() });
+        // Every frame sent twice (same sequence number, the second with the retry bit).
         for (k, o) in stream(1, 24.0, 0, 100, 1000).enumerate() {
-            e.observe(Observation { retry: k % 2 == 1, ..o });
+            e.observe(Observation { retry: k % 2 == 1, seq: Some((k / 2) as u16), ..o });
         }
         for o in stream(7, 54.0, 0, 100, 1000) {
             e.observe(o);
@@ -440,6 +453,20 @@ mod tests {
         assert_eq!((st.frames, st.retries, st.payload_bytes), (100, 50, 50 * 1500));
         assert_eq!(st.airtime, airtime::exchange(1536, 24e6) * 100);
         assert_eq!(st.phy_rate_bps, 24e6);
+
+        // First attempts lost (collisions): only retries overheard, each a new MPDU.
+        let mut e = Estimator::new(EstimatorConfig::default());
+        for o in stream(1, 24.0, 0, 100, 1000) {
+            e.observe(Observation { retry: true, ..o });
+        }
+        let st = e.snapshot(Time::from_millis(99)).stations[0];
+        assert_eq!((st.retries, st.payload_bytes), (100, 100 * 1500));
+        // Without sequence numbers a retry is taken for a repeat.
+        let mut e = Estimator::new(EstimatorConfig::default());
+        for o in stream(1, 24.0, 0, 10, 1000) {
+            e.observe(Observation { retry: true, seq: None, ..o });
+        }
+        assert_eq!(e.snapshot(Time::from_millis(9)).stations[0].payload_bytes, 0);
     }
 
     #[test]

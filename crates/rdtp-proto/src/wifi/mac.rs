@@ -68,6 +68,8 @@ pub struct MacFrame {
     pub tx: Option<Mac>,
     /// Retry bit: a retransmission of an earlier MPDU.
     pub retry: bool,
+    /// Sequence number (data and management frames): a retry repeats its MPDU's.
+    pub seq: Option<u16>,
     /// Header length in bytes (24, 26 with QoS, 30/32 with four addresses, +4 with HT control).
     pub header_len: usize,
     /// Bytes after the header, without the FCS (for data frames: the LLC/SNAP header and the
@@ -142,7 +144,11 @@ pub fn parse(bytes: &[u8], len: usize, has_fcs: bool) -> Option<MacFrame> {
     };
     let trailer = if has_fcs { FCS } else { 0 };
     let body_len = len.saturating_sub(header_len + trailer);
-    Some(MacFrame { kind, subtype, rx, tx, retry, header_len, body_len })
+    let seq = match kind {
+        FrameType::Data | FrameType::Management => bytes.get(22..24).map(|s| u16::from_le_bytes([s[0], s[1]]) >> 4),
+        _ => None,
+    };
+    Some(MacFrame { kind, subtype, rx, tx, retry, seq, header_len, body_len })
 }
 
 #[cfg(test)]
@@ -158,7 +164,7 @@ pub(crate) mod tests_support {
         f.extend_from_slice(&rx);
         f.extend_from_slice(&tx);
         f.extend_from_slice(&rx); // address 3 (BSSID)
-        f.extend_from_slice(&[0, 0]); // sequence control
+        f.extend_from_slice(&[0, 0]); // sequence control: fragment 0, sequence 0
         if qos {
             f.extend_from_slice(&[0, 0]);
         }
@@ -182,6 +188,7 @@ mod tests {
         let f = data_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 9], 1508, true, false);
         let h = parse(&f, f.len(), true).unwrap();
         assert_eq!(h.kind, FrameType::Data);
+        assert_eq!(h.seq, Some(0));
         assert_eq!(h.tx, Some(Mac([2, 0, 0, 0, 0, 1])));
         assert_eq!(h.rx.to_string(), "02:00:00:00:00:09");
         assert!(h.retry);
