@@ -106,7 +106,38 @@ pub fn read_pcap(input: impl Read, mut on_packet: impl FnMut(&Captured)) -> Resu
     Ok((counts, last))
 }
 
-/// A radiotap capture file run through an estimator; the snapshot is at its last packet.
+/// Snapshots at each multiple of an interval after the first data frame, taken as frames
+/// go by (shared by files and live captures).
+struct Periodic<F: FnMut(&Snapshot, Duration)> {
+    interval: Option<Duration>,
+    first: Option<Time>,
+    next: Option<Time>,
+    every: F,
+}
+
+impl<F: FnMut(&Snapshot, Duration)> Periodic<F> {
+    fn new(interval: Option<Duration>, every: F) -> Self {
+        Periodic { interval, first: None, next: None, every }
+    }
+
+    /// Feed one captured packet: the snapshots due before it, then the frame itself.
+    fn feed(&mut self, est: &mut Estimator, c: &Captured) {
+        let Captured::Frame(o) = c else { return };
+        let t0 = *self.first.get_or_insert(o.time);
+        if let Some(iv) = self.interval {
+            let mut due = *self.next.get_or_insert(o.time + iv);
+            while o.time >= due {
+                (self.every)(&est.snapshot(due), due - t0);
+                due += iv;
+            }
+            self.next = Some(due);
+        }
+        est.observe(*o);
+    }
+}
+
+/// A capture run through an estimator; the snapshot is at its last packet (live: at the
+/// end of listening).
 pub struct FileEstimate {
     /// What the capture held.
     pub counts: CaptureCounts,
@@ -121,69 +152,126 @@ pub fn estimate_file(
     path: &Path,
     cfg: EstimatorConfig,
     interval: Option<Duration>,
-    mut every: impl FnMut(&Snapshot, Duration),
+    every: impl FnMut(&Snapshot, Duration),
 ) -> Result<FileEstimate> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
     let mut est = Estimator::new(cfg);
-    let mut next: Option<Time> = None;
-    let mut first: Option<Time> = None;
-    let (counts, last) = read_pcap(std::io::BufReader::new(file), |c| {
-        if let Captured::Frame(o) = c {
-            let t0 = *first.get_or_insert(o.time);
-            if let Some(iv) = interval {
-                let mut due = *next.get_or_insert(o.time + iv);
-                while o.time >= due {
-                    every(&est.snapshot(due), due - t0);
-                    due += iv;
-                }
-                next = Some(due);
-            }
-            est.observe(*o);
-        }
-    })?;
+    let mut periodic = Periodic::new(interval, every);
+    let (counts, last) = read_pcap(std::io::BufReader::new(file), |c| periodic.feed(&mut est, c))?;
     Ok(FileEstimate { counts, snapshot: est.snapshot(last.unwrap_or(Time::ZERO)) })
 }
 
 /// The rate informed start uses, bit/s: the model's prediction for a newcomer at
 /// `newcomer_phy_bps` (default: the stations' mean rate), else the N + 1 rule; `None` when
-/// the medium gave no estimate.
+/// the medium gave no estimate (S2 §II: with nobody overheard there is nothing to be
+/// informed by, and the controller keeps its normal start).
 pub fn informed_rate(s: &Snapshot, model: &Model, newcomer_phy_bps: Option<f64>) -> Option<f64> {
     let n1 = s.n_plus_one();
-    // With nobody active there is nothing overheard to predict from: no estimate.
     n1?;
     s.features(newcomer_phy_bps, None).map(|f| model.predict(&f)).filter(|r| *r > 0.0).or(n1)
 }
 
-/// Live capture from a monitor interface (radiotap), for `duration`.
+/// Live capture through libpcap (cargo feature `live`): a monitor interface's radiotap
+/// frames, read by the same [`parse_radiotap`] as capture files.
 #[cfg(feature = "live")]
-pub fn estimate_live(iface: &str, duration: Duration, est: &mut Estimator) -> Result<CaptureCounts> {
-    let bad = |e: pcap::Error| Error::Runtime(format!("live capture on {iface}: {e}"));
-    let mut cap = pcap::Capture::from_device(iface).map_err(bad)?.timeout(100).open().map_err(bad)?;
-    if cap.get_datalink() != pcap::Linktype::IEEE802_11_RADIOTAP {
-        return Err(Error::Usage(format!("{iface} is not a monitor interface (no radiotap headers)")));
-    }
-    let start = std::time::Instant::now();
-    let mut counts = CaptureCounts::default();
-    while start.elapsed() < duration {
-        match cap.next_packet() {
-            Ok(p) => {
-                let ts = Duration::new(p.header.ts.tv_sec as u64, p.header.ts.tv_usec as u32 * 1000);
-                let c = parse_radiotap(Time::from_nanos(ts.as_nanos() as u64), p.data, p.header.len as usize);
-                counts.add(&c);
-                if let Captured::Frame(o) = c {
-                    est.observe(o);
-                }
-            }
-            Err(pcap::Error::TimeoutExpired) => {}
-            Err(e) => return Err(bad(e)),
+pub mod live {
+    use super::*;
+
+    /// Feed every packet of an activated libpcap capture (a live interface, or a file opened
+    /// with `pcap::Capture::from_file`) to `on_packet` until `stop()` or the file's end.
+    /// Returns the counts and the last packet's time (libpcap's microsecond timestamps).
+    pub fn read<T: pcap::Activated + ?Sized>(
+        cap: &mut pcap::Capture<T>,
+        mut stop: impl FnMut() -> bool,
+        mut on_packet: impl FnMut(&Captured),
+    ) -> Result<(CaptureCounts, Option<Time>)> {
+        if cap.get_datalink() != pcap::Linktype::IEEE802_11_RADIOTAP {
+            return Err(Error::Usage(format!(
+                "link type {:?}: want 802.11 with radiotap headers (monitor mode, DLT 127)",
+                cap.get_datalink()
+            )));
         }
+        let mut counts = CaptureCounts::default();
+        let mut last = None;
+        while !stop() {
+            match cap.next_packet() {
+                Ok(p) => {
+                    let (sec, usec) = (p.header.ts.tv_sec, p.header.ts.tv_usec);
+                    let nanos =
+                        u64::try_from(sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(usec).unwrap_or(0) * 1000;
+                    let time = Time::from_nanos(nanos);
+                    let c = parse_radiotap(time, p.data, p.header.len as usize);
+                    counts.add(&c);
+                    on_packet(&c);
+                    last = Some(time);
+                }
+                Err(pcap::Error::TimeoutExpired) => {}
+                Err(pcap::Error::NoMorePackets) => break,
+                Err(e) => return Err(Error::Runtime(format!("capture: {e}"))),
+            }
+        }
+        Ok((counts, last))
     }
-    Ok(counts)
+
+    /// Open `iface` for capture: radiotap headers (switching the link type if the interface
+    /// offers it among others), the first 256 bytes of each frame (radiotap and MAC headers;
+    /// lengths are read from the original), delivered at once.
+    pub fn open(iface: &str) -> Result<pcap::Capture<pcap::Active>> {
+        let bad = |e: pcap::Error| Error::Runtime(format!("live capture on {iface}: {e}"));
+        let mut cap = pcap::Capture::from_device(iface)
+            .map_err(bad)?
+            .promisc(true)
+            .snaplen(256)
+            .immediate_mode(true)
+            .timeout(100)
+            .open()
+            .map_err(bad)?;
+        if cap.get_datalink() != pcap::Linktype::IEEE802_11_RADIOTAP {
+            let offered = cap.list_datalinks().unwrap_or_default();
+            if offered.contains(&pcap::Linktype::IEEE802_11_RADIOTAP) {
+                cap.set_datalink(pcap::Linktype::IEEE802_11_RADIOTAP).map_err(bad)?;
+            } else {
+                return Err(Error::Usage(format!(
+                    "{iface} is not a monitor interface (link types {offered:?}, no 802.11 radiotap); \
+                     make one with e.g. `iw dev wlan0 interface add mon0 type monitor && ip link set mon0 up`"
+                )));
+            }
+        }
+        Ok(cap)
+    }
+}
+
+/// Listen on the monitor interface `iface` for `duration`, feeding the estimator (and
+/// `every`, at each multiple of `interval` after the first data frame); the snapshot is at
+/// the end of listening.
+#[cfg(feature = "live")]
+pub fn estimate_live(
+    iface: &str,
+    duration: Duration,
+    cfg: EstimatorConfig,
+    interval: Option<Duration>,
+    every: impl FnMut(&Snapshot, Duration),
+) -> Result<FileEstimate> {
+    let mut cap = live::open(iface)?;
+    let mut est = Estimator::new(cfg);
+    let mut periodic = Periodic::new(interval, every);
+    let start = std::time::Instant::now();
+    let (counts, last) = live::read(&mut cap, || start.elapsed() >= duration, |c| periodic.feed(&mut est, c))?;
+    // The window ends now: the packets' clock is the host's (wall) clock.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = Time::from_nanos(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX)).max(last.unwrap_or(Time::ZERO));
+    Ok(FileEstimate { counts, snapshot: est.snapshot(now) })
 }
 
 /// Without the `live` feature there is no libpcap: say how to get it.
 #[cfg(not(feature = "live"))]
-pub fn estimate_live(iface: &str, _duration: Duration, _est: &mut Estimator) -> Result<CaptureCounts> {
+pub fn estimate_live(
+    iface: &str,
+    _duration: Duration,
+    _cfg: EstimatorConfig,
+    _interval: Option<Duration>,
+    _every: impl FnMut(&Snapshot, Duration),
+) -> Result<FileEstimate> {
     Err(Error::Usage(format!(
         "live capture on {iface} needs rdtp built with libpcap: apt-get install libpcap-dev, \
          then cargo build --release --features live"

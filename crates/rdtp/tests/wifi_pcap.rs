@@ -114,3 +114,57 @@ fn fetch_with_informed_start() {
     assert_eq!(fetch(&["--initial-rate", "auto"]).status.code(), Some(2));
     assert_eq!(fetch(&["--initial-rate", "fast"]).status.code(), Some(2));
 }
+
+/// The libpcap path (`--iface`, feature `live`) reads packets the way the pcap-file path
+/// does: the committed capture opened through libpcap gives the same counts and snapshot.
+#[cfg(feature = "live")]
+#[test]
+fn libpcap_reads_the_capture_like_the_file_reader() {
+    use rdtp::wifi::live;
+    let feed = |est: &mut Estimator, c: &Captured| {
+        if let Captured::Frame(o) = c {
+            est.observe(*o);
+        }
+    };
+    let mut by_file = Estimator::new(EstimatorConfig::default());
+    let (file_counts, file_last) =
+        read_pcap(std::fs::File::open(data("sniffer.pcap")).unwrap(), |c| feed(&mut by_file, c)).unwrap();
+    let mut cap = pcap::Capture::from_file(data("sniffer.pcap")).unwrap();
+    let mut by_libpcap = Estimator::new(EstimatorConfig::default());
+    let (counts, last) = live::read(&mut cap, || false, |c| feed(&mut by_libpcap, c)).unwrap();
+    assert_eq!(counts, file_counts);
+    assert_eq!(last, file_last);
+    let at = last.unwrap();
+    let (a, b) = (by_libpcap.snapshot(at), by_file.snapshot(at));
+    assert_eq!(a, b);
+    assert_eq!(a.n_active(), 2);
+}
+
+/// A live interface without radiotap headers is refused with a usage error that says what
+/// is wanted. Capturing needs CAP_NET_RAW: without it the test says so and checks nothing.
+#[cfg(feature = "live")]
+#[test]
+fn live_capture_refuses_a_non_monitor_interface() {
+    use rdtp::error::Error;
+    match rdtp::wifi::live::open("lo") {
+        Err(Error::Usage(msg)) => assert!(msg.contains("not a monitor interface"), "{msg}"),
+        Err(Error::Runtime(msg)) if msg.contains("ermission") || msg.contains("not permitted") => {
+            eprintln!("skipped: no capture permission on lo ({msg})");
+            return;
+        }
+        other => panic!("lo opened as a monitor interface? {:?}", other.map(|c| c.get_datalink())),
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rdtp")).args(["wifi", "estimate", "--iface", "lo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a monitor interface"));
+}
+
+/// Without libpcap (the default build) `--iface` is a usage error that says how to get it.
+#[cfg(not(feature = "live"))]
+#[test]
+fn live_capture_needs_the_live_build() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rdtp")).args(["wifi", "estimate", "--iface", "mon0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--features live") && err.contains("libpcap-dev"), "{err}");
+}

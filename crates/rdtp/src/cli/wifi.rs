@@ -10,8 +10,7 @@ use std::time::Duration;
 use clap::Subcommand;
 use rdtp::error::{Error, Result};
 use rdtp::wifi::{self as source, CaptureCounts};
-use rdtp_proto::Time;
-use rdtp_proto::wifi::{Estimator, EstimatorConfig, Mac, Model, Snapshot};
+use rdtp_proto::wifi::{EstimatorConfig, Mac, Model, Snapshot};
 
 use super::to_stdout;
 
@@ -123,10 +122,8 @@ pub fn listen(
         return Ok((r.counts, r.snapshot));
     }
     let iface = iface.ok_or_else(|| Error::Usage("give --pcap FILE or --iface IFACE".into()))?;
-    let mut est = Estimator::new(cfg);
-    let counts = source::estimate_live(iface, positive_secs(duration, "--duration")?, &mut est)?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    Ok((counts, est.snapshot(Time::from_nanos(now.as_nanos() as u64))))
+    let r = source::estimate_live(iface, positive_secs(duration, "--duration")?, cfg, interval, every)?;
+    Ok((r.counts, r.snapshot))
 }
 
 fn mbps(bps: Option<f64>) -> String {
@@ -138,21 +135,31 @@ fn estimate(a: EstimateArgs) -> Result<i32> {
     let model = a.listen.model()?;
     let newcomer = a.listen.newcomer_bps();
     let interval = a.every.map(|s| positive_secs(s, "--every")).transpose()?;
-    let mut lines = Vec::new();
     if interval.is_some() && !a.json {
-        lines.push("time_s (since the first data frame)  N  total_mbps  n_plus_one_mbps  model_mbps".to_string());
+        to_stdout("time_s (since the first data frame)  N  total_mbps  n_plus_one_mbps  model_mbps\n")?;
     }
+    // Printed as they come (a live capture shows the medium while it listens).
+    let mut print_err = None;
     let (counts, snap) = listen(a.pcap.as_ref(), a.iface.as_deref(), a.duration, cfg, interval, |s, since_first| {
+        if a.json || print_err.is_some() {
+            return;
+        }
         let predicted = s.features(newcomer, None).map(|f| model.predict(&f));
-        lines.push(format!(
-            "{:.3}  {}  {:.2}  {}  {}",
+        let line = format!(
+            "{:.3}  {}  {:.2}  {}  {}\n",
             since_first.as_secs_f64(),
             s.n_active(),
             s.total_bps() / 1e6,
             mbps(s.n_plus_one()),
             mbps(predicted)
-        ));
+        );
+        if let Err(e) = to_stdout(&line) {
+            print_err = Some(e);
+        }
     })?;
+    if let Some(e) = print_err {
+        return Err(e);
+    }
     let predicted = snap.features(newcomer, None).map(|f| model.predict(&f));
     let informed = source::informed_rate(&snap, &model, newcomer);
     if a.json {
@@ -176,10 +183,7 @@ fn estimate(a: EstimateArgs) -> Result<i32> {
         to_stdout(&format!("{v}\n"))?;
         return Ok(0);
     }
-    let mut out = lines.join("\n");
-    if !out.is_empty() {
-        out.push_str("\n\n");
-    }
+    let mut out = if interval.is_some() { "\n".to_string() } else { String::new() };
     out.push_str(&format!(
         "Packets: {} ({} data frames, {} other, {} without a legacy rate, {} bad FCS, {} not radiotap)\n",
         counts.packets, counts.data_frames, counts.not_data, counts.no_rate, counts.bad_fcs, counts.malformed
