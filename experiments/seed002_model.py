@@ -150,6 +150,10 @@ def main():
                     "python3 experiments/seed002_model.py out/seed002-train out/seed002-train-minstrel "
                     "--write-model crates/rdtp-proto/src/wifi/model-v1.txt\n")
             f.write(f"trained_on = {len(train)} joins\n")
+            # A fixed input and what this fit predicts for it: the Rust loader must agree.
+            check_x = [8.0, 7.0, 6.0]
+            check_y = float(np.dot([1.0] + check_x, coef))
+            f.write("check = " + " ".join(f"{v:g}" for v in check_x) + f" -> {check_y:.6f}\n")
             if held:
                 _, _, n, n1, m = held[0]
                 f.write(f"held_out = {n} joins with N >= 1: N+1 rule mean error {n1[0]:.1f} %, model {m[0]:.1f} %\n")

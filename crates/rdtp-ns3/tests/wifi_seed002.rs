@@ -106,7 +106,7 @@ fn staggered_udp_stations_and_the_n_plus_one_rule() {
 const INFORMED: &str = r#"
 [scenario]
 name = "informed"
-duration = 3.0
+duration = 3.5
 seed = 1
 
 [topology]
@@ -128,12 +128,12 @@ count = 2
 kind = "rdtp"
 cc = "bbr"
 start = 1.0
-size = 2000000
+size = 1000000
 
 [sweep]
 "flow.1" = [
-    { kind = "rdtp", cc = "bbr", start = 1.0, size = 2000000, initial_rate = "auto", label = "informed" },
-    { kind = "rdtp", cc = "bbr", start = 1.0, size = 2000000, label = "startup" },
+    { kind = "rdtp", cc = "bbr", start = 1.0, size = 1000000, initial_rate = "auto", label = "informed" },
+    { kind = "rdtp", cc = "bbr", start = 1.0, size = 1000000, label = "startup" },
 ]
 "#;
 
@@ -152,7 +152,7 @@ fn rdtp_fetch_starts_informed_by_its_station() {
         let flows = csv(&run.join("flows.csv"));
         let f = &flows[2];
         assert_eq!((f["kind"].as_str(), f["completed"].as_str()), ("rdtp", "1"), "{f:?}");
-        assert_eq!(f["bytes"], "2000000");
+        assert_eq!(f["bytes"], "1000000");
         let joins = csv(&run.join("joins.csv"));
         let j = &joins[2];
         assert_eq!(j["n_active"], "2", "the fetch joined two active stations: {j:?}");

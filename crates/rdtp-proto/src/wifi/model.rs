@@ -143,6 +143,38 @@ mod tests {
         assert_eq!(Model::parse("version=1"), Err(ModelError::Missing("features")));
     }
 
+    /// The built-in file records a fixed input and what the fit (numpy) predicted for it:
+    /// loading the file here must give the same number.
+    #[test]
+    fn builtin_model_predicts_what_its_fit_did() {
+        let m = Model::builtin();
+        let (_, check) = m.meta.iter().find(|(k, _)| k == "check").expect("model file has a check line");
+        let (xs, y) = check.split_once("->").unwrap();
+        let xs: Vec<f64> = xs.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        let y: f64 = y.trim().parse().unwrap();
+        assert_eq!(xs.len(), m.features.len());
+        let mut f = Features {
+            n: 0,
+            total_bps: 0.0,
+            newcomer_phy_bps: 0.0,
+            n_plus_one_bps: 0.0,
+            anomaly_bps: 0.0,
+            airtime_share_bps: 0.0,
+        };
+        for (name, x) in m.features.iter().zip(&xs) {
+            match name.as_str() {
+                "n" => f.n = *x as usize,
+                "total" => f.total_bps = x * 1e6,
+                "newcomer_phy" => f.newcomer_phy_bps = x * 1e6,
+                "n_plus_one" => f.n_plus_one_bps = x * 1e6,
+                "anomaly" => f.anomaly_bps = x * 1e6,
+                "airtime_share" => f.airtime_share_bps = x * 1e6,
+                other => panic!("unknown feature {other}"),
+            }
+        }
+        assert!((m.predict(&f) / 1e6 - y).abs() < 1e-4, "{} vs {y}", m.predict(&f) / 1e6);
+    }
+
     #[test]
     fn builtin_model_loads_and_predicts_sensibly() {
         let m = Model::builtin();
