@@ -472,6 +472,16 @@ KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fi
 UDP_PER_IP = 1472.0 / 1500.0  # the estimator counts IP packets, the sinks UDP payload
 
 
+def payload_per_ip(kind):
+    """Application payload per 1500-byte IP packet: UDP 1472, TCP 1448 (timestamps on),
+    rdtp 1402 (wire v2 units). The estimator counts IP packets; flows count payload."""
+    if kind.startswith("tcp"):
+        return 1448.0 / 1500.0
+    if kind.startswith("rdtp"):
+        return 1402.0 / 1500.0
+    return UDP_PER_IP
+
+
 def run_dirs(out):
     return sorted(os.path.join(out, d) for d in os.listdir(out) if os.path.isfile(os.path.join(out, d, "timeseries.csv")))
 
@@ -495,6 +505,7 @@ def s2_joins(run_dir, settle=1.0):
     rows = []
     for j in joins:
         start = num(j["start_s"])
+        unit = payload_per_ip(j["kind"])
         later = [x for x in starts if x > start]
         until = later[0] if later else end
         pts = [g for t, g, _ in series.get(int(j["flow"]), []) if start + settle < t <= until]
@@ -503,9 +514,9 @@ def s2_joins(run_dir, settle=1.0):
             "kind": j["kind"],
             "start": start,
             "n": int(j["n_active"]),
-            "total": num(j["total_mbps"]) * UDP_PER_IP,
-            "n_plus_one": num(j["n_plus_one_mbps"]) * UDP_PER_IP,
-            "model": num(j["model_mbps"]) * UDP_PER_IP,
+            "total": num(j["total_mbps"]) * unit,
+            "n_plus_one": num(j["n_plus_one_mbps"]) * unit,
+            "model": num(j["model_mbps"]) * unit,
             "attained": sum(pts) / len(pts) if pts else float("nan"),
         })
     return rows
@@ -531,10 +542,17 @@ def s2fig(out, png):
         wifi = wifi_series(d)
         if wifi:
             ts = [w["time_s"] for w in wifi]
-            ax.plot(ts, [w["n_plus_one_mbps"] * UDP_PER_IP for w in wifi], color="black", lw=0.9, ls="--",
+            unit = payload_per_ip(flows[0]["kind"])
+            ax.plot(ts, [w["n_plus_one_mbps"] * unit for w in wifi], color="black", lw=0.9, ls="--",
                     label="total / (N + 1)")
-            ax.plot(ts, [w["model_mbps"] * UDP_PER_IP for w in wifi], color="grey", lw=0.9, ls=":",
-                    label="learned model")
+        # The learned model at each join, for the newcomer's own PHY rate (which the sniffer's
+        # running estimate cannot know), held until the next join.
+        joins = s2_joins(d)
+        bounds = [j["start"] for j in joins] + [max(p[0] for pts in series.values() for p in pts)]
+        for i, j in enumerate(joins):
+            if j["n"] > 0:
+                ax.hlines(j["model"], bounds[i], bounds[i + 1], color="#444444", lw=1.4, ls=":",
+                          label="model at each join" if i == 1 else None)
         # Total of the flows, per interval.
         times = sorted({p[0] for pts in series.values() for p in pts})
         tot = {t: 0.0 for t in times}
@@ -545,13 +563,13 @@ def s2fig(out, png):
         ax.plot(times, [tot[t] for t in times], color="#777777", lw=0.6, alpha=0.6, label="total")
         ax.set_ylabel("Mbit/s")
         ax.set_title(f"{name} ({cc})", fontsize=9)
-        top = max((tot[t] for t in times), default=1.0)
-        ax.set_ylim(0, top * 1.3)
+        # TCP's in-order releases after a loss make one-interval spikes: scale to the bulk.
+        totals = sorted(tot[t] for t in times) or [1.0]
+        ax.set_ylim(0, totals[int(0.95 * (len(totals) - 1))] * 1.4)
         ax.legend(fontsize=7, ncol=6, loc="upper right")
         ax.grid(alpha=0.3)
 
         # The table: each phase (1, 2, 3 flows), the shares and the predictions at each join.
-        joins = s2_joins(d)
         starts = [j["start"] for j in joins] + [max(times) if times else 0.0]
         if not lines:
             lines += [
@@ -562,7 +580,7 @@ def s2fig(out, png):
             a, b = j["start"] + 1.0, starts[i + 1]
             per = [mean_between(series.get(k, []), a, b + 1e-9, 1) for k in range(i + 1)]
             n1 = f"{fmt(j['n_plus_one'])} ({fmt(pct_err(j['n_plus_one'], j['attained']))} %)" if j["n"] > 0 else "–"
-            model = f"{fmt(j['model'])} ({fmt(pct_err(j['model'], j['attained']))} %)"
+            model = "–" if math.isnan(j["model"]) else f"{fmt(j['model'])} ({fmt(pct_err(j['model'], j['attained']))} %)"
             lines.append(
                 f"| {name} | {fmt(a, 0)}–{fmt(b, 0)} s | {i + 1} | " + ", ".join(fmt(x) for x in per) +
                 f" | {fmt(sum(per))} | {j['n']} | {n1} | {model} |")
@@ -575,80 +593,80 @@ def s2fig(out, png):
 
 
 def s2informed(out, png):
-    """Seed 002, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP.
-    Fair share = the joining flow's mean goodput over 12–20 s; time to 90 % = the first time
-    its goodput over the preceding 100 ms reaches 90 % of that; queue = the AP's queue while
-    it gets there (and its peak over the first 2 s)."""
-    rows = runs(out)
-    by_label = {}
-    for r in rows:
-        if r["flow"] != "3":
-            continue
-        by_label.setdefault(r["label"] if "label" in r else r["flow.1"], []).append(r)
+    """Seed 002, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP,
+    on each wired path of the sweep. Fair share = the joining flow's mean goodput over
+    12–20 s; time to 90 % = from its start to the first time its goodput over the preceding
+    100 ms reaches 90 % of that; queue = the AP's queue in its first 2 s."""
+    rows = [r for r in runs(out) if r["flow"] == "3"]
+    delay_key = "topology.wired_delay"
+    rtt_of = lambda r: 2 * num(r.get(delay_key, "10ms").rstrip("ms"))  # noqa: E731
+    rtts = sorted({rtt_of(r) for r in rows})
     order = ["rdtp-bbr-informed", "rdtp-bbr-startup", "tcp-bbr", "tcp-cubic"]
-    labels = [l for l in order if l in by_label] + [l for l in by_label if l not in order]
+    labels = [l for l in order if any(r["flow.1"] == l for r in rows)]
+    labels += sorted({r["flow.1"] for r in rows} - set(labels))
     colors = {"rdtp-bbr-informed": "#d62728", "rdtp-bbr-startup": "#1f77b4", "tcp-bbr": "#ff7f0e",
               "tcp-cubic": "#2ca02c"}
-    fig, (ax_g, ax_q) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
+    fig, axes = plt.subplots(2, len(rtts), figsize=(6 * len(rtts), 7), squeeze=False)
     table = [
-        "| joining flow | seed | predicted (Mbit/s) | fair share 12–20 s (Mbit/s) | prediction error | time to 90 % (s) | AP queue peak, first 2 s (packets) | mean AP queue until 90 % (packets) | mean RTT first 2 s (ms) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| wired RTT | joining flow | seed | predicted (Mbit/s) | fair share 12–20 s (Mbit/s) | prediction error | time to 90 % (s) | AP queue peak, first 2 s (packets) | mean RTT, first 2 s (ms) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     summary = {}
-    for label in labels:
-        for r in sorted(by_label[label], key=lambda r: int(r["seed"])):
-            d = r["_dir"]
-            series = timeseries(d)[3]
-            start = num(r["start_s"])
-            fair = mean_between(series, 12.0, 20.0, 1)
-            dt = series[1][0] - series[0][0]
-            k = max(1, int(round(0.1 / dt)))
-            t90 = float("nan")
-            for i in range(len(series)):
-                if series[i][0] <= start:
-                    continue
-                window = [p[1] for p in series[max(0, i - k + 1): i + 1] if p[0] > start]
-                if len(window) == k and sum(window) / k >= 0.9 * fair:
-                    t90 = series[i][0] - start
-                    break
-            q = [(num(x["time_s"]), num(x["packets"])) for x in read_csv(os.path.join(d, "queue.csv"))]
-            peak = max((p for t, p in q if start <= t < start + 2.0), default=float("nan"))
-            until = start + (t90 if not math.isnan(t90) else 2.0)
-            during = [p for t, p in q if start <= t <= until]
-            mean_q = sum(during) / len(during) if during else float("nan")
-            rtt = mean_between(series, start, start + 2.0, 2)
-            joins = {int(j["flow"]): j for j in read_csv(os.path.join(d, "joins.csv"))}
-            j = joins.get(3, {})
-            predicted = num(j.get("model_mbps")) * 1402.0 / 1500.0 if j else float("nan")
-            if label.startswith("tcp"):
-                predicted_txt = "–"
-                err = float("nan")
-            else:
-                # rdtp payload per 1500-byte packet: 1402 bytes (the estimator counts IP packets)
-                predicted_txt = fmt(predicted)
-                err = pct_err(predicted, fair)
-            table.append(f"| {label} | {r['seed']} | {predicted_txt} | {fmt(fair)} | {fmt(err)} % | {fmt(t90, 2)} | "
-                         f"{fmt(peak, 0)} | {fmt(mean_q, 0)} | {fmt(rtt, 0)} |")
-            summary.setdefault(label, []).append((t90, peak, mean_q, fair))
-            if r["seed"] == "1":
-                ax_g.plot([p[0] for p in series], [p[1] for p in series], lw=0.9, color=colors.get(label), label=label)
-                ax_q.plot([t for t, _ in q], [p for _, p in q], lw=0.9, color=colors.get(label), label=label)
-    table += ["", "| joining flow | runs | mean time to 90 % (s) | mean AP queue peak (packets) | mean fair share (Mbit/s) |",
-              "|---|---:|---:|---:|---:|"]
-    for label, vals in summary.items():
+    for col, rtt in enumerate(rtts):
+        ax_g, ax_q = axes[0, col], axes[1, col]
+        for label in labels:
+            sel = sorted((r for r in rows if r["flow.1"] == label and rtt_of(r) == rtt), key=lambda r: int(r["seed"]))
+            for r in sel:
+                d = r["_dir"]
+                series = timeseries(d)[3]
+                start = num(r["start_s"])
+                fair = mean_between(series, 12.0, 20.0, 1)
+                dt = series[1][0] - series[0][0]
+                k = max(1, int(round(0.1 / dt)))
+                t90 = float("nan")
+                for i in range(len(series)):
+                    window = [p[1] for p in series[max(0, i - k + 1): i + 1] if p[0] > start]
+                    if series[i][0] > start and len(window) == k and sum(window) / k >= 0.9 * fair:
+                        t90 = series[i][0] - start
+                        break
+                q = [(num(x["time_s"]), num(x["packets"])) for x in read_csv(os.path.join(d, "queue.csv"))]
+                peak = max((p for t, p in q if start <= t < start + 2.0), default=float("nan"))
+                rtt_ms = mean_between(series, start, start + 2.0, 2)
+                joins = {int(j["flow"]): j for j in read_csv(os.path.join(d, "joins.csv"))}
+                if label.startswith("tcp") or 3 not in joins:
+                    predicted, err = float("nan"), float("nan")
+                else:
+                    # The model's prediction at the join, in rdtp payload (1402 per 1500-byte packet).
+                    predicted = num(joins[3]["model_mbps"]) * payload_per_ip("rdtp")
+                    err = pct_err(predicted, fair)
+                table.append(f"| {fmt(rtt, 0)} ms | {label} | {r['seed']} | {fmt(predicted)} | {fmt(fair)} | "
+                             f"{fmt(err)} % | {fmt(t90, 2)} | {fmt(peak, 0)} | {fmt(rtt_ms, 0)} |")
+                summary.setdefault((rtt, label), []).append((t90, peak, fair, err))
+                if r["seed"] == "1":
+                    ax_g.plot([p[0] for p in series], [p[1] for p in series], lw=0.9, color=colors.get(label),
+                              label=label)
+                    ax_q.plot([t for t, _ in q], [p for _, p in q], lw=0.9, color=colors.get(label), label=label)
+        ax_g.set_xlim(9.8, 12.0)
+        ax_q.set_xlim(9.8, 12.0)
+        ax_g.set_title(f"wired RTT {fmt(rtt, 0)} ms (seed 1)", fontsize=9)
+        ax_g.set_ylabel("joining flow goodput (Mbit/s, per 20 ms)")
+        ax_g.legend(fontsize=7)
+        ax_g.grid(alpha=0.3)
+        ax_q.set_ylabel("AP queue (packets)")
+        ax_q.set_xlabel("time (s); the fetch joins three saturating stations at 10 s")
+        ax_q.grid(alpha=0.3)
+    table += ["", "| wired RTT | joining flow | runs | mean time to 90 % (s) | mean AP queue peak (packets) | mean fair share (Mbit/s) | mean prediction error |",
+              "|---:|---|---:|---:|---:|---:|---:|"]
+    for (rtt, label), vals in sorted(summary.items(), key=lambda kv: (kv[0][0], labels.index(kv[0][1]))):
         ok = [v for v in vals if not math.isnan(v[0])]
         mt = sum(v[0] for v in ok) / len(ok) if ok else float("nan")
-        table.append(f"| {label} | {len(vals)} | {fmt(mt, 2)}" + (f" ({len(vals) - len(ok)} never)" if len(ok) < len(vals) else "") +
-                     f" | {fmt(sum(v[1] for v in vals) / len(vals), 0)} | {fmt(sum(v[3] for v in vals) / len(vals))} |")
-    ax_g.set_xlim(9.5, 13.0)
-    ax_g.set_ylabel("joining flow goodput (Mbit/s)")
-    ax_g.legend(fontsize=8)
-    ax_g.grid(alpha=0.3)
-    ax_q.set_ylabel("AP queue (packets)")
-    ax_q.set_xlabel("time (s); the fetch joins three saturating stations at 10 s (seed 1)")
-    ax_q.grid(alpha=0.3)
-    fig.suptitle("Seed 002, ours (ns-3, 802.11g 54 Mbit/s): a download joins a busy AP — informed start vs BBR Startup vs TCP",
-                 fontsize=9)
+        never = f" ({len(vals) - len(ok)} never)" if len(ok) < len(vals) else ""
+        errs = [v[3] for v in vals if not math.isnan(v[3])]
+        me = f"{fmt(sum(errs) / len(errs))} %" if errs else "–"
+        table.append(f"| {fmt(rtt, 0)} ms | {label} | {len(vals)} | {fmt(mt, 2)}{never} | "
+                     f"{fmt(sum(v[1] for v in vals) / len(vals), 0)} | {fmt(sum(v[2] for v in vals) / len(vals))} | {me} |")
+    fig.suptitle("Seed 002, ours (ns-3, 802.11g 54 Mbit/s): a download joins three saturating stations — "
+                 "informed start vs BBR Startup vs TCP", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return table
