@@ -103,10 +103,12 @@ fn resolve_vectors() {
     round_trip("resolve-name", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.hop_limit, r.tag, r.query), (DEFAULT_HOP_LIMIT, 3, Query::Name("videos/intro.mp4")));
+        assert_eq!(r.options.address_token(), Some(&TOKEN[..]));
     });
     round_trip("resolve-eid", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.tag, r.query), (4, Query::Eid(eid())));
+        assert_eq!(r.options.address_token(), None);
     });
     round_trip("resolve-response", |p| {
         let Packet::ResolveResponse(r) = p else { panic!("{p:?}") };
@@ -119,6 +121,7 @@ fn list_vectors() {
     round_trip("list-request", |p| {
         let Packet::ListRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.hop_limit, r.tag, r.cursor), (DEFAULT_HOP_LIMIT, 5, 0));
+        assert_eq!(r.options.raw(), b"");
     });
     round_trip("list-response", |p| {
         let Packet::ListResponse(r) = p else { panic!("{p:?}") };
@@ -127,6 +130,21 @@ fn list_vectors() {
         assert_eq!(e[0], ("a.txt", 5, eid()));
         assert_eq!(e[1], ("b/c.bin", 1 << 33, Eid(core::array::from_fn(|i| 0xa0 + i as u8))));
     });
+}
+
+/// The token in vectors `resolve-name` and `retry`: epoch 7, then the MAC.
+const TOKEN: [u8; 20] =
+    [0, 0, 0, 7, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff];
+
+#[test]
+fn retry_vector() {
+    round_trip("retry", |p| {
+        let Packet::Retry(r) = p else { panic!("{p:?}") };
+        assert_eq!((r.tag, r.token), (3, &TOKEN[..]));
+    });
+    // Smaller than the smallest request it can answer (RFC 9000 §8's 3× holds for it).
+    // (the smallest request is a ResolveRequest for a 1-byte name without options: 15 bytes).
+    assert!(vector("retry").len() <= 3 * 15);
 }
 
 #[test]
@@ -149,6 +167,7 @@ fn every_vector_in_the_document_is_tested() {
         "resolve-response",
         "list-request",
         "list-response",
+        "retry",
     ];
     assert_eq!(named, tested, "PROTOCOL.md and this test list different vectors");
 }

@@ -89,7 +89,9 @@ impl Error {
             Error::Fetch(FetchError::NotFound(_)) => EXIT_NOT_FOUND,
             Error::Io { .. } => EXIT_IO,
             Error::Fetch(FetchError::Integrity { .. }) => EXIT_INTEGRITY,
-            Error::Unreachable { .. } | Error::Fetch(FetchError::Timeout(_)) => EXIT_UNREACHABLE,
+            Error::Unreachable { .. }
+            | Error::Fetch(FetchError::Timeout(_))
+            | Error::Fetch(FetchError::AddressNotValidated) => EXIT_UNREACHABLE,
             Error::Fetch(FetchError::Refused { .. }) | Error::Network { .. } | Error::Runtime(_) => EXIT_RUNTIME,
         }
     }
@@ -101,6 +103,7 @@ impl Error {
             Error::Usage(_) => io::ErrorKind::InvalidInput,
             Error::Fetch(FetchError::NotFound(_)) => io::ErrorKind::NotFound,
             Error::Fetch(FetchError::Timeout(_)) => io::ErrorKind::TimedOut,
+            Error::Fetch(FetchError::AddressNotValidated) => io::ErrorKind::ConnectionRefused,
             Error::Fetch(FetchError::Integrity { .. }) => io::ErrorKind::InvalidData,
             Error::Fetch(FetchError::Refused { .. }) => io::ErrorKind::PermissionDenied,
             Error::Unreachable { .. } => io::ErrorKind::ConnectionRefused,
@@ -149,6 +152,17 @@ impl Clone for Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error an ICMP-reported failure to reach `addr` stands for (`None` for other errors).
+pub(crate) fn unreachable(addr: SocketAddr, e: &io::Error) -> Option<Error> {
+    let reason = match e.raw_os_error()? {
+        libc::ECONNREFUSED => "connection refused (nothing listens on that port)",
+        libc::EHOSTUNREACH => "no route to host",
+        libc::ENETUNREACH => "network unreachable",
+        _ => return None,
+    };
+    Some(Error::Unreachable { addr, reason: reason.into() })
+}
 
 #[cfg(test)]
 mod tests {

@@ -38,6 +38,8 @@ pub struct Stats {
     pub fast_recoveries: u64,
     /// Nacks received.
     pub nacks: u64,
+    /// Retries received (the first hop had not validated our address yet).
+    pub retries: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
     pub rtt_min: Option<Duration>,

@@ -31,6 +31,8 @@ pub struct UnitRecord {
     pub tx: u16,
     /// Tag of its latest request (echoed by Data).
     pub tag: u32,
+    /// Tag of the request before that (Data answering it is still accepted).
+    pub prev_tag: u32,
     /// Receiver-internal id of its latest request (units of one request share it).
     pub req_id: u64,
     /// Transmission order of its latest request, across all units.
@@ -143,6 +145,18 @@ impl Window {
         self.records[i].state = UnitState::Lost;
         self.inflight -= 1;
         self.lost.insert(unit);
+        true
+    }
+
+    /// An in-flight unit's request was refused unanswered (a Retry): it waits to be
+    /// requested again, and its refused request does not count as a transmission (`tx`
+    /// drops back, so the next one is not a retransmission for RTT sampling or statistics).
+    pub(crate) fn refuse(&mut self, unit: u64) -> bool {
+        if !self.declare_lost(unit) {
+            return false;
+        }
+        let i = self.index(unit).expect("declared lost");
+        self.records[i].tx = self.records[i].tx.saturating_sub(1);
         true
     }
 
