@@ -75,6 +75,7 @@ pub mod router;
 pub mod server;
 pub mod time;
 pub mod token;
+pub mod tree;
 pub mod wifi;
 pub mod wire;
 
