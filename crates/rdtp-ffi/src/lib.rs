@@ -490,7 +490,7 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
             e.error = match err {
                 FetchError::NotFound(_) => RdtpError::NotFound,
                 FetchError::Timeout(_) => RdtpError::Timeout,
-                FetchError::Integrity { .. } => RdtpError::Integrity,
+                FetchError::Integrity { .. } | FetchError::BadBlock { .. } => RdtpError::Integrity,
                 FetchError::Refused { .. } => RdtpError::Refused,
                 FetchError::AddressNotValidated => RdtpError::NotValidated,
             };

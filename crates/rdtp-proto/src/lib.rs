@@ -73,6 +73,7 @@ pub mod router;
 pub mod server;
 pub mod time;
 pub mod token;
+pub mod tree;
 pub mod wire;
 
 pub use eid::Eid;

@@ -1,6 +1,7 @@
 //! The test vectors of docs/PROTOCOL.md: each is decoded, its fields checked, and re-encoded
 //! to the same bytes. The document is the source of the bytes; this file holds their meaning.
 
+use rdtp_proto::tree::{self, Outboard, Verifier};
 use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, DataFlags, NackCode, Packet, Query, RequestFlags};
 use rdtp_proto::{Eid, NodeId};
 
@@ -147,6 +148,42 @@ fn retry_vector() {
     assert!(vector("retry").len() <= 3 * 15);
 }
 
+/// The object of the proof vectors: 32 768 bytes (two blocks), byte `i` = `i mod 251`.
+fn two_blocks() -> Vec<u8> {
+    (0..32_768u32).map(|i| (i % 251) as u8).collect()
+}
+
+#[test]
+fn proof_request_vector() {
+    let eid = Eid::of(&two_blocks());
+    round_trip("proof-request", |p| {
+        let Packet::ProofRequest(q) = p else { panic!("{p:?}") };
+        assert!(q.flags.contains(RequestFlags::ORIGIN));
+        assert_eq!((q.hop_limit, q.tag, q.eid, q.block, q.depth), (DEFAULT_HOP_LIMIT, 9, eid, 0, 1));
+        assert_eq!(q.options.address_token(), Some(&TOKEN[..]));
+    });
+}
+
+#[test]
+fn proof_vector() {
+    let content = two_blocks();
+    let eid = Eid::of(&content);
+    let outboard = Outboard::of(&content);
+    assert_eq!(outboard.root(), eid);
+    round_trip("proof", |p| {
+        let Packet::Proof(pr) = p else { panic!("{p:?}") };
+        assert_eq!((pr.hops, pr.tag, pr.eid, pr.block, pr.served_by), (0, 9, eid, 0, NodeId::ORIGIN));
+        let cvs: Vec<_> = pr.cvs().collect();
+        // The sibling of block 0 is block 1's chaining value, and it rebuilds the EID.
+        assert_eq!(cvs, outboard.proof(0, 1).unwrap());
+        assert_eq!(cvs, vec![tree::block_cv(1, &content[16_384..])]);
+        assert_eq!(tree::proof_depth(content.len() as u64, 0), 1);
+        let mut v = Verifier::new(eid, content.len() as u64);
+        v.verify(0, &content[..16_384], &cvs).unwrap();
+        v.verify(1, &content[16_384..], &[]).unwrap();
+    });
+}
+
 #[test]
 fn every_vector_in_the_document_is_tested() {
     let named: Vec<&str> = PROTOCOL_MD
@@ -168,6 +205,8 @@ fn every_vector_in_the_document_is_tested() {
         "list-request",
         "list-response",
         "retry",
+        "proof-request",
+        "proof",
     ];
     assert_eq!(named, tested, "PROTOCOL.md and this test list different vectors");
 }

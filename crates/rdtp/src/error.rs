@@ -88,7 +88,7 @@ impl Error {
             Error::Usage(_) => EXIT_USAGE,
             Error::Fetch(FetchError::NotFound(_)) => EXIT_NOT_FOUND,
             Error::Io { .. } => EXIT_IO,
-            Error::Fetch(FetchError::Integrity { .. }) => EXIT_INTEGRITY,
+            Error::Fetch(FetchError::Integrity { .. } | FetchError::BadBlock { .. }) => EXIT_INTEGRITY,
             Error::Unreachable { .. }
             | Error::Fetch(FetchError::Timeout(_))
             | Error::Fetch(FetchError::AddressNotValidated) => EXIT_UNREACHABLE,
@@ -104,7 +104,7 @@ impl Error {
             Error::Fetch(FetchError::NotFound(_)) => io::ErrorKind::NotFound,
             Error::Fetch(FetchError::Timeout(_)) => io::ErrorKind::TimedOut,
             Error::Fetch(FetchError::AddressNotValidated) => io::ErrorKind::ConnectionRefused,
-            Error::Fetch(FetchError::Integrity { .. }) => io::ErrorKind::InvalidData,
+            Error::Fetch(FetchError::Integrity { .. } | FetchError::BadBlock { .. }) => io::ErrorKind::InvalidData,
             Error::Fetch(FetchError::Refused { .. }) => io::ErrorKind::PermissionDenied,
             Error::Unreachable { .. } => io::ErrorKind::ConnectionRefused,
             Error::Io { source, .. } | Error::Network { source, .. } => source.kind(),
@@ -179,6 +179,7 @@ mod tests {
             (Error::Fetch(FetchError::NotFound("x".into())), 3),
             (Error::io("writing out", io::Error::from(io::ErrorKind::BrokenPipe)), 4),
             (Error::Fetch(FetchError::Integrity { expected: Eid([1; 32]), actual: Eid([2; 32]) }), 5),
+            (Error::Fetch(FetchError::BadBlock { block: 3, offset: 49_152 }), 5),
             (Error::Unreachable { addr, reason: "refused".into() }, 6),
             (Error::Fetch(FetchError::Timeout(Duration::from_secs(3))), 6),
             (

@@ -79,8 +79,8 @@ use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
 use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
-    DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Query, Request, RequestFlags,
-    ResolveRequest, ResolveResponse, Retry,
+    DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Proof, ProofRequest, Query,
+    Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
 use rate::RateSampler;
@@ -113,6 +113,12 @@ pub enum FetchError {
     /// The delivered bytes do not hash to the EID.
     #[error("data validation failed: content hashes to {actual}, expected {expected}")]
     Integrity { expected: Eid, actual: Eid },
+    /// A block kept failing verification, also when fetched again from the origin
+    /// (bypassing caches): the server's content does not hash to the EID.
+    #[error(
+        "data validation failed: block {block} (16 KiB at byte {offset}) never matched the EID, from the origin either"
+    )]
+    BadBlock { block: u64, offset: u64 },
     /// The server or a router refused a request for another reason.
     #[error("{by} refused the request ({code:?}): {detail}")]
     Refused { code: NackCode, by: NodeId, detail: String },
@@ -183,6 +189,17 @@ enum Phase {
     Failed(FetchError),
 }
 
+/// Times a block may fail verification before the fetch fails (the last tries come
+/// from the origin, bypassing caches).
+pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
+
+/// A proof request in flight (verified streaming, `crate::tree`).
+#[derive(Clone, Copy, Debug)]
+struct ProofAsk {
+    tag: u32,
+    sent_at: Time,
+}
+
 /// Per-transfer state that exists once the size is known.
 #[derive(Debug)]
 struct Transfer {
@@ -191,6 +208,15 @@ struct Transfer {
     units: u64,
     window: Window,
     reasm: Reassembly,
+    /// Blocks whose proof is to be requested (again), in order.
+    proofs_due: std::collections::BTreeSet<u64>,
+    /// Proof requests sent and not answered, by block.
+    proofs_asked: std::collections::BTreeMap<u64, ProofAsk>,
+    /// Units and blocks to fetch from the origin, bypassing caches (a block failed).
+    origin_units: std::collections::BTreeSet<u64>,
+    origin_blocks: std::collections::BTreeSet<u64>,
+    /// The last block that failed verification, and how many times in a row.
+    bad: Option<(u64, u32)>,
 }
 
 /// The congestion state towards the network: what a controller and a loss detector need.
@@ -433,6 +459,9 @@ impl Receiver {
                     let p = self.path.next_release();
                     t = Some(t.map_or(p, |x| x.min(p)));
                 }
+                if let Some(p) = self.proof_deadline() {
+                    t = Some(t.map_or(p, |x| x.min(p)));
+                }
                 t
             }
         }
@@ -485,7 +514,7 @@ impl Receiver {
                 self.stats.requests_sent += 1;
                 Some(n)
             }
-            Phase::Transferring => self.transmit_request(now, buf),
+            Phase::Transferring => self.transmit_proof(now, buf).or_else(|| self.transmit_request(now, buf)),
             _ => None,
         }
     }
@@ -497,6 +526,7 @@ impl Receiver {
             Ok(Packet::Nack(n)) => self.on_nack(now, &n),
             Ok(Packet::ResolveResponse(r)) => self.on_resolved(now, &r),
             Ok(Packet::Retry(r)) => self.on_retry(now, &r),
+            Ok(Packet::Proof(p)) if matches!(self.phase, Phase::Transferring) => self.on_proof(now, &p),
             Ok(Packet::Data(_)) => {} // late data after the end, or before resolution
             _ => self.stats.invalid += 1,
         }
@@ -520,7 +550,9 @@ impl Receiver {
 
     /// Requests are outstanding or lost units wait: silence from the network means trouble.
     fn waiting_for_server(&self) -> bool {
-        self.transfer.as_ref().is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost())
+        self.transfer
+            .as_ref()
+            .is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost() || t.reasm.waiting_for_proof().is_some())
     }
 
     fn window_quota(&self) -> u64 {
@@ -532,8 +564,12 @@ impl Receiver {
     fn new_units_allowed(&self) -> u64 {
         let Some(t) = &self.transfer else { return 0 };
         let unit = u64::from(self.cfg.unit);
-        let outstanding = (t.window.next() - t.window.una()) * unit + t.reasm.readable() as u64;
-        let room = self.cfg.recv_window.saturating_sub(outstanding) / unit;
+        // Bytes requested and not yet verified, plus bytes verified and not yet read. A
+        // block verifies only once all its bytes are here, so the window is at least two.
+        let requested = (t.window.next() * unit).min(t.size);
+        let outstanding = requested - t.reasm.delivered() + t.reasm.readable() as u64;
+        let window = self.cfg.recv_window.max(2 * crate::tree::BLOCK_LEN);
+        let room = window.saturating_sub(outstanding) / unit;
         room.min(t.units - t.window.next())
     }
 
@@ -548,7 +584,12 @@ impl Receiver {
             size,
             units,
             window: Window::default(),
-            reasm: Reassembly::new(self.cfg.unit, size, self.cfg.verify),
+            reasm: Reassembly::new(self.cfg.unit, eid, size, self.cfg.verify),
+            proofs_due: Default::default(),
+            proofs_asked: Default::default(),
+            origin_units: Default::default(),
+            origin_blocks: Default::default(),
+            bad: None,
         });
         if !name.is_empty() {
             self.name = name.clone();
@@ -714,13 +755,6 @@ impl Receiver {
         self.path.loss.reset();
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
-        if let Some(actual) = t.reasm.content_eid()
-            && actual != t.eid
-        {
-            let expected = t.eid;
-            self.fail(FetchError::Integrity { expected, actual });
-            return;
-        }
         self.phase = Phase::Finished;
         self.events.push_back(Event::Finished);
     }
@@ -799,7 +833,7 @@ impl Receiver {
             return;
         };
         let rec = arrival.before;
-        let in_order = u == t.window.una();
+        let in_order = u == t.reasm.una();
         let source = ServedBy { node: d.served_by, hops: d.hops, cached: d.flags.contains(DataFlags::CACHED) };
         self.stats.units_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
@@ -852,10 +886,11 @@ impl Receiver {
 
         let t = self.transfer.as_mut().expect("transfer exists");
         let p = &mut self.path;
-        if t.reasm.insert(u, d.payload) {
-            // In-order arrival: slide the window.
-            t.window.advance_to(t.reasm.una());
-            if p.ca_state != CaState::Open && t.window.una() >= p.recovery_point {
+        let (in_order, failed) = t.reasm.insert(u, d.payload);
+        if in_order {
+            // In-order arrival: slide the window over what verified.
+            t.window.advance_to(t.reasm.verified_una());
+            if p.ca_state != CaState::Open && t.reasm.una() >= p.recovery_point {
                 p.ca_state = CaState::Open;
             }
         }
@@ -881,9 +916,109 @@ impl Receiver {
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
+        if let Some(b) = failed {
+            self.on_bad_block(b);
+        }
         if complete {
             self.finish(now);
         }
+    }
+
+    // ----- verified streaming (issue 11, `crate::tree`) --------------------------------
+
+    /// A proof answering one of our proof requests.
+    fn on_proof(&mut self, now: Time, p: &Proof<'_>) {
+        let Some(t) = self.transfer.as_mut() else { return };
+        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| a.tag == p.tag && p.tag != 0);
+        if !asked || p.eid != t.eid || p.cvs().count() != t.reasm.proof_depth(p.block) {
+            self.stats.invalid += 1;
+            return;
+        }
+        t.proofs_asked.remove(&p.block);
+        self.last_heard = now;
+        self.stats.proofs_received += 1;
+        let failed = t.reasm.add_proof(p.block, p.cvs().collect());
+        t.window.advance_to(t.reasm.verified_una());
+        let complete = t.reasm.is_complete();
+        if let Some(b) = failed {
+            self.on_bad_block(b);
+        }
+        if complete && matches!(self.phase, Phase::Transferring) {
+            self.finish(now);
+        }
+    }
+
+    /// Block `b` did not hash to the EID: its bytes or its proof are wrong (a corrupt
+    /// cache, a forger on the path, a server serving a changed file). Drop them and fetch
+    /// both again from the origin; fail after [`MAX_BAD_BLOCK_TRIES`].
+    fn on_bad_block(&mut self, b: u64) {
+        let Some(t) = self.transfer.as_mut() else { return };
+        self.stats.bad_blocks += 1;
+        let tries = match t.bad {
+            Some((block, n)) if block == b => n + 1,
+            _ => 1,
+        };
+        t.bad = Some((b, tries));
+        if tries >= MAX_BAD_BLOCK_TRIES {
+            let offset = b * crate::tree::BLOCK_LEN;
+            self.fail(FetchError::BadBlock { block: b, offset });
+            return;
+        }
+        for u in t.reasm.rollback() {
+            if t.window.reopen(u) {
+                t.origin_units.insert(u);
+            }
+        }
+        if t.reasm.proof_depth(b) > 0 {
+            t.proofs_asked.remove(&b);
+            t.proofs_due.insert(b);
+            t.origin_blocks.insert(b);
+        }
+    }
+
+    /// When the proof the next block waits for should be asked for again, if it is
+    /// missing.
+    fn proof_deadline(&self) -> Option<Time> {
+        let t = self.transfer.as_ref()?;
+        let b = t.reasm.waiting_for_proof()?;
+        if t.proofs_due.contains(&b) {
+            return Some(Time::ZERO);
+        }
+        let rto = self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial);
+        Some(t.proofs_asked.get(&b).map_or(Time::ZERO, |a| a.sent_at + rto))
+    }
+
+    /// Send the next due proof request, if any (not paced or window-limited: it is small
+    /// and answered by one small datagram).
+    fn transmit_proof(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if self.proof_deadline().is_some_and(|d| now >= d) {
+            let t = self.transfer.as_mut()?;
+            if let Some(b) = t.reasm.waiting_for_proof() {
+                t.proofs_due.insert(b);
+            }
+        }
+        if self.transfer.as_ref()?.proofs_due.is_empty() {
+            return None;
+        }
+        let tag = self.take_tag();
+        let t = self.transfer.as_mut()?;
+        let b = t.proofs_due.pop_first()?;
+        let depth = t.reasm.proof_depth(b);
+        let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
+        let opt_len = write_address_token(&mut opts, self.token.as_deref());
+        let q = ProofRequest {
+            flags: RequestFlags(0).with(RequestFlags::ORIGIN, t.origin_blocks.remove(&b)),
+            hop_limit: DEFAULT_HOP_LIMIT,
+            tag,
+            eid: t.eid,
+            block: b,
+            depth: depth as u8,
+            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+        };
+        let n = q.encode(buf).ok()?;
+        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now });
+        self.stats.proof_requests += 1;
+        Some(n)
     }
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
@@ -917,8 +1052,19 @@ impl Receiver {
                 self.scratch = units;
                 return None;
             }
-            let next = self.transfer.as_ref()?.window.next();
+            let t = self.transfer.as_mut()?;
+            let next = t.window.next();
             units.extend(next..next + count);
+            // The proofs of blocks starting in these units go out first.
+            let first_block = (next * unit).div_ceil(crate::tree::BLOCK_LEN);
+            let end = ((next + count) * unit).min(t.size);
+            let mut b = first_block;
+            while b * crate::tree::BLOCK_LEN < end {
+                if t.reasm.proof_depth(b) > 0 {
+                    t.proofs_due.insert(b);
+                }
+                b += 1;
+            }
         }
         let (ranges, used) = unit_ranges(
             units.iter().map(|u| u * unit),
@@ -934,6 +1080,10 @@ impl Receiver {
             t.window.return_lost(u);
         }
         let units_sent = &units[..used];
+        let mut origin = false;
+        for u in units_sent {
+            origin |= t.origin_units.remove(u);
+        }
 
         let mut opts = [0u8; MAX_DATAGRAM];
         let ranges_len = extra_ranges_len(ranges.len() - 1);
@@ -942,7 +1092,8 @@ impl Receiver {
         let req = Request {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
-                .with(RequestFlags::RETRANSMISSION, retransmission),
+                .with(RequestFlags::RETRANSMISSION, retransmission)
+                .with(RequestFlags::ORIGIN, origin),
             hop_limit: DEFAULT_HOP_LIMIT,
             unit: self.cfg.unit,
             tag,

@@ -160,6 +160,18 @@ impl Window {
         true
     }
 
+    /// A received unit's bytes were dropped (its block failed verification): it waits to be
+    /// requested again. Not a loss: no congestion signal.
+    pub(crate) fn reopen(&mut self, unit: u64) -> bool {
+        let Some(i) = self.index(unit) else { return false };
+        if self.records[i].state != UnitState::Received {
+            return false;
+        }
+        self.records[i].state = UnitState::Lost;
+        self.lost.insert(unit);
+        true
+    }
+
     /// Put a lost unit that was taken out of the lost set but not re-requested back.
     pub(crate) fn return_lost(&mut self, unit: u64) {
         if self.get(unit).is_some_and(|r| r.state == UnitState::Lost) {

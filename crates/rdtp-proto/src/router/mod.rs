@@ -60,7 +60,8 @@ use crate::token::{MAX_TOKEN_LEN, ValidationConfig, Validator};
 use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
     self, ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, ListRequest, Nack,
-    NackCode, Options, Packet, PacketType, Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
+    NackCode, Options, Packet, PacketType, ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse,
+    Retry,
 };
 use cs::{ContentStore, CsConfig, CsStats, Weigh};
 use expiring::ExpiringMap;
@@ -196,9 +197,10 @@ pub struct RouterStats {
     pub hop_limit: u64,
     /// Pending entries dropped unanswered after their lifetime.
     pub expired: u64,
-    /// Resolves and lists forwarded.
+    /// Resolves, lists and proof requests forwarded.
     pub resolves: u64,
     pub lists: u64,
+    pub proofs: u64,
     /// Requests refused as malformed; datagrams dropped as not rdtp or not for a router.
     pub malformed: u64,
     pub dropped: u64,
@@ -235,6 +237,7 @@ enum ControlQuery {
     Name(Box<str>),
     Eid(Eid),
     List { cursor: u32 },
+    Proof { flags: RequestFlags, eid: Eid, block: u64, depth: u8 },
 }
 
 /// A forwarded resolve or list: where its answer goes, and what it was (to send it again
@@ -389,6 +392,7 @@ impl Router {
             Ok(Packet::Request(r)) => Some((r.tag, r.options.address_token())),
             Ok(Packet::ResolveRequest(r)) => Some((r.tag, r.options.address_token())),
             Ok(Packet::ListRequest(l)) => Some((l.tag, l.options.address_token())),
+            Ok(Packet::ProofRequest(p)) => Some((p.tag, p.options.address_token())),
             _ => None,
         };
         if let Some((tag, token)) = downstream
@@ -409,6 +413,8 @@ impl Router {
             Ok(Packet::ListRequest(l)) => self.on_list(now, from, &l),
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
             Ok(Packet::ListResponse(l)) => self.on_control_response(from, l.tag, None, datagram),
+            Ok(Packet::ProofRequest(p)) => self.on_proof_request(now, from, &p),
+            Ok(Packet::Proof(p)) => self.on_control_response(from, p.tag, None, datagram),
             Ok(Packet::Retry(r)) => self.on_retry(now, from, &r),
             Err(e) if ty.is_request() => {
                 self.stats.malformed += 1;
@@ -510,7 +516,9 @@ impl Router {
         retransmission: bool,
     ) -> Verdict {
         let unit = u64::from(req.unit);
-        if let Some(c) = self.cs.get(&(req.eid, offset))
+        // ORIGIN: the receiver found a block it got wrong; the store may be what is wrong.
+        if !req.flags.contains(RequestFlags::ORIGIN)
+            && let Some(c) = self.cs.get(&(req.eid, offset))
             && c.fits(offset, unit)
         {
             // Encode straight from the store into a queued buffer (no copy of the payload
@@ -632,6 +640,18 @@ impl Router {
         self.forward_control(now, eid, pending);
     }
 
+    /// A proof request (verified streaming) goes where the EID's requests go; the router
+    /// keeps no hash trees, so it never answers one itself.
+    fn on_proof_request(&mut self, now: Time, from: SocketAddr, p: &ProofRequest<'_>) {
+        self.stats.proofs += 1;
+        let route = self.fib.route_eid(&p.eid);
+        let Some(next_hop) = self.control_next_hop(from, p.hop_limit, p.tag, p.eid, route) else { return };
+        let query = ControlQuery::Proof { flags: p.flags, eid: p.eid, block: p.block, depth: p.depth };
+        let pending =
+            Forwarded { next_hop, downstream: from, tag: p.tag, hop_limit: p.hop_limit - 1, query, retried: false };
+        self.forward_control(now, p.eid, pending);
+    }
+
     fn on_list(&mut self, now: Time, from: SocketAddr, l: &ListRequest) {
         self.stats.lists += 1;
         let route = self.fib.default_route();
@@ -687,6 +707,10 @@ impl Router {
             ControlQuery::Name(n) => ResolveRequest { hop_limit, tag, query: Query::Name(n), options }.encode(&mut b),
             ControlQuery::Eid(e) => ResolveRequest { hop_limit, tag, query: Query::Eid(*e), options }.encode(&mut b),
             ControlQuery::List { cursor } => ListRequest { hop_limit, tag, cursor: *cursor, options }.encode(&mut b),
+            ControlQuery::Proof { flags, eid, block, depth } => {
+                ProofRequest { flags: *flags, hop_limit, tag, eid: *eid, block: *block, depth: *depth, options }
+                    .encode(&mut b)
+            }
         };
         let (downstream, their_tag) = (pending.downstream, pending.tag);
         match len {
@@ -830,7 +854,7 @@ impl Router {
         } else if let Some(mut c) = self.control.remove(&r.tag) {
             c.retried = true;
             let eid = match c.query {
-                ControlQuery::Eid(e) => e,
+                ControlQuery::Eid(e) | ControlQuery::Proof { eid: e, .. } => e,
                 _ => Eid::default(),
             };
             self.forward_control(now, eid, c);
@@ -847,14 +871,16 @@ impl Router {
         if let Some(r) = resolved {
             self.fib.learn(r.eid, from);
         }
-        let is_nack = matches!(wire::check_prefix(d), Ok(PacketType::Nack));
+        let ty = wire::check_prefix(d);
+        let is_nack = matches!(ty, Ok(PacketType::Nack));
         if is_nack {
             self.stats.nacks_out += 1;
         }
+        let counts_hops = is_nack || matches!(ty, Ok(PacketType::Proof));
         self.enqueue(c.downstream, d.len(), |b| {
             b.copy_from_slice(d);
             wire::rewrite_response(b, c.tag);
-            if is_nack {
+            if counts_hops {
                 wire::set_hops(b, d[wire::HOPS_AT].saturating_add(1));
             }
             Some(d.len())

@@ -587,3 +587,53 @@ fn forged_and_repeated_retries_send_nothing() {
     }
     assert_eq!(data_to(&drain(&mut r), RX1).len(), 3);
 }
+
+#[test]
+fn origin_requests_bypass_the_store_and_proofs_are_relayed() {
+    let mut r = router(|_| {});
+    let t = Time::ZERO;
+    fetch(&mut r, t, RX1, 5, 0, 3);
+    assert_eq!(r.cs_len(), 3);
+    // A receiver whose block failed asks again with ORIGIN: forwarded, not a hit.
+    r.handle_datagram(t, addr(RX2), &request(6, 99, &[(0, 2)], RequestFlags::ORIGIN));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, 200)]]);
+    assert!(data_to(&out, RX2).is_empty());
+    let up = Request::decode(&out.iter().find(|(to, _)| *to == addr(UP)).unwrap().1).unwrap();
+    assert!(up.flags.contains(RequestFlags::ORIGIN), "the flag goes on upstream");
+
+    // Proof requests go where the EID's requests go, and the Proof comes back re-tagged.
+    let big: Vec<u8> = (0..40_000u32).map(|i| (i % 253) as u8).collect();
+    let cat = MemoryCatalog::new([("big".to_string(), big.clone())]);
+    let e = Eid::of(&big);
+    let q = ProofRequest {
+        flags: RequestFlags(0),
+        hop_limit: DEFAULT_HOP_LIMIT,
+        tag: 42,
+        eid: e,
+        block: 0,
+        depth: 2,
+        options: Options::EMPTY,
+    };
+    let mut b = vec![0u8; 256];
+    let n = q.encode(&mut b).unwrap();
+    r.handle_datagram(t, addr(RX1), &b[..n]);
+    let out = drain(&mut r);
+    let (to, fwd) = &out[0];
+    assert_eq!(*to, addr(UP));
+    let Ok(Packet::ProofRequest(f)) = Packet::decode(fwd) else { panic!("{out:?}") };
+    assert_eq!((f.eid, f.block, f.depth, f.hop_limit), (e, 0, 2, DEFAULT_HOP_LIMIT - 1));
+    let mut server = open_server();
+    let mut reply = server.handle(t, addr(ME), &cat, fwd);
+    let m = reply.next_datagram(&mut b).unwrap();
+    r.handle_datagram(t, addr(UP), &b[..m]);
+    let out = drain(&mut r);
+    let Ok(Packet::Proof(p)) = Packet::decode(&out[0].1) else { panic!("{out:?}") };
+    assert_eq!((out[0].0, p.tag, p.hops, p.block), (addr(RX1), 42, 1, 0));
+    let expected = crate::tree::Outboard::of(&big).proof(0, 2).unwrap();
+    assert_eq!(p.cvs().collect::<Vec<_>>(), expected);
+    assert_eq!(r.stats().proofs, 1);
+    // A second Proof with the same tag is unsolicited.
+    r.handle_datagram(t, addr(UP), &b[..m]);
+    assert!(drain(&mut r).is_empty());
+}

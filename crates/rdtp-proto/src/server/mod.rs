@@ -42,6 +42,7 @@ use crate::wire::{
     ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
     Retry,
 };
+use crate::wire::{Proof, ProofRequest};
 
 /// Server limits.
 #[derive(Debug, Clone)]
@@ -87,6 +88,8 @@ pub struct ServerStats {
     pub malformed: u64,
     /// Requests from unvalidated addresses answered with a Retry (a token).
     pub retries: u64,
+    /// Proof requests (verified streaming).
+    pub proofs: u64,
 }
 
 /// The stateless server core.
@@ -179,6 +182,7 @@ impl Server {
             Packet::Request(r) => (r.tag, r.options.address_token()),
             Packet::ResolveRequest(r) => (r.tag, r.options.address_token()),
             Packet::ListRequest(l) => (l.tag, l.options.address_token()),
+            Packet::ProofRequest(p) => (p.tag, p.options.address_token()),
             _ => {
                 self.stats.dropped += 1;
                 return ReplyKind::Nothing;
@@ -198,6 +202,10 @@ impl Server {
             Packet::ListRequest(l) => {
                 self.stats.lists += 1;
                 ReplyKind::List(l)
+            }
+            Packet::ProofRequest(p) => {
+                self.stats.proofs += 1;
+                classify_proof(catalog, p)
             }
             _ => unreachable!("only requests reach here"),
         }
@@ -263,6 +271,25 @@ fn classify_resolve<'a, C: Catalog + ?Sized>(catalog: &'a C, r: ResolveRequest<'
     }
 }
 
+/// Issue 11 (verified streaming): the siblings of one block's path, from the object's
+/// outboard (`crate::tree`).
+fn classify_proof<'a, C: Catalog + ?Sized>(catalog: &'a C, p: ProofRequest<'a>) -> ReplyKind<'a> {
+    let refuse = |code, detail| {
+        let range = ByteRange::new(p.block.saturating_mul(crate::tree::BLOCK_LEN), 0);
+        ReplyKind::Nack(NackInfo { code, tag: p.tag, eid: p.eid, range, detail })
+    };
+    if catalog.size_of(&p.eid).is_none() {
+        return refuse(NackCode::UnknownContent, "no object with this EID");
+    }
+    let Some(outboard) = catalog.outboard(&p.eid) else {
+        return refuse(NackCode::Internal, "this server keeps no hash tree for the object");
+    };
+    match outboard.proof(p.block, usize::from(p.depth)) {
+        Some(cvs) => ReplyKind::Proof { tag: p.tag, eid: p.eid, block: p.block, cvs },
+        None => refuse(NackCode::RangeBeyondEnd, "no such block, or the proof asked is deeper than its path"),
+    }
+}
+
 struct NackInfo {
     code: NackCode,
     tag: u32,
@@ -324,6 +351,7 @@ enum ReplyKind<'a> {
     Retry { tag: u32, token: [u8; TOKEN_LEN] },
     Resolved(ResolveResponse<'a>),
     List(ListRequest<'a>),
+    Proof { tag: u32, eid: Eid, block: u64, cvs: Vec<crate::tree::Cv> },
     Data(DataCursor<'a>),
     Done,
 }
@@ -352,6 +380,10 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             ReplyKind::Retry { tag, token } => Retry { tag, token: &token }.encode(buf).ok(),
             ReplyKind::Resolved(r) => r.encode(buf).ok(),
             ReplyKind::List(l) => self.emit_list(l, buf),
+            ReplyKind::Proof { tag, eid, block, cvs } => {
+                let siblings = cvs.concat();
+                Proof { hops: 0, tag, eid, block, served_by: self.id, siblings: &siblings }.encode(buf).ok()
+            }
             ReplyKind::Data(mut cur) => {
                 let out = self.emit_data(&mut cur, buf);
                 if out.is_some() {

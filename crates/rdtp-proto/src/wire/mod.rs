@@ -1,4 +1,4 @@
-//! The rdtp wire format, version 1. Byte layouts and test vectors: `docs/PROTOCOL.md`.
+//! The rdtp wire format, version 3. Byte layouts and test vectors: `docs/PROTOCOL.md`.
 //!
 //! Every datagram starts with the same 4 bytes: the magic `"RD"`, the version and the
 //! packet type, so a stray datagram is rejected after looking at 4 bytes. All integers are
@@ -15,11 +15,14 @@
 //! | 0x06 | [`ListRequest`] — page of the catalogue | client → server |
 //! | 0x07 | [`ListResponse`] | server → client |
 //! | 0x08 | [`Retry`] — a token instead of an answer (address validation) | server → receiver |
+//! | 0x09 | [`ProofRequest`] — hash-tree siblings of one block (verified streaming) | receiver → server |
+//! | 0x0A | [`Proof`] | server → receiver |
 
 mod codec;
 mod data;
 mod list;
 mod nack;
+mod proof;
 mod request;
 mod resolve;
 mod retry;
@@ -31,6 +34,7 @@ pub use list::{
 };
 pub(crate) use nack::cut as cut_detail;
 pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
+pub use proof::{PROOF_HEADER_LEN, PROOF_REQUEST_HEADER_LEN, Proof, ProofRequest};
 pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};
 pub use retry::{RETRY_HEADER_LEN, Retry};
@@ -88,13 +92,18 @@ pub enum PacketType {
     ListRequest = 0x06,
     ListResponse = 0x07,
     Retry = 0x08,
+    ProofRequest = 0x09,
+    Proof = 0x0A,
 }
 
 impl PacketType {
     /// Whether this type is a request (answered by servers and routers) rather than a
     /// response (never answered).
     pub fn is_request(self) -> bool {
-        matches!(self, PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest)
+        matches!(
+            self,
+            PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest | PacketType::ProofRequest
+        )
     }
 
     /// Whether byte 3 of a datagram, `t`, names a request type (even in a version this
@@ -113,6 +122,8 @@ impl PacketType {
             0x06 => Self::ListRequest,
             0x07 => Self::ListResponse,
             0x08 => Self::Retry,
+            0x09 => Self::ProofRequest,
+            0x0A => Self::Proof,
             _ => return None,
         })
     }
@@ -157,6 +168,8 @@ pub enum Packet<'a> {
     ListRequest(ListRequest<'a>),
     ListResponse(ListResponse<'a>),
     Retry(Retry<'a>),
+    ProofRequest(ProofRequest<'a>),
+    Proof(Proof<'a>),
 }
 
 impl<'a> Packet<'a> {
@@ -172,6 +185,8 @@ impl<'a> Packet<'a> {
             PacketType::ListRequest => Packet::ListRequest(ListRequest::decode(datagram)?),
             PacketType::ListResponse => Packet::ListResponse(ListResponse::decode(datagram)?),
             PacketType::Retry => Packet::Retry(Retry::decode(datagram)?),
+            PacketType::ProofRequest => Packet::ProofRequest(ProofRequest::decode(datagram)?),
+            PacketType::Proof => Packet::Proof(Proof::decode(datagram)?),
         })
     }
 
@@ -186,13 +201,16 @@ impl<'a> Packet<'a> {
             Packet::ListRequest(p) => p.encode(out),
             Packet::ListResponse(p) => p.encode(out),
             Packet::Retry(p) => p.encode(out),
+            Packet::ProofRequest(p) => p.encode(out),
+            Packet::Proof(p) => p.encode(out),
         }
     }
 }
 
-/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse, Retry).
+/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse, Retry,
+/// Proof).
 pub const RESPONSE_TAG_AT: usize = 8;
-/// Offset of the hop count in Data and Nack.
+/// Offset of the hop count in Data, Nack and Proof.
 pub const HOPS_AT: usize = 5;
 
 /// Replace, in place, the tag of a response datagram that [`Packet::decode`] accepted as
