@@ -5,8 +5,9 @@
 #   rdtp serve (id origin, :7447) ← rdtp route (id r1, :7448, only 8 pending units) ← clients
 #   1. rdtp ls through r1: Retry/token exchanges on both hops, a forwarded ListRequest;
 #   2. rdtp fetch obj.bin through r1: resolve by name, Data from origin (1 hop), Nack Busy
-#      from r1 whenever more than 8 units are pending, re-requests;
-#   3. the same again: every unit from r1's store (CACHED, served by r1, 0 hops);
+#      from r1 whenever more than 8 units are pending, re-requests, block 0's Proof;
+#   3. the same again: every unit from r1's store (CACHED, served by r1, 0 hops), the
+#      Proof relayed from the origin;
 #   4. rdtp fetch missing.bin: Nack UnknownContent from origin through r1.
 # The object is the first 40000 bytes of `yes "rdtp capture"` (the test recomputes its EID).
 #   tools/wireshark/capture.sh [RDTP_BINARY]

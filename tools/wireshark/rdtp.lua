@@ -5,7 +5,7 @@
 -- or for one run: tshark -X lua_script:tools/wireshark/rdtp.lua -r capture.pcap
 --
 -- Decodes every message (Request, Data, Nack, ResolveRequest, ResolveResponse, ListRequest,
--- ListResponse, Retry) and option (EXTRA_RANGES, ROUTER_ANNOTATION, ADDRESS_TOKEN; unknown
+-- ListResponse, Retry, ProofRequest, Proof) and option (EXTRA_RANGES, ROUTER_ANNOTATION, ADDRESS_TOKEN; unknown
 -- ones as raw TLVs), on UDP ports 7447 (rdtp serve) and 7448 (rdtp route), and on any
 -- other UDP port by heuristic (magic "RD", a known version and type). Filter fields start
 -- with "rdtp." (Analyze › Expert information lists malformed datagrams and Nacks).
@@ -17,8 +17,8 @@ local rdtp = Proto("rdtp", "rdtp receiver-driven transport")
 local VERSION = 3
 local PORTS = { 7447, 7448 }
 
--- Message types (PROTOCOL.md "Common prefix"). A new type gets a name here and a function
--- in DISSECT at the end of this file.
+-- Message types (PROTOCOL.md "Common prefix"). A new type gets a name here, a
+-- dissect_<type> function and an entry in DISSECT at the end of this file.
 local TYPES = {
     [0x01] = "Request",
     [0x02] = "Data",
@@ -28,8 +28,8 @@ local TYPES = {
     [0x06] = "ListRequest",
     [0x07] = "ListResponse",
     [0x08] = "Retry",
-    -- [0x09] = "Proof",   -- verified streaming (in progress on another branch): name it
-    --                        here, decode it in dissect_proof below, add it to DISSECT.
+    [0x09] = "ProofRequest",
+    [0x0a] = "Proof",
 }
 
 local OPTIONS = {
@@ -74,6 +74,7 @@ f.size = ProtoField.uint64("rdtp.size", "Size")
 f.req_flags = ProtoField.uint8("rdtp.request.flags", "Flags", base.HEX)
 f.req_app_limited = ProtoField.bool("rdtp.request.flags.app_limited", "APP_LIMITED", 8, nil, 0x01)
 f.req_retransmission = ProtoField.bool("rdtp.request.flags.retransmission", "RETRANSMISSION", 8, nil, 0x02)
+f.req_origin = ProtoField.bool("rdtp.request.flags.origin", "ORIGIN", 8, nil, 0x04)
 f.unit = ProtoField.uint16("rdtp.unit", "Unit")
 f.nonce = ProtoField.uint64("rdtp.nonce", "Nonce", base.HEX)
 f.first_unit = ProtoField.uint64("rdtp.first_unit", "First unit index")
@@ -114,6 +115,11 @@ f.list_total = ProtoField.uint32("rdtp.list.total", "Entries in the catalogue")
 f.list_entry = ProtoField.none("rdtp.list.entry", "Entry")
 -- Retry
 f.token_length = ProtoField.uint16("rdtp.retry.token_length", "Token length")
+-- ProofRequest / Proof
+f.block = ProtoField.uint64("rdtp.proof.block", "Block index")
+f.depth = ProtoField.uint8("rdtp.proof.depth", "Depth (siblings wanted)")
+f.proof_count = ProtoField.uint8("rdtp.proof.count", "Siblings")
+f.sibling = ProtoField.bytes("rdtp.proof.sibling", "Sibling CV", base.NONE)
 
 local ex_malformed = ProtoExpert.new("rdtp.malformed", "Malformed rdtp datagram", expert.group.MALFORMED, expert.severity.ERROR)
 local ex_version = ProtoExpert.new("rdtp.version.other", "Other rdtp wire version (not decoded)", expert.group.PROTOCOL, expert.severity.WARN)
@@ -221,6 +227,7 @@ local function dissect_request(tvb, pinfo, tree)
     local fl = tree:add(f.req_flags, tvb(4, 1))
     fl:add(f.req_app_limited, tvb(4, 1))
     fl:add(f.req_retransmission, tvb(4, 1))
+    fl:add(f.req_origin, tvb(4, 1))
     tree:add(f.hop_limit, tvb(5, 1))
     tree:add(f.unit, tvb(6, 2))
     tree:add(f.tag, tvb(8, 4))
@@ -255,6 +262,9 @@ local function dissect_request(tvb, pinfo, tree)
     if bit32.band(flags, 0x02) ~= 0 then
         info = info .. " [RETRANSMISSION]"
         tree:add_proto_expert_info(ex_retransmission)
+    end
+    if bit32.band(flags, 0x04) ~= 0 then
+        info = info .. " [ORIGIN]"
     end
     if token then
         info = info .. " [token]"
@@ -434,7 +444,47 @@ local function dissect_retry(tvb, pinfo, tree)
     return 12 + tlen
 end
 
--- local function dissect_proof(tvb, pinfo, tree) … end   -- type 0x09, see TYPES
+local function dissect_proof_request(tvb, pinfo, tree)
+    need(tvb, 0, 54, "ProofRequest header")
+    local flags = tvb(4, 1):uint()
+    local fl = tree:add(f.req_flags, tvb(4, 1))
+    fl:add(f.req_app_limited, tvb(4, 1))
+    fl:add(f.req_retransmission, tvb(4, 1))
+    fl:add(f.req_origin, tvb(4, 1))
+    tree:add(f.hop_limit, tvb(5, 1))
+    tree:add(f.options_length, tvb(6, 2))
+    tree:add(f.tag, tvb(8, 4))
+    tree:add(f.eid, tvb(12, 32))
+    tree:add(f.block, tvb(44, 8))
+    tree:add(f.depth, tvb(52, 1))
+    tree:add(f.reserved, tvb(53, 1))
+    local olen = tvb(6, 2):uint()
+    local token = dissect_options(tvb, tree, 54, olen, nil)
+    pinfo.cols.info:set(string.format("ProofRequest tag=0x%08x EID %s… block %s depth %d%s%s", tvb(8, 4):uint(), hex(tvb(12, 4)),
+        tostring(tvb(44, 8):uint64()), tvb(52, 1):uint(), bit32.band(flags, 0x04) ~= 0 and " [ORIGIN]" or "", token and " [token]" or ""))
+    return 54 + olen
+end
+
+local function dissect_proof(tvb, pinfo, tree)
+    need(tvb, 0, 60, "Proof header")
+    tree:add(f.reserved, tvb(4, 1))
+    tree:add(f.hops, tvb(5, 1))
+    tree:add(f.proof_count, tvb(6, 1))
+    tree:add(f.reserved, tvb(7, 1))
+    tree:add(f.tag, tvb(8, 4))
+    tree:add(f.eid, tvb(12, 32))
+    tree:add(f.block, tvb(44, 8))
+    local by = node_id(tvb(52, 8))
+    tree:add(f.served_by, tvb(52, 8), by)
+    local count = tvb(6, 1):uint()
+    need(tvb, 60, 32 * count, "sibling CVs")
+    for i = 0, count - 1 do
+        tree:add(f.sibling, tvb(60 + 32 * i, 32)):prepend_text(string.format("[%d] ", i))
+    end
+    pinfo.cols.info:set(string.format("Proof tag=0x%08x block %s: %d sibling%s, served by %s, %d hop%s", tvb(8, 4):uint(),
+        tostring(tvb(44, 8):uint64()), count, count == 1 and "" or "s", by, tvb(5, 1):uint(), tvb(5, 1):uint() == 1 and "" or "s"))
+    return 60 + 32 * count
+end
 
 -- Each returns the datagram length its fields imply (PROTOCOL.md: exactly as long as that).
 local DISSECT = {
@@ -446,7 +496,8 @@ local DISSECT = {
     [0x06] = dissect_list_request,
     [0x07] = dissect_list_response,
     [0x08] = dissect_retry,
-    -- [0x09] = dissect_proof,
+    [0x09] = dissect_proof_request,
+    [0x0a] = dissect_proof,
 }
 
 -- One rdtp datagram at the start of `tvb`; returns its length as its fields give it (or the

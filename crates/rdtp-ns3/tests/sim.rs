@@ -290,8 +290,9 @@ fn sharded_then_merged_equals_unsharded() {
     // The repetitions are runs 1, 2, 3 of each point: different, and averaged with a t interval.
     let rows = csv(&whole.join("summary.csv"));
     assert_eq!(rows.iter().map(|r| r["run"].as_str()).collect::<Vec<_>>(), ["1", "2", "3", "1", "2", "3"]);
-    let goodputs: Vec<f64> = rows[..3].iter().map(|r| num(r, "goodput_mbps")).collect();
-    assert!(goodputs[0] != goodputs[1] || goodputs[1] != goodputs[2], "repetitions identical: {goodputs:?}");
+    // (Goodput counts verified 16 KiB blocks, so in one second it can coincide; the RTT not.)
+    let rtts: Vec<f64> = rows[..3].iter().map(|r| num(r, "mean_rtt_ms")).collect();
+    assert!(rtts[0] != rtts[1] || rtts[1] != rtts[2], "repetitions identical: {rtts:?}");
     let means = csv(&whole.join("summary-mean.csv"));
     assert_eq!(means.len(), 2);
     let m = &means[0];
@@ -299,11 +300,12 @@ fn sharded_then_merged_equals_unsharded() {
         (m["run_id"].as_str(), m["topology.rate"].as_str(), m["runs"].as_str()),
         ("000_rate=10Mbps_rep=0", "10Mbps", "3")
     );
-    let mean = goodputs.iter().sum::<f64>() / 3.0;
-    let sd = (goodputs.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
-    assert!((num(m, "goodput_mbps") - mean).abs() < 1e-5, "{m:?}");
-    assert!((num(m, "goodput_mbps_ci95") - 4.302_653 * sd / 3f64.sqrt()).abs() < 1e-5, "{m:?}");
-    assert_eq!(num(m, "goodput_mbps_min"), goodputs.iter().copied().fold(f64::INFINITY, f64::min));
+    let mean = rtts.iter().sum::<f64>() / 3.0;
+    let sd = (rtts.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((num(m, "mean_rtt_ms") - mean).abs() < 1e-5, "{m:?}");
+    assert!((num(m, "mean_rtt_ms_ci95") - 4.302_653 * sd / 3f64.sqrt()).abs() < 1e-5, "{m:?}");
+    assert_eq!(num(m, "mean_rtt_ms_min"), rtts.iter().copied().fold(f64::INFINITY, f64::min));
+    assert_eq!(num(m, "mean_rtt_ms_max"), rtts.iter().copied().fold(f64::NEG_INFINITY, f64::max));
 
     // Parts of another sweep are refused; a missing shard is reported (exit 1).
     sim(&[s, "--out", &path("other"), "--jobs", "1", "--shard", "0/3", "--set", "scenario.repeat=2"]).unwrap();
