@@ -246,6 +246,27 @@ def fig7b(out, png):
     return lines
 
 
+def flows_and_total(run_dir, ax=None, name="flow"):
+    """A run's per-flow time series and their sum ({t: Mbit/s}); drawn on `ax` if given."""
+    series = timeseries(run_dir)
+    times = sorted({p[0] for s in series.values() for p in s})
+    total = {t: 0.0 for t in times}
+    for f, s in sorted(series.items()):
+        if ax is not None:
+            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"{name} {f}")
+        for p in s:
+            total[p[0]] += p[1]
+    if ax is not None:
+        ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+    return series, total
+
+
+def window_mean(total, a, b):
+    """Mean of a {t: value} series over [a, b)."""
+    vals = [v for t, v in total.items() if a <= t < b]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
 def fig8(out, png):
     by_rate = {}
     for r in points(out):
@@ -261,20 +282,11 @@ def fig8(out, png):
     for ax, rate in zip(axes[:, 0], rates):
         j4, j3, t4, t3 = [], [], [], []
         for k, d in enumerate(by_rate[rate]):
-            series = timeseries(d)
-            times = sorted({p[0] for s in series.values() for p in s})
-            total = {t: 0.0 for t in times}
-            for f, s in sorted(series.items()):
-                if k == 0:
-                    ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"flow {f}")
-                for p in s:
-                    total[p[0]] += p[1]
-            if k == 0:
-                ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+            series, total = flows_and_total(d, ax if k == 0 else None)
             j4.append(jain([mean_between(series[f], 20, 45, 1) for f in range(4)]))
             j3.append(jain([mean_between(series[f], 50, 60, 1) for f in range(1, 4)]))
-            t4.append(sum(total[t] for t in times if 20 <= t < 45) / max(1, sum(1 for t in times if 20 <= t < 45)))
-            t3.append(sum(total[t] for t in times if 50 <= t < 60) / max(1, sum(1 for t in times if 50 <= t < 60)))
+            t4.append(window_mean(total, 20, 45))
+            t3.append(window_mean(total, 50, 60))
         ax.set_ylabel("Mbit/s")
         ax.set_title(f"{rate}, RTT 20 ms" + (" (run 0)" if n > 1 else ""), fontsize=9)
         row = f"| {rate} | {over(j4)} | {over(j3)} | {over(t4, 1)} Mbit/s | {over(t3, 1)} Mbit/s |"
@@ -389,19 +401,10 @@ def fig10multi(out, png):
     for ax, r in zip(axes[:, 0], points_):
         jains, totals = [], []
         for k, d in enumerate(r["_dirs"]):
-            series = timeseries(d)
-            times = sorted({p[0] for s in series.values() for p in s})
-            total = {t: 0.0 for t in times}
-            for f, s in sorted(series.items()):
-                if k == 0:
-                    ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"station {f}")
-                for p in s:
-                    total[p[0]] += p[1]
-            if k == 0:
-                ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+            series, total = flows_and_total(d, ax if k == 0 else None, "station")
             shares = [mean_between(series.get(f, []), 15, 30, 1) for f in range(3)]
             jains.append(jain([0.0 if math.isnan(x) else x for x in shares]))
-            totals.append(sum(total[t] for t in times if 15 <= t < 30) / max(1, sum(1 for t in times if 15 <= t < 30)))
+            totals.append(window_mean(total, 15, 30))
         ax.set_ylabel("Mbit/s")
         ax.set_title(r["topology"] + (" (run 0)" if n > 1 else ""), fontsize=9)
         lines.append(f"| {r['topology']} | {over(jains)} | {over(totals, 1)} |")

@@ -221,13 +221,18 @@ local function dissect_options(tvb, tree, at, len, unit)
     return token, ranges
 end
 
-local function dissect_request(tvb, pinfo, tree)
-    need(tvb, 0, 66, "Request header")
-    local flags = tvb(4, 1):uint()
+-- The flags byte of a Request or ProofRequest (byte 4), with its bits; returns its value.
+local function request_flags(tvb, tree)
     local fl = tree:add(f.req_flags, tvb(4, 1))
     fl:add(f.req_app_limited, tvb(4, 1))
     fl:add(f.req_retransmission, tvb(4, 1))
     fl:add(f.req_origin, tvb(4, 1))
+    return tvb(4, 1):uint()
+end
+
+local function dissect_request(tvb, pinfo, tree)
+    need(tvb, 0, 66, "Request header")
+    local flags = request_flags(tvb, tree)
     tree:add(f.hop_limit, tvb(5, 1))
     tree:add(f.unit, tvb(6, 2))
     tree:add(f.tag, tvb(8, 4))
@@ -446,11 +451,7 @@ end
 
 local function dissect_proof_request(tvb, pinfo, tree)
     need(tvb, 0, 54, "ProofRequest header")
-    local flags = tvb(4, 1):uint()
-    local fl = tree:add(f.req_flags, tvb(4, 1))
-    fl:add(f.req_app_limited, tvb(4, 1))
-    fl:add(f.req_retransmission, tvb(4, 1))
-    fl:add(f.req_origin, tvb(4, 1))
+    local flags = request_flags(tvb, tree)
     tree:add(f.hop_limit, tvb(5, 1))
     tree:add(f.options_length, tvb(6, 2))
     tree:add(f.tag, tvb(8, 4))

@@ -19,7 +19,9 @@ use std::process::Command;
 use rdtp_proto::Eid;
 use rdtp_proto::wire::{Packet, Query};
 
-const PROTOCOL_MD: &str = include_str!("../../../docs/PROTOCOL.md");
+mod common;
+use common::vectors;
+
 const LUA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/wireshark/rdtp.lua");
 const CAPTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/wireshark/fetch-via-router.pcap");
 
@@ -54,26 +56,6 @@ fn dissect(pcap: &Path, filter: Option<&str>, fields: &[&str]) -> Vec<Vec<String
     // tshark reports Lua errors (a dissector that does not load or throws) on stderr only.
     assert!(!stderr.contains("Lua") && !stderr.contains("rdtp.lua"), "{stderr}");
     String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
-}
-
-/// Every test vector of PROTOCOL.md in document order: (name, bytes).
-fn vectors() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut rest = PROTOCOL_MD;
-    while let Some(at) = rest.find("Vector `") {
-        rest = &rest[at + "Vector `".len()..];
-        let name = rest[..rest.find('`').unwrap()].to_string();
-        let start = rest.find("```hex").expect("hex block") + "```hex".len();
-        let end = start + rest[start..].find("```").expect("end of block");
-        let hex: String = rest[start..end]
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or(""))
-            .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
-            .collect();
-        out.push((name, hex::decode(&hex).unwrap()));
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// A pcap file (LINKTYPE_RAW: bare IPv4) of one UDP datagram per payload, 10.1.1.1:40000 →
