@@ -177,6 +177,14 @@ pub trait Controller: fmt::Debug + Send {
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
         None
     }
+    /// Whether the controller sets its window during loss recovery itself, as Linux congestion
+    /// controls with their own `cong_control` do (`bbr`: packet conservation, `cwnd = inflight
+    /// + 1` on a timeout). Otherwise the receiver limits the window after a timeout: a loss
+    /// window of in-flight + 1 that grows by one per arriving unit (RFC 5681 §3.1, Linux
+    /// `tcp_enter_loss`) until it reaches the controller's window.
+    fn controls_recovery(&self) -> bool {
+        false
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {

@@ -358,6 +358,9 @@ impl Controller for Bbr {
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt
     }
+    fn controls_recovery(&self) -> bool {
+        true // packet conservation and restore, cwnd.rs
+    }
 }
 
 #[cfg(test)]
