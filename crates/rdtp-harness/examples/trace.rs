@@ -1,6 +1,7 @@
 //! One flow's loss episodes, step by step: prints a line every `EVERY_MS` of virtual time and
 //! at every retransmission timeout, with the controller's state, window, in-flight, losses,
-//! re-requests, the RTO and the bottleneck's drops and queueing delay.
+//! re-requests, the RTO and the bottleneck's drops and queueing delay; then, per controller
+//! state, the share of time spent in it after 5 s and the mean of the RTT samples taken in it.
 //!
 //! `cargo run --release -p rdtp-harness --example trace -- CC RATE_MBPS RTT_MS SECONDS BUFFER_BDP [EVERY_MS]`
 
@@ -51,9 +52,27 @@ fn main() {
     let mut next_line = rdtp_proto::Time::ZERO;
     let mut last_timeouts = 0;
     let mut last_lost = 0;
+    let warmup = rdtp_proto::Time::ZERO + Duration::from_secs(5);
+    // Per state: (time in it after the warm-up, RTT samples taken in it, their sum).
+    let mut per_state: Vec<(&'static str, Duration, u64, f64)> = Vec::new();
+    let (mut last_t, mut seen_samples) = (rdtp_proto::Time::ZERO, 0);
     while sim.now() < end && sim.step() {
         let now = sim.now();
         let Some(rx) = sim.flows[id].rx.as_ref() else { continue };
+        let state = rx.controller().state();
+        let i = per_state.iter().position(|e| e.0 == state).unwrap_or_else(|| {
+            per_state.push((state, Duration::ZERO, 0, 0.0));
+            per_state.len() - 1
+        });
+        if now > warmup {
+            per_state[i].1 += now - last_t.max(warmup);
+            for (_, r) in &sim.flows[id].rtt.samples()[seen_samples..] {
+                per_state[i].2 += 1;
+                per_state[i].3 += r.as_secs_f64() * 1e3;
+            }
+        }
+        seen_samples = sim.flows[id].rtt.len();
+        last_t = now;
         let s = rx.stats();
         let new_timeout = s.timeouts != last_timeouts;
         let burst = s.units_lost >= last_lost + 50;
@@ -85,4 +104,16 @@ fn main() {
             if new_timeout { "  <- timeout" } else { "" }
         );
     }
+    let total: Duration = per_state.iter().map(|e| e.1).sum();
+    println!("\nafter 5 s: state, share of time, RTT samples, their mean (ms)");
+    for (state, t, n, sum) in &per_state {
+        println!(
+            "{state:>16} {:>6.1} % {n:>8} {:>8.2}",
+            t.as_secs_f64() * 100.0 / total.as_secs_f64().max(1e-9),
+            if *n > 0 { sum / *n as f64 } else { 0.0 }
+        );
+    }
+    let n: u64 = per_state.iter().map(|e| e.2).sum();
+    let sum: f64 = per_state.iter().map(|e| e.3).sum();
+    println!("{:>16} {:>8} {n:>8} {:>8.2}", "all", "", sum / n.max(1) as f64);
 }

@@ -20,13 +20,14 @@
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
 //!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`) are listed in one table,
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod fixed;
 pub mod registry;
 pub mod spec;
@@ -197,6 +198,7 @@ pub trait Controller: fmt::Debug + Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Bbr(bbr::BbrConfig),
+    Bbr3(bbr3::Bbr3Config),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
 }
