@@ -35,7 +35,7 @@ pub(super) enum AckPhase {
 /// The state of the ProbeBW cycle (§2.14), kept across its four states.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Cycle {
-    /// BBR.cycle_stamp: when the cycle (its DOWN phase) began.
+    /// BBR.cycle_stamp: when the cycle (its DOWN phase) began, or the current UP phase.
     pub(super) stamp: Time,
     /// BBR.bw_probe_wait: how long to wait before probing again.
     pub(super) bw_probe_wait: Duration,

@@ -210,6 +210,25 @@ fn cruise_refill_up_down_cycle() {
 }
 
 #[test]
+fn up_ends_once_a_quarter_bdp_queue_built_after_a_min_rtt() {
+    let (mut b, mut s) = cruising(11);
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
+    let up = s.now;
+    // In-flight 1.3 × BDP, no loss, flat bandwidth: the estimated-queue exit (§5.3.3.4) ends
+    // the probe a min RTT (20 ms) after it began — not at once, and not only after the
+    // three-round plateau (60 ms) or a loss.
+    s.run_until(&mut b, Mode::ProbeBwDown, Duration::from_millis(50), |_| 260);
+    let took = s.now - up;
+    assert!(took >= Duration::from_millis(20) && took < Duration::from_millis(22), "{took:?}");
+    assert_eq!(b.inflight_hi(), None, "no loss: no upper bound");
+    // At exactly 1.25 × BDP the probe goes on (the prose's `>`), until the plateau.
+    let (mut b, mut s) = cruising(11);
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
+    s.run(&mut b, Duration::from_millis(30), |_| 250);
+    assert_eq!(b.mode(), Mode::ProbeBwUp);
+}
+
+#[test]
 fn loss_above_two_percent_in_up_sets_inflight_hi_and_goes_down() {
     let (mut b, mut s) = cruising(5);
     s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
