@@ -16,8 +16,7 @@
 //! Fast recovery (seed 000 §3.4) needs nothing here: a controller that lowers its window
 //! there (`aimd`) already releases nothing until in-flight has fallen below the new window
 //! and then one unit per arriving unit — packet conservation. (Proportional rate reduction,
-//! RFC 6937, was measured as an alternative and lowered `aimd`'s utilisation on 10 Mbit/s /
-//! 5 ms paths; see `docs/BENCHMARKS.md`.)
+//! RFC 6937, which spreads the reduction over the recovery round, is not implemented.)
 //!
 //! Controllers that set their window in recovery themselves ([`Controller::controls_recovery`]:
 //! `bbr` and `bbr3`, as Linux `tcp_bbr.c` with its own `cong_control`) are not limited here.

@@ -84,14 +84,34 @@ impl Bbr3 {
     /// once the pipe was full; then the ProbeRTT and model bounds.
     pub(super) fn set_cwnd(&mut self, s: &Sample) {
         let max_inflight = self.max_inflight();
-        if self.full_bw_reached {
-            self.cwnd = (self.cwnd + s.newly_acked).min(max_inflight);
-        } else if self.cwnd < max_inflight || self.delivered < self.cfg.init_cwnd {
-            self.cwnd += s.newly_acked;
+        self.modulate_cwnd_for_recovery(s);
+        if self.packet_conservation.is_none() {
+            if self.full_bw_reached {
+                self.cwnd = (self.cwnd + s.newly_acked).min(max_inflight);
+            } else if self.cwnd < max_inflight || self.delivered < self.cfg.init_cwnd {
+                self.cwnd += s.newly_acked;
+            }
+            self.cwnd = self.cwnd.max(MIN_PIPE_CWND);
         }
-        self.cwnd = self.cwnd.max(MIN_PIPE_CWND);
         self.bound_cwnd_for_probe_rtt();
         self.bound_cwnd_for_model();
+    }
+
+    /// `ModulateCwndForRecovery` (§5.6.4.4): take the units this arrival declared lost out of
+    /// the window, and in the first round of fast recovery let no more out than arrived
+    /// (packet conservation), so re-requests replace lost units instead of adding to a full
+    /// queue.
+    fn modulate_cwnd_for_recovery(&mut self, s: &Sample) {
+        if s.newly_lost > 0 {
+            self.cwnd = self.cwnd.saturating_sub(s.newly_lost).max(1);
+        }
+        if let Some(end) = self.packet_conservation {
+            if s.prior_delivered >= end {
+                self.packet_conservation = None; // a round trip in fast recovery has passed
+            } else {
+                self.cwnd = self.cwnd.max(s.inflight + s.newly_acked);
+            }
+        }
     }
 
     /// `BoundCwndForProbeRTT` (§5.6.4.5).
@@ -131,13 +151,22 @@ impl Bbr3 {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 
-    /// The receiver entered fast recovery or timed out: `OnEnterFastRecovery` /
-    /// `OnEnterRTO`.
+    /// The receiver entered fast recovery or timed out: `OnEnterFastRecovery` (window =
+    /// in-flight + the arriving unit, packet conservation on) / `OnEnterRTO` (window =
+    /// in-flight + 1).
     pub(super) fn handle_congestion(&mut self, e: &CongestionEvent) {
         self.save_state_upon_loss();
-        if e.kind == LossKind::Timeout {
-            self.cwnd = e.inflight + 1;
-            self.prev_ca_state = CaState::Loss;
+        match e.kind {
+            LossKind::Timeout => {
+                self.cwnd = e.inflight + 1;
+                self.prev_ca_state = CaState::Loss;
+                self.packet_conservation = None;
+            }
+            // Reported once per episode, while an arrival (one unit) is processed.
+            LossKind::Fast => {
+                self.cwnd = e.inflight + 1;
+                self.packet_conservation = Some(self.delivered);
+            }
         }
     }
 
@@ -149,6 +178,7 @@ impl Bbr3 {
             self.recovery_round = Some(self.round_count);
         }
         if prev != CaState::Open && state == CaState::Open {
+            self.packet_conservation = None;
             self.restore_cwnd();
             self.recovery_round = None;
         }

@@ -219,6 +219,9 @@ pub struct Bbr3 {
     prev_ca_state: CaState,
     /// Round in which the current fast recovery began.
     recovery_round: Option<u64>,
+    /// BBR.packet_conservation: in the first round of fast recovery, one unit requested per
+    /// unit arrived (§5.6.4.4); it ends once a unit requested after this C.delivered arrives.
+    packet_conservation: Option<u64>,
     idle_restart: bool,
 }
 
@@ -265,6 +268,7 @@ impl Bbr3 {
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
             recovery_round: None,
+            packet_conservation: None,
             idle_restart: false,
             cfg,
             params,

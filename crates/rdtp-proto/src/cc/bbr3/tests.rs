@@ -325,6 +325,37 @@ fn a_lower_rtt_postpones_probe_rtt() {
 }
 
 #[test]
+fn fast_recovery_conserves_units_for_a_round_then_restores() {
+    let (mut b, mut s) = cruising(12);
+    let before = b.cwnd();
+    assert!(before > 300, "{before}");
+    b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Fast, inflight: 190, first_in_window: true });
+    assert_eq!(b.cwnd(), 191, "in-flight + the arriving unit");
+    let rec =
+        |inflight, losses| Arrival { inflight, tx_in_flight: 200, losses, ca_state: CaState::Recovery, rtt: None };
+    // The arrival that found the loss takes it out; conservation keeps in-flight + 1 open.
+    s.arrive(&mut b, rec(190, 1));
+    assert_eq!(b.cwnd(), 191);
+    // For the rest of the round (units requested before recovery), one out per one in: the
+    // window follows in-flight instead of growing by every arrival.
+    for _ in 0..150 {
+        s.arrive(&mut b, rec(150, 0));
+        assert_eq!(b.cwnd(), 191);
+    }
+    // A round later the window grows again …
+    for _ in 0..100 {
+        s.arrive(&mut b, rec(150, 0));
+    }
+    assert!(b.cwnd() > 191 && b.cwnd() < before, "{}", b.cwnd());
+    // … and leaving recovery restores the window saved when it began, within the short-term
+    // bound the lossy round set (§5.5.10.3: inflight_lo, cut by at most β).
+    s.ack(&mut b, 150);
+    let lo = b.inflight_lo().expect("the lossy round set inflight_lo");
+    assert!(lo >= 191 && lo < before, "{lo}");
+    assert_eq!(b.cwnd(), before.min(lo));
+}
+
+#[test]
 fn timeout_cuts_window_to_inflight_plus_one_and_recovery_restores_it() {
     let (mut b, mut s) = cruising(9);
     let before = b.cwnd();
