@@ -12,6 +12,7 @@ Needs matplotlib; reads the CSVs with the standard library only.
 """
 
 import csv
+import glob
 import math
 import os
 import sys
@@ -360,11 +361,13 @@ def grid(out, png):
     paths = sorted({(num(r["rate_mbps"]), num(r["rtt_ms"])) for r in rows})
     buffers = sorted({num(r["buffer_bdp"]) for r in rows})
     cell = {(r["controller"], num(r["rate_mbps"]), num(r["rtt_ms"]), num(r["buffer_bdp"])): r for r in rows}
-    ncols = min(4, len(ccs))
+    ncols = min(3, len(ccs))
     nrows = math.ceil(len(ccs) / ncols)
     base = png[:-4] if png.endswith(".png") else png
     for column, suffix, title, cmap, lo, hi, form in GRID_METRICS:
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 4.4 * nrows), squeeze=False)
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(1.2 + 3.0 * ncols, 0.8 + 3.6 * nrows), squeeze=False, constrained_layout=True
+        )
         for k, ax in enumerate(axes.flat):
             if k >= len(ccs):
                 ax.axis("off")
@@ -379,7 +382,10 @@ def grid(out, png):
             ax.set_xticks(range(len(buffers)))
             ax.set_xticklabels([f"{b:g} BDP" for b in buffers], fontsize=7)
             ax.set_yticks(range(len(paths)))
-            ax.set_yticklabels([f"{p[0]:g} Mb/s {p[1]:g} ms" for p in paths], fontsize=7)
+            if k % ncols == 0:
+                ax.set_yticklabels([f"{p[0]:g} Mb/s {p[1]:g} ms" for p in paths], fontsize=7)
+            else:
+                ax.set_yticklabels([])
         fig.colorbar(im, ax=axes, shrink=0.6, label=title)
         fig.suptitle(f"Harness grid, one flow alone: {title}")
         fig.savefig(f"{base}-{suffix}.png", dpi=90)
@@ -556,7 +562,8 @@ def main():
     with open(os.path.join(out, f"{kind}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"wrote {png} and {os.path.join(out, kind + '.md')}")
+    pngs = [png] if os.path.exists(png) else sorted(glob.glob(png[:-4] + "-*.png"))
+    print(f"wrote {', '.join(pngs)} and {os.path.join(out, kind + '.md')}")
 
 
 if __name__ == "__main__":
