@@ -111,7 +111,7 @@ impl LossDetector for StandardLoss {
         }
         if self.deadline.is_none() {
             self.deadline = Some(ctx.now + ctx.rtt.rto()); // §3.3 rule 1
-        } else if retransmission && units.contains(&ctx.window.una()) {
+        } else if retransmission && ctx.window.first_missing().is_some_and(|u| units.contains(&u)) {
             // The earliest outstanding unit is asked for again: give its re-request a whole
             // RTO, as Linux `tcp_xmit_retransmit_queue` rearms the timer when it retransmits
             // the head of its queue. Rule 2 alone runs the timer from the last in-order
@@ -207,6 +207,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
+            prev_tag: 0,
             req_id: seq,
             seq,
             snap: SendSnapshot::default(),
@@ -309,6 +310,28 @@ mod tests {
         b.w.mark_rerequested(0, |r| r.seq = 11);
         let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
         b.d.on_request(&mut ctx, &[0], true);
+        assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
+    }
+
+    #[test]
+    fn the_earliest_missing_unit_counts_even_when_the_window_has_not_slid() {
+        // Verified streaming slides the window a block at a time: units 0 and 1 arrived but
+        // are still in it, unit 2 is the earliest missing one.
+        let mut b = Bench::new();
+        for s in 0..10 {
+            b.w.push_requested(rec(s, 0));
+        }
+        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
+        b.w.mark_received(0);
+        b.w.mark_received(1);
+        assert_eq!((b.w.una(), b.w.first_missing()), (0, Some(2)));
+        assert!(b.w.declare_lost(2));
+        let mut take = vec![];
+        b.w.take_lost(8, &mut take);
+        b.w.mark_rerequested(2, |r| r.seq = 10);
+        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[2], true);
         assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
     }
 

@@ -31,6 +31,8 @@ pub struct UnitRecord {
     pub tx: u16,
     /// Tag of its latest request (echoed by Data).
     pub tag: u32,
+    /// Tag of the request before that (Data answering it is still accepted).
+    pub prev_tag: u32,
     /// Receiver-internal id of its latest request (units of one request share it).
     pub req_id: u64,
     /// Transmission order of its latest request, across all units.
@@ -101,6 +103,13 @@ impl Window {
         self.index(unit).map(|i| &self.records[i])
     }
 
+    /// The earliest unit in the window that has not arrived (TCP's `snd_una`), if any. With
+    /// verified streaming the window slides only once a whole block verified, so this can be
+    /// past [`Window::una`].
+    pub fn first_missing(&self) -> Option<u64> {
+        self.iter().find(|(_, r)| r.state != UnitState::Received).map(|(u, _)| u)
+    }
+
     /// Units in the window with their records, lowest first.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &UnitRecord)> {
         self.records.iter().enumerate().map(|(i, r)| (self.base + i as u64, r))
@@ -142,6 +151,30 @@ impl Window {
         }
         self.records[i].state = UnitState::Lost;
         self.inflight -= 1;
+        self.lost.insert(unit);
+        true
+    }
+
+    /// An in-flight unit's request was refused unanswered (a Retry): it waits to be
+    /// requested again, and its refused request does not count as a transmission (`tx`
+    /// drops back, so the next one is not a retransmission for RTT sampling or statistics).
+    pub(crate) fn refuse(&mut self, unit: u64) -> bool {
+        if !self.declare_lost(unit) {
+            return false;
+        }
+        let i = self.index(unit).expect("declared lost");
+        self.records[i].tx = self.records[i].tx.saturating_sub(1);
+        true
+    }
+
+    /// A received unit's bytes were dropped (its block failed verification): it waits to be
+    /// requested again. Not a loss: no congestion signal.
+    pub(crate) fn reopen(&mut self, unit: u64) -> bool {
+        let Some(i) = self.index(unit) else { return false };
+        if self.records[i].state != UnitState::Received {
+            return false;
+        }
+        self.records[i].state = UnitState::Lost;
         self.lost.insert(unit);
         true
     }
