@@ -3,11 +3,12 @@
 
     python3 experiments/plot.py KIND OUT_DIR [PNG_DIR]
 
-KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi); OUT_DIR is
-what `rdtp sim` wrote (summary.csv and one directory per run). KIND `grid` reads OUT_DIR/grid.csv
-from the harness's `examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png and
-grid-rerequests.png. Writes KIND.png (into PNG_DIR,
-default OUT_DIR) and KIND.md (a Markdown table of the numbers, into OUT_DIR).
+KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 002:
+s2fig, s2informed); OUT_DIR is what `rdtp sim` wrote (summary.csv and one directory per run).
+Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown table of the numbers,
+into OUT_DIR); seed 002's kinds name both after OUT_DIR (seed002-fig1.png, …). KIND `grid`
+reads OUT_DIR/grid.csv from the harness's `examples/grid.rs` and writes grid-utilisation.png,
+grid-rtt.png and grid-rerequests.png instead of one KIND.png.
 Needs matplotlib; reads the CSVs with the standard library only.
 """
 
@@ -550,6 +551,217 @@ def tb_fig10(out, png):
 KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
          "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10, "grid": grid}
 
+# --- seed 002 ------------------------------------------------------------------------------
+
+UDP_PER_IP = 1472.0 / 1500.0  # the estimator counts IP packets, the sinks UDP payload
+
+
+def payload_per_ip(kind):
+    """Application payload per 1500-byte IP packet: UDP 1472, TCP 1448 (timestamps on),
+    rdtp 1402 (wire v2 units). The estimator counts IP packets; flows count payload."""
+    if kind.startswith("tcp"):
+        return 1448.0 / 1500.0
+    if kind.startswith("rdtp"):
+        return 1402.0 / 1500.0
+    return UDP_PER_IP
+
+
+def run_dirs(out):
+    return sorted(os.path.join(out, d) for d in os.listdir(out) if os.path.isfile(os.path.join(out, d, "timeseries.csv")))
+
+
+def wifi_series(run_dir):
+    """wifi.csv (the sniffer's estimator every interval) as a list of dicts of floats."""
+    path = os.path.join(run_dir, "wifi.csv")
+    if not os.path.exists(path):
+        return []
+    return [{k: num(v) for k, v in r.items()} for r in read_csv(path)]
+
+
+def s2_joins(run_dir, settle=1.0):
+    """Per joining flow: its start, N, the N + 1 and model predictions at its start and the
+    goodput it attained from `settle` s after its start until the next flow joined (or the
+    end), all in Mbit/s of application payload."""
+    joins = read_csv(os.path.join(run_dir, "joins.csv"))
+    series = timeseries(run_dir)
+    starts = sorted(num(j["start_s"]) for j in joins)
+    end = max(t for pts in series.values() for t, _, _ in pts)
+    rows = []
+    for j in joins:
+        start = num(j["start_s"])
+        unit = payload_per_ip(j["kind"])
+        later = [x for x in starts if x > start]
+        until = later[0] if later else end
+        pts = [g for t, g, _ in series.get(int(j["flow"]), []) if start + settle < t <= until]
+        rows.append({
+            "flow": int(j["flow"]),
+            "kind": j["kind"],
+            "start": start,
+            "n": int(j["n_active"]),
+            "total": num(j["total_mbps"]) * unit,
+            "n_plus_one": num(j["n_plus_one_mbps"]) * unit,
+            "model": num(j["model_mbps"]) * unit,
+            "attained": sum(pts) / len(pts) if pts else float("nan"),
+        })
+    return rows
+
+
+def pct_err(pred, actual):
+    return abs(pred - actual) / actual * 100 if actual > 0 and not math.isnan(pred) else float("nan")
+
+
+def s2fig(out, png):
+    """Seed 002 Figs. 1, 3, 4, 5: per-flow throughput of the staggered start, with the
+    sniffer's N + 1 prediction (and the learned model's) drawn over it."""
+    dirs = run_dirs(out)
+    fig, axes = plt.subplots(len(dirs), 1, figsize=(11, 3.6 * len(dirs)), sharex=True, squeeze=False)
+    lines = []
+    for ax, d in zip(axes[:, 0], dirs):
+        series = timeseries(d)
+        flows = read_csv(os.path.join(d, "flows.csv"))
+        name = os.path.basename(d)
+        cc = ", ".join(sorted({f["cc"] for f in flows}))
+        for k, pts in sorted(series.items()):
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1.0, label=f"flow {k + 1}")
+        wifi = wifi_series(d)
+        if wifi:
+            ts = [w["time_s"] for w in wifi]
+            unit = payload_per_ip(flows[0]["kind"])
+            ax.plot(ts, [w["n_plus_one_mbps"] * unit for w in wifi], color="black", lw=0.9, ls="--",
+                    label="total / (N + 1)")
+        # The learned model at each join, for the newcomer's own PHY rate (which the sniffer's
+        # running estimate cannot know), held until the next join.
+        joins = s2_joins(d)
+        bounds = [j["start"] for j in joins] + [max(p[0] for pts in series.values() for p in pts)]
+        for i, j in enumerate(joins):
+            if j["n"] > 0:
+                ax.hlines(j["model"], bounds[i], bounds[i + 1], color="#444444", lw=1.4, ls=":",
+                          label="model at each join" if i == 1 else None)
+        # Total of the flows, per interval.
+        times = sorted({p[0] for pts in series.values() for p in pts})
+        tot = {t: 0.0 for t in times}
+        for pts in series.values():
+            for t, g, _ in pts:
+                if not math.isnan(g):
+                    tot[t] += g
+        ax.plot(times, [tot[t] for t in times], color="#777777", lw=0.6, alpha=0.6, label="total")
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(f"{name} ({cc})", fontsize=9)
+        # TCP's in-order releases after a loss make one-interval spikes: scale to the bulk.
+        totals = sorted(tot[t] for t in times) or [1.0]
+        ax.set_ylim(0, totals[int(0.95 * (len(totals) - 1))] * 1.4)
+        ax.legend(fontsize=7, ncol=6, loc="upper right")
+        ax.grid(alpha=0.3)
+
+        # The table: each phase (1, 2, 3 flows), the shares and the predictions at each join.
+        starts = [j["start"] for j in joins] + [max(times) if times else 0.0]
+        if not lines:
+            lines += [
+                "| run | phase | active flows | per-flow goodput (Mbit/s) | total | at this join: N | N + 1 prediction (err.) | model prediction (err.) |",
+                "|---|---|---:|---|---:|---:|---:|---:|",
+            ]
+        for i, j in enumerate(joins):
+            a, b = j["start"] + 1.0, starts[i + 1]
+            per = [mean_between(series.get(k, []), a, b + 1e-9, 1) for k in range(i + 1)]
+            n1 = f"{fmt(j['n_plus_one'])} ({fmt(pct_err(j['n_plus_one'], j['attained']))} %)" if j["n"] > 0 else "–"
+            model = "–" if math.isnan(j["model"]) else f"{fmt(j['model'])} ({fmt(pct_err(j['model'], j['attained']))} %)"
+            lines.append(
+                f"| {name} | {fmt(a, 0)}–{fmt(b, 0)} s | {i + 1} | " + ", ".join(fmt(x) for x in per) +
+                f" | {fmt(sum(per))} | {j['n']} | {n1} | {model} |")
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(f"Seed 002, {os.path.basename(os.path.normpath(out))} (ns-3, 802.11g): staggered saturating flows; "
+                 "goodput per 100 ms, predictions from the sniffer (application payload)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def s2informed(out, png):
+    """Seed 002, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP,
+    on each wired path of the sweep. Fair share = the joining flow's mean goodput over
+    12–20 s; time to 90 % = from its start to the first time its goodput over the preceding
+    100 ms reaches 90 % of that; queue = the AP's queue in its first 2 s."""
+    rows = [r for r in runs(out) if r["flow"] == "3"]
+    delay_key = "topology.wired_delay"
+    rtt_of = lambda r: 2 * num(r.get(delay_key, "10ms").rstrip("ms"))  # noqa: E731
+    rtts = sorted({rtt_of(r) for r in rows})
+    order = ["rdtp-bbr-informed", "rdtp-bbr-startup", "tcp-bbr", "tcp-cubic"]
+    labels = [l for l in order if any(r["flow.1"] == l for r in rows)]
+    labels += sorted({r["flow.1"] for r in rows} - set(labels))
+    colors = {"rdtp-bbr-informed": "#d62728", "rdtp-bbr-startup": "#1f77b4", "tcp-bbr": "#ff7f0e",
+              "tcp-cubic": "#2ca02c"}
+    fig, axes = plt.subplots(2, len(rtts), figsize=(6 * len(rtts), 7), squeeze=False)
+    table = [
+        "| wired RTT | joining flow | seed | predicted (Mbit/s) | fair share 12–20 s (Mbit/s) | prediction error | time to 90 % (s) | AP queue peak, first 2 s (packets) | mean RTT, first 2 s (ms) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    summary = {}
+    for col, rtt in enumerate(rtts):
+        ax_g, ax_q = axes[0, col], axes[1, col]
+        for label in labels:
+            sel = sorted((r for r in rows if r["flow.1"] == label and rtt_of(r) == rtt), key=lambda r: int(r["seed"]))
+            for r in sel:
+                d = r["_dir"]
+                series = timeseries(d)[3]
+                start = num(r["start_s"])
+                fair = mean_between(series, 12.0, 20.0, 1)
+                dt = series[1][0] - series[0][0]
+                k = max(1, int(round(0.1 / dt)))
+                t90 = float("nan")
+                for i in range(len(series)):
+                    window = [p[1] for p in series[max(0, i - k + 1): i + 1] if p[0] > start]
+                    if series[i][0] > start and len(window) == k and sum(window) / k >= 0.9 * fair:
+                        t90 = series[i][0] - start
+                        break
+                q = [(num(x["time_s"]), num(x["packets"])) for x in read_csv(os.path.join(d, "queue.csv"))]
+                peak = max((p for t, p in q if start <= t < start + 2.0), default=float("nan"))
+                rtt_ms = mean_between(series, start, start + 2.0, 2)
+                joins = {int(j["flow"]): j for j in read_csv(os.path.join(d, "joins.csv"))}
+                if label.startswith("tcp") or 3 not in joins:
+                    predicted, err = float("nan"), float("nan")
+                else:
+                    # The model's prediction at the join, in rdtp payload (1402 per 1500-byte packet).
+                    predicted = num(joins[3]["model_mbps"]) * payload_per_ip("rdtp")
+                    err = pct_err(predicted, fair)
+                table.append(f"| {fmt(rtt, 0)} ms | {label} | {r['seed']} | {fmt(predicted)} | {fmt(fair)} | "
+                             f"{fmt(err)} % | {fmt(t90, 2)} | {fmt(peak, 0)} | {fmt(rtt_ms, 0)} |")
+                summary.setdefault((rtt, label), []).append((t90, peak, fair, err))
+                if r["seed"] == "1":
+                    # The same 100 ms moving average the time to 90 % is read from.
+                    smooth = [sum(p[1] for p in series[max(0, i - k + 1): i + 1]) / min(k, i + 1)
+                              for i in range(len(series))]
+                    ax_g.plot([p[0] for p in series], smooth, lw=1.0, color=colors.get(label), label=label)
+                    ax_q.plot([t for t, _ in q], [p for _, p in q], lw=0.9, color=colors.get(label), label=label)
+        ax_g.set_xlim(9.8, 12.0)
+        ax_q.set_xlim(9.8, 12.0)
+        ax_g.set_title(f"wired RTT {fmt(rtt, 0)} ms (seed 1)", fontsize=9)
+        ax_g.set_ylim(0, 16)
+        ax_g.set_ylabel("joining flow goodput (Mbit/s, 100 ms mean)")
+        ax_g.legend(fontsize=7)
+        ax_g.grid(alpha=0.3)
+        ax_q.set_ylabel("AP queue (packets)")
+        ax_q.set_xlabel("time (s); the fetch joins three saturating stations at 10 s")
+        ax_q.grid(alpha=0.3)
+    table += ["", "| wired RTT | joining flow | runs | mean time to 90 % (s) | mean AP queue peak (packets) | mean fair share (Mbit/s) | mean prediction error |",
+              "|---:|---|---:|---:|---:|---:|---:|"]
+    for (rtt, label), vals in sorted(summary.items(), key=lambda kv: (kv[0][0], labels.index(kv[0][1]))):
+        ok = [v for v in vals if not math.isnan(v[0])]
+        mt = sum(v[0] for v in ok) / len(ok) if ok else float("nan")
+        never = f" ({len(vals) - len(ok)} never)" if len(ok) < len(vals) else ""
+        errs = [v[3] for v in vals if not math.isnan(v[3])]
+        me = f"{fmt(sum(errs) / len(errs))} %" if errs else "–"
+        table.append(f"| {fmt(rtt, 0)} ms | {label} | {len(vals)} | {fmt(mt, 2)}{never} | "
+                     f"{fmt(sum(v[1] for v in vals) / len(vals), 0)} | {fmt(sum(v[2] for v in vals) / len(vals))} | {me} |")
+    fig.suptitle("Seed 002, ours (ns-3, 802.11g 54 Mbit/s): a download joins three saturating stations — "
+                 "informed start vs BBR Startup vs TCP", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return table
+
+
+# Seed 002's kinds are shared by several scenarios: their files are named after OUT_DIR.
+KINDS.update({"s2fig": s2fig, "s2informed": s2informed})
+
 
 def main():
     if len(sys.argv) < 3 or sys.argv[1] not in KINDS:
@@ -557,13 +769,14 @@ def main():
     kind, out = sys.argv[1], sys.argv[2]
     png_dir = sys.argv[3] if len(sys.argv) > 3 else out
     os.makedirs(png_dir, exist_ok=True)
-    png = os.path.join(png_dir, f"{kind}.png")
+    name = os.path.basename(os.path.normpath(out)) if kind.startswith("s2") else kind
+    png = os.path.join(png_dir, f"{name}.png")
     lines = KINDS[kind](out, png)
-    with open(os.path.join(out, f"{kind}.md"), "w") as f:
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     pngs = [png] if os.path.exists(png) else sorted(glob.glob(png[:-4] + "-*.png"))
-    print(f"wrote {', '.join(pngs)} and {os.path.join(out, kind + '.md')}")
+    print(f"wrote {', '.join(pngs)} and {os.path.join(out, name + '.md')}")
 
 
 if __name__ == "__main__":

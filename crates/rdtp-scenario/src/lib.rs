@@ -178,6 +178,16 @@ pub struct Topology {
     pub max_ampdu: Option<u32>,
     /// "none" (the MAC queue is the only queue) or "default" (ns-3's default qdisc).
     pub qdisc: Option<String>,
+    /// 802.11g (`standard = "80211g"`, seed 002): each station's fixed PHY rate in Mbit/s
+    /// (6, 9, 12, 18, 24, 36, 48, 54), in station order; stations beyond the list use the
+    /// last entry. Without it: 54 (`rate_control = "constant"`) or Minstrel.
+    pub phy_rates: Option<Vec<f64>>,
+    /// Each station's distance from the AP in metres, in station order (default: `distance`).
+    pub distances: Option<Vec<f64>>,
+    /// A listening node next to the AP that never transmits (seed 002 §III's monitor-mode
+    /// capture): its PHY's monitor trace feeds the WiFi estimator (`wifi.csv`,
+    /// `wifi-stations.csv`, `joins.csv`) and, with `pcap`, a radiotap capture.
+    pub sniffer: Option<bool>,
     // --- both ---
     /// TCP send/receive buffer, bytes (default: automatic).
     pub tcp_buffer: Option<Size>,
@@ -356,6 +366,12 @@ pub struct Flow {
     pub label: Option<String>,
     /// Graph topologies: the server node it fetches from or is sent by (default: the first).
     pub server: Option<String>,
+    /// tcp/udp: "down" (server → client, default) or "up" (client → server: seed 002's
+    /// stations sending to the wired node).
+    pub direction: Option<String>,
+    /// rdtp: informed start (seed 002): "auto" (the rate the receiver's station predicts from
+    /// what it overhears; WiFi only; normal start when there is no estimate) or a rate.
+    pub initial_rate: Option<Quantity>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -555,6 +571,22 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     if t.kind != "graph" && !(t.nodes.is_empty() && t.links.is_empty()) {
         return Err(format!("{table}.node and {table}.link are for kind = \"graph\""));
     }
+    if t.phy_rates.is_some() || t.distances.is_some() || t.sniffer.is_some() {
+        if t.kind != "wifi" {
+            return Err(format!("{table}.phy_rates, distances and sniffer are for kind = \"wifi\""));
+        }
+        if table == "path" {
+            return Err(format!("{table}.phy_rates, distances and sniffer are for rdtp-sim only"));
+        }
+    }
+    if let Some(rates) = &t.phy_rates {
+        if t.standard.as_deref() != Some("80211g") {
+            return Err(format!("{table}.phy_rates needs standard = \"80211g\""));
+        }
+        if let Some(r) = rates.iter().find(|r| !network::ERP_OFDM_MBPS.contains(r)) {
+            return Err(format!("{table}.phy_rates: {r} is not an 802.11g OFDM rate (6, 9, 12, 18, 24, 36, 48, 54)"));
+        }
+    }
     if let Some(h) = t.hops
         && !(1..=200).contains(&h)
     {
@@ -599,13 +631,32 @@ fn validate(s: &Scenario) -> Result<(), String> {
             }
             "tcp" => {
                 if let Some(c) = cc
-                    && !["bbr", "cubic"].contains(&c)
+                    && !["bbr", "cubic", "reno"].contains(&c)
                 {
-                    return Err(format!("flow {i}: tcp cc '{c}' (bbr, cubic)"));
+                    return Err(format!("flow {i}: tcp cc '{c}' (bbr, cubic, reno)"));
                 }
             }
-            "tcp-bbr" | "tcp-cubic" | "udp" => {}
-            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, udp)")),
+            "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
+            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
+        }
+        match (kind, f.direction.as_deref()) {
+            (_, None | Some("down")) => {}
+            ("rdtp", Some(_)) => return Err(format!("flow {i}: rdtp flows fetch downstream (no direction)")),
+            (_, Some("up")) => {}
+            (_, Some(d)) => return Err(format!("flow {i}: direction '{d}' (down, up)")),
+        }
+        if let Some(r) = &f.initial_rate {
+            if kind != "rdtp" {
+                return Err(format!("flow {i}: initial_rate is for rdtp flows"));
+            }
+            let text = r.rate();
+            if text == "auto" {
+                if s.topology.kind != "wifi" {
+                    return Err(format!("flow {i}: initial_rate = \"auto\" needs a wifi topology"));
+                }
+            } else {
+                network::parse_rate(&text).map_err(|e| format!("flow {i}: initial_rate: {e}"))?;
+            }
         }
         if f.count == 0 {
             return Err(format!("flow {i}: count must be ≥ 1"));
@@ -672,6 +723,14 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                 write!(spec, ",rate={}", rate.rate()).unwrap();
             } else if kind == "udp" {
                 return Err("udp flows need a rate".into());
+            }
+            if f.direction.as_deref() == Some("up") {
+                spec.push_str(",dir=up");
+            }
+            if let Some(r) = &f.initial_rate {
+                let text = r.rate();
+                let arg = if text == "auto" { text } else { format!("{}", network::parse_rate(&text)? / 8.0) };
+                write!(spec, ",initial_rate={arg}").unwrap();
             }
             for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit)] {
                 if let Some(v) = v {
@@ -764,6 +823,11 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         push("MaxAmpdu", t.max_ampdu.map(|v| v.to_string()));
         push("WifiQdisc", t.qdisc.clone());
         push("AccessQueue", t.access_queue.map(|v| v.to_string()));
+        let list =
+            |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(f64::to_string).collect::<Vec<_>>().join(","));
+        push("PhyRates", list(&t.phy_rates));
+        push("Distances", list(&t.distances));
+        push("Sniffer", t.sniffer.map(|v| v.to_string()));
     }
     if let Some(b) = &t.tcp_buffer {
         push("TcpBuf", Some(b.bytes()?.to_string()));
@@ -988,8 +1052,52 @@ server = "s2"
     fn typos_are_errors() {
         let bad = FILE.replace("queue = \"1bdp\"", "queu = \"1bdp\"");
         assert!(expand(&bad, &[]).unwrap_err().contains("queu"));
-        let bad = FILE.replace("cc = \"cubic\"", "cc = \"reno\"");
+        let bad = FILE.replace("cc = \"cubic\"", "cc = \"vegas\"");
         assert!(expand(&bad, &[]).is_err());
+    }
+
+    #[test]
+    fn seed002_wifi_keys_are_checked_and_passed_on() {
+        let wifi = r#"
+[scenario]
+duration = 30.0
+[topology]
+kind = "wifi"
+standard = "80211g"
+phy_rates = [12, 24, 54]
+sniffer = true
+[[flow]]
+kind = "udp"
+rate = "100Mbps"
+direction = "up"
+count = 3
+[[flow]]
+kind = "rdtp"
+initial_rate = "auto"
+start = 10.0
+[[flow]]
+kind = "rdtp"
+initial_rate = "20Mbps"
+"#;
+        let (_, runs) = expand(wifi, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "/o").unwrap();
+        assert!(args.contains(&"--PhyRates=12,24,54".to_string()), "{args:?}");
+        assert!(args.contains(&"--Sniffer=true".to_string()), "{args:?}");
+        let flows = args.iter().find(|a| a.starts_with("--Flows=")).unwrap();
+        assert!(flows.contains("kind=udp,client=0,start=0,rate=100Mbps,dir=up;"), "{flows}");
+        assert!(flows.contains("initial_rate=auto"), "{flows}");
+        assert!(flows.contains("initial_rate=2500000"), "20 Mbit/s in bytes/s: {flows}");
+        for (from, to, what) in [
+            ("phy_rates = [12, 24, 54]", "phy_rates = [11]", "not an 802.11g OFDM rate"),
+            ("standard = \"80211g\"", "standard = \"80211n\"", "needs standard"),
+            ("direction = \"up\"", "direction = \"sideways\"", "direction 'sideways'"),
+            ("kind = \"wifi\"", "kind = \"dumbbell\"", "for kind = \"wifi\""),
+        ] {
+            let e = expand(&wifi.replace(from, to), &[]).unwrap_err();
+            assert!(e.contains(what), "{e}");
+        }
+        let e = expand(&wifi.replace("initial_rate = \"20Mbps\"", "initial_rate = \"fast\""), &[]).unwrap_err();
+        assert!(e.contains("initial_rate"), "{e}");
     }
 
     #[test]

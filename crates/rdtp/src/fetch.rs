@@ -56,6 +56,7 @@ pub struct Fetch {
     unit: UnitChoice,
     sinks: TraceSinks,
     trace: bool,
+    initial_rate: Option<f64>,
 }
 
 impl Fetch {
@@ -68,6 +69,7 @@ impl Fetch {
             unit: UnitChoice::Mtu(DEFAULT_MTU),
             sinks: TraceSinks::default(),
             trace: false,
+            initial_rate: None,
         }
     }
     /// Fetch the object called `name`.
@@ -122,6 +124,13 @@ impl Fetch {
     /// share request nonces — routers would take that for a loop). Set it to repeat a run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = seed;
+        self
+    }
+    /// Informed start (seed 002): the controller starts from `bytes_per_sec` of payload (BBR:
+    /// seeded bandwidth, straight to ProbeBW) instead of probing for it, if it can
+    /// ([`FetchReader::informed_start`] says whether it did).
+    pub fn initial_rate(mut self, bytes_per_sec: f64) -> Self {
+        self.initial_rate = Some(bytes_per_sec);
         self
     }
     /// Emit RTT and congestion trace events even without a sink (for [`Fetch::on_event`]
@@ -192,7 +201,8 @@ impl Fetch {
         if self.config.address_token.is_none() {
             self.config.address_token = crate::tokens::get(server);
         }
-        let rx = Receiver::new(self.config, self.target, now);
+        let mut rx = Receiver::new(self.config, self.target, now);
+        let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
         let cc_name = rx.controller().name();
         let mut sinks = self.sinks;
         sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
@@ -207,7 +217,7 @@ impl Fetch {
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
             .map_err(|e| Error::network("cannot start the fetch thread", e))?;
-        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0 })
+        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0, informed })
     }
 }
 
@@ -384,6 +394,7 @@ pub struct FetchReader {
     cc_name: &'static str,
     unit: u16,
     unwoken: usize,
+    informed: Option<f64>,
 }
 
 impl std::fmt::Debug for FetchReader {
@@ -412,6 +423,11 @@ impl FetchReader {
     /// The congestion controller's name.
     pub fn cc_name(&self) -> &'static str {
         self.cc_name
+    }
+    /// The rate (payload bytes/s) the controller started from, if informed start was asked
+    /// for and the controller took it.
+    pub fn informed_start(&self) -> Option<f64> {
+        self.informed
     }
     /// Payload bytes per unit.
     pub fn unit(&self) -> u16 {

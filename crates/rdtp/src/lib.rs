@@ -63,6 +63,7 @@ pub mod summary;
 pub mod tcp;
 pub mod tokens;
 pub mod trace;
+pub mod wifi;
 
 pub use catalog::{DirCatalog, IndexProgress, open_dir};
 pub use clock::Clock;

@@ -82,10 +82,85 @@ pub struct Args {
     /// Print the statistics as one JSON object (stdout if -o FILE, else stderr).
     #[arg(long)]
     pub json: bool,
+    /// Informed start (seed 002): start the controller at this rate instead of probing for
+    /// it (BBR: bandwidth seeded, straight to ProbeBW; aimd: rate × RTT window). A rate such
+    /// as 20Mbps, or `auto`: the rate predicted from what --wifi-pcap or --wifi-iface
+    /// overheard (normal start when they give no estimate).
+    #[arg(long, value_name = "auto|RATE")]
+    pub initial_rate: Option<String>,
+    /// With --initial-rate auto: a radiotap capture of the WiFi medium (its last window).
+    #[arg(long, value_name = "FILE", conflicts_with = "wifi_iface")]
+    pub wifi_pcap: Option<PathBuf>,
+    /// With --initial-rate auto: a monitor interface to listen on first (`live` build).
+    #[arg(long, value_name = "IFACE")]
+    pub wifi_iface: Option<String>,
+    /// How long to listen on --wifi-iface before fetching, seconds.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub wifi_listen: f64,
+    /// With --initial-rate auto: the PHY rate the AP sends to this host at, Mbit/s (default:
+    /// the active stations' mean).
+    #[arg(long, value_name = "MBPS")]
+    pub phy_rate: Option<f64>,
+    /// With --initial-rate auto: a newcomer-rate model file (default: the built-in one).
+    #[arg(long, value_name = "FILE")]
+    pub wifi_model: Option<PathBuf>,
     /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
     /// server's --tcp-cc controls it; the content is still checked against its EID).
-    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt"])]
+    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt", "initial_rate"])]
     pub tcp: bool,
+}
+
+/// `--initial-rate`: payload bytes/s, or `None` for the normal start (no option, or `auto`
+/// without an estimate, which is said on stderr unless -q).
+fn initial_rate(a: &Args) -> Result<Option<f64>> {
+    let Some(text) = a.initial_rate.as_deref() else {
+        if a.wifi_pcap.is_some() || a.wifi_iface.is_some() {
+            return Err(Error::Usage("--wifi-pcap/--wifi-iface are for --initial-rate auto".into()));
+        }
+        return Ok(None);
+    };
+    if text != "auto" {
+        let bps = rdtp_units::parse_rate(text)
+            .ok()
+            .filter(|r| *r > 0.0)
+            .ok_or_else(|| Error::Usage(format!("--initial-rate {text}: want auto or a rate such as 20Mbps")))?;
+        return Ok(Some(bps / 8.0));
+    }
+    if a.wifi_pcap.is_none() && a.wifi_iface.is_none() {
+        return Err(Error::Usage(
+            "--initial-rate auto listens to WiFi: give --wifi-pcap FILE or --wifi-iface IFACE".into(),
+        ));
+    }
+    let wifi = super::wifi::ListenArgs {
+        window: 1.0,
+        min_active: 0.5,
+        phy_rate: a.phy_rate,
+        model: a.wifi_model.clone(),
+        ignore: None,
+    };
+    let model = wifi.model()?;
+    let (_, snap) = super::wifi::listen(
+        a.wifi_pcap.as_ref(),
+        a.wifi_iface.as_deref(),
+        a.wifi_listen,
+        wifi.config()?,
+        None,
+        |_, _| {},
+    )?;
+    let rate = rdtp::wifi::informed_rate(&snap, &model, wifi.newcomer_bps());
+    if !a.quiet {
+        let msg = match rate {
+            Some(r) => format!(
+                "Informed start: {} active station(s), {:.2} Mbit/s in total; starting at {:.2} Mbit/s\n",
+                snap.n_active(),
+                snap.total_bps() / 1e6,
+                r / 1e6
+            ),
+            None => "Informed start: no WiFi estimate (no active station overheard); normal start\n".to_string(),
+        };
+        to_stderr(&msg);
+    }
+    Ok(rate.map(|r| r / 8.0))
 }
 
 fn log_file(path: &PathBuf) -> Result<File> {
@@ -116,6 +191,9 @@ pub fn run(a: Args) -> Result<i32> {
     }
     if let Some(w) = &a.recv_window {
         fetch = fetch.recv_window(parse_size(w)?);
+    }
+    if let Some(rate) = initial_rate(&a)? {
+        fetch = fetch.initial_rate(rate);
     }
     let unit = fetch.effective_unit()?;
     if let Some(p) = &a.log_cwnd {

@@ -11,6 +11,7 @@ pub mod serve;
 pub mod sim;
 pub mod tcp;
 pub mod testbed;
+pub mod wifi;
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -39,6 +40,9 @@ pub enum Command {
     Sim(sim::Args),
     /// Real rdtp and kernel-TCP processes over a real-time emulated network (root); see `rdtp testbed --help`.
     Testbed(testbed::Args),
+    /// Passive WiFi estimation (seed 002): `rdtp wifi estimate --pcap FILE | --iface MON0`.
+    #[command(subcommand)]
+    Wifi(wifi::WifiCommand),
 }
 
 /// Run a subcommand; returns the exit code on success paths.
@@ -52,6 +56,7 @@ pub fn run(cmd: Command) -> Result<i32> {
         Command::Bench(b) => bench::run(b),
         Command::Sim(a) => sim::run(a),
         Command::Testbed(a) => testbed::run(a),
+        Command::Wifi(c) => wifi::run(c),
     }
 }
 
