@@ -4,12 +4,18 @@
     python3 experiments/plot.py KIND OUT_DIR [PNG_DIR]
 
 KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 002:
-s2fig, s2informed); OUT_DIR is what `rdtp sim` wrote (summary.csv and one directory per run).
-Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown table of the numbers,
-into OUT_DIR); seed 002's kinds name both after OUT_DIR (seed002-fig1.png, …). KIND `grid`
-reads OUT_DIR/grid.csv from the harness's `examples/grid.rs` and writes grid-utilisation.png,
-grid-rtt.png and grid-rerequests.png instead of one KIND.png.
-Needs matplotlib; reads the CSVs with the standard library only.
+s2fig, s2informed); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
+directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
+table of the numbers, into OUT_DIR); seed 002's kinds name both after OUT_DIR
+(seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
+`examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png and grid-rerequests.png
+instead of one KIND.png. Needs matplotlib; reads the CSVs with the standard library only.
+
+With repetitions (`repeat = N`), bars and table cells show the mean over the N runs with its
+95 % confidence interval as rdtp-sim computed it (summary-mean.csv: Student t), and time
+series show repetition 0. Numbers this script derives from time series (Jain's index,
+totals over a window) are given per repetition as mean [min–max]: the statistics stay in
+rdtp-sim, this script only draws.
 """
 
 import csv
@@ -59,6 +65,62 @@ def runs(out, per_run=False):
         seen.add(r["run_id"])
         kept.append(r)
     return kept
+
+
+def points(out):
+    """summary-mean.csv rows: one per sweep point and flow, every numeric column the mean over
+    the point's repetitions (`runs`), with `<col>_ci95`, `_min`, `_max`. Each row gets `_dir`
+    (its first repetition's directory, for time series) and `_dirs` (every repetition's).
+    Falls back to summary.csv (one run per point) for directories written before it."""
+    path = os.path.join(out, "summary-mean.csv")
+    if not os.path.exists(path):
+        rows = runs(out)
+        for r in rows:
+            r["runs"], r["_dirs"] = "1", [r["_dir"]]
+        return rows
+    with open(path, newline="") as f:
+        header = next(csv.reader(f))
+    keys = header[header.index("run_id") + 1 : header.index("seed")] + ["flow"]
+    per_run = runs(out)
+    rows = read_csv(path)
+    for r in rows:
+        r["_dir"] = os.path.join(out, r["run_id"])
+        r["_dirs"] = sorted({x["_dir"] for x in per_run if all(x.get(k) == r.get(k) for k in keys)})
+    return rows
+
+
+def reps(r):
+    return int(num(r.get("runs"), 1))
+
+
+def ci(r, col, scale=1.0):
+    """Half-width of the 95 % interval of `col` (0 without repetitions)."""
+    c = num(r.get(col + "_ci95"), 0.0)
+    return 0.0 if math.isnan(c) else c * scale
+
+
+def pm(r, col, digits=1, scale=1.0):
+    """`mean ± ci95` (just the value for one run)."""
+    text = fmt(num(r.get(col)) * scale, digits)
+    if reps(r) > 1 and r.get(col + "_ci95"):
+        text += f" ± {fmt(ci(r, col, scale), digits)}"
+    return text
+
+
+def over(values, digits=3):
+    """`mean [min–max]` of per-repetition values (just the value for one)."""
+    vs = [v for v in values if not math.isnan(v)]
+    if not vs:
+        return "–"
+    if len(vs) == 1:
+        return fmt(vs[0], digits)
+    return f"{fmt(sum(vs) / len(vs), digits)} [{fmt(min(vs), digits)}–{fmt(max(vs), digits)}]"
+
+
+def repeated(rows):
+    """' (mean ± 95 % CI of N runs)' for titles, if the points were repeated."""
+    n = max((reps(r) for r in rows), default=1)
+    return f" — mean ± 95 % CI of {n} runs" if n > 1 else ""
 
 
 def timeseries(run_dir):
@@ -113,7 +175,7 @@ def fmt(x, digits=1):
 
 
 def fig7a(out, png):
-    rows = runs(out)
+    rows = points(out)
     labels = ["rdtp-bbr", "tcp-bbr", "tcp-cubic"]
     configs = []
     for r in rows:
@@ -126,10 +188,11 @@ def fig7a(out, png):
     width = 0.27
     for i, label in enumerate(labels):
         xs = [k + (i - 1) * width for k in range(len(configs))]
-        util = [num(table.get((c[0], c[1], label), {}).get("utilisation")) * 100 for c in configs]
-        rtt = [num(table.get((c[0], c[1], label), {}).get("mean_rtt_ms")) for c in configs]
-        ax_u.bar(xs, util, width, label=label, color=COLORS[label])
-        ax_r.bar(xs, rtt, width, label=label, color=COLORS[label])
+        cells = [table.get((c[0], c[1], label), {}) for c in configs]
+        util = [num(r.get("utilisation")) * 100 for r in cells]
+        rtt = [num(r.get("mean_rtt_ms")) for r in cells]
+        ax_u.bar(xs, util, width, label=label, color=COLORS[label], yerr=[ci(r, "utilisation", 100) for r in cells], capsize=2)
+        ax_r.bar(xs, rtt, width, label=label, color=COLORS[label], yerr=[ci(r, "mean_rtt_ms") for r in cells], capsize=2)
     ax_u.set_ylabel("bottleneck utilisation (%)")
     ax_u.set_ylim(0, 105)
     ax_u.axhline(90, color="grey", lw=0.8, ls=":")
@@ -137,7 +200,7 @@ def fig7a(out, png):
     ax_r.set_ylabel("mean RTT (ms)")
     ax_r.set_xticks(range(len(configs)))
     ax_r.set_xticklabels([f"{int(c[0])} Mb/s\n{c[1]}" for c in configs], fontsize=8)
-    fig.suptitle("Fig. 7a (ns-3): one flow, static bottleneck, 1-BDP DropTail buffer, 20 s (measured after 5 s)")
+    fig.suptitle("Fig. 7a (ns-3): one flow, static bottleneck, 1-BDP DropTail buffer, 20 s (measured after 5 s)" + repeated(rows))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
 
@@ -146,8 +209,8 @@ def fig7a(out, png):
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in configs:
-        u = [fmt(num(table.get((c[0], c[1], l), {}).get("utilisation")) * 100) + " %" for l in labels]
-        t = [fmt(num(table.get((c[0], c[1], l), {}).get("mean_rtt_ms"))) for l in labels]
+        u = [pm(table.get((c[0], c[1], l), {}), "utilisation", 1, 100) + " %" for l in labels]
+        t = [pm(table.get((c[0], c[1], l), {}), "mean_rtt_ms") for l in labels]
         lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(u + t) + " |")
     return lines
 
@@ -186,35 +249,53 @@ def fig7b(out, png):
     return lines
 
 
-def fig8(out, png):
-    rows = runs(out, per_run=True)
-    by_rate = {}
-    for r in rows:
-        by_rate.setdefault(r["topology.rate"], r["_dir"])
-    rates = sorted(by_rate, key=rate_mbps)
-    fig, axes = plt.subplots(len(rates), 1, figsize=(10, 3.0 * len(rates)), sharex=True)
-    lines = [
-        "| bottleneck | Jain index, 4 flows (20–45 s) | Jain, 3 flows (50–60 s) | total goodput 20–45 s | total 50–60 s |",
-        "|---:|---:|---:|---:|---:|",
-    ]
-    for ax, rate in zip(axes, rates):
-        series = timeseries(by_rate[rate])
-        times = sorted({p[0] for s in series.values() for p in s})
-        total = {t: 0.0 for t in times}
-        for f, s in sorted(series.items()):
-            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"flow {f}")
-            for p in s:
-                total[p[0]] += p[1]
+def flows_and_total(run_dir, ax=None, name="flow"):
+    """A run's per-flow time series and their sum ({t: Mbit/s}); drawn on `ax` if given."""
+    series = timeseries(run_dir)
+    times = sorted({p[0] for s in series.values() for p in s})
+    total = {t: 0.0 for t in times}
+    for f, s in sorted(series.items()):
+        if ax is not None:
+            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"{name} {f}")
+        for p in s:
+            total[p[0]] += p[1]
+    if ax is not None:
         ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+    return series, total
+
+
+def window_mean(total, a, b):
+    """Mean of a {t: value} series over [a, b)."""
+    vals = [v for t, v in total.items() if a <= t < b]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def fig8(out, png):
+    by_rate = {}
+    for r in points(out):
+        by_rate.setdefault(r["topology.rate"], r["_dirs"])
+    rates = sorted(by_rate, key=rate_mbps)
+    n = max(len(d) for d in by_rate.values())
+    fig, axes = plt.subplots(len(rates), 1, figsize=(10, 3.0 * len(rates)), sharex=True, squeeze=False)
+    lines = [
+        "| bottleneck | Jain index, 4 flows (20–45 s) | Jain, 3 flows (50–60 s) | total goodput 20–45 s | total 50–60 s |"
+        + (" runs |" if n > 1 else ""),
+        "|---:|---:|---:|---:|---:|" + ("---:|" if n > 1 else ""),
+    ]
+    for ax, rate in zip(axes[:, 0], rates):
+        j4, j3, t4, t3 = [], [], [], []
+        for k, d in enumerate(by_rate[rate]):
+            series, total = flows_and_total(d, ax if k == 0 else None)
+            j4.append(jain([mean_between(series[f], 20, 45, 1) for f in range(4)]))
+            j3.append(jain([mean_between(series[f], 50, 60, 1) for f in range(1, 4)]))
+            t4.append(window_mean(total, 20, 45))
+            t3.append(window_mean(total, 50, 60))
         ax.set_ylabel("Mbit/s")
-        ax.set_title(f"{rate}, RTT 20 ms", fontsize=9)
-        four = [mean_between(series[f], 20, 45, 1) for f in range(4)]
-        three = [mean_between(series[f], 50, 60, 1) for f in range(1, 4)]
-        tot4 = sum(total[t] for t in times if 20 <= t < 45) / max(1, sum(1 for t in times if 20 <= t < 45))
-        tot3 = sum(total[t] for t in times if 50 <= t < 60) / max(1, sum(1 for t in times if 50 <= t < 60))
-        lines.append(f"| {rate} | {jain(four):.3f} | {jain(three):.3f} | {fmt(tot4)} Mbit/s | {fmt(tot3)} Mbit/s |")
-    axes[0].legend(ncol=5, fontsize=8, loc="upper right")
-    axes[-1].set_xlabel("time (s)")
+        ax.set_title(f"{rate}, RTT 20 ms" + (" (run 0)" if n > 1 else ""), fontsize=9)
+        row = f"| {rate} | {over(j4)} | {over(j3)} | {over(t4, 1)} Mbit/s | {over(t3, 1)} Mbit/s |"
+        lines.append(row + (f" {len(by_rate[rate])} |" if n > 1 else ""))
+    axes[0, 0].legend(ncol=5, fontsize=8, loc="upper right")
+    axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle("Fig. 8 (ns-3): four rdtp bbr flows sharing a bottleneck (flow 0 leaves at 45 s)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -229,7 +310,7 @@ def wifi_pair(rows, key_path, key_cc):
 
 
 def fig9(out, png):
-    rows = runs(out)
+    rows = points(out)
     paths = sorted({r["topology.wired_delay"] for r in rows}, key=lambda s: num(s.rstrip("ms")))
     ccs = ["bbr", "bbr-wifi"]
     table = wifi_pair(rows, "topology.wired_delay", "flow.0.cc")
@@ -244,10 +325,9 @@ def fig9(out, png):
             ts = timeseries(r["_dir"])[0]
             row[0].plot([p[0] for p in ts], [p[1] for p in ts], color=COLORS[cc], lw=1, label=cc)
             row[1].plot([p[0] for p in ts], [p[2] for p in ts], color=COLORS[cc], lw=1, label=cc)
-            drops = queue_drops(r["_dir"])
             lines.append(
-                f"| wired one-way {wd} | {cc} | {fmt(num(r['goodput_mbps']))} | {fmt(num(r['mean_rtt_ms']), 2)} "
-                f"| {fmt(num(r['min_rtt_ms']), 2)} | {r['retransmissions']} | {drops} |"
+                f"| wired one-way {wd} | {cc} | {pm(r, 'goodput_mbps')} | {pm(r, 'mean_rtt_ms', 2)} "
+                f"| {pm(r, 'min_rtt_ms', 2)} | {pm(r, 'retransmissions', 0)} | {drops_over(r)} |"
             )
         row[0].set_ylabel("goodput (Mbit/s)")
         row[1].set_ylabel("RTT (ms)")
@@ -256,10 +336,15 @@ def fig9(out, png):
         row[0].legend(fontsize=8)
     for a in axes[-1]:
         a.set_xlabel("time (s)")
-    fig.suptitle("Fig. 9 (ns-3): rdtp bbr vs bbr-wifi over 802.11ac (80 MHz, VHT MCS 9, 1 SS)")
+    fig.suptitle("Fig. 9 (ns-3): rdtp bbr vs bbr-wifi over 802.11ac (80 MHz, VHT MCS 9, 1 SS)" + (" — run 0 of each point" if max(reps(r) for r in rows) > 1 else ""))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
+
+
+def drops_over(r):
+    """AP queue drops of a point's runs: the value, or mean [min–max] over repetitions."""
+    return over([num(queue_drops(d)) for d in r["_dirs"]], 0)
 
 
 def queue_drops(run_dir):
@@ -270,7 +355,7 @@ def queue_drops(run_dir):
 
 
 def fig10(out, png):
-    rows = runs(out)
+    rows = points(out)
     stds = []
     for r in rows:
         if r["topology"] not in stds:
@@ -280,55 +365,54 @@ def fig10(out, png):
         if r["flow.0"] not in labels:
             labels.append(r["flow.0"])
     table = {(r["topology"], r["flow.0"]): r for r in rows}
-    fig, axes = plt.subplots(len(stds), 2, figsize=(11, 3.4 * len(stds)))
+    fig, axes = plt.subplots(len(stds), 2, figsize=(11, 3.4 * len(stds)), squeeze=False)
     lines = [
         "| WiFi | flow | goodput (Mbit/s) | mean RTT (ms) | min RTT (ms) | re-requests / retransmissions | AP queue drops |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for row, std in zip(axes, stds):
-        good = [num(table[(std, l)]["goodput_mbps"]) for l in labels]
-        rtt = [num(table[(std, l)]["mean_rtt_ms"]) for l in labels]
+        cells = [table.get((std, l), {}) for l in labels]
         colors = [COLORS.get(l, "grey") for l in labels]
-        row[0].bar(range(len(labels)), good, color=colors)
-        row[1].bar(range(len(labels)), rtt, color=colors)
-        for a in row:
+        for a, col in ((row[0], "goodput_mbps"), (row[1], "mean_rtt_ms")):
+            a.bar(range(len(labels)), [num(r.get(col)) for r in cells], color=colors,
+                  yerr=[ci(r, col) for r in cells], capsize=3)
             a.set_xticks(range(len(labels)))
             a.set_xticklabels(labels, fontsize=7, rotation=15)
         row[0].set_ylabel("goodput (Mbit/s)")
         row[1].set_ylabel("mean RTT (ms)")
         row[0].set_title(std, fontsize=9)
-        for l in labels:
-            r = table[(std, l)]
+        for l, r in zip(labels, cells):
+            if not r:
+                continue
             lines.append(
-                f"| {std} | {l} | {fmt(num(r['goodput_mbps']))} | {fmt(num(r['mean_rtt_ms']), 2)} "
-                f"| {fmt(num(r['min_rtt_ms']), 2)} | {r['retransmissions']} | {queue_drops(r['_dir'])} |"
+                f"| {std} | {l} | {pm(r, 'goodput_mbps')} | {pm(r, 'mean_rtt_ms', 2)} "
+                f"| {pm(r, 'min_rtt_ms', 2)} | {pm(r, 'retransmissions', 0)} | {drops_over(r)} |"
             )
-    fig.suptitle("Fig. 10 (ns-3): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)")
+    fig.suptitle("Fig. 10 (ns-3): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)" + repeated(rows))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
 
 
 def fig10multi(out, png):
-    rows = runs(out, per_run=True)
-    fig, axes = plt.subplots(len(rows), 1, figsize=(10, 3.0 * len(rows)), sharex=True)
-    lines = ["| WiFi | Jain index, 3 flows (15–30 s) | total goodput 15–30 s (Mbit/s) |", "|---|---:|---:|"]
-    for ax, r in zip(axes, rows):
-        series = timeseries(r["_dir"])
-        times = sorted({p[0] for s in series.values() for p in s})
-        total = {t: 0.0 for t in times}
-        for f, s in sorted(series.items()):
-            ax.plot([p[0] for p in s], [p[1] for p in s], lw=1, label=f"station {f}")
-            for p in s:
-                total[p[0]] += p[1]
-        ax.plot(times, [total[t] for t in times], color="black", lw=1.2, label="total")
+    rows = points(out)
+    points_ = [r for i, r in enumerate(rows) if r["run_id"] not in {x["run_id"] for x in rows[:i]}]
+    fig, axes = plt.subplots(len(points_), 1, figsize=(10, 3.0 * len(points_)), sharex=True, squeeze=False)
+    n = max(reps(r) for r in points_)
+    head = "Jain index, 3 flows (15–30 s)" + (f", mean [min–max] of {n} runs" if n > 1 else "")
+    lines = [f"| WiFi | {head} | total goodput 15–30 s (Mbit/s) |", "|---|---:|---:|"]
+    for ax, r in zip(axes[:, 0], points_):
+        jains, totals = [], []
+        for k, d in enumerate(r["_dirs"]):
+            series, total = flows_and_total(d, ax if k == 0 else None, "station")
+            shares = [mean_between(series.get(f, []), 15, 30, 1) for f in range(3)]
+            jains.append(jain([0.0 if math.isnan(x) else x for x in shares]))
+            totals.append(window_mean(total, 15, 30))
         ax.set_ylabel("Mbit/s")
-        ax.set_title(r["topology"], fontsize=9)
-        shares = [mean_between(series[f], 15, 30, 1) for f in sorted(series)]
-        tot = sum(total[t] for t in times if 15 <= t < 30) / max(1, sum(1 for t in times if 15 <= t < 30))
-        lines.append(f"| {r['topology']} | {jain(shares):.3f} | {fmt(tot)} |")
-    axes[0].legend(ncol=4, fontsize=8)
-    axes[-1].set_xlabel("time (s)")
+        ax.set_title(r["topology"] + (" (run 0)" if n > 1 else ""), fontsize=9)
+        lines.append(f"| {r['topology']} | {over(jains)} | {over(totals, 1)} |")
+    axes[0, 0].legend(ncol=4, fontsize=8)
+    axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle("Fig. 10c/f (ns-3): three rdtp bbr-wifi flows sharing one AP, starting 5 s apart")
     fig.tight_layout()
     fig.savefig(png, dpi=90)

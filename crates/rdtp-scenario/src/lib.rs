@@ -48,6 +48,12 @@ pub struct General {
     pub seed: u32,
     #[serde(default = "one")]
     pub run: u32,
+    /// Repetitions of every sweep point: runs `run`, `run + 1`, … `run + repeat − 1` (ns-3's
+    /// RngRun: independent random streams for ns-3 and for the rdtp receivers and objects,
+    /// which are seeded from seed and run). Summaries give their mean and a 95 % confidence
+    /// interval.
+    #[serde(default = "one")]
+    pub repeat: u32,
     /// timeseries.csv interval, seconds.
     #[serde(default = "default_interval")]
     pub interval: f64,
@@ -379,6 +385,10 @@ pub struct Flow {
 pub struct Run {
     /// Position in the expansion (0-based; also the id's prefix).
     pub index: usize,
+    /// The sweep point it repeats (0-based; equal to `index` without `repeat`).
+    pub point: usize,
+    /// Which repetition of its point (0-based; its `scenario.run` is the file's + `rep`).
+    pub rep: u32,
     pub id: String,
     pub label: String,
     pub assignment: Vec<(String, Value)>,
@@ -542,7 +552,9 @@ pub fn sweep_points(
     Ok((keys, points))
 }
 
-/// Apply overrides, expand the sweep ([`sweep_points`]), deserialize and validate every run.
+/// Apply overrides, expand the sweep ([`sweep_points`]), deserialize and validate every run,
+/// and repeat each point `scenario.repeat` times (consecutive runs, the repetition varying
+/// fastest; ids end in `_rep=K` when there is more than one).
 pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
     let (keys, points) = sweep_points(text, overrides, "scenario", short_key)?;
     let mut runs = Vec::with_capacity(points.len());
@@ -550,7 +562,21 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         let scenario: Scenario =
             Value::Table(p.doc).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
         validate(&scenario)?;
-        runs.push(Run { index: p.index, id: p.id, label: p.label, assignment: p.assignment, scenario });
+        let repeat = scenario.scenario.repeat;
+        // The id without its index prefix: "" or "_key=value_…".
+        let rest = p.id.trim_start_matches(|c: char| c.is_ascii_digit());
+        for rep in 0..repeat {
+            let index = runs.len();
+            let mut s = scenario.clone();
+            s.scenario.run = scenario.scenario.run + rep;
+            let (id, label) = if repeat == 1 {
+                (format!("{index:03}{rest}"), p.label.clone())
+            } else {
+                let label = if p.label.is_empty() { format!("rep={rep}") } else { format!("{} rep={rep}", p.label) };
+                (format!("{index:03}{rest}_rep={rep}"), label)
+            };
+            runs.push(Run { index, point: p.index, rep, id, label, assignment: p.assignment.clone(), scenario: s });
+        }
     }
     Ok((keys, runs))
 }
@@ -617,6 +643,9 @@ fn validate(s: &Scenario) -> Result<(), String> {
     }
     if g.seed == 0 {
         return Err("scenario.seed must be > 0".into());
+    }
+    if g.repeat == 0 || g.run.checked_add(g.repeat - 1).is_none() {
+        return Err("scenario.repeat must be ≥ 1 (and run + repeat − 1 a 32-bit number)".into());
     }
     if s.flows.is_empty() {
         return Err("no [[flow]]".into());
@@ -881,6 +910,30 @@ start = 1.0
         assert_eq!(runs[11].label, "rate=200Mbps rtt=50ms flow.0.cc=aimd");
         assert_eq!(runs[11].id, "011_rate=200Mbps_rtt=50ms_flow.0.cc=aimd");
         assert_eq!(runs[11].scenario.flows[0].cc.as_deref(), Some("aimd"));
+    }
+
+    #[test]
+    fn repetitions_are_consecutive_runs_of_each_point() {
+        let set = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let (keys, runs) = expand(FILE, &set(&[("scenario.repeat", "3"), ("scenario.run", "5")])).unwrap();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(runs.len(), 36);
+        let r = &runs[4];
+        assert_eq!((r.index, r.point, r.rep, r.scenario.scenario.run), (4, 1, 1, 6));
+        assert_eq!(r.id, "004_rate=100Mbps_rtt=5ms_flow.0.cc=aimd_rep=1");
+        assert_eq!(r.label, "rate=100Mbps rtt=5ms flow.0.cc=aimd rep=1");
+        assert_eq!(runs[35].id, "035_rate=200Mbps_rtt=50ms_flow.0.cc=aimd_rep=2");
+        assert!(runs.chunks(3).all(|c| c.iter().all(|r| r.assignment == c[0].assignment)));
+        // ns-3's run number differs, so do the arguments.
+        assert!(run_args(&runs[4].scenario, "o").unwrap().contains(&"--Run=6".to_string()));
+        // Without a sweep: ids are the index and the repetition.
+        let plain = FILE.split("[sweep]").next().unwrap();
+        let (_, runs) = expand(plain, &set(&[("scenario.repeat", "2")])).unwrap();
+        assert_eq!(runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["000_rep=0", "001_rep=1"]);
+        // repeat = 1 (the default) keeps the ids runs always had.
+        let (_, runs) = expand(FILE, &[]).unwrap();
+        assert!(runs.iter().all(|r| r.point == r.index && r.rep == 0 && !r.id.contains("rep=")));
+        assert!(expand(FILE, &set(&[("scenario.repeat", "0")])).unwrap_err().contains("repeat"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::time::Duration;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
-use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
 use rdtp_proto::{Eid, Time};
 
@@ -455,6 +455,11 @@ impl FetchReader {
     pub fn now(&self) -> Time {
         self.clock.now()
     }
+    /// A handle that samples this fetch's counters from any thread while it runs
+    /// (what `rdtp fetch --interval` reports from).
+    pub fn monitor(&self) -> FetchMonitor {
+        FetchMonitor { shared: self.shared.clone(), clock: self.clock }
+    }
     /// Counters, rates and identity of the transfer, ready to print.
     pub fn summary(&self) -> Summary {
         let now = self.clock.now();
@@ -502,6 +507,34 @@ impl FetchReader {
                 }
             }
         }
+    }
+}
+
+/// Samples a running fetch's counters from another thread (see [`FetchReader::monitor`]).
+/// It keeps the receiver's state alive, not the transfer: dropping the reader stops it.
+#[derive(Clone)]
+pub struct FetchMonitor {
+    shared: Arc<Shared>,
+    clock: Clock,
+}
+
+impl FetchMonitor {
+    /// The receiver's counters and controller state, and the time they were taken at (on
+    /// the fetch's clock, which [`Stats`] times are measured against).
+    pub fn sample(&self) -> (Stats, CcSnapshot, Time) {
+        let g = self.shared.lock();
+        let now = self.clock.now();
+        (g.rx.stats(), g.rx.cc_snapshot(now), now)
+    }
+    /// How long until `t` on the fetch's clock (zero if it has passed).
+    pub fn until(&self, t: Time) -> Duration {
+        self.clock.until(t)
+    }
+}
+
+impl std::fmt::Debug for FetchMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchMonitor").finish_non_exhaustive()
     }
 }
 

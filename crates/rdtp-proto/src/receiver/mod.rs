@@ -426,6 +426,7 @@ impl Receiver {
             rtt_min: rtt.min(),
             rtt_avg: rtt.mean(),
             rtt_max: (rtt.samples() > 0).then(|| rtt.max()),
+            rtt_sum: rtt.sum(),
             sources: self.sources.clone(),
             ..self.stats.clone()
         }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_size, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::interval::{Format, Reporter};
 use rdtp::{Fetch, Target};
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -104,9 +105,14 @@ pub struct Args {
     /// With --initial-rate auto: a newcomer-rate model file (default: the built-in one).
     #[arg(long, value_name = "FILE")]
     pub wifi_model: Option<PathBuf>,
+    /// Report every SECS seconds on stderr, as iperf3 and hiperf do (Interval[ms],
+    /// Transfer[MB], Bandwidth[Mbps], Retr, Cwnd, AvgRtt[ms], Cached[%]); with --json, one
+    /// JSON object per interval ("event":"interval") where the JSON summary goes.
+    #[arg(long, value_name = "SECS", value_parser = interval_secs)]
+    pub interval: Option<Duration>,
     /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
     /// server's --tcp-cc controls it; the content is still checked against its EID).
-    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt", "initial_rate"])]
+    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt", "initial_rate", "interval"])]
     pub tcp: bool,
 }
 
@@ -163,6 +169,14 @@ fn initial_rate(a: &Args) -> Result<Option<f64>> {
     Ok(rate.map(|r| r / 8.0))
 }
 
+/// `--interval SECS`: a positive number of seconds, at least a millisecond.
+fn interval_secs(text: &str) -> std::result::Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.001 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!("'{text}' is not a number of seconds ≥ 0.001")),
+    }
+}
+
 fn log_file(path: &PathBuf) -> Result<File> {
     File::create(path).map_err(|e| Error::io(format!("cannot open log file {}", path.display()), e))
 }
@@ -213,9 +227,21 @@ pub fn run(a: Args) -> Result<i32> {
         let what = describe(&target);
         to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
     }
-    let bar = progress_bar(!a.quiet && !a.verbose);
+    let bar = progress_bar(!a.quiet && !a.verbose && a.interval.is_none());
     let result = fetch.start().map(|mut reader| {
+        // Interval lines go to stderr; JSON ones where the JSON summary goes.
+        let reporter = a.interval.map(|every| {
+            let (format, out): (Format, Box<dyn Write + Send>) = match (a.json, to_stdout_content) {
+                (false, _) => (Format::Text, Box::new(io::stderr())),
+                (true, true) => (Format::Json, Box::new(io::stderr())),
+                (true, false) => (Format::Json, Box::new(io::stdout())),
+            };
+            Reporter::start(reader.monitor(), every, format, out)
+        });
         let copied = copy_object(&mut reader, Sink::Write(&mut out), bar.as_ref());
+        if let Some(r) = reporter {
+            r.finish();
+        }
         (reader, copied)
     });
     if let Some(b) = &bar {
