@@ -20,13 +20,14 @@
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
 //!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`) are listed in one table,
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod fixed;
 pub mod registry;
 pub mod spec;
@@ -177,6 +178,14 @@ pub trait Controller: fmt::Debug + Send {
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
         None
     }
+    /// Whether the controller sets its window during loss recovery itself, as Linux congestion
+    /// controls with their own `cong_control` do (`bbr`: packet conservation, `cwnd = inflight
+    /// + 1` on a timeout). Otherwise the receiver limits the window after a timeout: a loss
+    /// window of in-flight + 1 that grows by one per arriving unit (RFC 5681 §3.1, Linux
+    /// `tcp_enter_loss`) until it reaches the controller's window.
+    fn controls_recovery(&self) -> bool {
+        false
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {
@@ -199,6 +208,7 @@ pub trait Controller: fmt::Debug + Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Bbr(bbr::BbrConfig),
+    Bbr3(bbr3::Bbr3Config),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
 }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! spec  = name [ ":" key "=" value *( "," key "=" value ) ]
-//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, aimd, fixed
+//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed
 //! key   = a key the controller declares next to its config struct (its `Keyed::KEYS`)
 //! value = true | false            for switches
 //!       | unsigned integer        for counts
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn errors_say_what_is_accepted() {
         let e = parse("cubic").unwrap_err().to_string();
-        assert_eq!(e, "unknown controller 'cubic' (controllers: bbr, bbr-wifi, bbrp, aimd, fixed)");
+        assert_eq!(e, "unknown controller 'cubic' (controllers: bbr, bbr-wifi, bbrp, bbr3, aimd, fixed)");
         let e = parse("aimd:probe_gain=2").unwrap_err().to_string();
         assert_eq!(
             e,

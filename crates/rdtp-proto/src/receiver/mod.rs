@@ -55,6 +55,7 @@ pub mod loss;
 pub mod pacer;
 pub mod rate;
 mod reassembly;
+mod recovery;
 pub mod rtt;
 pub mod sources;
 mod stats;
@@ -85,6 +86,7 @@ use crate::wire::{
 use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
+use recovery::LossWindow;
 use window::{UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
@@ -230,6 +232,8 @@ pub struct Path {
     rate: RateSampler,
     pacer: Pacer,
     ca_state: CaState,
+    /// The loss window after a timeout, for controllers that do not set their own.
+    loss_window: LossWindow,
     /// Recovery ends when `req_una` reaches this unit.
     recovery_point: u64,
     /// `req_nxt` at the last window reduction (conservative window adaptation).
@@ -250,6 +254,7 @@ impl Path {
             rate: RateSampler::default(),
             pacer: Pacer::new(cfg.pacing_credit),
             ca_state: CaState::Open,
+            loss_window: LossWindow::default(),
             recovery_point: 0,
             last_reduction_point: None,
             last_rtt_req: None,
@@ -563,8 +568,8 @@ impl Receiver {
     }
 
     fn window_quota(&self) -> u64 {
-        let cc = &self.path.cc;
-        if cc.cwnd_limits() { cc.cwnd().saturating_sub(self.inflight()) } else { u64::MAX }
+        let p = &self.path;
+        if p.cc.cwnd_limits() { p.loss_window.limit(p.cc.cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.
@@ -787,6 +792,9 @@ impl Receiver {
         }
         let before = p.cc.cwnd();
         p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if kind == LossKind::Timeout && !p.cc.controls_recovery() {
+            p.loss_window.on_timeout(inflight);
+        }
         if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
@@ -920,6 +928,7 @@ impl Receiver {
             inflight,
             ca_state: p.ca_state,
         });
+        p.loss_window.on_arrival(p.cc.cwnd());
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }

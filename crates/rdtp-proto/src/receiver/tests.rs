@@ -367,6 +367,50 @@ fn a_too_small_buffer_sends_nothing_and_loses_nothing() {
     assert_eq!(got, data);
 }
 
+#[test]
+fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_one() {
+    // A whole window is lost (an outage): nothing arrives, the timer expires and seed 000 §3.3
+    // declares every outstanding unit lost. The re-requests must not leave in one burst of the
+    // controller's window (64 for `fixed`, half of it for `aimd`) but start from in-flight + 1
+    // (RFC 5681 §3.1, Linux tcp_enter_loss) and grow with arrivals.
+    let data = content(1_000_000);
+    for cc in CcConfig::NAMES {
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
+        // Let the window open, then lose everything outstanding once.
+        let mut got = p.run(Duration::from_millis(60));
+        let (una, next) = {
+            let units: Vec<u64> = std::iter::from_fn(|| p.rx.poll_event())
+                .filter_map(|e| match e {
+                    Event::Requested { units, .. } => Some(units),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            (p.rx.delivered_bytes() / 1000, units.iter().max().map_or(0, |m| m + 1))
+        };
+        let outstanding = p.rx.inflight();
+        assert!(outstanding >= 4, "{cc}: only {outstanding} in flight");
+        p.drop_units = (una..next + 200).collect();
+        got.extend(p.run(Duration::from_secs(30)));
+        assert!(p.rx.is_finished(), "{cc}: {:?}", p.rx.error());
+        assert_eq!(got, data, "{cc}");
+        assert!(p.rx.stats().timeouts >= 1, "{cc}");
+        // The first re-requests after the expiry, all at one instant: at most in-flight + 1.
+        let mut first: Option<(Time, u64)> = None;
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { time, units, retransmission: true } = e {
+                match first {
+                    None => first = Some((time, units.len() as u64)),
+                    Some((t, n)) if t == time => first = Some((t, n + units.len() as u64)),
+                    Some(_) => {}
+                }
+            }
+        }
+        let (_, burst) = first.expect("re-requests after the timeout");
+        assert!(burst <= 1, "{cc}: {burst} units re-requested at once after the timeout");
+    }
+}
+
 // ---- Forged answers (issue 11). The attacker knows everything public: the name, the EID,
 // the size, the server's address. Off the path it must guess tags (random, 32 bits).
 
