@@ -11,7 +11,9 @@
 //! * [`server`] — the server runtime around [`rdtp_proto::server::Server`]: batched
 //!   receive (GRO), GSO replies, no per-client state; [`server::spawn`] runs one in a
 //!   background thread;
-//! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory;
+//! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory, kept up to
+//!   date while served (changed files are hashed again; their old EID is never served
+//!   with new bytes);
 //! * [`list`] — listing a server's catalogue;
 //! * [`output`] — where `rdtp fetch` writes: a file that appears only once complete and
 //!   verified (written under a temporary name, renamed on success);
@@ -70,7 +72,7 @@ pub mod tokens;
 pub mod trace;
 pub mod wifi;
 
-pub use catalog::{DirCatalog, IndexProgress, open_dir};
+pub use catalog::{DirCatalog, DirOptions, DirSnapshot, IndexProgress, open_dir};
 pub use clock::Clock;
 pub use error::{Error, Result};
 pub use fetch::{Fetch, FetchMonitor, FetchReader, Progress};

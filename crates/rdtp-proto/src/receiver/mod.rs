@@ -716,10 +716,16 @@ impl Receiver {
         self.stats.nacks += 1;
         match n.code {
             NackCode::UnknownContent => {
-                let what = match &self.target {
+                let mut what = match &self.target {
                     Target::Name(s) => s.clone(),
                     Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
                 };
+                if matches!(self.phase, Phase::Transferring) {
+                    // Known when the transfer began: it changed or went away since (a
+                    // server's file rewritten). Say so, in the server's words.
+                    let detail: String = n.detail.chars().filter(|c| !c.is_control()).collect();
+                    what = format!("{what} (gone from the server during the transfer: {detail})");
+                }
                 self.fail(FetchError::NotFound(what));
             }
             // Busy does not count as hearing from the server: a forged stream of Busy must

@@ -3,12 +3,12 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::output::Output;
+use rdtp::server::Served;
 use rdtp::signals;
 use rdtp::tcp::{TcpFetch, TcpServeOptions, TcpServer};
 use rdtp_proto::server::Catalog;
@@ -17,13 +17,9 @@ use super::fetch::Args as FetchArgs;
 use super::{progress_bar, to_stderr, to_stdout};
 
 /// Serve `catalog` over TCP until SIGINT/SIGTERM.
-pub fn serve<C: Catalog + ?Sized>(
-    catalog: Arc<C>,
-    total_bytes: u64,
-    listen: Option<SocketAddr>,
-    cc: Option<String>,
-) -> Result<i32> {
-    let mut server = TcpServer::bind(catalog.clone(), TcpServeOptions { listen, cc: cc.clone() })?;
+pub fn serve<S: Served>(source: S, total_bytes: u64, listen: Option<SocketAddr>, cc: Option<String>) -> Result<i32> {
+    let count = source.catalog().len();
+    let mut server = TcpServer::bind(source, TcpServeOptions { listen, cc: cc.clone() })?;
     let addr = server.local_addr().map_err(|e| Error::network("getsockname", e))?;
     let cc_name = match cc {
         Some(c) => c,
@@ -32,10 +28,7 @@ pub fn serve<C: Catalog + ?Sized>(
             .unwrap_or_else(|_| "kernel default".into()),
     };
     // Same shape as the UDP server's line ("… on ADDR" last), so scripts parse both alike.
-    to_stderr(&format!(
-        "rdtp: serving {} objects ({total_bytes} bytes) over TCP (cc {cc_name}) on {addr}\n",
-        catalog.len()
-    ));
+    to_stderr(&format!("rdtp: serving {count} objects ({total_bytes} bytes) over TCP (cc {cc_name}) on {addr}\n"));
     let stats = server.run_until_signal()?;
     to_stderr(&format!("rdtp: shutting down: {stats}\n"));
     Ok(EXIT_OK)
