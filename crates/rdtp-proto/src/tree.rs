@@ -109,20 +109,6 @@ impl Outboard {
         self.levels.iter().map(|l| l.len() * 32).sum()
     }
 
-    /// Whether `data` is exactly block `b` of the object (the last block may be short): its
-    /// hash against the tree's, so a server can check bytes it read before sending them.
-    pub fn check_block(&self, b: u64, data: &[u8]) -> bool {
-        let start = b.saturating_mul(BLOCK_LEN);
-        if self.levels.is_empty() {
-            // One block or none: the bytes hash to the EID itself.
-            return b == 0 && data.len() as u64 == self.size && Eid::of(data) == self.root;
-        }
-        let Some(expected) = self.levels[0].get(usize::try_from(b).unwrap_or(usize::MAX)) else {
-            return false;
-        };
-        data.len() as u64 == (self.size - start).min(BLOCK_LEN) && block_cv(b, data) == *expected
-    }
-
     /// The lowest `depth` siblings of block `b`'s path, bottom-up; `None` if `b` is not a
     /// block of a multi-block object or `depth` exceeds its path.
     pub fn proof(&self, b: u64, depth: usize) -> Option<Vec<Cv>> {
@@ -414,28 +400,6 @@ mod tests {
                 b.update(piece);
             }
             assert_eq!(b.finish(), ob, "size {n}");
-        }
-    }
-
-    /// What a server checks before sending bytes of a file that may have changed.
-    #[test]
-    fn check_block_accepts_exactly_the_blocks_bytes() {
-        for n in sizes() {
-            let data = content(n);
-            let ob = Outboard::of(&data);
-            for b in 0..blocks(n as u64).max(1) {
-                let s = (b * BLOCK_LEN) as usize;
-                let e = (s + BLOCK_LEN as usize).min(n);
-                assert!(ob.check_block(b, &data[s..e]), "size {n}, block {b}");
-                if e > s {
-                    let mut bad = data[s..e].to_vec();
-                    bad[(e - s) / 2] ^= 1;
-                    assert!(!ob.check_block(b, &bad), "size {n}, block {b}: a changed byte passed");
-                    assert!(!ob.check_block(b, &data[s..e - 1]), "size {n}, block {b}: a short block passed");
-                }
-            }
-            // A block past the end: refused.
-            assert!(!ob.check_block(blocks(n as u64) + 1, &[]), "size {n}");
         }
     }
 

@@ -18,19 +18,21 @@
 //! An object's EID is the hash of the bytes its file had when hashed; bytes the file has
 //! after a change must never go out under it.
 //!
-//! - **Reads are checked.** Bytes are read 64 KiB at a time (four 16 KiB blocks), and after
-//!   each read the open file's `fstat` (size, mtime, ctime, inode, device) must still be
-//!   what it was when hashed. Otherwise the object is dropped at once: requests for its
-//!   EID get `UnknownContent` ([`ReadError::Gone`]), never the new bytes. A `write` updates
-//!   mtime and ctime before it changes any byte, so bytes read before an unchanged `fstat`
-//!   are the hashed ones — unless the change fell in the same timestamp tick as the
-//!   file's previous one (file times are coarse: a clock tick, or 1–2 s on some file
-//!   systems). So a file whose last change was less than [`DirOptions::racy`] (2 s) before
-//!   its hashing began is *racy*: every block read from it is also checked against its
-//!   hash tree before it is sent, until it is hashed again once that time has passed
-//!   (git's "racy clean" entries, handled the same way). ctime, which no program can set,
-//!   catches rewrites that restore the mtime (`cp -p`, `touch -r`). The verified windows
-//!   are kept (four), so consecutive units cost one `pread` and one `fstat` per 64 KiB.
+//! - **Reads are checked.** Bytes are read 64 KiB at a time, and after each read the open
+//!   file's `fstat` (size, mtime, ctime, inode, device) must still be what it was when the
+//!   file was hashed. Otherwise the object is dropped at once: requests for its EID get
+//!   `UnknownContent` ([`ReadError::Gone`]), never the new bytes. A `write` updates mtime
+//!   and ctime before it changes any byte, so bytes read before an unchanged `fstat` are
+//!   the hashed ones. ctime, which no program can set, catches rewrites that restore the
+//!   mtime (`cp -p`, `touch -r`). The checked windows are kept (four), so consecutive units
+//!   cost one `pread` and one `fstat` per 64 KiB.
+//! - **Files are hashed once they have settled.** File times are coarse (the kernel's
+//!   clock tick, ≤ 10 ms; whole seconds on some file systems), so a change in the same tick
+//!   as the file's previous one would leave `stat` unchanged — git's "racy clean" problem.
+//!   A file is therefore hashed only once its last change is [`DirOptions::settle`] (50 ms)
+//!   old, or [`DirOptions::settle_coarse`] (2 s) where its timestamps are whole seconds:
+//!   any later write then gets other times. Hashing a file just written waits that long
+//!   (once for all the files written together).
 //! - **Names are checked.** Resolving a name `stat`s its path: a file replaced (another
 //!   inode), changed or deleted since it was hashed is dropped there and then, and a name
 //!   being hashed is answered `Busy` — the receiver asks again — rather than with the old
@@ -63,7 +65,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rdtp_proto::Eid;
 use rdtp_proto::server::{Catalog, ReadError};
-use rdtp_proto::tree::{BLOCK_LEN, Outboard, OutboardBuilder};
+use rdtp_proto::tree::{Outboard, OutboardBuilder};
 use rdtp_proto::wire::{ListEntry, RESOLVE_MAX_NAME};
 
 use crate::error::{Error, Result};
@@ -85,16 +87,20 @@ pub enum IndexProgress {
 pub struct DirOptions {
     /// What to print.
     pub progress: IndexProgress,
-    /// A file whose last change is closer than this to the start of its hashing is *racy*
-    /// (see the module docs): its reads are checked against its hash tree until it is
-    /// hashed again this long after that change. It covers the file system's timestamp
-    /// granularity (and clock skew with a file server).
-    pub racy: Duration,
+    /// How old a file's last change must be before it is hashed, where its timestamps have
+    /// nanoseconds: more than the kernel's clock tick (see the module docs).
+    pub settle: Duration,
+    /// The same where its timestamps are whole seconds (FAT's are 2 s apart).
+    pub settle_coarse: Duration,
 }
 
 impl Default for DirOptions {
     fn default() -> Self {
-        DirOptions { progress: IndexProgress::Quiet, racy: Duration::from_secs(2) }
+        DirOptions {
+            progress: IndexProgress::Quiet,
+            settle: Duration::from_millis(50),
+            settle_coarse: Duration::from_secs(2),
+        }
     }
 }
 
@@ -113,8 +119,8 @@ fn now_ns() -> i128 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
-/// What `stat` says of a file: while all of it stays the same, so do its bytes (but see
-/// racy files in the module docs).
+/// What `stat` says of a file: while all of it stays the same, so do its bytes (once the
+/// file has settled: see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     dev: u64,
@@ -149,10 +155,6 @@ struct FileEntry {
     file: File,
     stamp: Stamp,
     outboard: Outboard,
-    /// Changed too shortly before it was hashed: its reads are checked against `outboard`.
-    racy: bool,
-    /// When it may be hashed again to settle a racy entry (ns since the epoch).
-    settled_ns: i128,
     /// A change was seen: no longer served; the next scan hashes the file again.
     stale: AtomicBool,
 }
@@ -186,14 +188,6 @@ impl FileEntry {
             } else {
                 ReadError::Gone
             });
-        }
-        if self.racy {
-            let first = start / BLOCK_LEN;
-            for (k, block) in buf.chunks(BLOCK_LEN as usize).enumerate() {
-                if !self.outboard.check_block(first + k as u64, block) {
-                    return Err(ReadError::Gone);
-                }
-            }
         }
         // After the read: a write that began before it has changed the times by now.
         if !self.unchanged() {
@@ -442,7 +436,7 @@ impl Indexer {
         DirSnapshot::build(self.known.values().cloned().collect(), self.shared.clone())
     }
 
-    /// Walk the directory; hash what is new, changed, dropped or racy and settled; forget
+    /// Walk the directory; hash what is new, changed or dropped; forget
     /// what is gone. `publish` gets a new catalogue whenever something changed (at the end,
     /// and every second during long hashing). Returns how long the walk took.
     fn scan(&mut self, publish: &mut dyn FnMut(DirSnapshot)) -> Result<Duration> {
@@ -466,13 +460,9 @@ impl Indexer {
                 changed = true;
             }
         }
-        let now = now_ns();
         let todo: Vec<Found> = found
             .into_iter()
-            .filter(|f| match self.known.get(&f.name) {
-                None => true,
-                Some(e) => !e.live() || e.stamp != f.stamp || (e.racy && now >= e.settled_ns),
-            })
+            .filter(|f| self.known.get(&f.name).is_none_or(|e| !e.live() || e.stamp != f.stamp))
             .collect();
         *lock(&self.shared.pending) = todo.iter().map(|f| f.name.clone()).collect();
         raise_nofile_limit((self.known.len() + todo.len()) as u64 + 64);
@@ -551,7 +541,23 @@ impl Indexer {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
         }
         let stamp = Stamp::of(&meta);
-        let started = now_ns();
+        // Wait until a later write would get other times (see the module docs).
+        let coarse = stamp.mtime.1 == 0 && stamp.ctime.1 == 0;
+        let settle = if coarse { self.options.settle_coarse } else { self.options.settle };
+        let settled_ns = stamp.changed_ns() + settle.as_nanos() as i128;
+        loop {
+            let wait = settled_ns - now_ns();
+            if wait <= 0 {
+                break;
+            }
+            if self.shared.stop.load(Ordering::Acquire) {
+                return Ok(Hashed::Changing);
+            }
+            std::thread::sleep(Duration::from_nanos(wait.min(100_000_000) as u64));
+            if Stamp::of(&file.metadata()?) != stamp {
+                return Ok(Hashed::Changing);
+            }
+        }
         let mut builder = OutboardBuilder::new();
         loop {
             if self.shared.stop.load(Ordering::Acquire) {
@@ -571,16 +577,12 @@ impl Indexer {
         if Stamp::of(&file.metadata()?) != stamp || outboard.size() != stamp.size {
             return Ok(Hashed::Changing);
         }
-        let racy_ns = self.options.racy.as_nanos() as i128;
-        let settled_ns = stamp.changed_ns() + racy_ns;
         Ok(Hashed::Entry(FileEntry {
             name: f.name.clone(),
             path: f.path.clone(),
             file,
             stamp,
             outboard,
-            racy: settled_ns > started,
-            settled_ns,
             stale: AtomicBool::new(false),
         }))
     }
@@ -901,14 +903,8 @@ mod tests {
         (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[2] ^ seed).collect()
     }
 
-    /// A file whose timestamps are old enough: not racy (reads checked by `fstat` only).
-    fn settled(path: &Path, data: &[u8]) {
-        fs::write(path, data).unwrap();
-        std::thread::sleep(Duration::from_millis(30));
-    }
-
-    fn opts(racy: Duration) -> DirOptions {
-        DirOptions { progress: IndexProgress::Quiet, racy }
+    fn opts() -> DirOptions {
+        DirOptions::default()
     }
 
     /// Overwritten in place with other bytes of the same size: reads of the old EID fail
@@ -919,13 +915,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.bin");
         let (old, new) = (pattern(300_000, 1), pattern(300_000, 2));
-        settled(&path, &old);
-        let mut c = DirCatalog::open(dir.path(), opts(Duration::from_millis(10))).unwrap();
+        fs::write(&path, &old).unwrap();
+        let mut c = DirCatalog::open(dir.path(), opts()).unwrap();
         let (eid, _) = c.resolve("f.bin").unwrap();
         let mut buf = vec![0u8; 1402];
         c.read_at(&eid, 0, &mut buf).unwrap();
         assert_eq!(buf, old[..1402]);
-        std::thread::sleep(Duration::from_millis(20)); // the write gets a later timestamp
+        // No pause needed: the file was hashed once settled, so this write gets other times.
         fs::write(&path, &new).unwrap();
         assert_eq!(c.read_at(&eid, 100_000, &mut buf), Err(ReadError::Gone));
         assert_eq!(c.size_of(&eid), None, "the old EID is no longer served");
@@ -945,9 +941,9 @@ mod tests {
     fn replaced_deleted_and_new_files() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (pattern(50_000, 3), pattern(70_000, 4));
-        settled(&dir.path().join("a"), &a);
-        settled(&dir.path().join("b"), &b);
-        let mut c = DirCatalog::open(dir.path(), opts(Duration::from_millis(10))).unwrap();
+        fs::write(dir.path().join("a"), &a).unwrap();
+        fs::write(dir.path().join("b"), &b).unwrap();
+        let mut c = DirCatalog::open(dir.path(), opts()).unwrap();
         let (eid_a, _) = c.resolve("a").unwrap();
         let (eid_b, _) = c.resolve("b").unwrap();
         // Replace a by renaming another file over it; delete b; add c.
@@ -969,43 +965,23 @@ mod tests {
         assert_eq!(names, ["a", "c"]);
     }
 
-    /// A file changed within the same timestamp tick as its previous change keeps its
-    /// `stat`: a racy entry's reads are checked against the hash tree, so the new bytes
-    /// still never go out, and the hash is redone once the file has settled.
+    /// A file just written is hashed only once its times are `settle` old, so that a later
+    /// write in the same timestamp tick cannot go unseen.
     #[test]
-    fn racy_entries_check_bytes_against_the_tree() {
+    fn a_file_just_written_is_hashed_once_it_has_settled() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.bin");
-        let old = pattern(200_000, 7);
-        fs::write(&path, &old).unwrap();
-        let mut c = DirCatalog::open(dir.path(), opts(Duration::from_secs(3600))).unwrap();
-        let (eid, _) = c.resolve("r.bin").unwrap();
-        assert!(c.current.entries[0].racy, "just written: racy");
-        let mut new = old.clone();
-        new[150_000] ^= 0xff;
-        fs::write(&path, &new).unwrap();
-        // Within one timestamp tick `stat` could not tell: an entry holding the stamp the file
-        // has now, with the old bytes' hash tree, stands for that case.
-        let blind = FileEntry {
-            name: "r.bin".into(),
-            path: path.clone(),
-            file: File::open(&path).unwrap(),
-            stamp: Stamp::of(&fs::metadata(&path).unwrap()),
-            outboard: c.current.entries[0].outboard.clone(),
-            racy: true,
-            settled_ns: i128::MAX,
-            stale: AtomicBool::new(false),
-        };
-        let snap = DirSnapshot::build(vec![Arc::new(blind)], c.shared.clone());
-        let mut buf = vec![0u8; 1402];
-        snap.read_at(&eid, 0, &mut buf).unwrap();
-        assert_eq!(buf, old[..1402], "an unchanged block still verifies");
-        assert_eq!(snap.read_at(&eid, 150_000, &mut buf), Err(ReadError::Gone), "a changed block never goes out");
-        assert_eq!(snap.size_of(&eid), None);
-        // The real entry sees the change by `stat`; a rescan serves the new bytes.
-        assert_eq!(c.read_at(&eid, 0, &mut buf), Err(ReadError::Gone));
-        c.rescan().unwrap();
-        assert_eq!(c.resolve("r.bin").unwrap().0, Eid::of(&new));
+        let data = pattern(100_000, 7);
+        fs::write(dir.path().join("r.bin"), &data).unwrap();
+        let written = Instant::now();
+        let settle = Duration::from_millis(400);
+        let c = DirCatalog::open(dir.path(), DirOptions { settle, ..DirOptions::default() }).unwrap();
+        // Less a clock tick of timestamp granularity (the time was taken just after it).
+        assert!(
+            written.elapsed() >= settle - Duration::from_millis(20),
+            "hashed {:?} after the write",
+            written.elapsed()
+        );
+        assert_eq!(c.resolve("r.bin").unwrap().0, Eid::of(&data));
     }
 
     /// Background rescans: a new file appears, a deleted one disappears, a changed one
@@ -1013,11 +989,8 @@ mod tests {
     #[test]
     fn watching_picks_up_changes_in_the_background() {
         let dir = tempfile::tempdir().unwrap();
-        settled(&dir.path().join("x"), b"first");
-        let mut c = DirCatalog::open(dir.path(), opts(Duration::from_millis(10)))
-            .unwrap()
-            .watch(Duration::from_millis(20))
-            .unwrap();
+        fs::write(dir.path().join("x"), b"first").unwrap();
+        let mut c = DirCatalog::open(dir.path(), opts()).unwrap().watch(Duration::from_millis(20)).unwrap();
         fs::write(dir.path().join("y"), b"second").unwrap();
         fs::remove_file(dir.path().join("x")).unwrap();
         let t0 = Instant::now();
