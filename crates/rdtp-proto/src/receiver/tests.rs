@@ -39,6 +39,8 @@ struct Pipe {
     dead_at: Option<Time>,
     /// Units whose next Data has a byte flipped on the way (a corrupt cache), once each.
     corrupt_units: Vec<u64>,
+    /// Blocks whose next Proof is lost, once each.
+    drop_proofs: Vec<u64>,
 }
 
 impl Pipe {
@@ -61,6 +63,7 @@ impl Pipe {
             restart_at: None,
             dead_at: None,
             corrupt_units: vec![],
+            drop_proofs: vec![],
         }
     }
 
@@ -125,6 +128,12 @@ impl Pipe {
                     }
                 } else {
                     let mut bytes = bytes;
+                    if let Ok(Packet::Proof(pr)) = Packet::decode(&bytes)
+                        && let Some(i) = self.drop_proofs.iter().position(|&b| b == pr.block)
+                    {
+                        self.drop_proofs.remove(i);
+                        continue;
+                    }
                     if let Ok(Packet::Data(d)) = Packet::decode(&bytes) {
                         let u = d.offset / u64::from(self.rx.config().unit);
                         if let Some(i) = self.drop_units.iter().position(|&x| x == u) {
@@ -348,6 +357,35 @@ fn heavy_loss_both_ways_every_controller_keeps_its_timer_and_finishes() {
             assert_eq!(got, data, "{cc} seed {seed}");
         }
     }
+}
+
+/// Lost proofs are asked for again together, soon after later proofs arrive — not one
+/// per RTO as the verifier reaches each block (at 100 Mbit/s / 100 ms that stalled `bbr`
+/// for seconds behind a full receive window after Startup's losses).
+#[test]
+fn lost_proofs_are_asked_again_together_not_one_rto_each() {
+    let data = content(4_000_000);
+    let finish = |drop: Vec<u64>| {
+        // A receive window of 64 blocks: a verifier that waits soon stops the transfer.
+        let c = ReceiverConfig { recv_window: 1 << 20, ..cfg("fixed") };
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), c);
+        p.drop_proofs = drop;
+        let got = p.run(Duration::from_secs(60));
+        assert!(p.rx.is_finished(), "{:?}", p.rx.error());
+        assert_eq!(got, data);
+        assert!(p.drop_proofs.is_empty(), "every scripted loss happened");
+        (p.now, p.rx.stats().proof_requests, p.rx.stats().proofs_received)
+    };
+    let (clean, asked, got) = finish(vec![]);
+    assert_eq!(asked, got);
+    // Scattered losses (as a queue overflowing in Startup makes them), later proofs arriving.
+    let lost: Vec<u64> = (20..84).step_by(8).collect();
+    let (late, asked_again, _) = finish(lost.clone());
+    assert_eq!(asked_again, asked + lost.len() as u64, "each lost proof asked for once more");
+    // One RTT is 10 ms here. Asking again only when the verifier reached each block cost
+    // 40 ms (an RTT per lost proof once the window filled); asked together as soon as later
+    // proofs arrive, the losses are repaired before the verifier gets there.
+    assert!(late - clean < Duration::from_millis(20), "{:?} later", late - clean);
 }
 
 #[test]
