@@ -20,15 +20,22 @@
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
 //!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`) are listed in one table,
+//! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
+//!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
+//!
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`; seed 001's `bbr-orig`,
+//! `bbr-cd`, `sirc`, `cubic`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr_cd;
+pub mod cubic;
 pub mod fixed;
 pub mod registry;
+pub mod sirc;
 pub mod spec;
 pub mod windowed_filter;
 
@@ -137,7 +144,7 @@ pub struct CongestionEvent {
 
 /// A congestion controller. See the module docs; `cwnd` is in units.
 pub trait Controller: fmt::Debug + Send {
-    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `fixed`).
+    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `bbr-cd`, …; a registry name).
     fn name(&self) -> &'static str;
     /// Congestion window, in units.
     fn cwnd(&self) -> u64;
@@ -177,6 +184,13 @@ pub trait Controller: fmt::Debug + Send {
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
         None
     }
+    /// Whether new units go before re-requests of lost ones. `false` (seed 000 §3.1, ndnget):
+    /// lost units are asked for first. `true` (seed 001's BBR-CD, §IV-D: it "prioritizes the
+    /// transmission of the initial interests over retransmissions"): lost units wait until no
+    /// new unit may be asked for (the end of the object, or the receive window is full).
+    fn new_units_first(&self) -> bool {
+        false
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {
@@ -191,6 +205,9 @@ pub enum CcConfig {
     Bbr(bbr::BbrConfig),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
+    BbrCd(bbr_cd::BbrCdConfig),
+    Sirc(sirc::SircConfig),
+    Cubic(cubic::CubicConfig),
 }
 
 impl Default for CcConfig {

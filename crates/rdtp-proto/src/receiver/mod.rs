@@ -58,6 +58,7 @@ mod reassembly;
 pub mod rtt;
 pub mod sources;
 mod stats;
+pub mod unit_timers;
 pub mod window;
 
 pub use config::ReceiverConfig;
@@ -65,6 +66,7 @@ pub use loss::{LossCtx, LossDetector, StandardLoss};
 pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
+pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -770,21 +772,27 @@ impl Receiver {
         let was_app_limited = self.path.rate.is_app_limited();
 
         // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
-        // next new units (one contiguous range).
+        // next new units (one contiguous range). A controller that schedules re-requests
+        // after first-time requests (S1 §IV-D) gets the new units first, and lost units only
+        // when no new unit may be asked for.
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
+        let new_first = self.path.cc.new_units_first();
+        let new_allowed = self.new_units_allowed();
         let t = self.transfer.as_mut()?;
-        t.window.take_lost(n as usize, &mut units);
+        if !new_first || new_allowed == 0 {
+            t.window.take_lost(n as usize, &mut units);
+        }
         let retransmission = !units.is_empty();
         if !retransmission {
-            let count = n.min(self.new_units_allowed());
+            let count = n.min(new_allowed);
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
                 self.path.rate.mark_app_limited(inflight_before);
                 self.scratch = units;
                 return None;
             }
-            let next = self.transfer.as_ref()?.window.next();
+            let next = t.window.next();
             units.extend(next..next + count);
         }
         let (ranges, used) = unit_ranges(

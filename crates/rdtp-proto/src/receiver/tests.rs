@@ -316,3 +316,26 @@ fn a_too_small_buffer_sends_nothing_and_loses_nothing() {
     assert!(p.rx.is_finished(), "{:?}", p.rx.error());
     assert_eq!(got, data);
 }
+
+/// Seed 001 §IV-D: BBR-CD asks for every new unit before it re-requests a lost one; the
+/// other controllers re-request first (seed 000 §3.1).
+#[test]
+fn rerequests_wait_for_new_units_only_when_the_controller_says_so() {
+    let data = content(300_000);
+    for (cc, new_first) in [("bbr-cd", true), ("bbr-cd:new_first=false", false), ("bbr", false)] {
+        let config = ReceiverConfig { trace: true, cc: cc.parse().unwrap(), ..cfg("bbr") };
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), config);
+        p.drop_units = vec![20];
+        let got = p.run(Duration::from_secs(30));
+        assert_eq!(got, data, "{cc}");
+        let mut requested = vec![];
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { units, retransmission, .. } = e {
+                requested.push((units, retransmission));
+            }
+        }
+        let rerequest = requested.iter().position(|(u, r)| *r && u.contains(&20)).expect("unit 20 re-requested");
+        let last_new = requested.iter().rposition(|(_, r)| !r).unwrap();
+        assert_eq!(rerequest > last_new, new_first, "{cc}: re-request at {rerequest}, last new request at {last_new}");
+    }
+}
