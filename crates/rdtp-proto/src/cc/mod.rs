@@ -191,6 +191,13 @@ pub trait Controller: fmt::Debug + Send {
     fn new_units_first(&self) -> bool {
         false
     }
+    /// Whether the pacer recomputes the next request's slot from the current pacing rate
+    /// after every arrival and loss event (seed 001's BBR-CD, S1 §III-B: "calculates the next
+    /// interest sending time after a data arrival or an interest timeout event"); the slot
+    /// only ever moves earlier. `false`: the slot is fixed when a request leaves (seed 000).
+    fn retime_pacing(&self) -> bool {
+        false
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {

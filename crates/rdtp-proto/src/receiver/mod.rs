@@ -625,6 +625,9 @@ impl Receiver {
         }
         let before = p.cc.cwnd();
         p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
@@ -749,6 +752,9 @@ impl Receiver {
             inflight,
             ca_state: p.ca_state,
         });
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }

@@ -80,6 +80,8 @@ pub struct BdpEstimator {
     rtt: Windowed,
     /// Delivery-rate samples, units per second.
     bw: Windowed,
+    /// Arrivals of any unit (re-requested ones too), for ProbeRTT ([`super::probe_rtt`]).
+    arrivals: Windowed,
     rtprop: Option<Duration>,
     btlbw: Option<f64>,
     delta: Option<Duration>,
@@ -92,6 +94,7 @@ impl BdpEstimator {
             beta,
             rtt: Windowed::default(),
             bw: Windowed::default(),
+            arrivals: Windowed::default(),
             rtprop: None,
             btlbw: None,
             delta: None,
@@ -109,6 +112,11 @@ impl BdpEstimator {
         }
     }
 
+    /// A unit arrived, admitted or not.
+    pub fn on_arrival(&mut self, now: Time) {
+        self.arrivals.push(now, 0.0);
+    }
+
     /// An admitted delivery-rate sample, units per second.
     pub fn on_rate(&mut self, now: Time, units_per_sec: f64) {
         self.bw.push(now, units_per_sec);
@@ -121,6 +129,7 @@ impl BdpEstimator {
         let from = now.saturating_sub(w);
         self.rtt.prune(from);
         self.bw.prune(from);
+        self.arrivals.prune(from);
         if let Some(m) = self.rtt.mean() {
             self.rtprop = Some(Duration::from_secs_f64(m));
         }
@@ -151,6 +160,11 @@ impl BdpEstimator {
     /// RTT samples in the window (as of the last [`BdpEstimator::update`]).
     pub fn rtt_samples(&self) -> usize {
         self.rtt.len()
+    }
+    /// Units that arrived in the window, admitted as samples or not (as of the last
+    /// [`BdpEstimator::update`]).
+    pub fn arrivals(&self) -> usize {
+        self.arrivals.len()
     }
     /// When the first RTT sample was admitted.
     pub fn first_rtt_at(&self) -> Option<Time> {

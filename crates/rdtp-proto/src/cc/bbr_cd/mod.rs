@@ -27,9 +27,13 @@
 //! while application-limited are left out (as BBR does; otherwise ProbeRTT's 4 units/s would
 //! pull BtlBw down); losses do not change the window (S1 reacts to them only by re-requesting
 //! and, when samples stop, ProbeRTT); S1's "next send time = now() + packet_size/pacing_rate
-//! after each data arrival or timeout" is the pacing interval between requests — re-anchoring
-//! it at every arrival would starve the sender whenever data arrives faster than that
-//! interval (Drain, the 3/4 phase); quanta is 3 *requests* of the current aggregation (3 units
+//! after each data arrival or timeout" is the pacing interval between requests, recomputed
+//! at every arrival and timeout from the current rate but only ever moved earlier
+//! ([`Controller::retime_pacing`]) — re-anchoring it at `now()` every arrival would starve the
+//! sender whenever data arrives faster than that interval (Drain, the 3/4 phase), and never
+//! recomputing it would hold the first request after ProbeRTT for ProbeRTT's 250 ms, long
+//! enough (W is 8 RTTs) to fall back into ProbeRTT for good; the delivery rate is S1's
+//! (units delivered since the request over its RTT, [`delivery_rate`]), not BBR's; quanta is 3 *requests* of the current aggregation (3 units
 //! at S1's 8600-byte packets, where requests carry one unit); ProbeRTT's entry and exit are
 //! explained in [`probe_rtt`].
 
@@ -71,7 +75,8 @@ pub struct BbrCdConfig {
     pub init_cwnd: u64,
     /// ProbeRTT's request rate k, units per second (S1 §III-C d: 4).
     pub probe_rtt_rate: f64,
-    /// RTT samples over W below which ProbeRTT begins, and after which it ends (S1: 4).
+    /// Arrivals over W below which ProbeRTT begins, and after which it ends (S1: 4 RTT
+    /// samples; see [`probe_rtt`] for why every arrival counts).
     pub min_samples: u32,
     /// First-time requests before re-requests (S1 §IV-D).
     pub new_first: bool,
@@ -110,7 +115,7 @@ impl Keyed for BbrCdConfig {
         key!(
             min_samples,
             Kind::Int { min: 1, max: 1_000_000 },
-            "RTT samples over W below which ProbeRTT starts and after which it ends (S1 §III-C d)"
+            "arrivals over W below which ProbeRTT starts, and after which it ends (S1 §III-C d)"
         ),
         key!(new_first, Kind::Bool, "first-time requests before re-requests (S1 §IV-D)"),
         key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (S1 §III-B)"),
@@ -221,6 +226,19 @@ impl BbrCd {
     }
 }
 
+/// S1 §III-B's delivery rate of one data: "the ratio between the amount of data delivered and
+/// the time elapsed" over "the interval between interest sent and data received", i.e. the
+/// units delivered since this unit was requested (itself included) over its RTT, in units/s.
+///
+/// Not BBR's `max(send_elapsed, ack_elapsed)` interval: averaged (S1's BtlBw is a mean, not
+/// BBR's max), the max of two noisy intervals is biased low, every sample a little below the
+/// rate the flow is paced at, and the estimate ratchets down cycle after cycle (measured over
+/// 802.11n with 8600-byte units: from 50 to 24 Mbit/s within 2 s, then stuck there).
+pub fn delivery_rate(delivered: u64, rtt: core::time::Duration) -> Option<f64> {
+    let secs = rtt.as_secs_f64();
+    (secs > 0.0 && delivered > 0).then(|| delivered as f64 / secs)
+}
+
 impl Controller for BbrCd {
     fn name(&self) -> &'static str {
         "bbr-cd"
@@ -249,15 +267,15 @@ impl Controller for BbrCd {
         let rerequested = rs.cookie == REREQUEST;
         let own_cache = self.cfg.local_cache && rs.source.cached && rs.source.hops == 0;
         let admitted = !(rerequested || own_cache);
+        self.est.on_arrival(rs.now);
+        self.on_probe_rtt_arrival(rs.now);
         if admitted && let Some(rtt) = rs.rtt {
             self.est.on_rtt(rs.now, rtt);
-            self.on_probe_rtt_sample(rs.now);
-        }
-        if admitted
-            && !rs.rate.is_app_limited
-            && let Some(bw) = rs.rate.units_per_sec()
-        {
-            self.est.on_rate(rs.now, bw);
+            if !rs.rate.is_app_limited
+                && let Some(bw) = delivery_rate(rs.rate.delivered, rtt)
+            {
+                self.est.on_rate(rs.now, bw);
+            }
         }
         self.update_round(rs);
         self.refresh(rs.now);
@@ -281,6 +299,9 @@ impl Controller for BbrCd {
     }
     fn new_units_first(&self) -> bool {
         self.cfg.new_first
+    }
+    fn retime_pacing(&self) -> bool {
+        true // S1 §III-B: the next send time is computed after each arrival or timeout
     }
     fn wants_app_limited(&self) -> bool {
         matches!(self.state, State::ProbeRtt(_))

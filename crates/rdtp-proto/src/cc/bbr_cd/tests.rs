@@ -246,3 +246,43 @@ fn losses_do_not_shrink_the_window() {
     s.timeout_after(&mut b, MS);
     assert_eq!(b.cwnd(), before);
 }
+
+#[test]
+fn rerequested_arrivals_keep_the_flow_out_of_probe_rtt_but_give_no_samples() {
+    let (mut b, mut s) = steady();
+    let bdp = b.estimator().bdp().unwrap();
+    // The tail of a file: only re-requests are out (S1 §IV-D), for a second.
+    s.cookie = b.on_request(&RequestInfo { now: s.now, units: &[1], retransmission: true });
+    s.run(&mut b, Duration::from_secs(1), |_| 10);
+    assert_eq!(b.mode(), Mode::ProbeBw, "the path works: data keeps arriving");
+    assert_eq!(b.estimator().rtt_samples(), 0, "W slid past every admitted sample");
+    assert!(b.estimator().arrivals() > 100);
+    // The estimates of before are kept.
+    assert!((b.estimator().bdp().unwrap() - bdp).abs() < 1e-9);
+    // Silence for a whole window: ProbeRTT; four re-requested arrivals end it.
+    s.timeout_after(&mut b, 170 * MS);
+    assert_eq!(b.mode(), Mode::ProbeRtt);
+    s.bw = 4.0;
+    for _ in 0..4 {
+        s.ack(&mut b, 1);
+    }
+    assert_eq!(b.mode(), Mode::ProbeBw);
+}
+
+#[test]
+fn delivery_rate_is_units_delivered_since_the_request_over_its_rtt() {
+    // S1 §III-B: Δdelivered / ΔT over [interest sent, data received].
+    assert_eq!(delivery_rate(10, 20 * MS), Some(500.0));
+    assert_eq!(delivery_rate(0, 20 * MS), None);
+    assert_eq!(delivery_rate(3, Duration::ZERO), None);
+    // Not BBR's max(send_elapsed, ack_elapsed): an interval of 40 ms does not halve it.
+    let mut b = BbrCd::new(BbrCdConfig::default(), params());
+    let mut s = Script::new(1000.0, 20 * MS);
+    let mut sample = s.sample(1);
+    sample.rate.delivered = 20;
+    sample.rate.interval = Some(40 * MS);
+    b.on_ack(&sample);
+    let bw = b.estimator().btlbw().unwrap();
+    assert!((bw - 1000.0).abs() < 1e-9, "{bw}");
+    assert!(b.retime_pacing(), "S1: the next send time is recomputed at every arrival");
+}
