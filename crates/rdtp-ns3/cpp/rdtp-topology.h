@@ -3,7 +3,7 @@
 // bottleneck or WiFi hop.
 //
 // dumbbell: server -(access)- router1 -(bottleneck p2p, DropTail)- router2 -(access)- clients
-// wifi:     server -(wired p2p)- AP ~ stations (802.11n/ac)
+// wifi:     server -(wired p2p, or a second WiFi network)- AP ~ stations (802.11n/ac)
 // graph:    named nodes (servers, routers, clients) and p2p links between them, offline only
 //
 // Nodes caching routers may run on are named as the scenario names them (Net::named):
@@ -72,6 +72,16 @@ struct TopologyParams
     std::string wiredDelay = "1ms";
     uint32_t maxAmpdu = 0;
     std::string wifiQdisc = "none";
+    /// The server's link to the AP: "p2p" (WiredRate, WiredDelay) or "wifi" (a second 802.11
+    /// network on its own channel, the AP's second radio as its access point, same PHY
+    /// settings as the stations' network; S1 §IV-A's producer link).
+    std::string serverLink = "p2p";
+    // impairments (rdtp-impair.h; offline only)
+    double rxLossClient = 0.0;
+    double rxLossRouter = 0.0;
+    double rxLossServer = 0.0;
+    /// "start:end,…" scenario seconds during which the server's access link is down.
+    std::string outage;
     // graph
     /// "name:role,…" (role server, router or client).
     std::string nodes;
@@ -112,6 +122,8 @@ struct Net
     std::function<void(QueueMonitor*)> attachQueue;
     QueueMonitor::Sampler sampleQueue;
     NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
+    /// Both ends of the server's access link, server side first (offline dumbbell and wifi).
+    std::vector<Ptr<NetDevice>> serverLink;
     /// MPDUs the stations' MACs dropped (uplink: requests, TCP ACKs), by reason.
     std::shared_ptr<std::map<std::string, uint64_t>> stationDrops =
         std::make_shared<std::map<std::string, uint64_t>>();
