@@ -41,6 +41,8 @@ typedef enum RdtpError {
   RDTP_ERROR_TIMEOUT = 2,
   RDTP_ERROR_INTEGRITY = 3,
   RDTP_ERROR_REFUSED = 4,
+  // The first hop never accepted the address tokens it gave.
+  RDTP_ERROR_NOT_VALIDATED = 5,
 } RdtpError;
 
 // Opaque receiver handle.
@@ -59,7 +61,7 @@ typedef struct RdtpReceiverConfig {
   // "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
   // controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
   const char *cc;
-  // Payload bytes per Data packet; 0 = 1412 (a 1500-byte MTU over IPv4).
+  // Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4).
   uint16_t unit;
   // Aggregation limit L; 0 = 64.
   uint32_t max_aggregation;
@@ -139,6 +141,14 @@ typedef struct RdtpStats {
   double pacing_rate;
 } RdtpStats;
 
+// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
+// bytes in network order.
+typedef struct RdtpAddr {
+  uint8_t family;
+  uint8_t ip[16];
+  uint16_t port;
+} RdtpAddr;
+
 // Aggregate server counters.
 typedef struct RdtpServerStats {
   uint64_t requests;
@@ -148,14 +158,6 @@ typedef struct RdtpServerStats {
   uint64_t dropped;
   uint64_t malformed;
 } RdtpServerStats;
-
-// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
-// bytes in network order.
-typedef struct RdtpAddr {
-  uint8_t family;
-  uint8_t ip[16];
-  uint16_t port;
-} RdtpAddr;
 
 // Router settings; zero fields and null strings mean "default".
 typedef struct RdtpRouterConfig {
@@ -175,6 +177,10 @@ typedef struct RdtpRouterConfig {
   uint64_t lifetime_ns;
   // Seed of the router's randomness.
   uint64_t seed;
+  // Validate downstream addresses (a Retry with a token to a request without one, RFC
+  // 9000 §8); false (the default) answers every address, as a simulation without
+  // spoofers needs.
+  bool validation;
 } RdtpRouterConfig;
 
 // What one source delivered to a receiver.
@@ -269,6 +275,11 @@ struct RdtpServer *rdtp_server_new_pattern(const char *const *names,
 // false if `id` is 0. Call before the first datagram: the counters start over.
 bool rdtp_server_set_id(struct RdtpServer *s, uint64_t id);
 
+// Turn address validation on or off (off after `rdtp_server_new_pattern`): with it, a
+// request without a valid token gets a Retry (RFC 9000 §8). `secret` (32 bytes, or null
+// for all zeros) keys the tokens. Call before the first datagram: the counters start over.
+bool rdtp_server_set_validation(struct RdtpServer *s, bool enabled, const uint8_t *secret);
+
 // Free a server (null is ignored).
 void rdtp_server_free(struct RdtpServer *s);
 
@@ -278,9 +289,14 @@ bool rdtp_server_resolve(const struct RdtpServer *s,
                          uint8_t *eid_out,
                          uint64_t *size_out);
 
-// Take one datagram from a receiver; returns how many reply datagrams it produced. Take
-// them with `rdtp_server_next` (replies not taken are dropped at the next call).
-uintptr_t rdtp_server_handle(struct RdtpServer *s, const uint8_t *data, uintptr_t len);
+// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
+// (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
+// the next call).
+uintptr_t rdtp_server_handle(struct RdtpServer *s,
+                             uint64_t now_ns,
+                             struct RdtpAddr from,
+                             const uint8_t *data,
+                             uintptr_t len);
 
 // Copy the next reply datagram into `buf`; returns its length, 0 when none is left (or if
 // `cap` is too small, in which case the datagram stays queued).

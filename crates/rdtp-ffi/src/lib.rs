@@ -43,7 +43,9 @@ use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig};
 
 pub mod router;
 pub mod sources;
+use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::{Eid, NodeId, Time};
+use router::RdtpAddr;
 
 /// Receiver settings; zero fields mean "default".
 #[repr(C)]
@@ -53,7 +55,7 @@ pub struct RdtpReceiverConfig {
     /// "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
     /// controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
     pub cc: *const c_char,
-    /// Payload bytes per Data packet; 0 = 1412 (a 1500-byte MTU over IPv4).
+    /// Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4).
     pub unit: u16,
     /// Aggregation limit L; 0 = 64.
     pub max_aggregation: u32,
@@ -107,6 +109,8 @@ pub enum RdtpError {
     Timeout = 2,
     Integrity = 3,
     Refused = 4,
+    /// The first hop never accepted the address tokens it gave.
+    NotValidated = 5,
 }
 
 /// One receiver event. Fields not listed for a kind are zero.
@@ -490,8 +494,9 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
             e.error = match err {
                 FetchError::NotFound(_) => RdtpError::NotFound,
                 FetchError::Timeout(_) => RdtpError::Timeout,
-                FetchError::Integrity { .. } => RdtpError::Integrity,
+                FetchError::Integrity { .. } | FetchError::BadBlock { .. } => RdtpError::Integrity,
                 FetchError::Refused { .. } => RdtpError::Refused,
+                FetchError::AddressNotValidated => RdtpError::NotValidated,
             };
         }
     }
@@ -562,8 +567,11 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
         let Ok(name) = unsafe { CStr::from_ptr(name_ptr) }.to_str() else { return core::ptr::null_mut() };
         objects.push((name.to_string(), unsafe { *sizes.add(i) }, unsafe { *seeds.add(i) }));
     }
+    // Simulated networks have no spoofers: no address validation unless asked for
+    // (`rdtp_server_set_validation`).
+    let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
     Box::into_raw(Box::new(RdtpServer {
-        server: Server::default(),
+        server: Server::new(ServerConfig { validation, ..ServerConfig::default() }),
         catalog: PatternCatalog::new(objects),
         pending: VecDeque::new(),
         scratch: vec![0u8; 65536],
@@ -579,6 +587,21 @@ pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool
         return false;
     }
     let config = ServerConfig { id: NodeId::from_u64(id), ..s.server.config().clone() };
+    s.server = Server::new(config);
+    true
+}
+
+/// Turn address validation on or off (off after `rdtp_server_new_pattern`): with it, a
+/// request without a valid token gets a Retry (RFC 9000 §8). `secret` (32 bytes, or null
+/// for all zeros) keys the tokens. Call before the first datagram: the counters start over.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_server_set_validation(s: *mut RdtpServer, enabled: bool, secret: *const u8) -> bool {
+    let Some(s) = (unsafe { s.as_mut() }) else { return false };
+    let mut validation = ValidationConfig { enabled, ..ValidationConfig::default() };
+    if !secret.is_null() {
+        validation.secret.copy_from_slice(unsafe { slice::from_raw_parts(secret, 32) });
+    }
+    let config = ServerConfig { validation, ..s.server.config().clone() };
     s.server = Server::new(config);
     true
 }
@@ -614,17 +637,24 @@ pub unsafe extern "C" fn rdtp_server_resolve(
     true
 }
 
-/// Take one datagram from a receiver; returns how many reply datagrams it produced. Take
-/// them with `rdtp_server_next` (replies not taken are dropped at the next call).
+/// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
+/// (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
+/// the next call).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_handle(s: *mut RdtpServer, data: *const u8, len: usize) -> usize {
-    let Some(s) = (unsafe { s.as_mut() }) else { return 0 };
+pub unsafe extern "C" fn rdtp_server_handle(
+    s: *mut RdtpServer,
+    now_ns: u64,
+    from: RdtpAddr,
+    data: *const u8,
+    len: usize,
+) -> usize {
+    let (Some(s), Some(from)) = (unsafe { s.as_mut() }, from.to_socket()) else { return 0 };
     if data.is_null() && len > 0 {
         return 0;
     }
     let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
     s.pending.clear();
-    let mut reply = s.server.handle(&s.catalog, bytes);
+    let mut reply = s.server.handle(Time::from_nanos(now_ns), from, &s.catalog, bytes);
     while let Some(n) = reply.next_datagram(&mut s.scratch) {
         s.pending.push_back(s.scratch[..n].to_vec());
     }

@@ -27,6 +27,7 @@ use rdtp_proto::Time;
 use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
 use rdtp_proto::router::fib::{Fib, Route, RouteKey};
 use rdtp_proto::router::{Router, RouterConfig};
+use rdtp_proto::token::ValidationConfig;
 
 /// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
 /// bytes in network order.
@@ -39,7 +40,7 @@ pub struct RdtpAddr {
 }
 
 impl RdtpAddr {
-    fn to_socket(self) -> Option<SocketAddr> {
+    pub(crate) fn to_socket(self) -> Option<SocketAddr> {
         let ip = match self.family {
             4 => IpAddr::V4(Ipv4Addr::new(self.ip[0], self.ip[1], self.ip[2], self.ip[3])),
             6 => IpAddr::V6(Ipv6Addr::from(self.ip)),
@@ -115,6 +116,10 @@ pub struct RdtpRouterConfig {
     pub lifetime_ns: u64,
     /// Seed of the router's randomness.
     pub seed: u64,
+    /// Validate downstream addresses (a Retry with a token to a request without one, RFC
+    /// 9000 §8); false (the default) answers every address, as a simulation without
+    /// spoofers needs.
+    pub validation: bool,
 }
 
 /// The defaults.
@@ -129,6 +134,7 @@ pub extern "C" fn rdtp_router_config_default() -> RdtpRouterConfig {
         pit_capacity: 0,
         lifetime_ns: 0,
         seed: 0,
+        validation: false,
     }
 }
 
@@ -170,6 +176,7 @@ pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut R
         pit_capacity: nonzero(c.pit_capacity, d.pit_capacity as u64) as usize,
         lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
         seed: c.seed,
+        validation: ValidationConfig { enabled: c.validation, ..ValidationConfig::default() },
         ..d
     };
     Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))

@@ -20,9 +20,32 @@ static int same(RdtpAddr a, RdtpAddr b) {
     return a.family == b.family && a.port == b.port && memcmp(a.ip, b.ip, 16) == 0;
 }
 
+/* Deliver everything the router sends until it has nothing more: to the receiver, or to
+ * the server (whose answers go back into the router, as `me`'s upstream). 0, or an error. */
+static int pump(RdtpRouter *router, RdtpServer *srv, RdtpReceiver *rx, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me,
+                uint64_t now) {
+    static uint8_t dgram[65536], fwd[65536];
+    RdtpAddr to;
+    size_t m;
+    while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
+        if (same(to, rx_addr)) {
+            rdtp_receiver_handle_datagram(rx, now, fwd, m);
+        } else if (same(to, up)) {
+            size_t replies = rdtp_server_handle(srv, now, me, fwd, m);
+            for (size_t i = 0; i < replies; i++) {
+                size_t k = rdtp_server_next(srv, dgram, sizeof dgram);
+                rdtp_router_handle_datagram(router, now, up, dgram, k);
+            }
+        } else {
+            return -2;
+        }
+    }
+    return 0;
+}
+
 /* One fetch; returns bytes read, or a negative error. */
-static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAddr up, uint64_t seed) {
-    static uint8_t req[RDTP_MAX_REQUEST], dgram[65536], fwd[65536], out[65536];
+static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me, uint64_t seed) {
+    static uint8_t req[RDTP_MAX_REQUEST], out[65536];
     RdtpReceiverConfig cfg = rdtp_receiver_config_default();
     cfg.seed = seed;
     RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", 0);
@@ -34,26 +57,8 @@ static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAdd
         size_t n;
         while ((n = rdtp_receiver_poll_transmit(rx, now, req, sizeof req)) > 0) {
             rdtp_router_handle_datagram(router, now, rx_addr, req, n);
-            RdtpAddr to;
-            size_t m;
-            while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
-                if (same(to, rx_addr)) {
-                    rdtp_receiver_handle_datagram(rx, now, fwd, m);
-                } else if (same(to, up)) {
-                    size_t replies = rdtp_server_handle(srv, fwd, m);
-                    for (size_t i = 0; i < replies; i++) {
-                        size_t k = rdtp_server_next(srv, dgram, sizeof dgram);
-                        rdtp_router_handle_datagram(router, now, up, dgram, k);
-                    }
-                } else {
-                    return -2;
-                }
-            }
-            /* Data the server's answers released go to the receiver. */
-            while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
-                if (!same(to, rx_addr)) return -3;
-                rdtp_receiver_handle_datagram(rx, now, fwd, m);
-            }
+            int e = pump(router, srv, rx, rx_addr, up, me, now);
+            if (e) return e;
         }
         now += 1000000;
         RdtpEvent ev;
@@ -88,16 +93,21 @@ int main(void) {
     RdtpRouterConfig rc = rdtp_router_config_default();
     rc.id = rdtp_node_id("ap");
     rc.cs_policy = "lru";
+    rc.validation = true;
     RdtpRouter *router = rdtp_router_new(&rc);
     if (!srv || !router || rc.id == 0) return 10;
     rc.cs_policy = "no-such-policy";
     if (rdtp_router_new(&rc) != NULL) return 11;
     RdtpAddr rx_addr = rdtp_addr_v4(0x0a000001, 5000), up = rdtp_addr_v4(0x0a000002, 7447);
+    RdtpAddr me = rdtp_addr_v4(0x0a000003, 7448);
+    /* The server validates its downstream (the router), the router its own (the receiver):
+     * tokens are exchanged on both hops. */
+    if (!rdtp_server_set_validation(srv, true, NULL)) return 13;
     if (!rdtp_router_set_default_route(router, up)) return 12;
 
-    long first = fetch(router, srv, rx_addr, up, 1);
+    long first = fetch(router, srv, rx_addr, up, me, 1);
     uint64_t forwarded = counter(router, "forwarded_units");
-    long second = fetch(router, srv, rx_addr, up, 2);
+    long second = fetch(router, srv, rx_addr, up, me, 2);
     uint64_t hits = counter(router, "cs_hits"), units = (SIZE + 1401) / 1402;
     printf("first=%ld second=%ld forwarded=%llu hits=%llu cs_entries=%llu counters=%zu\n", first, second,
            (unsigned long long)forwarded, (unsigned long long)hits,

@@ -1,5 +1,6 @@
 /* Drives an rdtp receiver and server through the C API only: fetch a 3 MB object over a
- * loss-free pipe (datagrams handed over directly), check it completes and arrives whole. */
+ * loss-free pipe (datagrams handed over directly), check it completes and arrives whole.
+ * The server validates addresses, so the receiver's first request gets a Retry. */
 #include <stdio.h>
 #include <string.h>
 #include "rdtp.h"
@@ -13,6 +14,8 @@ int main(void) {
     uint8_t eid[32];
     uint64_t size = 0;
     if (!rdtp_server_resolve(srv, "object", eid, &size) || size != 3000000) return 11;
+    if (!rdtp_server_set_validation(srv, true, NULL)) return 11;
+    RdtpAddr rx_addr = rdtp_addr_v4(0xc0000201, 5000);
 
     RdtpReceiverConfig cfg = rdtp_receiver_config_default();
     cfg.cc = "bbr";
@@ -42,7 +45,7 @@ int main(void) {
     for (int step = 0; step < 1000000 && !finished; step++) {
         size_t n;
         while ((n = rdtp_receiver_poll_transmit(rx, now, req, sizeof req)) > 0) {
-            size_t replies = rdtp_server_handle(srv, req, n);
+            size_t replies = rdtp_server_handle(srv, now, rx_addr, req, n);
             for (size_t i = 0; i < replies; i++) {
                 size_t m = rdtp_server_next(srv, dgram, sizeof dgram);
                 rdtp_receiver_handle_datagram(rx, now + 2000000, dgram, m);

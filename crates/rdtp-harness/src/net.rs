@@ -116,7 +116,7 @@ pub enum NodeKind {
     },
     Router(Box<Router>),
     Server {
-        server: Server,
+        server: Box<Server>,
         catalog: usize,
     },
     /// Forwards datagrams, nothing else.
@@ -236,7 +236,7 @@ impl Net {
     pub fn add_server(&mut self, name: &str, config: ServerConfig, catalog: impl Catalog + 'static) -> NodeIx {
         self.catalogs.push(Rc::new(catalog));
         let catalog = self.catalogs.len() - 1;
-        self.add_node(name, NodeKind::Server { server: Server::new(config), catalog })
+        self.add_node(name, NodeKind::Server { server: Box::new(Server::new(config)), catalog })
     }
 
     /// A caching router. Its forwarding table names next hops by [`Net::addr`].
@@ -468,7 +468,7 @@ impl Net {
             NodeKind::Server { server, catalog } => {
                 let mut replies = Vec::new();
                 let buf = &mut self.out_buf;
-                let mut reply = server.handle(&*self.catalogs[*catalog], &data);
+                let mut reply = server.handle(now, src, &*self.catalogs[*catalog], &data);
                 while let Some(n) = reply.next_datagram(buf) {
                     replies.push(buf[..n].to_vec());
                 }

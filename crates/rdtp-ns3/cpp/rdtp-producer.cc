@@ -1,8 +1,10 @@
 #include "rdtp-producer.h"
 
+#include "ns3/boolean.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/log.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "ns3/udp-socket-factory.h"
@@ -38,6 +40,12 @@ RdtpProducer::GetTypeId()
                           StringValue("origin"),
                           MakeStringAccessor(&RdtpProducer::m_label),
                           MakeStringChecker())
+            .AddAttribute("AddressValidation",
+                          "Answer requests without a valid address token with a Retry (RFC 9000 "
+                          "section 8); off by default: a simulation has no spoofers",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&RdtpProducer::m_validation),
+                          MakeBooleanChecker())
             .AddAttribute("RcvBufSize",
                           "UDP receive buffer of the producer socket, bytes",
                           UintegerValue(8 << 20),
@@ -56,6 +64,7 @@ RdtpProducer::GetTypeId()
 
 RdtpProducer::RdtpProducer()
     : m_port(7447),
+      m_validation(false),
       m_rcvBufSize(8 << 20),
       m_server(nullptr),
       m_in(RDTP_MAX_DATAGRAM),
@@ -117,6 +126,7 @@ RdtpProducer::CreateServer()
     {
         NS_FATAL_ERROR("RdtpProducer: Label '" << m_label << "' is not a node id (1-8 printable characters)");
     }
+    rdtp_server_set_validation(m_server, m_validation, nullptr);
 }
 
 void
@@ -155,7 +165,10 @@ RdtpProducer::HandleRead(Ptr<Socket> socket)
     {
         m_rxTrace(packet, from);
         uint32_t len = packet->CopyData(m_in.data(), m_in.size());
-        size_t replies = rdtp_server_handle(m_server, m_in.data(), len);
+        const InetSocketAddress src = InetSocketAddress::ConvertFrom(from);
+        const RdtpAddr addr = rdtp_addr_v4(src.GetIpv4().Get(), src.GetPort());
+        const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+        size_t replies = rdtp_server_handle(m_server, now, addr, m_in.data(), len);
         for (size_t i = 0; i < replies; i++)
         {
             size_t n = rdtp_server_next(m_server, m_out.data(), m_out.size());

@@ -47,6 +47,7 @@ class RdtpProducer : public Application
     uint16_t m_port;
     std::string m_objects;
     std::string m_label;
+    bool m_validation;
     uint32_t m_rcvBufSize;
 
     Ptr<Socket> m_socket;

@@ -2,6 +2,7 @@
 // rdtp-router.h. No protocol logic: forwarding, caching and coalescing are the core's.
 #include "rdtp-router.h"
 
+#include "ns3/boolean.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -75,6 +76,12 @@ RdtpRouter::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&RdtpRouter::m_seed),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("AddressValidation",
+                          "Answer downstream requests without a valid address token with a Retry "
+                          "(RFC 9000 section 8); off by default: a simulation has no spoofers",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&RdtpRouter::m_validation),
+                          MakeBooleanChecker())
             .AddAttribute("RcvBufSize",
                           "UDP receive buffer of the router socket, bytes",
                           UintegerValue(8 << 20),
@@ -119,6 +126,7 @@ RdtpRouter::RdtpRouter()
       m_csBytes(0),
       m_pitSize(65536),
       m_seed(0),
+      m_validation(false),
       m_rcvBufSize(8 << 20),
       m_core(nullptr),
       m_hasDefault(false),
@@ -209,6 +217,7 @@ RdtpRouter::CreateCore()
     cfg.pit_capacity = m_pitSize;
     cfg.lifetime_ns = static_cast<uint64_t>(m_lifetime.GetNanoSeconds());
     cfg.seed = m_seed;
+    cfg.validation = m_validation;
     m_core = rdtp_router_new(&cfg);
     if (m_core == nullptr)
         NS_FATAL_ERROR("RdtpRouter: the core refused CsPolicy '" << m_csPolicy << "' or CsInsert '" << m_csInsert

@@ -112,6 +112,7 @@ class RdtpRouter : public Application
     uint64_t m_pitSize;
     Time m_lifetime;
     uint64_t m_seed;
+    bool m_validation;
     uint32_t m_rcvBufSize;
     Time m_traceInterval;
 

@@ -5,7 +5,7 @@
 //! receiver runs the congestion control (seed 000, "Toward ICN receiver-driven transmission
 //! mechanism over WLAN"). This crate is all of its protocol logic and none of its I/O:
 //!
-//! * [`wire`] — the datagram format (version 2; `docs/PROTOCOL.md` has layouts and vectors);
+//! * [`wire`] — the datagram format (version 3; `docs/PROTOCOL.md` has layouts and vectors);
 //! * [`receiver`] — the receiver state machine: request window, RTT/RTO, delivery-rate
 //!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
 //! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`;
@@ -33,6 +33,8 @@
 //!
 //! let catalog = MemoryCatalog::new([("hello.txt".to_string(), b"hello, world".to_vec())]);
 //! let mut server = Server::default();
+//! // The server validates the client's address (one Retry round trip) before it sends data.
+//! let client: std::net::SocketAddr = "192.0.2.1:5000".parse().unwrap();
 //! let mut rx = Receiver::new(ReceiverConfig::default(), Target::Name("hello.txt".into()), Time::ZERO);
 //!
 //! let (mut now, mut buf, mut reply_buf) = (Time::ZERO, vec![0u8; MAX_DATAGRAM], vec![0u8; 65536]);
@@ -40,7 +42,7 @@
 //!     // 1. send what is due (here: straight into the server, no network in between)
 //!     while let Some(n) = rx.poll_transmit(now, &mut buf) {
 //!         let mut replies = Vec::new();
-//!         let mut reply = server.handle(&catalog, &buf[..n]);
+//!         let mut reply = server.handle(now, client, &catalog, &buf[..n]);
 //!         while let Some(m) = reply.next_datagram(&mut reply_buf) {
 //!             replies.push(reply_buf[..m].to_vec());
 //!         }
@@ -70,6 +72,8 @@ pub mod receiver;
 pub mod router;
 pub mod server;
 pub mod time;
+pub mod token;
+pub mod tree;
 pub mod wire;
 
 pub use eid::Eid;

@@ -1,14 +1,19 @@
 //! The client side of listing (`rdtp ls`): pages through a server's catalogue with
 //! ListRequests, retrying with exponential backoff. Same sans-IO contract as
 //! [`crate::receiver::Receiver`]: `poll_transmit`, `handle_datagram`, `handle_timeout`,
-//! `poll_timeout`.
+//! `poll_timeout`. Like a receiver it sends the server's address token once it has one (a
+//! Retry gives it) and accepts only answers carrying its own (random) tag.
 
 use core::time::Duration;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg32;
 
 use crate::eid::Eid;
 use crate::receiver::FetchError;
 use crate::time::Time;
-use crate::wire::{DEFAULT_HOP_LIMIT, ListRequest, NackCode, Packet};
+use crate::wire::tlv::write_address_token;
+use crate::wire::{DEFAULT_HOP_LIMIT, ListRequest, NackCode, Options, Packet};
 
 /// One catalogue entry, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +28,8 @@ pub struct Listed {
 pub struct Lister {
     cursor: u32,
     tag: u32,
+    rng: Pcg32,
+    token: Option<Vec<u8>>,
     next_try: Time,
     initial_interval: Duration,
     interval: Duration,
@@ -36,11 +43,14 @@ pub struct Lister {
 
 impl Lister {
     /// Start listing at `now`; retry after `retry` (doubling), give up after `idle_timeout`
-    /// without an answer.
-    pub fn new(now: Time, retry: Duration, idle_timeout: Duration) -> Self {
+    /// without an answer. Tags are drawn from `seed`; `token` is the server's address token,
+    /// if one is known.
+    pub fn new(now: Time, retry: Duration, idle_timeout: Duration, seed: u64, token: Option<Vec<u8>>) -> Self {
         Lister {
             cursor: 0,
             tag: 0,
+            rng: Pcg32::seed_from_u64(seed),
+            token,
             next_try: now,
             initial_interval: retry,
             interval: retry,
@@ -63,6 +73,10 @@ impl Lister {
     pub fn entries(&self) -> &[Listed] {
         &self.entries
     }
+    /// The server's address token, once it gave one.
+    pub fn address_token(&self) -> Option<&[u8]> {
+        self.token.as_deref()
+    }
     /// Catalogue size the server reported.
     pub fn total(&self) -> Option<u32> {
         self.total
@@ -76,8 +90,13 @@ impl Lister {
         if self.finished() || now < self.next_try {
             return None;
         }
-        self.tag = self.tag.wrapping_add(1).max(1);
-        let n = ListRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: self.tag, cursor: self.cursor }.encode(buf).ok()?;
+        self.tag = self.rng.next_u32().max(1);
+        let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
+        let n = write_address_token(&mut opts, self.token.as_deref());
+        let options = Options::parse(&opts[..n]).expect("options this function wrote");
+        let n = ListRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: self.tag, cursor: self.cursor, options }
+            .encode(buf)
+            .ok()?;
         self.next_try = now + self.interval;
         self.interval = (self.interval * 2).min(Duration::from_secs(60));
         Some(n)
@@ -110,7 +129,14 @@ impl Lister {
                     self.done = true;
                 }
             }
-            Ok(Packet::Nack(n)) if n.tag == self.tag || n.tag == 0 => {
+            Ok(Packet::Retry(r)) if r.tag == self.tag => {
+                // Address validation: send the same page request again, with the token.
+                self.token = Some(r.token.to_vec());
+                self.last_heard = now;
+                self.interval = self.initial_interval;
+                self.next_try = now;
+            }
+            Ok(Packet::Nack(n)) if n.tag == self.tag => {
                 self.error = Some(FetchError::Refused { code: n.code, by: n.from, detail: n.detail.to_string() });
                 if n.code == NackCode::UnknownContent {
                     self.error = Some(FetchError::NotFound("catalogue".into()));
@@ -131,7 +157,7 @@ mod tests {
         let cat =
             MemoryCatalog::new((0..100).map(|i| (format!("dir/file-{i:03}-{}", "x".repeat(60)), vec![i as u8; i])));
         let mut server = Server::default();
-        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(5));
+        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(5), 1, None);
         let mut now = Time::ZERO;
         let mut buf = vec![0u8; 2048];
         let mut out = vec![0u8; 2048];
@@ -139,7 +165,7 @@ mod tests {
         while !l.is_done() {
             assert!(l.error().is_none());
             if let Some(n) = l.poll_transmit(now, &mut buf) {
-                let mut reply = server.handle(&cat, &buf[..n]);
+                let mut reply = server.handle(now, "192.0.2.1:5000".parse().unwrap(), &cat, &buf[..n]);
                 let m = reply.next_datagram(&mut out).unwrap();
                 if !dropped_one && l.entries().len() > 30 {
                     dropped_one = true; // this page is lost: the lister must retry
@@ -160,7 +186,7 @@ mod tests {
 
     #[test]
     fn times_out_without_answers() {
-        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(1));
+        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(1), 1, None);
         let mut buf = [0u8; 64];
         let mut now = Time::ZERO;
         while l.error().is_none() {

@@ -3,7 +3,8 @@
 use proptest::prelude::*;
 use rdtp_proto::Time;
 use rdtp_proto::receiver::{Receiver, ReceiverConfig, Target};
-use rdtp_proto::server::{MemoryCatalog, Server};
+use rdtp_proto::server::{MemoryCatalog, Server, ServerConfig};
+use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::wire::{Packet, REQUEST_HEADER_LEN};
 
 fn catalog() -> MemoryCatalog {
@@ -40,14 +41,26 @@ proptest! {
         let mut d = vec![b'R', b'D', rdtp_proto::wire::VERSION, 1];
         d.extend_from_slice(&fields);
         let cat = catalog();
-        let mut server = Server::default();
-        let mut reply = server.handle(&cat, &d);
-        let mut buf = vec![0u8; 65536];
-        let mut count = 0;
-        while let Some(n) = reply.next_datagram(&mut buf) {
-            prop_assert!(Packet::decode(&buf[..n]).is_ok());
-            count += 1;
-            prop_assert!(count <= 300);
+        let from: std::net::SocketAddr = "192.0.2.1:9".parse().unwrap();
+        let open = ValidationConfig { enabled: false, ..ValidationConfig::default() };
+        for validating in [true, false] {
+            let mut server = match validating {
+                true => Server::default(),
+                false => Server::new(ServerConfig { validation: open.clone(), ..ServerConfig::default() }),
+            };
+            let mut reply = server.handle(Time::ZERO, from, &cat, &d);
+            let mut buf = vec![0u8; 65536];
+            let (mut count, mut bytes) = (0, 0);
+            while let Some(n) = reply.next_datagram(&mut buf) {
+                prop_assert!(Packet::decode(&buf[..n]).is_ok());
+                count += 1;
+                bytes += n;
+                prop_assert!(count <= 300);
+            }
+            // Toward an address it has not validated, at most 3× what came from there.
+            if validating {
+                prop_assert!(bytes <= 3 * d.len(), "{} bytes answered {}", bytes, d.len());
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The test vectors of docs/PROTOCOL.md: each is decoded, its fields checked, and re-encoded
 //! to the same bytes. The document is the source of the bytes; this file holds their meaning.
 
+use rdtp_proto::tree::{self, Outboard, Verifier};
 use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, DataFlags, NackCode, Packet, Query, RequestFlags};
 use rdtp_proto::{Eid, NodeId};
 
@@ -103,10 +104,12 @@ fn resolve_vectors() {
     round_trip("resolve-name", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.hop_limit, r.tag, r.query), (DEFAULT_HOP_LIMIT, 3, Query::Name("videos/intro.mp4")));
+        assert_eq!(r.options.address_token(), Some(&TOKEN[..]));
     });
     round_trip("resolve-eid", |p| {
         let Packet::ResolveRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.tag, r.query), (4, Query::Eid(eid())));
+        assert_eq!(r.options.address_token(), None);
     });
     round_trip("resolve-response", |p| {
         let Packet::ResolveResponse(r) = p else { panic!("{p:?}") };
@@ -119,6 +122,7 @@ fn list_vectors() {
     round_trip("list-request", |p| {
         let Packet::ListRequest(r) = p else { panic!("{p:?}") };
         assert_eq!((r.hop_limit, r.tag, r.cursor), (DEFAULT_HOP_LIMIT, 5, 0));
+        assert_eq!(r.options.raw(), b"");
     });
     round_trip("list-response", |p| {
         let Packet::ListResponse(r) = p else { panic!("{p:?}") };
@@ -126,6 +130,57 @@ fn list_vectors() {
         let e: Vec<_> = r.entries().map(|e| (e.name, e.size, e.eid)).collect();
         assert_eq!(e[0], ("a.txt", 5, eid()));
         assert_eq!(e[1], ("b/c.bin", 1 << 33, Eid(core::array::from_fn(|i| 0xa0 + i as u8))));
+    });
+}
+
+/// The token in vectors `resolve-name` and `retry`: epoch 7, then the MAC.
+const TOKEN: [u8; 20] =
+    [0, 0, 0, 7, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff];
+
+#[test]
+fn retry_vector() {
+    round_trip("retry", |p| {
+        let Packet::Retry(r) = p else { panic!("{p:?}") };
+        assert_eq!((r.tag, r.token), (3, &TOKEN[..]));
+    });
+    // Smaller than the smallest request it can answer (RFC 9000 §8's 3× holds for it).
+    // (the smallest request is a ResolveRequest for a 1-byte name without options: 15 bytes).
+    assert!(vector("retry").len() <= 3 * 15);
+}
+
+/// The object of the proof vectors: 32 768 bytes (two blocks), byte `i` = `i mod 251`.
+fn two_blocks() -> Vec<u8> {
+    (0..32_768u32).map(|i| (i % 251) as u8).collect()
+}
+
+#[test]
+fn proof_request_vector() {
+    let eid = Eid::of(&two_blocks());
+    round_trip("proof-request", |p| {
+        let Packet::ProofRequest(q) = p else { panic!("{p:?}") };
+        assert!(q.flags.contains(RequestFlags::ORIGIN));
+        assert_eq!((q.hop_limit, q.tag, q.eid, q.block, q.depth), (DEFAULT_HOP_LIMIT, 9, eid, 0, 1));
+        assert_eq!(q.options.address_token(), Some(&TOKEN[..]));
+    });
+}
+
+#[test]
+fn proof_vector() {
+    let content = two_blocks();
+    let eid = Eid::of(&content);
+    let outboard = Outboard::of(&content);
+    assert_eq!(outboard.root(), eid);
+    round_trip("proof", |p| {
+        let Packet::Proof(pr) = p else { panic!("{p:?}") };
+        assert_eq!((pr.hops, pr.tag, pr.eid, pr.block, pr.served_by), (0, 9, eid, 0, NodeId::ORIGIN));
+        let cvs: Vec<_> = pr.cvs().collect();
+        // The sibling of block 0 is block 1's chaining value, and it rebuilds the EID.
+        assert_eq!(cvs, outboard.proof(0, 1).unwrap());
+        assert_eq!(cvs, vec![tree::block_cv(1, &content[16_384..])]);
+        assert_eq!(tree::proof_depth(content.len() as u64, 0), 1);
+        let mut v = Verifier::new(eid, content.len() as u64);
+        v.verify(0, &content[..16_384], &cvs).unwrap();
+        v.verify(1, &content[16_384..], &[]).unwrap();
     });
 }
 
@@ -149,6 +204,9 @@ fn every_vector_in_the_document_is_tested() {
         "resolve-response",
         "list-request",
         "list-response",
+        "retry",
+        "proof-request",
+        "proof",
     ];
     assert_eq!(named, tested, "PROTOCOL.md and this test list different vectors");
 }

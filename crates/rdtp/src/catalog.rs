@@ -17,7 +17,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rdtp_proto::Eid;
 use rdtp_proto::server::{Content, Index, ReadError};
 use rdtp_proto::wire::RESOLVE_MAX_NAME;
 
@@ -86,7 +85,8 @@ pub fn open_dir(dir: impl AsRef<Path>, progress: IndexProgress) -> Result<DirCat
                 continue;
             }
         };
-        let mut hasher = blake3::Hasher::new();
+        // One pass: the hash tree (verified streaming) and, from it, the EID.
+        let mut hasher = rdtp_proto::tree::OutboardBuilder::new();
         let mut size = 0u64;
         loop {
             let n = match file.read(&mut buf) {
@@ -110,9 +110,11 @@ pub fn open_dir(dir: impl AsRef<Path>, progress: IndexProgress) -> Result<DirCat
                 );
             }
         }
-        entries.push((f.name, Eid::from_hasher(&hasher), size, FileContent(file)));
+        let outboard = hasher.finish();
+        debug_assert_eq!(outboard.size(), size);
+        entries.push((f.name, outboard, FileContent(file)));
     }
-    Ok(Index::from_entries(entries))
+    Ok(Index::from_outboards(entries))
 }
 
 struct Found {
@@ -192,6 +194,7 @@ fn raise_nofile_limit(want: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rdtp_proto::Eid;
     use rdtp_proto::server::Catalog;
 
     #[test]

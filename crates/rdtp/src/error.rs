@@ -88,8 +88,10 @@ impl Error {
             Error::Usage(_) => EXIT_USAGE,
             Error::Fetch(FetchError::NotFound(_)) => EXIT_NOT_FOUND,
             Error::Io { .. } => EXIT_IO,
-            Error::Fetch(FetchError::Integrity { .. }) => EXIT_INTEGRITY,
-            Error::Unreachable { .. } | Error::Fetch(FetchError::Timeout(_)) => EXIT_UNREACHABLE,
+            Error::Fetch(FetchError::Integrity { .. } | FetchError::BadBlock { .. }) => EXIT_INTEGRITY,
+            Error::Unreachable { .. }
+            | Error::Fetch(FetchError::Timeout(_))
+            | Error::Fetch(FetchError::AddressNotValidated) => EXIT_UNREACHABLE,
             Error::Fetch(FetchError::Refused { .. }) | Error::Network { .. } | Error::Runtime(_) => EXIT_RUNTIME,
         }
     }
@@ -101,7 +103,8 @@ impl Error {
             Error::Usage(_) => io::ErrorKind::InvalidInput,
             Error::Fetch(FetchError::NotFound(_)) => io::ErrorKind::NotFound,
             Error::Fetch(FetchError::Timeout(_)) => io::ErrorKind::TimedOut,
-            Error::Fetch(FetchError::Integrity { .. }) => io::ErrorKind::InvalidData,
+            Error::Fetch(FetchError::AddressNotValidated) => io::ErrorKind::ConnectionRefused,
+            Error::Fetch(FetchError::Integrity { .. } | FetchError::BadBlock { .. }) => io::ErrorKind::InvalidData,
             Error::Fetch(FetchError::Refused { .. }) => io::ErrorKind::PermissionDenied,
             Error::Unreachable { .. } => io::ErrorKind::ConnectionRefused,
             Error::Io { source, .. } | Error::Network { source, .. } => source.kind(),
@@ -150,6 +153,17 @@ impl Clone for Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The error an ICMP-reported failure to reach `addr` stands for (`None` for other errors).
+pub(crate) fn unreachable(addr: SocketAddr, e: &io::Error) -> Option<Error> {
+    let reason = match e.raw_os_error()? {
+        libc::ECONNREFUSED => "connection refused (nothing listens on that port)",
+        libc::EHOSTUNREACH => "no route to host",
+        libc::ENETUNREACH => "network unreachable",
+        _ => return None,
+    };
+    Some(Error::Unreachable { addr, reason: reason.into() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +179,7 @@ mod tests {
             (Error::Fetch(FetchError::NotFound("x".into())), 3),
             (Error::io("writing out", io::Error::from(io::ErrorKind::BrokenPipe)), 4),
             (Error::Fetch(FetchError::Integrity { expected: Eid([1; 32]), actual: Eid([2; 32]) }), 5),
+            (Error::Fetch(FetchError::BadBlock { block: 3, offset: 49_152 }), 5),
             (Error::Unreachable { addr, reason: "refused".into() }, 6),
             (Error::Fetch(FetchError::Timeout(Duration::from_secs(3))), 6),
             (

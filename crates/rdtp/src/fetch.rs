@@ -24,12 +24,12 @@ use std::time::Duration;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
-use rdtp_proto::receiver::{Event, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
 use rdtp_proto::{Eid, Time};
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unreachable};
 use crate::socket::{self, RecvBatch};
 use crate::summary::Summary;
 use crate::trace::TraceSinks;
@@ -195,12 +195,15 @@ impl Fetch {
         let clock = Clock::new();
         let now = clock.now();
         let unit = self.config.unit;
+        if self.config.address_token.is_none() {
+            self.config.address_token = crate::tokens::get(server);
+        }
         let rx = Receiver::new(self.config, self.target, now);
         let cc_name = rx.controller().name();
         let mut sinks = self.sinks;
         sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
         let shared = Arc::new(Shared {
-            inner: Mutex::new(Inner { rx, failure: None, driver_done: false }),
+            inner: Mutex::new(Inner { rx, failure: None, icmp: None, driver_done: false }),
             cond: Condvar::new(),
             wake,
             stop: AtomicBool::new(false),
@@ -214,20 +217,13 @@ impl Fetch {
     }
 }
 
-fn unreachable(addr: SocketAddr, e: &io::Error) -> Option<Error> {
-    let reason = match e.raw_os_error()? {
-        libc::ECONNREFUSED => "connection refused (nothing listens on that port)",
-        libc::EHOSTUNREACH => "no route to host",
-        libc::ENETUNREACH => "network unreachable",
-        _ => return None,
-    };
-    Some(Error::Unreachable { addr, reason: reason.into() })
-}
-
 struct Inner {
     rx: Receiver,
     /// A runtime failure (socket, log file); the receiver's own failures are in `rx`.
     failure: Option<Error>,
+    /// An ICMP error seen (port or host unreachable). Not fatal by itself — anyone can forge
+    /// one — but the explanation if the server then never answers.
+    icmp: Option<Error>,
     driver_done: bool,
 }
 
@@ -276,6 +272,7 @@ impl Driver {
         let flushed = self.sinks.finish().map_err(|e| Error::io("cannot write a log file", e));
         let mut g = self.shared.lock();
         g.driver_done = true;
+        crate::tokens::put(self.server, g.rx.address_token());
         if let Err(e) = result.and(flushed) {
             g.failure.get_or_insert(e);
         }
@@ -309,10 +306,10 @@ impl Driver {
                         src_ip: None,
                     };
                     if let Err(e) = socket::send_with_retry(&self.state, &self.sock, &t, &mut sends) {
-                        // A lost request is recovered by the receiver; a refused one is fatal.
+                        // A lost request is recovered by the receiver; a refused one is
+                        // remembered (the ICMP error may be forged, or the server restarting).
                         if let Some(u) = unreachable(self.server, &e) {
                             send_error = Some(u);
-                            break;
                         }
                         tracing::debug!("send: {e}");
                     }
@@ -329,7 +326,7 @@ impl Driver {
                 self.shared.cond.notify_all(); // for `wait_resolved`
             }
             if let Some(e) = send_error {
-                return Err(e);
+                self.shared.lock().icmp = Some(e);
             }
             if done {
                 return Ok(());
@@ -350,9 +347,10 @@ impl Driver {
                     continue; // back to step 1: poll_transmit after every handle_datagram
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(unreachable(self.server, &e).unwrap_or_else(|| Error::network("receive", e)));
-                }
+                Err(e) => match unreachable(self.server, &e) {
+                    Some(u) => self.shared.lock().icmp = Some(u),
+                    None => return Err(Error::network("receive", e)),
+                },
             }
 
             let timeout = deadline.map(|d| self.clock.until(d));
@@ -498,7 +496,11 @@ impl FetchReader {
 }
 
 fn failure_of(g: &Inner) -> Option<Error> {
-    g.failure.clone().or_else(|| g.rx.error().cloned().map(Error::Fetch))
+    g.failure.clone().or_else(|| match g.rx.error() {
+        // Nothing answered and the network said why.
+        Some(FetchError::Timeout(_)) if g.icmp.is_some() => g.icmp.clone(),
+        e => e.cloned().map(Error::Fetch),
+    })
 }
 
 impl Read for FetchReader {

@@ -61,6 +61,7 @@ pub mod signals;
 pub mod socket;
 pub mod summary;
 pub mod tcp;
+pub mod tokens;
 pub mod trace;
 
 pub use catalog::{DirCatalog, IndexProgress, open_dir};
@@ -72,11 +73,17 @@ pub use rdtp_proto::cc::CcConfig;
 pub use rdtp_proto::receiver::Target;
 pub use summary::Summary;
 
-/// A seed drawn from the OS for this process (the standard library's hash keys are random
-/// per process): what fetches and routers use unless told a seed. Not for secrets.
+/// A seed drawn from the OS random source: what fetches and routers use unless told a
+/// seed. It makes their tags and nonces unpredictable off the path; node secrets come
+/// from [`tokens::secret`].
 pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now())
+    // The receiver's tags come from this seed: they must be unpredictable (issue 11).
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        use std::hash::{BuildHasher, RandomState};
+        return RandomState::new().hash_one(std::time::SystemTime::now());
+    }
+    u64::from_le_bytes(b)
 }
 
 /// The Rust examples in the repository's README.md compile (`cargo test --doc`).

@@ -6,10 +6,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rdtp_proto::lister::{Listed, Lister};
+use rdtp_proto::receiver::FetchError;
 use rdtp_proto::wire::LIST_MAX_DATAGRAM;
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unreachable};
 use crate::socket;
 
 /// First retry interval of a list request (doubling after each loss).
@@ -18,33 +19,34 @@ const RETRY: Duration = Duration::from_millis(250);
 /// Every entry of the catalogue of the server at `server`, in catalogue order. Gives up
 /// after `idle_timeout` without an answer.
 pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
-    let sock =
-        socket::connect(server).map_err(|e| Error::network(format!("cannot open a UDP socket to {server}"), e))?;
+    let sock = socket::connect(server).map_err(|e| match unreachable(server, &e) {
+        Some(u) => u,
+        None => Error::network(format!("cannot open a UDP socket to {server}"), e),
+    })?;
     let clock = Clock::new();
-    let mut lister = Lister::new(clock.now(), RETRY, idle_timeout);
+    let mut lister = Lister::new(clock.now(), RETRY, idle_timeout, crate::random_seed(), crate::tokens::get(server));
     let mut out = vec![0u8; LIST_MAX_DATAGRAM];
     let mut inbuf = vec![0u8; 1 << 16];
-    let refused = |e: &io::Error| e.raw_os_error() == Some(libc::ECONNREFUSED);
-    let unreachable =
-        || Error::Unreachable { addr: server, reason: "connection refused (nothing listens on that port)".into() };
-    loop {
+    // An ICMP error is not fatal (anyone can forge one), only the explanation of a timeout.
+    let mut icmp = None;
+    let result = loop {
         let now = clock.now();
         if lister.poll_timeout().is_some_and(|t| t <= now) {
             lister.handle_timeout(now);
         }
         while let Some(n) = lister.poll_transmit(now, &mut out) {
             if let Err(e) = sock.send(&out[..n]) {
-                if refused(&e) {
-                    return Err(unreachable());
-                }
+                icmp = unreachable(server, &e).or(icmp);
                 tracing::debug!("send: {e}");
             }
         }
         if lister.is_done() {
-            return Ok(lister.entries().to_vec());
+            break Ok(lister.entries().to_vec());
         }
-        if let Some(e) = lister.error() {
-            return Err(Error::Fetch(e.clone()));
+        match lister.error() {
+            Some(FetchError::Timeout(_)) if icmp.is_some() => break Err(icmp.take().expect("checked")),
+            Some(e) => break Err(Error::Fetch(e.clone())),
+            None => {}
         }
         let Some(deadline) = lister.poll_timeout() else {
             continue;
@@ -61,8 +63,12 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
                     e.kind(),
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
                 ) => {}
-            Err(e) if refused(&e) => return Err(unreachable()),
-            Err(e) => return Err(Error::network("receive", e)),
+            Err(e) => match unreachable(server, &e) {
+                Some(u) => icmp = Some(u),
+                None => break Err(Error::network("receive", e)),
+            },
         }
-    }
+    };
+    crate::tokens::put(server, lister.address_token());
+    result
 }

@@ -157,7 +157,9 @@ pub struct RouterRuntime {
 
 impl RouterRuntime {
     /// Bind the socket (see [`RouteOptions::listen`]).
-    pub fn bind(options: RouteOptions) -> Result<Self> {
+    pub fn bind(mut options: RouteOptions) -> Result<Self> {
+        // As a server's: a random secret unless one was given.
+        crate::tokens::fill_secret(&mut options.config.validation)?;
         let sock = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)

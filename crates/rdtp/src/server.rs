@@ -20,6 +20,7 @@ use quinn_udp::UdpSocketState;
 use rdtp_proto::server::{Catalog, Server, ServerConfig, ServerStats};
 
 use crate::background::{Background, StopSignal};
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::signals;
 use crate::socket::{self, GsoBatch, RecvBatch};
@@ -29,7 +30,9 @@ use crate::socket::{self, GsoBatch, RecvBatch};
 pub struct ServeOptions {
     /// Address to bind; `None` = `[::]:7447` dual-stack, else `0.0.0.0:7447`.
     pub listen: Option<SocketAddr>,
-    /// The core's limits.
+    /// The core's limits and address validation. A validation secret left all zeros (the
+    /// default) is replaced by a random one at bind, so tokens cannot be minted by others
+    /// and die with the process.
     pub config: ServerConfig,
 }
 
@@ -73,6 +76,7 @@ pub struct ServerRuntime<C: ?Sized> {
     sock: UdpSocket,
     state: UdpSocketState,
     core: Server,
+    clock: Clock,
     catalog: Arc<C>,
     stop: StopSignal,
     stats: RunStats,
@@ -80,7 +84,8 @@ pub struct ServerRuntime<C: ?Sized> {
 
 impl<C: Catalog + ?Sized> ServerRuntime<C> {
     /// Bind the socket (see [`ServeOptions::listen`]).
-    pub fn bind(catalog: Arc<C>, options: ServeOptions) -> Result<Self> {
+    pub fn bind(catalog: Arc<C>, mut options: ServeOptions) -> Result<Self> {
+        crate::tokens::fill_secret(&mut options.config.validation)?;
         let sock = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)
@@ -90,6 +95,7 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
             sock,
             state,
             core: Server::new(options.config),
+            clock: Clock::new(),
             catalog,
             stop: StopSignal::new()?,
             stats: RunStats::default(),
@@ -132,9 +138,10 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
         while !self.should_stop(flag) {
             match batch.recv(&self.state, &self.sock) {
                 Ok(_) => {
+                    let now = self.clock.now();
                     for (src, dst_ip, dgram) in batch.datagrams() {
                         self.stats.datagrams_in += 1;
-                        let mut reply = self.core.handle(&*self.catalog, dgram);
+                        let mut reply = self.core.handle(now, src, &*self.catalog, dgram);
                         out.begin(&self.state, &self.sock, src, dst_ip);
                         while let Some(n) = reply.next_datagram(out.space()) {
                             out.commit(&self.state, &self.sock, n);

@@ -33,6 +33,12 @@ pub struct ReceiverConfig {
     pub trace: bool,
     /// Seed for all randomness the receiver and its controller use.
     pub seed: u64,
+    /// An address token the first hop issued earlier (see [`super::Receiver::address_token`]):
+    /// with it the first requests are answered at once, without a Retry round trip.
+    pub address_token: Option<Vec<u8>>,
+    /// Most Data bytes (headers included) one request may ask for: a server answers larger
+    /// requests with `TooLarge` ([`crate::wire::DEFAULT_MAX_REPLY_BYTES`]).
+    pub max_request_bytes: u64,
 }
 
 impl Default for ReceiverConfig {
@@ -50,6 +56,8 @@ impl Default for ReceiverConfig {
             verify: true,
             trace: false,
             seed: 0,
+            address_token: None,
+            max_request_bytes: crate::wire::DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }

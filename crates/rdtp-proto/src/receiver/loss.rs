@@ -199,6 +199,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
+            prev_tag: 0,
             req_id: seq,
             seq,
             snap: SendSnapshot::default(),

@@ -79,10 +79,10 @@ use crate::cc::{AckSample, CaState, CcParams, CongestionEvent, Controller, LossK
 use crate::eid::Eid;
 use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
-use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_extra_ranges};
+use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
-    DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Query, Request, RequestFlags, ResolveRequest,
-    ResolveResponse,
+    DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Proof, ProofRequest, Query,
+    Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
 use rate::RateSampler;
@@ -115,9 +115,20 @@ pub enum FetchError {
     /// The delivered bytes do not hash to the EID.
     #[error("data validation failed: content hashes to {actual}, expected {expected}")]
     Integrity { expected: Eid, actual: Eid },
+    /// A block kept failing verification, also when fetched again from the origin
+    /// (bypassing caches): the server's content does not hash to the EID.
+    #[error(
+        "data validation failed: block {block} (16 KiB at byte {offset}) never matched the EID, from the origin either"
+    )]
+    BadBlock { block: u64, offset: u64 },
     /// The server or a router refused a request for another reason.
     #[error("{by} refused the request ({code:?}): {detail}")]
     Refused { code: NackCode, by: NodeId, detail: String },
+    /// The first hop kept answering with Retry: it never accepted the address tokens it
+    /// gave us (our source address changes between datagrams, or several servers with
+    /// different secrets share its address).
+    #[error("the first hop never accepted our address token (does our source address change between datagrams?)")]
+    AddressNotValidated,
 }
 
 /// One RTT sample (ndnget's `--log-rtt` line).
@@ -167,12 +178,28 @@ pub enum Event {
     Failed(FetchError),
 }
 
+/// Resolve requests remembered, so an answer to any of them is accepted (and nothing else).
+const RESOLVE_TAGS: usize = 8;
+/// Retries refusing our token, with no content in between, before the receiver gives up.
+pub const MAX_RETRIES_IN_A_ROW: u32 = 4;
+
 #[derive(Debug)]
 enum Phase {
-    Resolving { tag: u32, next_try: Time, interval: Duration },
+    Resolving { tags: [u32; RESOLVE_TAGS], next_try: Time, interval: Duration },
     Transferring,
     Finished,
     Failed(FetchError),
+}
+
+/// Times a block may fail verification before the fetch fails (the last tries come
+/// from the origin, bypassing caches).
+pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
+
+/// A proof request in flight (verified streaming, `crate::tree`).
+#[derive(Clone, Copy, Debug)]
+struct ProofAsk {
+    tag: u32,
+    sent_at: Time,
 }
 
 /// Per-transfer state that exists once the size is known.
@@ -183,6 +210,15 @@ struct Transfer {
     units: u64,
     window: Window,
     reasm: Reassembly,
+    /// Blocks whose proof is to be requested (again), in order.
+    proofs_due: std::collections::BTreeSet<u64>,
+    /// Proof requests sent and not answered, by block.
+    proofs_asked: std::collections::BTreeMap<u64, ProofAsk>,
+    /// Units and blocks to fetch from the origin, bypassing caches (a block failed).
+    origin_units: std::collections::BTreeSet<u64>,
+    origin_blocks: std::collections::BTreeSet<u64>,
+    /// The last block that failed verification, and how many times in a row.
+    bad: Option<(u64, u32)>,
 }
 
 /// The congestion state towards the network: what a controller and a loss detector need.
@@ -258,9 +294,15 @@ pub struct Receiver {
     transfer: Option<Transfer>,
     path: Path,
     sources: Sources,
-    /// Draws request nonces.
+    /// Draws request tags and nonces: unpredictable to anyone off the path, so a forged
+    /// answer must guess a 32-bit tag.
     rng: Pcg32,
-    next_tag: u32,
+    /// The address token of the first hop, sent in every request once known.
+    token: Option<Vec<u8>>,
+    /// A blank Nack `UnsupportedVersion` arrived (reported if the fetch times out).
+    version_mismatch: bool,
+    /// Retries since the last answer with content (a Data or resolve response).
+    retries_in_a_row: u32,
     next_req_id: u64,
     next_seq: u64,
     /// Last time something valid came from the network.
@@ -281,9 +323,11 @@ impl Receiver {
             // A stream of its own, so nonces do not repeat the controller's draws.
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x6e6f_6e63_6573_0001),
             name: String::new(),
-            phase: Phase::Resolving { tag: 0, next_try: now, interval: cfg.rto.initial },
+            phase: Phase::Resolving { tags: [0; RESOLVE_TAGS], next_try: now, interval: cfg.rto.initial },
             transfer: None,
-            next_tag: 1,
+            token: cfg.address_token.clone(),
+            version_mismatch: false,
+            retries_in_a_row: 0,
             next_req_id: 0,
             next_seq: 0,
             last_heard: now,
@@ -351,6 +395,11 @@ impl Receiver {
     pub fn rtt(&self) -> &RttEstimator {
         &self.path.rtt
     }
+    /// The address token the first hop issued us, once it did (keep it: a later fetch
+    /// through the same first hop that starts with it pays no extra round trip).
+    pub fn address_token(&self) -> Option<&[u8]> {
+        self.token.as_deref()
+    }
     /// What each source delivered so far.
     pub fn sources(&self) -> &Sources {
         &self.sources
@@ -411,6 +460,9 @@ impl Receiver {
                     let p = self.path.next_release();
                     t = Some(t.map_or(p, |x| x.min(p)));
                 }
+                if let Some(p) = self.proof_deadline() {
+                    t = Some(t.map_or(p, |x| x.min(p)));
+                }
                 t
             }
         }
@@ -423,7 +475,18 @@ impl Receiver {
         }
         let waiting = matches!(self.phase, Phase::Resolving { .. }) || self.waiting_for_server();
         if waiting && now >= self.idle_deadline() {
-            self.fail(FetchError::Timeout(self.cfg.idle_timeout));
+            let e = if self.version_mismatch {
+                FetchError::Refused {
+                    code: NackCode::UnsupportedVersion,
+                    by: NodeId::UNKNOWN,
+                    detail: "the other end speaks another rdtp version (and nothing else answered)".into(),
+                }
+            } else if self.retries_in_a_row > MAX_RETRIES_IN_A_ROW {
+                FetchError::AddressNotValidated
+            } else {
+                FetchError::Timeout(self.cfg.idle_timeout)
+            };
+            self.fail(e);
             return;
         }
         if self.path.loss.deadline().is_some_and(|d| now >= d) {
@@ -434,20 +497,25 @@ impl Receiver {
     /// Write the next datagram to send into `buf` (≥ [`MAX_DATAGRAM`] bytes), if one is due.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
         match self.phase {
-            Phase::Resolving { next_try, interval, .. } if now >= next_try => {
+            Phase::Resolving { mut tags, next_try, interval } if now >= next_try => {
                 let tag = self.take_tag();
                 let query = match &self.target {
                     Target::Name(n) => Query::Name(n),
                     Target::Eid(e) => Query::Eid(*e),
                     Target::Known { .. } => return None,
                 };
-                let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag, query }.encode(buf).ok()?;
+                let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
+                let opt_len = write_address_token(&mut opts, self.token.as_deref());
+                let options = Options::parse(&opts[..opt_len]).expect("options this function wrote");
+                let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag, query, options }.encode(buf).ok()?;
+                tags.rotate_right(1);
+                tags[0] = tag;
                 self.phase =
-                    Phase::Resolving { tag, next_try: now + interval, interval: (interval * 2).min(self.cfg.rto.max) };
+                    Phase::Resolving { tags, next_try: now + interval, interval: (interval * 2).min(self.cfg.rto.max) };
                 self.stats.requests_sent += 1;
                 Some(n)
             }
-            Phase::Transferring => self.transmit_request(now, buf),
+            Phase::Transferring => self.transmit_proof(now, buf).or_else(|| self.transmit_request(now, buf)),
             _ => None,
         }
     }
@@ -458,6 +526,8 @@ impl Receiver {
             Ok(Packet::Data(d)) if matches!(self.phase, Phase::Transferring) => self.on_data(now, &d),
             Ok(Packet::Nack(n)) => self.on_nack(now, &n),
             Ok(Packet::ResolveResponse(r)) => self.on_resolved(now, &r),
+            Ok(Packet::Retry(r)) => self.on_retry(now, &r),
+            Ok(Packet::Proof(p)) if matches!(self.phase, Phase::Transferring) => self.on_proof(now, &p),
             Ok(Packet::Data(_)) => {} // late data after the end, or before resolution
             _ => self.stats.invalid += 1,
         }
@@ -467,9 +537,12 @@ impl Receiver {
     // ----- internals -------------------------------------------------------------------
 
     fn take_tag(&mut self) -> u32 {
-        let t = self.next_tag;
-        self.next_tag = self.next_tag.wrapping_add(1).max(1);
-        t
+        loop {
+            let t = self.rng.next_u32();
+            if t != 0 {
+                return t;
+            }
+        }
     }
 
     fn idle_deadline(&self) -> Time {
@@ -478,7 +551,9 @@ impl Receiver {
 
     /// Requests are outstanding or lost units wait: silence from the network means trouble.
     fn waiting_for_server(&self) -> bool {
-        self.transfer.as_ref().is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost())
+        self.transfer
+            .as_ref()
+            .is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost() || t.reasm.waiting_for_proof().is_some())
     }
 
     fn window_quota(&self) -> u64 {
@@ -490,8 +565,12 @@ impl Receiver {
     fn new_units_allowed(&self) -> u64 {
         let Some(t) = &self.transfer else { return 0 };
         let unit = u64::from(self.cfg.unit);
-        let outstanding = (t.window.next() - t.window.una()) * unit + t.reasm.readable() as u64;
-        let room = self.cfg.recv_window.saturating_sub(outstanding) / unit;
+        // Bytes requested and not yet verified, plus bytes verified and not yet read. A
+        // block verifies only once all its bytes are here, so the window is at least two.
+        let requested = (t.window.next() * unit).min(t.size);
+        let outstanding = requested - t.reasm.delivered() + t.reasm.readable() as u64;
+        let window = self.cfg.recv_window.max(2 * crate::tree::BLOCK_LEN);
+        let room = window.saturating_sub(outstanding) / unit;
         room.min(t.units - t.window.next())
     }
 
@@ -506,7 +585,12 @@ impl Receiver {
             size,
             units,
             window: Window::default(),
-            reasm: Reassembly::new(self.cfg.unit, size, self.cfg.verify),
+            reasm: Reassembly::new(self.cfg.unit, eid, size, self.cfg.verify),
+            proofs_due: Default::default(),
+            proofs_asked: Default::default(),
+            origin_units: Default::default(),
+            origin_blocks: Default::default(),
+            bad: None,
         });
         if !name.is_empty() {
             self.name = name.clone();
@@ -519,33 +603,106 @@ impl Receiver {
         }
     }
 
+    /// Whether `tag` is one of the resolve requests this receiver sent.
+    fn is_resolve_tag(&self, tag: u32) -> bool {
+        matches!(&self.phase, Phase::Resolving { tags, .. } if tag != 0 && tags.contains(&tag))
+    }
+
+    /// Whether `tag` names a request this receiver has outstanding for the object `eid`
+    /// (the latest or previous request of a unit still in flight).
+    fn is_request_tag(&self, eid: &Eid, tag: u32) -> bool {
+        let Some(t) = &self.transfer else { return false };
+        tag != 0
+            && *eid == t.eid
+            && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && (r.tag == tag || r.prev_tag == tag))
+    }
+
     fn on_resolved(&mut self, now: Time, r: &ResolveResponse<'_>) {
-        let Phase::Resolving { tag, .. } = self.phase else { return };
         let matches = match &self.target {
             Target::Name(n) => r.name == n.as_str(),
             Target::Eid(e) => r.eid == *e,
             Target::Known { .. } => false,
         };
-        if !matches || r.tag == 0 || r.tag > tag {
+        // Only an answer to one of our own resolve requests (random tags) counts.
+        if !matches || !self.is_resolve_tag(r.tag) {
             self.stats.invalid += 1;
             return;
         }
         self.last_heard = now;
+        self.retries_in_a_row = 0;
         self.start_transfer(now, r.eid, r.size, r.name.to_string());
     }
 
+    /// The first hop has not validated our address: keep its token and send the refused
+    /// request again at once (RFC 9000 §8.1). Not congestion, and not a loss.
+    ///
+    /// A node issues the same token to the same address for a whole key period, so a Retry
+    /// with the token we hold answers a request sent before we had it; one with another
+    /// token means ours was refused. After [`MAX_RETRIES_IN_A_ROW`] refusals without any
+    /// content in between the receiver stops (the idle timeout reports
+    /// [`FetchError::AddressNotValidated`]).
+    fn on_retry(&mut self, now: Time, r: &Retry<'_>) {
+        if self.retries_in_a_row >= MAX_RETRIES_IN_A_ROW {
+            self.retries_in_a_row = MAX_RETRIES_IN_A_ROW + 1;
+            self.stats.invalid += 1;
+            return;
+        }
+        if matches!(self.phase, Phase::Resolving { .. }) {
+            if !self.is_resolve_tag(r.tag) {
+                self.stats.invalid += 1;
+                return;
+            }
+            if let Phase::Resolving { next_try, interval, .. } = &mut self.phase {
+                *next_try = now;
+                *interval = self.cfg.rto.initial;
+            }
+        } else {
+            let Some(t) = self.transfer.as_mut() else { return };
+            let refused: Vec<u64> = t
+                .window
+                .iter()
+                .filter(|(_, rec)| rec.state == UnitState::Requested && rec.tag == r.tag && r.tag != 0)
+                .map(|(u, _)| u)
+                .collect();
+            if refused.is_empty() {
+                self.stats.invalid += 1;
+                return;
+            }
+            for u in refused {
+                t.window.refuse(u);
+            }
+            if t.window.inflight() == 0 {
+                self.path.loss.reset(); // nothing outstanding: no retransmission timer
+            }
+        }
+        self.stats.retries += 1;
+        match self.token.as_deref() {
+            // Stale: not news of the server being alive either (a replay looks the same).
+            Some(t) if t == r.token => return,
+            Some(_) => self.retries_in_a_row += 1,
+            None => {}
+        }
+        self.token = Some(r.token.to_vec());
+        self.last_heard = now;
+    }
+
     fn on_nack(&mut self, now: Time, n: &Nack<'_>) {
-        let ours = match (&self.phase, &self.transfer) {
-            (Phase::Resolving { .. }, _) => true,
-            (Phase::Transferring, Some(t)) => n.eid == t.eid || n.eid == Eid::default(),
+        let ours = match &self.phase {
+            Phase::Resolving { .. } => self.is_resolve_tag(n.tag),
+            Phase::Transferring => self.is_request_tag(&n.eid, n.tag),
             _ => false,
         };
         if !ours {
+            // A blank Nack (tag 0) answers a request its sender could not read: anyone can
+            // forge one, so it cannot end the fetch; an `UnsupportedVersion` is remembered
+            // to explain a timeout.
+            if n.tag == 0 && n.code == NackCode::UnsupportedVersion {
+                self.version_mismatch = true;
+            }
             self.stats.invalid += 1;
             return;
         }
         self.stats.nacks += 1;
-        self.last_heard = now;
         match n.code {
             NackCode::UnknownContent => {
                 let what = match &self.target {
@@ -554,8 +711,13 @@ impl Receiver {
                 };
                 self.fail(FetchError::NotFound(what));
             }
+            // Busy does not count as hearing from the server: a forged stream of Busy must
+            // not keep a dead fetch alive.
             NackCode::Busy => self.on_busy(now, n),
-            code => self.fail(FetchError::Refused { code, by: n.from, detail: n.detail.to_string() }),
+            code => {
+                self.last_heard = now;
+                self.fail(FetchError::Refused { code, by: n.from, detail: n.detail.to_string() })
+            }
         }
     }
 
@@ -568,7 +730,8 @@ impl Receiver {
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
         let mut refused = 0;
         for u in first..end {
-            if t.window.declare_lost(u) {
+            let ours = t.window.get(u).is_some_and(|r| r.tag == n.tag || r.prev_tag == n.tag);
+            if ours && t.window.declare_lost(u) {
                 refused += 1;
             }
         }
@@ -593,13 +756,6 @@ impl Receiver {
         self.path.loss.reset();
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
-        if let Some(actual) = t.reasm.content_eid()
-            && actual != t.eid
-        {
-            let expected = t.eid;
-            self.fail(FetchError::Integrity { expected, actual });
-            return;
-        }
         self.phase = Phase::Finished;
         self.events.push_back(Event::Finished);
     }
@@ -662,18 +818,26 @@ impl Receiver {
             self.stats.invalid += 1;
             return;
         }
-        self.last_heard = now;
         if u < t.window.una() || u >= t.window.next() {
+            // Not proof the server lives: anyone can replay (or forge) a unit already had.
             self.stats.duplicates += 1;
             return;
         }
+        // Only an answer to one of our requests for this unit (its latest or the one
+        // before): a forger off the path must guess a random 32-bit tag.
+        if t.window.get(u).is_some_and(|r| d.tag != r.tag && d.tag != r.prev_tag) {
+            self.stats.invalid += 1;
+            return;
+        }
+        self.last_heard = now;
+        self.retries_in_a_row = 0;
         let prior_inflight = t.window.inflight();
         let Some(arrival) = t.window.mark_received(u) else {
             self.stats.duplicates += 1;
             return;
         };
         let rec = arrival.before;
-        let in_order = u == t.window.una();
+        let in_order = u == t.reasm.una();
         let source = ServedBy { node: d.served_by, hops: d.hops, cached: d.flags.contains(DataFlags::CACHED) };
         self.stats.units_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
@@ -726,10 +890,11 @@ impl Receiver {
 
         let t = self.transfer.as_mut().expect("transfer exists");
         let p = &mut self.path;
-        if t.reasm.insert(u, d.payload) {
-            // In-order arrival: slide the window.
-            t.window.advance_to(t.reasm.una());
-            if p.ca_state != CaState::Open && t.window.una() >= p.recovery_point {
+        let (in_order, failed) = t.reasm.insert(u, d.payload);
+        if in_order {
+            // In-order arrival: slide the window over what verified.
+            t.window.advance_to(t.reasm.verified_una());
+            if p.ca_state != CaState::Open && t.reasm.una() >= p.recovery_point {
                 p.ca_state = CaState::Open;
             }
         }
@@ -758,9 +923,109 @@ impl Receiver {
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
+        if let Some(b) = failed {
+            self.on_bad_block(b);
+        }
         if complete {
             self.finish(now);
         }
+    }
+
+    // ----- verified streaming (issue 11, `crate::tree`) --------------------------------
+
+    /// A proof answering one of our proof requests.
+    fn on_proof(&mut self, now: Time, p: &Proof<'_>) {
+        let Some(t) = self.transfer.as_mut() else { return };
+        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| a.tag == p.tag && p.tag != 0);
+        if !asked || p.eid != t.eid || p.cvs().count() != t.reasm.proof_depth(p.block) {
+            self.stats.invalid += 1;
+            return;
+        }
+        t.proofs_asked.remove(&p.block);
+        self.last_heard = now;
+        self.stats.proofs_received += 1;
+        let failed = t.reasm.add_proof(p.block, p.cvs().collect());
+        t.window.advance_to(t.reasm.verified_una());
+        let complete = t.reasm.is_complete();
+        if let Some(b) = failed {
+            self.on_bad_block(b);
+        }
+        if complete && matches!(self.phase, Phase::Transferring) {
+            self.finish(now);
+        }
+    }
+
+    /// Block `b` did not hash to the EID: its bytes or its proof are wrong (a corrupt
+    /// cache, a forger on the path, a server serving a changed file). Drop them and fetch
+    /// both again from the origin; fail after [`MAX_BAD_BLOCK_TRIES`].
+    fn on_bad_block(&mut self, b: u64) {
+        let Some(t) = self.transfer.as_mut() else { return };
+        self.stats.bad_blocks += 1;
+        let tries = match t.bad {
+            Some((block, n)) if block == b => n + 1,
+            _ => 1,
+        };
+        t.bad = Some((b, tries));
+        if tries >= MAX_BAD_BLOCK_TRIES {
+            let offset = b * crate::tree::BLOCK_LEN;
+            self.fail(FetchError::BadBlock { block: b, offset });
+            return;
+        }
+        for u in t.reasm.rollback() {
+            if t.window.reopen(u) {
+                t.origin_units.insert(u);
+            }
+        }
+        if t.reasm.proof_depth(b) > 0 {
+            t.proofs_asked.remove(&b);
+            t.proofs_due.insert(b);
+            t.origin_blocks.insert(b);
+        }
+    }
+
+    /// When the proof the next block waits for should be asked for again, if it is
+    /// missing.
+    fn proof_deadline(&self) -> Option<Time> {
+        let t = self.transfer.as_ref()?;
+        let b = t.reasm.waiting_for_proof()?;
+        if t.proofs_due.contains(&b) {
+            return Some(Time::ZERO);
+        }
+        let rto = self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial);
+        Some(t.proofs_asked.get(&b).map_or(Time::ZERO, |a| a.sent_at + rto))
+    }
+
+    /// Send the next due proof request, if any (not paced or window-limited: it is small
+    /// and answered by one small datagram).
+    fn transmit_proof(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if self.proof_deadline().is_some_and(|d| now >= d) {
+            let t = self.transfer.as_mut()?;
+            if let Some(b) = t.reasm.waiting_for_proof() {
+                t.proofs_due.insert(b);
+            }
+        }
+        if self.transfer.as_ref()?.proofs_due.is_empty() {
+            return None;
+        }
+        let tag = self.take_tag();
+        let t = self.transfer.as_mut()?;
+        let b = t.proofs_due.pop_first()?;
+        let depth = t.reasm.proof_depth(b);
+        let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
+        let opt_len = write_address_token(&mut opts, self.token.as_deref());
+        let q = ProofRequest {
+            flags: RequestFlags(0).with(RequestFlags::ORIGIN, t.origin_blocks.remove(&b)),
+            hop_limit: DEFAULT_HOP_LIMIT,
+            tag,
+            eid: t.eid,
+            block: b,
+            depth: depth as u8,
+            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+        };
+        let n = q.encode(buf).ok()?;
+        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now });
+        self.stats.proof_requests += 1;
+        Some(n)
     }
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
@@ -772,8 +1037,10 @@ impl Receiver {
         if quota == 0 {
             return None;
         }
-        let n = u64::from(self.path.cc.aggregation().max(1)).min(quota);
         let unit = u64::from(self.cfg.unit);
+        // Never more units than a server answers one request with (its reply-byte cap).
+        let per_request = (self.cfg.max_request_bytes / (unit + DATA_HEADER_LEN as u64)).max(1);
+        let n = u64::from(self.path.cc.aggregation().max(1)).min(quota).min(per_request);
         let inflight_before = self.inflight();
         let was_app_limited = self.path.rate.is_app_limited();
 
@@ -800,6 +1067,16 @@ impl Receiver {
             }
             let next = t.window.next();
             units.extend(next..next + count);
+            // The proofs of blocks starting in these units go out first.
+            let first_block = (next * unit).div_ceil(crate::tree::BLOCK_LEN);
+            let end = ((next + count) * unit).min(t.size);
+            let mut b = first_block;
+            while b * crate::tree::BLOCK_LEN < end {
+                if t.reasm.proof_depth(b) > 0 {
+                    t.proofs_due.insert(b);
+                }
+                b += 1;
+            }
         }
         let (ranges, used) = unit_ranges(
             units.iter().map(|u| u * unit),
@@ -815,14 +1092,20 @@ impl Receiver {
             t.window.return_lost(u);
         }
         let units_sent = &units[..used];
+        let mut origin = false;
+        for u in units_sent {
+            origin |= t.origin_units.remove(u);
+        }
 
         let mut opts = [0u8; MAX_DATAGRAM];
-        let opt_len = extra_ranges_len(ranges.len() - 1);
-        write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
+        let ranges_len = extra_ranges_len(ranges.len() - 1);
+        write_extra_ranges(&mut opts[..ranges_len], &ranges[1..]);
+        let opt_len = ranges_len + write_address_token(&mut opts[ranges_len..], self.token.as_deref());
         let req = Request {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
-                .with(RequestFlags::RETRANSMISSION, retransmission),
+                .with(RequestFlags::RETRANSMISSION, retransmission)
+                .with(RequestFlags::ORIGIN, origin),
             hop_limit: DEFAULT_HOP_LIMIT,
             unit: self.cfg.unit,
             tag,
@@ -839,14 +1122,19 @@ impl Receiver {
         let cookie = p.cc.on_request(&RequestInfo { now, units: units_sent, retransmission });
         let req_id = self.next_req_id;
         self.next_req_id += 1;
+        let mut first_sends = 0;
         for &u in units_sent {
             let snap = p.rate.on_send(now, t.window.inflight());
             let seq = self.next_seq;
             self.next_seq += 1;
             if retransmission {
                 t.window.mark_rerequested(u, |r| {
+                    if r.tx == 0 {
+                        first_sends += 1; // its only request so far was refused by a Retry
+                    }
                     r.sent_at = now;
                     r.tx = r.tx.saturating_add(1);
+                    r.prev_tag = r.tag;
                     r.tag = tag;
                     r.req_id = req_id;
                     r.seq = seq;
@@ -859,6 +1147,7 @@ impl Receiver {
                     sent_at: now,
                     tx: 1,
                     tag,
+                    prev_tag: tag,
                     req_id,
                     seq,
                     snap,
@@ -877,7 +1166,7 @@ impl Receiver {
         self.stats.requests_sent += 1;
         self.stats.units_requested += count;
         if retransmission {
-            self.stats.units_rerequested += count;
+            self.stats.units_rerequested += count - first_sends;
         }
         p.pacer.on_send(now, count * unit, p.cc.pacing_rate());
         self.emit_snapshot(now);

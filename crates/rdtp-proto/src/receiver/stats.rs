@@ -38,6 +38,13 @@ pub struct Stats {
     pub fast_recoveries: u64,
     /// Nacks received.
     pub nacks: u64,
+    /// Retries received (the first hop had not validated our address yet).
+    pub retries: u64,
+    /// Proof requests sent and proofs accepted (verified streaming, 16 KiB blocks).
+    pub proof_requests: u64,
+    pub proofs_received: u64,
+    /// Blocks that failed verification (dropped and fetched again from the origin).
+    pub bad_blocks: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
     pub rtt_min: Option<Duration>,

@@ -7,6 +7,14 @@ use super::*;
 use crate::cc::CcConfig;
 use crate::server::{Catalog, MemoryCatalog, Server};
 
+/// The receiver's address as the server sees it.
+fn client() -> std::net::SocketAddr {
+    "192.0.2.1:5000".parse().unwrap()
+}
+
+/// Answers forged for one datagram the receiver sent.
+type Attacker = Box<dyn FnMut(&[u8]) -> Vec<Vec<u8>>>;
+
 /// Moves datagrams between one receiver and a server with `delay` each way, and lets a
 /// filter drop Data packets by unit index (first transmission only, if `once`).
 struct Pipe {
@@ -22,6 +30,15 @@ struct Pipe {
     /// Probability of losing any datagram, either way.
     loss: f64,
     rng: rand_pcg::Pcg32,
+    /// Sees every datagram the receiver sends and may forge answers, which reach the
+    /// receiver before the genuine ones (the attacker is nearer).
+    attacker: Option<Attacker>,
+    /// From then on the server is replaced by one with a new secret (a restart).
+    restart_at: Option<Time>,
+    /// From then on nothing reaches the server (it died).
+    dead_at: Option<Time>,
+    /// Units whose next Data has a byte flipped on the way (a corrupt cache), once each.
+    corrupt_units: Vec<u64>,
 }
 
 impl Pipe {
@@ -40,6 +57,10 @@ impl Pipe {
             dropped: vec![],
             loss: 0.0,
             rng: rand_core::SeedableRng::seed_from_u64(1),
+            attacker: None,
+            restart_at: None,
+            dead_at: None,
+            corrupt_units: vec![],
         }
     }
 
@@ -51,6 +72,11 @@ impl Pipe {
         let mut rbuf = vec![0u8; 100_000];
         while self.now < end {
             while let Some(n) = self.rx.poll_transmit(self.now, &mut buf) {
+                if let Some(a) = self.attacker.as_mut() {
+                    for forged in a(&buf[..n]) {
+                        self.wire.push((self.now + self.delay / 2, false, forged));
+                    }
+                }
                 self.wire.push((self.now + self.delay, true, buf[..n].to_vec()));
             }
             // Seed 000 §3.3: the retransmission timer runs whenever units are outstanding.
@@ -83,18 +109,33 @@ impl Pipe {
                 {
                     continue;
                 }
+                if to_server && self.dead_at.is_some_and(|t| self.now >= t) {
+                    continue;
+                }
+                if to_server && self.restart_at.is_some_and(|t| self.now >= t) {
+                    self.restart_at = None;
+                    let mut config = crate::server::ServerConfig::default();
+                    config.validation.secret = [9; 32];
+                    self.server = Server::new(config);
+                }
                 if to_server {
-                    let mut reply = self.server.handle(&self.catalog, &bytes);
+                    let mut reply = self.server.handle(self.now, client(), &self.catalog, &bytes);
                     while let Some(n) = reply.next_datagram(&mut buf) {
                         self.wire.push((self.now + self.delay, false, buf[..n].to_vec()));
                     }
                 } else {
+                    let mut bytes = bytes;
                     if let Ok(Packet::Data(d)) = Packet::decode(&bytes) {
                         let u = d.offset / u64::from(self.rx.config().unit);
                         if let Some(i) = self.drop_units.iter().position(|&x| x == u) {
                             self.drop_units.remove(i);
                             self.dropped.push(u);
                             continue;
+                        }
+                        if let Some(i) = self.corrupt_units.iter().position(|&x| x == u) {
+                            self.corrupt_units.remove(i);
+                            let last = bytes.len() - 1;
+                            bytes[last] ^= 0x5a;
                         }
                     }
                     self.rx.handle_datagram(self.now, &bytes);
@@ -209,6 +250,9 @@ fn tampered_content_fails_validation() {
         fn entry(&self, i: usize) -> Option<crate::wire::ListEntry<'_>> {
             self.0.entry(i)
         }
+        fn outboard(&self, e: &Eid) -> Option<&crate::tree::Outboard> {
+            self.0.outboard(if *e == self.1 { &self.2 } else { e })
+        }
     }
     let lying = Lying(p.catalog.clone(), wrong, Eid::of(&data));
     // Drive by hand with the lying catalogue.
@@ -220,7 +264,7 @@ fn tampered_content_fails_validation() {
             sent.push(buf[..n].to_vec());
         }
         for req in sent {
-            let mut reply = p.server.handle(&lying, &req);
+            let mut reply = p.server.handle(now, client(), &lying, &req);
             let mut out = vec![];
             while let Some(n) = reply.next_datagram(&mut buf) {
                 out.push(buf[..n].to_vec());
@@ -235,7 +279,11 @@ fn tampered_content_fails_validation() {
         now = p.rx.poll_timeout().unwrap_or(now).max(now + Duration::from_micros(10));
         p.rx.handle_timeout(now);
     }
-    assert!(matches!(p.rx.error(), Some(FetchError::Integrity { .. })), "{:?}", p.rx.error());
+    // Block 0 never verifies: the fetch fails after its tries, and not one byte of the
+    // wrong content was readable.
+    assert_eq!(p.rx.error(), Some(&FetchError::BadBlock { block: 0, offset: 0 }));
+    assert_eq!(p.rx.delivered_bytes(), 0);
+    assert_eq!(p.rx.stats().bad_blocks, u64::from(MAX_BAD_BLOCK_TRIES));
 }
 
 #[test]
@@ -259,7 +307,7 @@ fn slow_reader_limits_requests_to_the_receive_window() {
     for _ in 0..200 {
         while let Some(n) = p.rx.poll_transmit(p.now, &mut buf) {
             let req = buf[..n].to_vec();
-            let mut reply = p.server.handle(&p.catalog, &req);
+            let mut reply = p.server.handle(p.now, client(), &p.catalog, &req);
             let mut out = vec![];
             let mut b2 = vec![0u8; 65536];
             while let Some(m) = reply.next_datagram(&mut b2) {
@@ -273,10 +321,12 @@ fn slow_reader_limits_requests_to_the_receive_window() {
         p.rx.handle_timeout(p.now);
     }
     assert_eq!(p.rx.stats().units_requested, 50);
-    assert_eq!(p.rx.readable(), 50_000);
+    // Only whole verified blocks are readable: 3 × 16 KiB of the 50 000 bytes.
+    assert_eq!(p.rx.readable(), 49_152);
     // Reading frees the window and the rest follows.
     let mut rest = vec![0u8; 50_000];
-    assert_eq!(p.rx.read(&mut rest), 50_000);
+    assert_eq!(p.rx.read(&mut rest), 49_152);
+    rest.truncate(49_152);
     let mut got = rest;
     got.extend(p.run(Duration::from_secs(10)));
     assert_eq!(got, data);
@@ -338,4 +388,205 @@ fn rerequests_wait_for_new_units_only_when_the_controller_says_so() {
         let last_new = requested.iter().rposition(|(_, r)| !r).unwrap();
         assert_eq!(rerequest > last_new, new_first, "{cc}: re-request at {rerequest}, last new request at {last_new}");
     }
+}
+
+// ---- Forged answers (issue 11). The attacker knows everything public: the name, the EID,
+// the size, the server's address. Off the path it must guess tags (random, 32 bits).
+
+/// The tag of a request or resolve the receiver sent.
+fn tag_of(d: &[u8]) -> Option<u32> {
+    match Packet::decode(d).ok()? {
+        Packet::Request(r) => Some(r.tag),
+        Packet::ResolveRequest(r) => Some(r.tag),
+        _ => None,
+    }
+}
+
+fn encode(f: impl FnOnce(&mut [u8]) -> usize) -> Vec<u8> {
+    let mut b = vec![0u8; 2048];
+    let n = f(&mut b);
+    b.truncate(n);
+    b
+}
+
+fn forged_nack(code: NackCode, tag: u32, eid: Eid, offset: u64, length: u32) -> Vec<u8> {
+    let n = Nack { code, hops: 0, tag, eid, offset, length, from: crate::NodeId::ORIGIN, detail: "" };
+    encode(|b| n.encode(b).unwrap())
+}
+
+/// A Data of `cfg`'s unit size (1000 bytes), all bytes 0xEE.
+fn forged_data(tag: u32, eid: Eid, offset: u64, total_size: u64) -> Vec<u8> {
+    let unit = 1000;
+    let payload = vec![0xEE; unit.min(total_size - offset) as usize];
+    let d = Data {
+        flags: DataFlags(0),
+        hops: 0,
+        tag,
+        eid,
+        offset,
+        total_size,
+        served_by: crate::NodeId::ORIGIN,
+        options: Options::EMPTY,
+        payload: &payload,
+    };
+    encode(|b| d.encode(b).unwrap())
+}
+
+#[test]
+fn forged_answers_from_off_the_path_do_not_change_the_outcome() {
+    let data = content(400_000);
+    let eid = Eid::of(&data);
+    let size = data.len() as u64;
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+    let mut guess = 0x1234_5678u32;
+    p.attacker = Some(Box::new(move |_seen| {
+        // A few guesses per datagram the receiver sends: every kind of answer it takes.
+        let mut out = vec![];
+        for _ in 0..4 {
+            guess = guess.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            out.push(forged_nack(NackCode::UnknownContent, guess, eid, 0, 0));
+            out.push(forged_nack(NackCode::UnknownContent, guess, Eid([0; 32]), 0, 0));
+            out.push(forged_nack(NackCode::UnknownContent, 0, eid, 0, 0));
+            out.push(forged_nack(NackCode::Busy, guess, eid, 0, 64 * 1402));
+            out.push(forged_data(guess, eid, 0, size));
+            out.push(forged_data(0, eid, 1000, size));
+            let other = Eid([7; 32]);
+            let rr = ResolveResponse { tag: guess, eid: other, size: 6, name: "file" };
+            out.push(encode(|b| rr.encode(b).unwrap()));
+            let retry = Retry { tag: guess, token: &[1; 20] };
+            out.push(encode(|b| retry.encode(b).unwrap()));
+        }
+        out
+    }));
+    let got = p.run(Duration::from_secs(30));
+    assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    assert!(p.rx.is_finished());
+    assert_eq!(got, data, "forged bytes reached the application");
+    assert!(p.rx.stats().invalid > 100, "forgeries were not even seen: {}", p.rx.stats().invalid);
+    assert_eq!(p.rx.stats().units_lost, 0, "a forged Busy was taken for congestion");
+}
+
+#[test]
+fn forged_busy_from_on_the_path_does_not_keep_a_dead_fetch_alive() {
+    let data = content(4_000_000);
+    let mut c = cfg("bbr");
+    c.idle_timeout = Duration::from_secs(2);
+    let mut p = Pipe::new(data, |_| Target::Name("file".into()), c);
+    p.dead_at = Some(p.now + Duration::from_millis(100));
+    let eid = Eid::of(&content(4_000_000));
+    // Sees each request and answers it with a Busy carrying the right tag.
+    p.attacker = Some(Box::new(move |seen| match Packet::decode(seen) {
+        Ok(Packet::Request(r)) => vec![forged_nack(NackCode::Busy, r.tag, eid, r.range.offset, r.range.length)],
+        _ => vec![],
+    }));
+    let start = p.now;
+    p.run(Duration::from_secs(60));
+    assert!(matches!(p.rx.error(), Some(FetchError::Timeout(_))), "{:?}", p.rx.error());
+    // Simulated time: it gave up one idle timeout (plus a timer's granularity) after the
+    // server's last answer, not never.
+    assert!(p.now - start < Duration::from_secs(4), "gave up only at {:?}", p.now - start);
+}
+
+#[test]
+fn a_server_restart_mid_fetch_costs_a_retry_not_the_fetch() {
+    let data = content(3_000_000);
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+    // After the first token was issued and part of the object arrived.
+    p.restart_at = Some(p.now + Duration::from_millis(60));
+    let got = p.run(Duration::from_secs(30));
+    assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    assert_eq!(got, data);
+    // One Retry for the first request, at least one more after the restart (the old
+    // token's MAC does not verify under the new secret).
+    assert!(p.rx.stats().retries >= 2, "retries {}", p.rx.stats().retries);
+    assert!(p.server.stats().retries >= 1, "the new server never refused the old token");
+}
+
+#[test]
+fn a_hop_that_never_accepts_its_tokens_ends_in_address_not_validated() {
+    let mut c = cfg("bbr");
+    c.idle_timeout = Duration::from_secs(2);
+    let mut p = Pipe::new(content(100_000), |_| Target::Name("file".into()), c);
+    p.dead_at = Some(Time::ZERO);
+    // A first hop that answers every resolve with a Retry and a new token each time.
+    let mut n = 0u8;
+    p.attacker = Some(Box::new(move |seen| {
+        let Some(tag) = tag_of(seen) else { return vec![] };
+        n = n.wrapping_add(1);
+        let token = [n; 20];
+        vec![encode(|b| Retry { tag, token: &token }.encode(b).unwrap())]
+    }));
+    p.run(Duration::from_secs(60));
+    assert_eq!(p.rx.error(), Some(&FetchError::AddressNotValidated));
+    assert!(p.rx.stats().retries <= u64::from(MAX_RETRIES_IN_A_ROW) + 1, "obeyed {} Retries", p.rx.stats().retries);
+}
+
+#[test]
+fn a_corrupted_block_is_fetched_again_from_the_origin() {
+    let data = content(600_000);
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+    // Units in blocks 0, 5 and 20 (the last also straddles two blocks).
+    p.corrupt_units = vec![3, 60, 233];
+    let origin_requests = std::rc::Rc::new(std::cell::Cell::new(0));
+    let seen = origin_requests.clone();
+    p.attacker = Some(Box::new(move |d| {
+        let origin = match Packet::decode(d) {
+            Ok(Packet::Request(r)) => r.flags.contains(RequestFlags::ORIGIN),
+            Ok(Packet::ProofRequest(r)) => r.flags.contains(RequestFlags::ORIGIN),
+            _ => false,
+        };
+        seen.set(seen.get() + usize::from(origin));
+        vec![]
+    }));
+    let got = p.run(Duration::from_secs(30));
+    assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    assert_eq!(got, data);
+    assert_eq!(p.rx.stats().bad_blocks, 3);
+    assert!(origin_requests.get() >= 3, "re-requests bypass caches: {}", origin_requests.get());
+    // Proof data stays small: about one 32-byte hash per 16 KiB block.
+    let blocks = crate::tree::blocks(data.len() as u64);
+    assert!(p.rx.stats().proofs_received <= blocks, "{} proofs", p.rx.stats().proofs_received);
+}
+
+#[test]
+fn forged_proofs_and_forged_data_with_the_right_tag_never_reach_the_application() {
+    // An attacker on the path answers every request first: Data with the right tag, the
+    // public EID and size, and wrong bytes; proofs with the right tag and wrong hashes.
+    let data = content(300_000);
+    let eid = Eid::of(&data);
+    let size = data.len() as u64;
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+    // It forges the answers to the first requests, then stops: the fetch must complete
+    // byte-exact. (An attacker on the path that never stops can make a fetch fail — as it
+    // could by dropping packets — but never deliver a wrong byte.)
+    let mut budget = 6;
+    p.attacker = Some(Box::new(move |seen| {
+        if budget == 0 {
+            return vec![];
+        }
+        budget -= 1;
+        match Packet::decode(seen) {
+            Ok(Packet::Request(r)) => r.ranges().map(|rg| forged_data(r.tag, eid, rg.offset, size)).collect(),
+            Ok(Packet::ProofRequest(q)) => {
+                let sib = vec![0xAB; 32 * usize::from(q.depth)];
+                let pr = Proof {
+                    hops: 0,
+                    tag: q.tag,
+                    eid,
+                    block: q.block,
+                    served_by: crate::NodeId::ORIGIN,
+                    siblings: &sib,
+                };
+                vec![encode(|b| pr.encode(b).unwrap())]
+            }
+            _ => vec![],
+        }
+    }));
+    let mut delivered = Vec::new();
+    let got = p.run(Duration::from_secs(60));
+    delivered.extend_from_slice(&got);
+    assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    assert_eq!(delivered, data, "a forged byte reached the application");
+    assert!(p.rx.stats().bad_blocks > 0, "the forgeries were never even tried");
+    assert!(p.rx.stats().bad_blocks < u64::from(MAX_BAD_BLOCK_TRIES) * 2);
 }

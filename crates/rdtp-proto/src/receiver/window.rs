@@ -31,6 +31,8 @@ pub struct UnitRecord {
     pub tx: u16,
     /// Tag of its latest request (echoed by Data).
     pub tag: u32,
+    /// Tag of the request before that (Data answering it is still accepted).
+    pub prev_tag: u32,
     /// Receiver-internal id of its latest request (units of one request share it).
     pub req_id: u64,
     /// Transmission order of its latest request, across all units.
@@ -142,6 +144,30 @@ impl Window {
         }
         self.records[i].state = UnitState::Lost;
         self.inflight -= 1;
+        self.lost.insert(unit);
+        true
+    }
+
+    /// An in-flight unit's request was refused unanswered (a Retry): it waits to be
+    /// requested again, and its refused request does not count as a transmission (`tx`
+    /// drops back, so the next one is not a retransmission for RTT sampling or statistics).
+    pub(crate) fn refuse(&mut self, unit: u64) -> bool {
+        if !self.declare_lost(unit) {
+            return false;
+        }
+        let i = self.index(unit).expect("declared lost");
+        self.records[i].tx = self.records[i].tx.saturating_sub(1);
+        true
+    }
+
+    /// A received unit's bytes were dropped (its block failed verification): it waits to be
+    /// requested again. Not a loss: no congestion signal.
+    pub(crate) fn reopen(&mut self, unit: u64) -> bool {
+        let Some(i) = self.index(unit) else { return false };
+        if self.records[i].state != UnitState::Received {
+            return false;
+        }
+        self.records[i].state = UnitState::Lost;
         self.lost.insert(unit);
         true
     }

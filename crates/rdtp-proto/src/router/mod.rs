@@ -9,8 +9,18 @@
 //! downstreams, each with its own tag, and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
 //!
-//! Its only state is the content store and the pending tables, all bounded: it keeps
-//! nothing per receiver beyond a pending entry, which lives until answered or expired. Like
+//! Its only state is the content store, the pending tables and the address tokens its next
+//! hops gave it, all bounded: it keeps nothing per receiver beyond a pending entry, which
+//! lives until answered or expired.
+//!
+//! # Address validation
+//!
+//! A router validates its downstreams as a server does ([`crate::token`]): a request without
+//! a valid `ADDRESS_TOKEN` it issued gets a Retry, never content, and nothing it sends toward
+//! an unvalidated address is larger than three times what came from there. Tokens are
+//! hop-by-hop: a downstream's token is never forwarded; upstream the router presents the
+//! token its next hop issued to it, and on a Retry from upstream it keeps the new token and
+//! sends the refused request again (once). Like
 //! the rest of `rdtp-proto` it does no I/O: addresses are plain [`SocketAddr`]s (the ns-3
 //! glue and the test harness give their nodes addresses too), time comes in as [`Time`],
 //! randomness from the configured seed.
@@ -35,7 +45,7 @@ mod expiring;
 pub mod fib;
 mod pit;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
 use core::time::Duration;
@@ -46,10 +56,12 @@ use rand_pcg::Pcg32;
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::time::Time;
-use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_extra_ranges};
+use crate::token::{MAX_TOKEN_LEN, ValidationConfig, Validator};
+use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
-    self, ByteRange, Data, DataFlags, DecodeError, ListRequest, Nack, NackCode, Options, Packet, PacketType, Query,
-    Request, RequestFlags, ResolveRequest, ResolveResponse,
+    self, ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, ListRequest, Nack,
+    NackCode, Options, Packet, PacketType, ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse,
+    Retry,
 };
 use cs::{ContentStore, CsConfig, CsStats, Weigh};
 use expiring::ExpiringMap;
@@ -66,6 +78,10 @@ const CONTROL_CAPACITY: usize = 4096;
 const UNIT_SIZES: usize = 8;
 /// Buffers kept for reuse by the transmit queue.
 const POOL: usize = 1024;
+/// Room for a resolve's query (the longest name) in a forwarded resolve.
+const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
+/// Next hops whose address tokens are remembered.
+const TOKENS: usize = 1024;
 
 /// A datagram to send: to whom, and its length in the buffer given to
 /// [`Router::poll_transmit`] (as quinn-proto's `Transmit`).
@@ -95,6 +111,10 @@ pub struct RouterConfig {
     pub max_waiting: usize,
     /// Most units one request may ask for (as the server's limit).
     pub max_units_per_request: u32,
+    /// Most bytes of Data one request may be answered with (as the server's limit).
+    pub max_reply_bytes: u64,
+    /// Validation of downstream addresses (tokens, the 3× limit toward unvalidated ones).
+    pub validation: ValidationConfig,
     /// Seed of the router's tags and of the store's randomness.
     pub seed: u64,
 }
@@ -110,6 +130,8 @@ impl Default for RouterConfig {
             retx_suppression: Duration::from_millis(10),
             max_waiting: 64,
             max_units_per_request: 256,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            validation: ValidationConfig::default(),
             seed: 0,
         }
     }
@@ -175,29 +197,59 @@ pub struct RouterStats {
     pub hop_limit: u64,
     /// Pending entries dropped unanswered after their lifetime.
     pub expired: u64,
-    /// Resolves and lists forwarded.
+    /// Resolves, lists and proof requests forwarded.
     pub resolves: u64,
     pub lists: u64,
+    pub proofs: u64,
     /// Requests refused as malformed; datagrams dropped as not rdtp or not for a router.
     pub malformed: u64,
     pub dropped: u64,
+    /// Requests from unvalidated downstreams answered with a Retry; Retries from upstream
+    /// that made the router send a request again with a new token.
+    pub retries_out: u64,
+    pub retries_in: u64,
 }
 
-/// An upstream request the router sent: what a Nack answering it refers to.
+/// What an upstream request carries besides its units (copied from the downstream request
+/// that caused it).
+#[derive(Clone, Copy, Debug)]
+struct Upstream {
+    flags: RequestFlags,
+    hop_limit: u8,
+    nonce: u64,
+    eid: Eid,
+    unit: u16,
+}
+
+/// An upstream request the router sent: what a Nack or Retry answering it refers to.
 #[derive(Debug)]
 struct OutRequest {
     next_hop: SocketAddr,
-    eid: Eid,
-    unit: u16,
+    up: Upstream,
     offsets: Vec<u64>,
+    /// Already sent again after a Retry (a second Retry is not obeyed).
+    retried: bool,
 }
 
-/// A forwarded resolve or list: where its answer goes.
+/// What a forwarded resolve or list asked.
+#[derive(Clone, Debug)]
+enum ControlQuery {
+    Name(Box<str>),
+    Eid(Eid),
+    List { cursor: u32 },
+    Proof { flags: RequestFlags, eid: Eid, block: u64, depth: u8 },
+}
+
+/// A forwarded resolve or list: where its answer goes, and what it was (to send it again
+/// after a Retry).
 #[derive(Debug)]
 struct Forwarded {
     next_hop: SocketAddr,
     downstream: SocketAddr,
     tag: u32,
+    hop_limit: u8,
+    query: ControlQuery,
+    retried: bool,
 }
 
 /// A caching router. See the module docs for the call contract.
@@ -213,6 +265,10 @@ pub struct Router {
     retx_suppression: Duration,
     max_waiting: usize,
     max_units_per_request: u32,
+    max_reply_bytes: u64,
+    validator: Validator,
+    /// The address token each next hop issued to this router.
+    tokens: HashMap<SocketAddr, Box<[u8]>>,
     /// Unit sizes seen in requests, most recent first.
     unit_sizes: Vec<u16>,
     rng: Pcg32,
@@ -237,6 +293,9 @@ impl Router {
             retx_suppression: cfg.retx_suppression,
             max_waiting: cfg.max_waiting.max(1),
             max_units_per_request: cfg.max_units_per_request,
+            max_reply_bytes: cfg.max_reply_bytes,
+            validator: Validator::new(cfg.validation),
+            tokens: HashMap::new(),
             unit_sizes: Vec::new(),
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
             queue: VecDeque::new(),
@@ -317,8 +376,10 @@ impl Router {
     pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
         let ty = match wire::check_prefix(datagram) {
             Ok(ty) => ty,
-            Err(DecodeError::UnsupportedVersion(_)) if datagram.get(3).is_some_and(|&t| is_request_type(t)) => {
-                self.nack_blank(from, NackCode::UnsupportedVersion, "this router speaks rdtp version 2");
+            Err(DecodeError::UnsupportedVersion(_))
+                if datagram.get(3).is_some_and(|&t| PacketType::is_request_byte(t)) =>
+            {
+                self.nack_blank(from, datagram.len(), NackCode::UnsupportedVersion, wire::UNSUPPORTED_VERSION_DETAIL);
                 return;
             }
             Err(_) => {
@@ -326,7 +387,25 @@ impl Router {
                 return;
             }
         };
-        match Packet::decode(datagram) {
+        let packet = Packet::decode(datagram);
+        let downstream = match &packet {
+            Ok(Packet::Request(r)) => Some((r.tag, r.options.address_token())),
+            Ok(Packet::ResolveRequest(r)) => Some((r.tag, r.options.address_token())),
+            Ok(Packet::ListRequest(l)) => Some((l.tag, l.options.address_token())),
+            Ok(Packet::ProofRequest(p)) => Some((p.tag, p.options.address_token())),
+            _ => None,
+        };
+        if let Some((tag, token)) = downstream
+            && !self.validator.is_valid(now, from, token)
+        {
+            // RFC 9000 §8.1: a token instead of an answer (32 bytes, smaller than any request).
+            let token = self.validator.issue(now, from);
+            let r = Retry { tag, token: &token };
+            self.enqueue(from, r.encoded_len(), |b| r.encode(b).ok());
+            self.stats.retries_out += 1;
+            return;
+        }
+        match packet {
             Ok(Packet::Request(r)) => self.on_request(now, from, &r),
             Ok(Packet::Data(d)) => self.on_data(from, &d, datagram),
             Ok(Packet::Nack(n)) => self.on_nack(from, &n, datagram),
@@ -334,13 +413,16 @@ impl Router {
             Ok(Packet::ListRequest(l)) => self.on_list(now, from, &l),
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
             Ok(Packet::ListResponse(l)) => self.on_control_response(from, l.tag, None, datagram),
-            Err(e) if is_request_type(ty as u8) => {
+            Ok(Packet::ProofRequest(p)) => self.on_proof_request(now, from, &p),
+            Ok(Packet::Proof(p)) => self.on_control_response(from, p.tag, None, datagram),
+            Ok(Packet::Retry(r)) => self.on_retry(now, from, &r),
+            Err(e) if ty.is_request() => {
                 self.stats.malformed += 1;
                 let detail = match e {
                     DecodeError::Truncated(w) | DecodeError::Invalid(w) => w,
                     _ => "undecodable request",
                 };
-                self.nack_blank(from, NackCode::Malformed, detail);
+                self.nack_blank(from, datagram.len(), NackCode::Malformed, detail);
             }
             Err(_) => self.stats.dropped += 1,
         }
@@ -357,8 +439,9 @@ impl Router {
             self.stats.malformed += 1;
             return refuse(self, NackCode::Malformed, why);
         }
-        if req.total_units() > u64::from(self.max_units_per_request) {
-            return refuse(self, NackCode::TooLarge, "request asks for more units than this router serves per request");
+        let reply_bytes = req.total_units().saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64);
+        if req.total_units() > u64::from(self.max_units_per_request) || reply_bytes > self.max_reply_bytes {
+            return refuse(self, NackCode::TooLarge, "request asks for more than this router serves per request");
         }
         if req.hop_limit == 0 {
             self.stats.hop_limit += 1;
@@ -399,7 +482,9 @@ impl Router {
                 offset += unit;
             }
         }
-        self.forward_upstream(now, next_hop, req, &forward);
+        let up =
+            Upstream { flags: req.flags, hop_limit: req.hop_limit - 1, nonce: req.nonce, eid: req.eid, unit: req.unit };
+        self.forward_upstream(now, next_hop, up, &forward, false);
         // One Nack per run of consecutive refused units with the same reason.
         let mut i = 0;
         while i < refused.len() {
@@ -431,7 +516,9 @@ impl Router {
         retransmission: bool,
     ) -> Verdict {
         let unit = u64::from(req.unit);
-        if let Some(c) = self.cs.get(&(req.eid, offset))
+        // ORIGIN: the receiver found a block it got wrong; the store may be what is wrong.
+        if !req.flags.contains(RequestFlags::ORIGIN)
+            && let Some(c) = self.cs.get(&(req.eid, offset))
             && c.fits(offset, unit)
         {
             // Encode straight from the store into a queued buffer (no copy of the payload
@@ -494,37 +581,41 @@ impl Router {
         }
     }
 
-    /// Send the units at `offsets` (of `req`'s EID and unit) to `next_hop`, as few requests
-    /// as the range and unit limits allow.
-    fn forward_upstream(&mut self, now: Time, next_hop: SocketAddr, req: &Request<'_>, offsets: &[u64]) {
+    /// Send the units at `offsets` (of `up`'s EID and unit) to `next_hop`, as few requests
+    /// as the range and unit limits allow, with the token `next_hop` issued (if any).
+    fn forward_upstream(&mut self, now: Time, next_hop: SocketAddr, up: Upstream, offsets: &[u64], retried: bool) {
         let max_units = (self.max_units_per_request as usize).max(1);
+        // Most ranges that fit the reply limit as well (a full request of unit-sized ranges).
+        let by_bytes = self.max_reply_bytes / (u64::from(up.unit) + DATA_HEADER_LEN as u64);
+        let max_units = max_units.min(by_bytes.max(1) as usize);
         let mut rest = offsets;
         while !rest.is_empty() {
-            let (ranges, used) = unit_ranges(rest.iter().copied(), u32::from(req.unit), MAX_RANGES, max_units);
+            let (ranges, used) = unit_ranges(rest.iter().copied(), u32::from(up.unit), MAX_RANGES, max_units);
             let (sent, later) = rest.split_at(used);
             rest = later;
             let tag = self.new_tag();
-            let mut opts = [0u8; MAX_RANGES * 12 + 3];
-            let opt_len = extra_ranges_len(ranges.len() - 1);
+            let mut opts = [0u8; extra_ranges_len(MAX_RANGES) + address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
+            let mut opt_len = extra_ranges_len(ranges.len() - 1);
             write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
-            let up = Request {
-                flags: req.flags,
-                hop_limit: req.hop_limit - 1,
-                unit: req.unit,
+            opt_len += write_address_token(&mut opts[opt_len..], self.tokens.get(&next_hop).map(|t| &t[..]));
+            let req = Request {
+                flags: up.flags,
+                hop_limit: up.hop_limit,
+                unit: up.unit,
                 tag,
-                nonce: req.nonce,
-                eid: req.eid,
+                nonce: up.nonce,
+                eid: up.eid,
                 range: ranges[0],
                 options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
             };
-            self.enqueue(next_hop, up.encoded_len(), |b| up.encode(b).ok());
+            self.enqueue(next_hop, req.encoded_len(), |b| req.encode(b).ok());
             self.stats.upstream_requests += 1;
             for &o in sent {
-                if let Some(e) = self.pit.get_mut(&PitKey { eid: req.eid, offset: o, unit: req.unit }) {
+                if let Some(e) = self.pit.get_mut(&PitKey { eid: up.eid, offset: o, unit: up.unit }) {
                     e.note_forwarded(tag, next_hop, now);
                 }
             }
-            let record = OutRequest { next_hop, eid: req.eid, unit: req.unit, offsets: sent.to_vec() };
+            let record = OutRequest { next_hop, up, offsets: sent.to_vec(), retried };
             if self.upstream.is_full() {
                 // Forget the oldest: a Nack answering it will find nothing (its units expire).
                 self.upstream.pop_expired(Time::MAX);
@@ -540,20 +631,35 @@ impl Router {
             Query::Eid(e) => (e, self.fib.route_eid(&e)),
         };
         let Some(next_hop) = self.control_next_hop(from, r.hop_limit, r.tag, eid, next_hop) else { return };
-        let tag = self.new_tag();
-        let up = ResolveRequest { hop_limit: r.hop_limit - 1, tag, query: r.query };
-        self.forward_control(now, from, r.tag, eid, next_hop, tag, up.encoded_len(), |b| up.encode(b).ok());
+        let query = match r.query {
+            Query::Name(n) => ControlQuery::Name(n.into()),
+            Query::Eid(e) => ControlQuery::Eid(e),
+        };
+        let pending =
+            Forwarded { next_hop, downstream: from, tag: r.tag, hop_limit: r.hop_limit - 1, query, retried: false };
+        self.forward_control(now, eid, pending);
+    }
+
+    /// A proof request (verified streaming) goes where the EID's requests go; the router
+    /// keeps no hash trees, so it never answers one itself.
+    fn on_proof_request(&mut self, now: Time, from: SocketAddr, p: &ProofRequest<'_>) {
+        self.stats.proofs += 1;
+        let route = self.fib.route_eid(&p.eid);
+        let Some(next_hop) = self.control_next_hop(from, p.hop_limit, p.tag, p.eid, route) else { return };
+        let query = ControlQuery::Proof { flags: p.flags, eid: p.eid, block: p.block, depth: p.depth };
+        let pending =
+            Forwarded { next_hop, downstream: from, tag: p.tag, hop_limit: p.hop_limit - 1, query, retried: false };
+        self.forward_control(now, p.eid, pending);
     }
 
     fn on_list(&mut self, now: Time, from: SocketAddr, l: &ListRequest) {
         self.stats.lists += 1;
         let route = self.fib.default_route();
         let Some(next_hop) = self.control_next_hop(from, l.hop_limit, l.tag, Eid::default(), route) else { return };
-        let tag = self.new_tag();
-        let up = ListRequest { hop_limit: l.hop_limit - 1, tag, cursor: l.cursor };
-        self.forward_control(now, from, l.tag, Eid::default(), next_hop, tag, wire::LIST_REQUEST_LEN, |b| {
-            up.encode(b).ok()
-        });
+        let query = ControlQuery::List { cursor: l.cursor };
+        let pending =
+            Forwarded { next_hop, downstream: from, tag: l.tag, hop_limit: l.hop_limit - 1, query, retried: false };
+        self.forward_control(now, Eid::default(), pending);
     }
 
     /// The next hop of a resolve or list, or `None` after refusing it.
@@ -585,24 +691,38 @@ impl Router {
         None
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn forward_control(
-        &mut self,
-        now: Time,
-        from: SocketAddr,
-        their_tag: u32,
-        eid: Eid,
-        next_hop: SocketAddr,
-        tag: u32,
-        len: usize,
-        encode: impl FnOnce(&mut [u8]) -> Option<usize>,
-    ) {
-        let pending = Forwarded { next_hop, downstream: from, tag: their_tag };
-        if self.control.insert(tag, pending, now + self.lifetime).is_err() {
-            self.send_nack(from, NackCode::Busy, their_tag, eid, ByteRange::new(0, 0), self.id, 0, "busy");
-            return;
+    /// Send a resolve or list upstream under a new tag (with the next hop's token) and
+    /// remember where its answer goes.
+    fn forward_control(&mut self, now: Time, eid: Eid, pending: Forwarded) {
+        let tag = self.new_tag();
+        let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
+        let opt_len = write_address_token(&mut opts, self.tokens.get(&pending.next_hop).map(|t| &t[..]));
+        let options = Options::parse(&opts[..opt_len]).expect("options this function wrote");
+        let hop_limit = pending.hop_limit;
+        let next_hop = pending.next_hop;
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b.resize(wire::LIST_REQUEST_LEN + RESOLVE_ROOM + opts.len(), 0);
+        let len = match &pending.query {
+            ControlQuery::Name(n) => ResolveRequest { hop_limit, tag, query: Query::Name(n), options }.encode(&mut b),
+            ControlQuery::Eid(e) => ResolveRequest { hop_limit, tag, query: Query::Eid(*e), options }.encode(&mut b),
+            ControlQuery::List { cursor } => ListRequest { hop_limit, tag, cursor: *cursor, options }.encode(&mut b),
+            ControlQuery::Proof { flags, eid, block, depth } => {
+                ProofRequest { flags: *flags, hop_limit, tag, eid: *eid, block: *block, depth: *depth, options }
+                    .encode(&mut b)
+            }
+        };
+        let (downstream, their_tag) = (pending.downstream, pending.tag);
+        match len {
+            Ok(n) if self.control.insert(tag, pending, now + self.lifetime).is_ok() => {
+                b.truncate(n);
+                self.queue.push_back((next_hop, b));
+            }
+            _ => {
+                self.recycle(b);
+                self.send_nack(downstream, NackCode::Busy, their_tag, eid, ByteRange::new(0, 0), self.id, 0, "busy");
+            }
         }
-        self.enqueue(next_hop, len, encode);
     }
 
     // ----- answers from upstream -------------------------------------------------------
@@ -670,7 +790,7 @@ impl Router {
         // Range-specific refusals cover the range; the others the whole request.
         let ranged = matches!(n.code, NackCode::RangeBeyondEnd | NackCode::Internal);
         let refused = ByteRange::new(n.offset, n.length);
-        let (eid, unit) = (out.eid, out.unit);
+        let (eid, unit) = (out.up.eid, out.up.unit);
         let offsets: Vec<u64> =
             out.offsets.iter().copied().filter(|&o| !ranged || (o >= refused.offset && o < refused.end())).collect();
         if !ranged {
@@ -701,6 +821,46 @@ impl Router {
         }
     }
 
+    /// A Retry from upstream: the next hop wants its token. Keep it and send the refused
+    /// request again with it, once; its pending units keep their downstreams.
+    fn on_retry(&mut self, now: Time, from: SocketAddr, r: &Retry<'_>) {
+        let out = self.upstream.get(&r.tag).is_some_and(|o| o.next_hop == from && !o.retried);
+        let control = self.control.get(&r.tag).is_some_and(|c| c.next_hop == from && !c.retried);
+        if !out && !control {
+            self.stats.unsolicited += 1;
+            return;
+        }
+        self.stats.retries_in += 1;
+        if self.tokens.len() >= TOKENS && !self.tokens.contains_key(&from) {
+            // Forget one: the next request to that hop pays a Retry again.
+            let victim = *self.tokens.keys().next().expect("non-empty");
+            self.tokens.remove(&victim);
+        }
+        self.tokens.insert(from, r.token.into());
+        if out {
+            let Some(o) = self.upstream.remove(&r.tag) else { return };
+            let up = o.up;
+            // Only units still waiting for this request go again.
+            let offsets: Vec<u64> = o
+                .offsets
+                .into_iter()
+                .filter(|&off| {
+                    self.pit
+                        .get(&PitKey { eid: up.eid, offset: off, unit: up.unit })
+                        .is_some_and(|e| e.answered_by(r.tag, from))
+                })
+                .collect();
+            self.forward_upstream(now, from, up, &offsets, true);
+        } else if let Some(mut c) = self.control.remove(&r.tag) {
+            c.retried = true;
+            let eid = match c.query {
+                ControlQuery::Eid(e) | ControlQuery::Proof { eid: e, .. } => e,
+                _ => Eid::default(),
+            };
+            self.forward_control(now, eid, c);
+        }
+    }
+
     /// The answer to a forwarded resolve or list (or a Nack refusing one).
     fn on_control_response(&mut self, from: SocketAddr, tag: u32, resolved: Option<&ResolveResponse<'_>>, d: &[u8]) {
         if self.control.get(&tag).is_none_or(|c| c.next_hop != from) {
@@ -711,14 +871,16 @@ impl Router {
         if let Some(r) = resolved {
             self.fib.learn(r.eid, from);
         }
-        let is_nack = matches!(wire::check_prefix(d), Ok(PacketType::Nack));
+        let ty = wire::check_prefix(d);
+        let is_nack = matches!(ty, Ok(PacketType::Nack));
         if is_nack {
             self.stats.nacks_out += 1;
         }
+        let counts_hops = is_nack || matches!(ty, Ok(PacketType::Proof));
         self.enqueue(c.downstream, d.len(), |b| {
             b.copy_from_slice(d);
             wire::rewrite_response(b, c.tag);
-            if is_nack {
+            if counts_hops {
                 wire::set_hops(b, d[wire::HOPS_AT].saturating_add(1));
             }
             Some(d.len())
@@ -744,8 +906,17 @@ impl Router {
         self.stats.nacks_out += 1;
     }
 
-    fn nack_blank(&mut self, to: SocketAddr, code: NackCode, detail: &str) {
-        self.send_nack(to, code, 0, Eid::default(), ByteRange::new(0, 0), self.id, 0, detail);
+    /// A Nack echoing nothing of a datagram of `received` bytes that could not be decoded,
+    /// so its sender is unvalidated: cut to the amplification budget, or not sent.
+    fn nack_blank(&mut self, to: SocketAddr, received: usize, code: NackCode, detail: &str) {
+        let n = Nack { code, hops: 0, tag: 0, eid: Eid::default(), offset: 0, length: 0, from: self.id, detail };
+        match n.fitting(self.validator.budget(received)) {
+            Some(n) => {
+                self.enqueue(to, n.encoded_len(), |b| n.encode(b).ok());
+                self.stats.nacks_out += 1;
+            }
+            None => self.stats.dropped += 1,
+        }
     }
 
     /// Queue a datagram of `len` bytes written by `write` (which returns the length written).
@@ -796,10 +967,6 @@ enum Verdict {
     /// To be sent upstream.
     Forward,
     Refused(NackCode),
-}
-
-fn is_request_type(t: u8) -> bool {
-    t == PacketType::Request as u8 || t == PacketType::ResolveRequest as u8 || t == PacketType::ListRequest as u8
 }
 
 #[cfg(test)]

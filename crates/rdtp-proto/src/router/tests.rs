@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use super::cs::{CsConfig, Replacement};
 use super::*;
-use crate::server::{Catalog, MemoryCatalog, Server};
+use crate::server::{Catalog, MemoryCatalog, Server, ServerConfig};
 use crate::wire::{DEFAULT_HOP_LIMIT, ListResponse};
 
 const UNIT: u16 = 100;
@@ -17,10 +17,25 @@ const RX1: u8 = 1;
 const RX2: u8 = 2;
 const UP: u8 = 9;
 
+/// A router that answers every downstream (the tests of forwarding rules; the validation
+/// tests turn it on).
 fn router(cfg: impl FnOnce(&mut RouterConfig)) -> Router {
-    let mut c = RouterConfig { id: NodeId::label("r1").unwrap(), fib: Fib::new(Some(addr(UP))), ..Default::default() };
+    let mut c = RouterConfig {
+        id: NodeId::label("r1").unwrap(),
+        fib: Fib::new(Some(addr(UP))),
+        validation: open(),
+        ..Default::default()
+    };
     cfg(&mut c);
     Router::new(c)
+}
+
+fn open() -> ValidationConfig {
+    ValidationConfig { enabled: false, ..ValidationConfig::default() }
+}
+
+fn open_server() -> Server {
+    Server::new(ServerConfig { validation: open(), ..ServerConfig::default() })
 }
 
 fn catalog() -> MemoryCatalog {
@@ -32,10 +47,15 @@ fn eid() -> Eid {
 }
 
 fn request(tag: u32, nonce: u64, ranges: &[(u64, u32)], flags: u8) -> Vec<u8> {
+    request_with_token(tag, nonce, ranges, flags, None)
+}
+
+fn request_with_token(tag: u32, nonce: u64, ranges: &[(u64, u32)], flags: u8, token: Option<&[u8]>) -> Vec<u8> {
     let mut opts = [0u8; 512];
     let extra: Vec<ByteRange> = ranges[1..].iter().map(|&(o, n)| ByteRange::new(o, n * u32::from(UNIT))).collect();
-    let n = extra_ranges_len(extra.len());
+    let mut n = extra_ranges_len(extra.len());
     write_extra_ranges(&mut opts[..n], &extra);
+    n += write_address_token(&mut opts[n..], token);
     let r = Request {
         flags: RequestFlags(flags),
         hop_limit: DEFAULT_HOP_LIMIT,
@@ -63,13 +83,19 @@ fn drain(r: &mut Router) -> Vec<(SocketAddr, Vec<u8>)> {
 
 /// Let the server answer every request in `out` that goes upstream; returns the answers.
 fn serve(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
+    serve_with(&mut open_server(), out)
+}
+
+/// The router's address, as its upstream sees it.
+const ME: u8 = 50;
+
+fn serve_with(server: &mut Server, out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
     let cat = catalog();
-    let mut server = Server::default();
     let mut answers = vec![];
     let mut buf = vec![0u8; 65536];
     for (to, d) in out {
         if *to == addr(UP) {
-            let mut reply = server.handle(&cat, d);
+            let mut reply = server.handle(Time::ZERO, addr(ME), &cat, d);
             while let Some(n) = reply.next_datagram(&mut buf) {
                 answers.push(buf[..n].to_vec());
             }
@@ -334,7 +360,8 @@ fn hop_limit_and_missing_routes_are_refused() {
 }
 
 /// Three routers whose default routes form a cycle A → B → C → A: the request comes back to
-/// A with its nonce, A refuses it, and the refusal travels back to the receiver.
+/// A with its nonce, A refuses it, and the refusal travels back to the receiver. Every hop
+/// validates its downstream, so tokens are exchanged on each hop on the way.
 #[test]
 fn a_routing_loop_is_found_by_the_nonce_and_reported() {
     let (a, b, c) = (addr(21), addr(22), addr(23));
@@ -350,6 +377,11 @@ fn a_routing_loop_is_found_by_the_nonce_and_reported() {
         steps += 1;
         assert!(steps < 100, "the loop circulates");
         if to == addr(RX1) {
+            // Every hop validates: the receiver answers a's Retry with its token.
+            if let Ok(Packet::Retry(r)) = Packet::decode(&d) {
+                wire.push_back((addr(RX1), a, request_with_token(5, 42, &[(0, 2)], 0, Some(r.token))));
+                continue;
+            }
             at_receiver.push(d);
             continue;
         }
@@ -364,6 +396,9 @@ fn a_routing_loop_is_found_by_the_nonce_and_reported() {
     let Ok(Packet::Nack(n)) = Packet::decode(&at_receiver[0]) else { panic!() };
     assert_eq!((n.code, n.tag, n.from.to_string().as_str(), n.hops), (NackCode::Duplicate, 5, "a", 3));
     assert!(nodes.iter().all(|(_, r)| r.pit_len() == 0), "every entry answered");
+    // Each router obeyed one Retry from its next hop; a also sent one to the receiver.
+    let retries: Vec<_> = nodes.iter().map(|(_, r)| (r.stats().retries_in, r.stats().retries_out)).collect();
+    assert_eq!(retries, [(1, 2), (1, 1), (1, 1)]);
 }
 
 #[test]
@@ -374,7 +409,10 @@ fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
         c.fib.add(format!("obj={names}").parse().unwrap());
     });
     let mut b = [0u8; 64];
-    let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: 3, query: Query::Name("obj") }.encode(&mut b).unwrap();
+    let options = Options::EMPTY;
+    let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: 3, query: Query::Name("obj"), options }
+        .encode(&mut b)
+        .unwrap();
     r.handle_datagram(Time::ZERO, addr(RX1), &b[..n]);
     let out = drain(&mut r);
     assert_eq!(out.len(), 1);
@@ -382,9 +420,9 @@ fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
     let Ok(Packet::ResolveRequest(up)) = Packet::decode(&out[0].1) else { panic!() };
     assert_eq!(up.hop_limit, DEFAULT_HOP_LIMIT - 1);
     // The server at `names` answers; the receiver gets it with its own tag.
-    let mut server = Server::default();
+    let mut server = open_server();
     let cat = catalog();
-    let mut reply = server.handle(&cat, &out[0].1);
+    let mut reply = server.handle(Time::ZERO, addr(ME), &cat, &out[0].1);
     let mut buf = vec![0u8; 2048];
     let m = reply.next_datagram(&mut buf).unwrap();
     r.handle_datagram(Time::ZERO, names, &buf[..m]);
@@ -393,11 +431,11 @@ fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
     assert_eq!((back[0].0, resp.tag, resp.eid), (addr(RX1), 3, eid()));
     assert_eq!(r.fib().route_eid(&eid()), Some(names), "learned");
     // Lists go to the default route; the answer comes back with the lister's tag.
-    let n = ListRequest { hop_limit: 4, tag: 8, cursor: 0 }.encode(&mut b).unwrap();
+    let n = ListRequest { hop_limit: 4, tag: 8, cursor: 0, options }.encode(&mut b).unwrap();
     r.handle_datagram(Time::ZERO, addr(RX2), &b[..n]);
     let out = drain(&mut r);
     assert_eq!(out[0].0, other);
-    let mut reply = server.handle(&cat, &out[0].1);
+    let mut reply = server.handle(Time::ZERO, addr(ME), &cat, &out[0].1);
     let m = reply.next_datagram(&mut buf).unwrap();
     r.handle_datagram(Time::ZERO, other, &buf[..m]);
     let back = drain(&mut r);
@@ -422,9 +460,14 @@ fn garbage_and_responses_from_strangers_change_nothing() {
     let mut r = router(|_| {});
     r.handle_datagram(Time::ZERO, addr(RX1), b"hello");
     r.handle_datagram(Time::ZERO, addr(RX1), b"RD\x01\x01");
+    assert!(drain(&mut r).is_empty(), "no Nack fits three times 4 bytes");
+    let mut other_version = request(1, 1, &[(0, 1)], 0);
+    other_version[2] = 1;
+    r.handle_datagram(Time::ZERO, addr(RX1), &other_version);
     let out = drain(&mut r);
     assert_eq!(out.len(), 1);
     assert_eq!(Nack::decode(&out[0].1).unwrap().code, NackCode::UnsupportedVersion);
+    assert!(out[0].1.len() <= 3 * other_version.len());
     let truncated = &request(1, 1, &[(0, 1)], 0)[..30];
     r.handle_datagram(Time::ZERO, addr(RX1), truncated);
     assert_eq!(nacks_to(&drain(&mut r), RX1)[0].code, NackCode::Malformed);
@@ -432,4 +475,165 @@ fn garbage_and_responses_from_strangers_change_nothing() {
     r.handle_datagram(Time::ZERO, addr(RX1), &out[0].1);
     assert!(drain(&mut r).is_empty());
     assert_eq!(r.pit_len(), 0);
+}
+
+fn retry_token(d: &[u8]) -> Vec<u8> {
+    match Packet::decode(d) {
+        Ok(Packet::Retry(r)) => r.token.to_vec(),
+        p => panic!("expected a Retry: {p:?}"),
+    }
+}
+
+/// RFC 9000 §8: a downstream the router has not validated gets a Retry (smaller than its
+/// request), never a unit from the store and never a request sent upstream on its behalf;
+/// with the token, the same request is served; the token is not forwarded.
+#[test]
+fn downstreams_are_validated_before_anything_is_sent_for_them() {
+    let mut r = router(|c| c.validation = ValidationConfig { secret: [5; 32], ..ValidationConfig::default() });
+    let bare = request(1, 11, &[(0, 4)], 0);
+    r.handle_datagram(Time::ZERO, addr(RX1), &bare);
+    let out = drain(&mut r);
+    assert_eq!(out.len(), 1, "only the Retry");
+    assert_eq!(out[0].0, addr(RX1));
+    assert!(out[0].1.len() <= 3 * bare.len());
+    let token = retry_token(&out[0].1);
+    assert_eq!(r.pit_len(), 0);
+    assert_eq!(r.stats().retries_out, 1);
+    // With the token: forwarded upstream, without it.
+    let with = request_with_token(2, 12, &[(0, 4)], 0, Some(&token));
+    r.handle_datagram(Time::ZERO, addr(RX1), &with);
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out).len(), 1);
+    let Ok(Packet::Request(up)) = Packet::decode(&out[0].1) else { panic!() };
+    assert_eq!(up.options.address_token(), None, "a downstream's token stays with this hop");
+    for a in serve(&out) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    assert_eq!(data_to(&drain(&mut r), RX1).len(), 4);
+    // The units are in the store now; another address using RX1's token (spoofing RX1's
+    // token from elsewhere) still gets nothing but a Retry.
+    r.handle_datagram(Time::ZERO, addr(RX2), &request_with_token(3, 13, &[(0, 4)], 0, Some(&token)));
+    let out = drain(&mut r);
+    assert_eq!(out.len(), 1);
+    let _ = retry_token(&out[0].1);
+    assert_eq!(r.stats().cs_hits, 0);
+}
+
+/// A next hop that validates: the router keeps the token from its Retry, sends the refused
+/// request again with it (the receivers see nothing of this), and uses it from then on.
+#[test]
+fn upstream_retries_are_obeyed_and_the_token_kept() {
+    let mut r = router(|_| {});
+    let mut server = Server::default(); // validates
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 11, &[(0, 3)], 0));
+    let out = drain(&mut r);
+    let answers = serve_with(&mut server, &out);
+    assert_eq!(answers.len(), 1);
+    r.handle_datagram(Time::ZERO, addr(UP), &answers[0]);
+    let again = drain(&mut r);
+    assert_eq!(r.stats().retries_in, 1);
+    let Ok(Packet::Request(up)) = Packet::decode(&again[0].1) else { panic!() };
+    assert!(up.options.address_token().is_some());
+    for a in serve_with(&mut server, &again) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    assert_eq!(data_to(&drain(&mut r), RX1).len(), 3);
+    // The next request carries the token at once: no Retry.
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(2, 12, &[(300, 2)], 0));
+    let out = drain(&mut r);
+    for a in serve_with(&mut server, &out) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    assert_eq!(data_to(&drain(&mut r), RX1).len(), 2);
+    assert_eq!(server.stats().retries, 1);
+    // Resolves too: the kept token goes with them.
+    let mut b = [0u8; 64];
+    let q = ResolveRequest { hop_limit: 4, tag: 3, query: Query::Name("obj"), options: Options::EMPTY };
+    let n = q.encode(&mut b).unwrap();
+    r.handle_datagram(Time::ZERO, addr(RX1), &b[..n]);
+    let out = drain(&mut r);
+    let Ok(Packet::ResolveRequest(up)) = Packet::decode(&out[0].1) else { panic!() };
+    assert!(up.options.address_token().is_some());
+}
+
+/// A Retry is obeyed once per request, only from the hop the request went to, and only for
+/// a tag the router used: forged ones (another source, a guessed tag, a second Retry for
+/// the same request) send nothing.
+#[test]
+fn forged_and_repeated_retries_send_nothing() {
+    let mut r = router(|_| {});
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 11, &[(0, 3)], 0));
+    let out = drain(&mut r);
+    let Ok(Packet::Request(up)) = Packet::decode(&out[0].1) else { panic!() };
+    let retry = |tag| {
+        let mut b = vec![0u8; 64];
+        let n = Retry { tag, token: &[7; 20] }.encode(&mut b).unwrap();
+        b.truncate(n);
+        b
+    };
+    r.handle_datagram(Time::ZERO, addr(RX2), &retry(up.tag)); // wrong source
+    r.handle_datagram(Time::ZERO, addr(UP), &retry(up.tag ^ 1)); // wrong tag
+    assert!(drain(&mut r).is_empty());
+    assert_eq!(r.stats().unsolicited, 2);
+    r.handle_datagram(Time::ZERO, addr(UP), &retry(up.tag));
+    let again = drain(&mut r);
+    assert_eq!(again.len(), 1);
+    let Ok(Packet::Request(up2)) = Packet::decode(&again[0].1) else { panic!() };
+    r.handle_datagram(Time::ZERO, addr(UP), &retry(up2.tag));
+    assert!(drain(&mut r).is_empty(), "a request is sent again once");
+    // The units still arrive if the upstream answers the second request after all.
+    for a in serve(&again) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    assert_eq!(data_to(&drain(&mut r), RX1).len(), 3);
+}
+
+#[test]
+fn origin_requests_bypass_the_store_and_proofs_are_relayed() {
+    let mut r = router(|_| {});
+    let t = Time::ZERO;
+    fetch(&mut r, t, RX1, 5, 0, 3);
+    assert_eq!(r.cs_len(), 3);
+    // A receiver whose block failed asks again with ORIGIN: forwarded, not a hit.
+    r.handle_datagram(t, addr(RX2), &request(6, 99, &[(0, 2)], RequestFlags::ORIGIN));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, 200)]]);
+    assert!(data_to(&out, RX2).is_empty());
+    let up = Request::decode(&out.iter().find(|(to, _)| *to == addr(UP)).unwrap().1).unwrap();
+    assert!(up.flags.contains(RequestFlags::ORIGIN), "the flag goes on upstream");
+
+    // Proof requests go where the EID's requests go, and the Proof comes back re-tagged.
+    let big: Vec<u8> = (0..40_000u32).map(|i| (i % 253) as u8).collect();
+    let cat = MemoryCatalog::new([("big".to_string(), big.clone())]);
+    let e = Eid::of(&big);
+    let q = ProofRequest {
+        flags: RequestFlags(0),
+        hop_limit: DEFAULT_HOP_LIMIT,
+        tag: 42,
+        eid: e,
+        block: 0,
+        depth: 2,
+        options: Options::EMPTY,
+    };
+    let mut b = vec![0u8; 256];
+    let n = q.encode(&mut b).unwrap();
+    r.handle_datagram(t, addr(RX1), &b[..n]);
+    let out = drain(&mut r);
+    let (to, fwd) = &out[0];
+    assert_eq!(*to, addr(UP));
+    let Ok(Packet::ProofRequest(f)) = Packet::decode(fwd) else { panic!("{out:?}") };
+    assert_eq!((f.eid, f.block, f.depth, f.hop_limit), (e, 0, 2, DEFAULT_HOP_LIMIT - 1));
+    let mut server = open_server();
+    let mut reply = server.handle(t, addr(ME), &cat, fwd);
+    let m = reply.next_datagram(&mut b).unwrap();
+    r.handle_datagram(t, addr(UP), &b[..m]);
+    let out = drain(&mut r);
+    let Ok(Packet::Proof(p)) = Packet::decode(&out[0].1) else { panic!("{out:?}") };
+    assert_eq!((out[0].0, p.tag, p.hops, p.block), (addr(RX1), 42, 1, 0));
+    let expected = crate::tree::Outboard::of(&big).proof(0, 2).unwrap();
+    assert_eq!(p.cvs().collect::<Vec<_>>(), expected);
+    assert_eq!(r.stats().proofs, 1);
+    // A second Proof with the same tag is unsolicited.
+    r.handle_datagram(t, addr(UP), &b[..m]);
+    assert!(drain(&mut r).is_empty());
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::eid::Eid;
+use crate::tree::{Outboard, OutboardBuilder};
 use crate::wire::ListEntry;
 
 /// Reading content failed (the runtime's I/O error, reduced to a message).
@@ -36,6 +37,12 @@ pub trait Catalog {
     }
     /// Entry `index` in a stable order (for listing).
     fn entry(&self, index: usize) -> Option<ListEntry<'_>>;
+    /// The hash tree of `eid` (verified streaming, `crate::tree`): without one the server
+    /// cannot answer proof requests, and receivers cannot verify objects over 16 KiB.
+    fn outboard(&self, eid: &Eid) -> Option<&Outboard> {
+        let _ = eid;
+        None
+    }
 }
 
 /// The bytes of one object, readable at any offset.
@@ -73,6 +80,8 @@ impl Content for Pattern {
 #[derive(Debug, Default, Clone)]
 pub struct Index<T> {
     entries: Vec<(String, Eid, u64, T)>,
+    /// The hash tree of each entry (same order), if known.
+    outboards: Vec<Option<Outboard>>,
     by_eid: HashMap<Eid, usize>,
     by_name: HashMap<String, usize>,
 }
@@ -80,15 +89,28 @@ pub struct Index<T> {
 impl<T> Index<T> {
     /// Build from `(name, eid, size, content)`. The caller vouches that each EID is the
     /// BLAKE3 hash of its content (receivers will check).
-    pub fn from_entries(mut entries: Vec<(String, Eid, u64, T)>) -> Self {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+    /// Without hash trees, the server cannot answer proof requests: prefer
+    /// [`Index::from_outboards`].
+    pub fn from_entries(entries: Vec<(String, Eid, u64, T)>) -> Self {
+        Self::build(entries.into_iter().map(|e| (e, None)).collect())
+    }
+
+    /// Build from `(name, hash tree, content)`: EIDs and sizes come from the trees.
+    pub fn from_outboards(entries: Vec<(String, Outboard, T)>) -> Self {
+        Self::build(entries.into_iter().map(|(n, o, t)| ((n, o.root(), o.size(), t), Some(o))).collect())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn build(mut both: Vec<((String, Eid, u64, T), Option<Outboard>)>) -> Self {
+        both.sort_by(|a, b| a.0.0.cmp(&b.0.0));
+        let (entries, outboards): (Vec<_>, Vec<_>) = both.into_iter().unzip();
         let mut by_eid = HashMap::with_capacity(entries.len());
         let mut by_name = HashMap::with_capacity(entries.len());
         for (i, (name, eid, _, _)) in entries.iter().enumerate() {
             by_eid.entry(*eid).or_insert(i);
             by_name.insert(name.clone(), i);
         }
-        Index { entries, by_eid, by_name }
+        Index { entries, outboards, by_eid, by_name }
     }
     /// The entry for `eid`: `(name, size, content)`.
     pub fn get(&self, eid: &Eid) -> Option<(&str, u64, &T)> {
@@ -126,6 +148,9 @@ impl<T: Content> Catalog for Index<T> {
     fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
         self.entries.get(index).map(|e| ListEntry { eid: e.1, size: e.2, name: e.0.as_str() })
     }
+    fn outboard(&self, eid: &Eid) -> Option<&Outboard> {
+        self.by_eid.get(eid).and_then(|&i| self.outboards[i].as_ref())
+    }
 }
 
 /// Objects held in memory.
@@ -134,9 +159,7 @@ pub type MemoryCatalog = Index<Vec<u8>>;
 impl Index<Vec<u8>> {
     /// A catalogue of `(name, content)`; EIDs are computed here.
     pub fn new(objects: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
-        Index::from_entries(
-            objects.into_iter().map(|(name, data)| (name, Eid::of(&data), data.len() as u64, data)).collect(),
-        )
+        Index::from_outboards(objects.into_iter().map(|(name, data)| (name, Outboard::of(&data), data)).collect())
     }
 }
 
@@ -151,7 +174,7 @@ impl Index<Pattern> {
         let entries = objects
             .into_iter()
             .map(|(name, size, seed)| {
-                let mut h = blake3::Hasher::new();
+                let mut h = OutboardBuilder::new();
                 let mut buf = vec![0u8; 1 << 16];
                 let mut off = 0u64;
                 while off < size {
@@ -160,10 +183,10 @@ impl Index<Pattern> {
                     h.update(&buf[..n]);
                     off += n as u64;
                 }
-                (name, Eid::from_hasher(&h), size, Pattern { seed })
+                (name, h.finish(), Pattern { seed })
             })
             .collect();
-        Index::from_entries(entries)
+        Index::from_outboards(entries)
     }
 }
 

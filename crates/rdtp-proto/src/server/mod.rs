@@ -6,14 +6,23 @@
 //! the request. It holds its configuration and aggregate counters only, so its memory does
 //! not grow with the number of receivers.
 //!
+//! # Address validation
+//!
+//! A request whose source address has not been validated — it carries no valid
+//! `ADDRESS_TOKEN` — is answered with a [`Retry`] carrying a token, never with content
+//! ([`crate::token`]; RFC 9000 §8). Everything sent toward such an address is at most three
+//! times the bytes of the datagram that came from it, so a spoofed request cannot turn the
+//! server into an amplifier. Requests with a valid token are answered in full, up to
+//! [`ServerConfig::max_reply_bytes`].
+//!
 //! # Call contract
 //!
-//! For each datagram that arrives:
+//! For each datagram that arrives from `from` at `now`:
 //!
-//! 1. `let mut reply = server.handle(&catalog, datagram);`
-//! 2. `while let Some(n) = reply.next_datagram(&mut buf) { send(&buf[..n]) }` — to the
-//!    datagram's source address. `buf` must hold [`Server::max_datagram_size`] bytes for the
-//!    request's unit; 65 536 bytes always suffice.
+//! 1. `let mut reply = server.handle(now, from, &catalog, datagram);`
+//! 2. `while let Some(n) = reply.next_datagram(&mut buf) { send(&buf[..n]) }` — to `from`.
+//!    `buf` must hold [`Server::max_datagram_size`] bytes for the request's unit; 65 536
+//!    bytes always suffice.
 //!
 //! The Data packets of one request come out back to back (server pacing comes later).
 //! Malformed input never panics: it is dropped (not rdtp) or answered with a Nack.
@@ -22,12 +31,18 @@ mod catalog;
 
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
 
+use std::net::SocketAddr;
+
 use crate::eid::Eid;
 use crate::node::NodeId;
+use crate::time::Time;
+use crate::token::{TOKEN_LEN, ValidationConfig, Validator};
 use crate::wire::{
-    ByteRange, DATA_HEADER_LEN, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest, ListResponseBuilder,
-    Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+    ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest,
+    ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
+    Retry,
 };
+use crate::wire::{Proof, ProofRequest};
 
 /// Server limits.
 #[derive(Debug, Clone)]
@@ -35,15 +50,26 @@ pub struct ServerConfig {
     /// This server's node id, sent in every Data (`served_by`) and Nack (`from`).
     pub id: NodeId,
     /// Most units one request may ask for, over all its ranges; larger requests get a
-    /// `TooLarge` Nack. Bounds the reply to one small datagram (amplification).
+    /// `TooLarge` Nack.
     pub max_units_per_request: u32,
+    /// Most bytes of Data (headers included) one request may be answered with; larger
+    /// requests get a `TooLarge` Nack. The unit count alone would let a 66-byte request
+    /// ask for 256 units of 65 437 bytes.
+    pub max_reply_bytes: u64,
+    /// Address validation (tokens, the 3× limit toward unvalidated addresses).
+    pub validation: ValidationConfig,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         // Receivers aggregate at most L = 64 units (seed 000 §4.2), ×3 for bbr-wifi is
         // clipped to L as well; 256 leaves room for re-requests carrying extra ranges.
-        ServerConfig { id: NodeId::ORIGIN, max_units_per_request: 256 }
+        ServerConfig {
+            id: NodeId::ORIGIN,
+            max_units_per_request: 256,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            validation: ValidationConfig::default(),
+        }
     }
 }
 
@@ -60,18 +86,29 @@ pub struct ServerStats {
     pub dropped: u64,
     /// Requests refused as malformed.
     pub malformed: u64,
+    /// Requests from unvalidated addresses answered with a Retry (a token).
+    pub retries: u64,
+    /// Proof requests (verified streaming).
+    pub proofs: u64,
 }
 
 /// The stateless server core.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
+    validator: Validator,
     stats: ServerStats,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server::new(ServerConfig::default())
+    }
 }
 
 impl Server {
     pub fn new(config: ServerConfig) -> Self {
-        Server { config, stats: ServerStats::default() }
+        Server { validator: Validator::new(config.validation.clone()), config, stats: ServerStats::default() }
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -89,21 +126,41 @@ impl Server {
             .max(crate::wire::NACK_HEADER_LEN + crate::wire::NACK_MAX_DETAIL)
     }
 
-    /// Take one datagram; the returned [`Reply`] yields the datagrams to send back.
-    pub fn handle<'a, C: Catalog + ?Sized>(&'a mut self, catalog: &'a C, datagram: &'a [u8]) -> Reply<'a, C> {
-        let kind = self.classify(catalog, datagram);
+    /// Take one datagram from `from` at `now`; the returned [`Reply`] yields the datagrams
+    /// to send back to `from`.
+    pub fn handle<'a, C: Catalog + ?Sized>(
+        &'a mut self,
+        now: Time,
+        from: SocketAddr,
+        catalog: &'a C,
+        datagram: &'a [u8],
+    ) -> Reply<'a, C> {
+        let kind = self.classify(now, from, catalog, datagram);
         Reply { kind, catalog, id: self.config.id, stats: &mut self.stats }
     }
 
-    fn classify<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, datagram: &'a [u8]) -> ReplyKind<'a> {
+    fn classify<'a, C: Catalog + ?Sized>(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        catalog: &'a C,
+        datagram: &'a [u8],
+    ) -> ReplyKind<'a> {
+        // What an unvalidated source may be sent: a blank Nack only if it fits.
+        let budget = self.validator.budget(datagram.len());
+        let blank = |this: &mut Self, code, detail| match NackInfo::blank(code, detail).fitting(budget) {
+            Some(n) => ReplyKind::Nack(n),
+            None => {
+                this.stats.dropped += 1;
+                ReplyKind::Nothing
+            }
+        };
         let ty = match crate::wire::check_prefix(datagram) {
             Ok(ty) => ty,
-            Err(DecodeError::UnsupportedVersion(v)) => {
-                let _ = v;
-                return ReplyKind::Nack(NackInfo::blank(
-                    NackCode::UnsupportedVersion,
-                    "this server speaks rdtp version 1",
-                ));
+            Err(DecodeError::UnsupportedVersion(_))
+                if datagram.get(3).is_some_and(|&t| PacketType::is_request_byte(t)) =>
+            {
+                return blank(self, NackCode::UnsupportedVersion, crate::wire::UNSUPPORTED_VERSION_DETAIL);
             }
             Err(_) => {
                 self.stats.dropped += 1;
@@ -113,14 +170,29 @@ impl Server {
         let packet = match Packet::decode(datagram) {
             Ok(p) => p,
             Err(e) => {
-                if matches!(ty, PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest) {
+                if ty.is_request() {
                     self.stats.malformed += 1;
-                    return ReplyKind::Nack(NackInfo::blank(NackCode::Malformed, malformed_detail(&e)));
+                    return blank(self, NackCode::Malformed, malformed_detail(&e));
                 }
                 self.stats.dropped += 1;
                 return ReplyKind::Nothing;
             }
         };
+        let (tag, token) = match &packet {
+            Packet::Request(r) => (r.tag, r.options.address_token()),
+            Packet::ResolveRequest(r) => (r.tag, r.options.address_token()),
+            Packet::ListRequest(l) => (l.tag, l.options.address_token()),
+            Packet::ProofRequest(p) => (p.tag, p.options.address_token()),
+            _ => {
+                self.stats.dropped += 1;
+                return ReplyKind::Nothing;
+            }
+        };
+        if !self.validator.is_valid(now, from, token) {
+            // RFC 9000 §8.1: a token instead of an answer (32 bytes: less than any request).
+            self.stats.retries += 1;
+            return ReplyKind::Retry { tag, token: self.validator.issue(now, from) };
+        }
         match packet {
             Packet::Request(req) => self.classify_request(catalog, req),
             Packet::ResolveRequest(r) => {
@@ -131,10 +203,11 @@ impl Server {
                 self.stats.lists += 1;
                 ReplyKind::List(l)
             }
-            _ => {
-                self.stats.dropped += 1;
-                ReplyKind::Nothing
+            Packet::ProofRequest(p) => {
+                self.stats.proofs += 1;
+                classify_proof(catalog, p)
             }
+            _ => unreachable!("only requests reach here"),
         }
     }
 
@@ -146,8 +219,10 @@ impl Server {
             self.stats.malformed += 1;
             return echo(NackCode::Malformed, why);
         }
-        if req.total_units() > u64::from(self.config.max_units_per_request) {
-            return echo(NackCode::TooLarge, "request asks for more units than this server serves per request");
+        let reply_bytes = req.total_units().saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64);
+        if req.total_units() > u64::from(self.config.max_units_per_request) || reply_bytes > self.config.max_reply_bytes
+        {
+            return echo(NackCode::TooLarge, "request asks for more than this server serves per request");
         }
         let Some(size) = catalog.size_of(&req.eid) else {
             return echo(NackCode::UnknownContent, "no object with this EID");
@@ -196,6 +271,25 @@ fn classify_resolve<'a, C: Catalog + ?Sized>(catalog: &'a C, r: ResolveRequest<'
     }
 }
 
+/// Issue 11 (verified streaming): the siblings of one block's path, from the object's
+/// outboard (`crate::tree`).
+fn classify_proof<'a, C: Catalog + ?Sized>(catalog: &'a C, p: ProofRequest<'a>) -> ReplyKind<'a> {
+    let refuse = |code, detail| {
+        let range = ByteRange::new(p.block.saturating_mul(crate::tree::BLOCK_LEN), 0);
+        ReplyKind::Nack(NackInfo { code, tag: p.tag, eid: p.eid, range, detail })
+    };
+    if catalog.size_of(&p.eid).is_none() {
+        return refuse(NackCode::UnknownContent, "no object with this EID");
+    }
+    let Some(outboard) = catalog.outboard(&p.eid) else {
+        return refuse(NackCode::Internal, "this server keeps no hash tree for the object");
+    };
+    match outboard.proof(p.block, usize::from(p.depth)) {
+        Some(cvs) => ReplyKind::Proof { tag: p.tag, eid: p.eid, block: p.block, cvs },
+        None => refuse(NackCode::RangeBeyondEnd, "no such block, or the proof asked is deeper than its path"),
+    }
+}
+
 struct NackInfo {
     code: NackCode,
     tag: u32,
@@ -207,6 +301,12 @@ struct NackInfo {
 impl NackInfo {
     fn blank(code: NackCode, detail: &'static str) -> Self {
         NackInfo { code, tag: 0, eid: Eid::default(), range: ByteRange::new(0, 0), detail }
+    }
+
+    /// This Nack with its detail cut to fit `max_len` bytes on the wire, if it can.
+    fn fitting(self, max_len: usize) -> Option<Self> {
+        let room = max_len.checked_sub(crate::wire::NACK_HEADER_LEN)?;
+        Some(NackInfo { detail: crate::wire::cut_detail(self.detail, room), ..self })
     }
 }
 
@@ -248,8 +348,10 @@ impl DataCursor<'_> {
 enum ReplyKind<'a> {
     Nothing,
     Nack(NackInfo),
+    Retry { tag: u32, token: [u8; TOKEN_LEN] },
     Resolved(ResolveResponse<'a>),
-    List(ListRequest),
+    List(ListRequest<'a>),
+    Proof { tag: u32, eid: Eid, block: u64, cvs: Vec<crate::tree::Cv> },
     Data(DataCursor<'a>),
     Done,
 }
@@ -275,8 +377,13 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
         match core::mem::replace(&mut self.kind, ReplyKind::Done) {
             ReplyKind::Nothing | ReplyKind::Done => None,
             ReplyKind::Nack(n) => self.emit_nack(&n, buf),
+            ReplyKind::Retry { tag, token } => Retry { tag, token: &token }.encode(buf).ok(),
             ReplyKind::Resolved(r) => r.encode(buf).ok(),
             ReplyKind::List(l) => self.emit_list(l, buf),
+            ReplyKind::Proof { tag, eid, block, cvs } => {
+                let siblings = cvs.concat();
+                Proof { hops: 0, tag, eid, block, served_by: self.id, siblings: &siblings }.encode(buf).ok()
+            }
             ReplyKind::Data(mut cur) => {
                 let out = self.emit_data(&mut cur, buf);
                 if out.is_some() {
@@ -303,7 +410,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
         .ok()
     }
 
-    fn emit_list(&mut self, l: ListRequest, buf: &mut [u8]) -> Option<usize> {
+    fn emit_list(&mut self, l: ListRequest<'_>, buf: &mut [u8]) -> Option<usize> {
         let total = self.catalog.len();
         let mut b = ListResponseBuilder::new(buf).ok()?;
         let mut i = l.cursor as usize;
@@ -384,8 +491,16 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::tlv::write_extra_ranges;
+    use crate::wire::tlv::{write_address_token, write_extra_ranges};
     use crate::wire::{RequestFlags, ResolveResponse};
+
+    const CLIENT: &str = "192.0.2.10:4000";
+
+    /// A server that answers every address (the tests of content, not of validation).
+    fn open_server() -> Server {
+        let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
+        Server::new(ServerConfig { validation, ..ServerConfig::default() })
+    }
 
     fn catalog() -> MemoryCatalog {
         let content: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
@@ -409,7 +524,11 @@ mod tests {
     }
 
     fn collect(server: &mut Server, cat: &MemoryCatalog, dgram: &[u8]) -> Vec<Vec<u8>> {
-        let mut reply = server.handle(cat, dgram);
+        collect_from(server, cat, Time::ZERO, CLIENT.parse().unwrap(), dgram)
+    }
+
+    fn collect_from(server: &mut Server, cat: &MemoryCatalog, now: Time, from: SocketAddr, d: &[u8]) -> Vec<Vec<u8>> {
+        let mut reply = server.handle(now, from, cat, d);
         let mut out = vec![];
         let mut buf = vec![0u8; 65536];
         while let Some(n) = reply.next_datagram(&mut buf) {
@@ -422,7 +541,7 @@ mod tests {
     fn serves_units_back_to_back_and_clips_at_end() {
         let cat = catalog();
         let (eid, _) = cat.resolve("obj").unwrap();
-        let mut s = Server::default();
+        let mut s = open_server();
         // 4 units of 3000 from 3000: 3000..6000, ..9000, 9000..10000 (clipped), nothing more.
         let out = collect(&mut s, &cat, &request(eid, 3000, 3000, 12000, &[]));
         assert_eq!(out.len(), 3);
@@ -440,7 +559,7 @@ mod tests {
     fn extra_ranges_and_beyond_end() {
         let cat = catalog();
         let (eid, _) = cat.resolve("obj").unwrap();
-        let mut s = Server::default();
+        let mut s = open_server();
         let mut opts = [0u8; 64];
         let n = write_extra_ranges(&mut opts, &[ByteRange::new(20_000, 1000), ByteRange::new(5000, 2000)]);
         let out = collect(&mut s, &cat, &request(eid, 1000, 0, 1000, &opts[..n]));
@@ -456,7 +575,7 @@ mod tests {
     fn nacks_echo_the_request() {
         let cat = catalog();
         let (eid, _) = cat.resolve("obj").unwrap();
-        let mut s = Server::default();
+        let mut s = open_server();
         let cases = [
             (request(Eid([7; 32]), 1000, 0, 1000, &[]), NackCode::UnknownContent),
             (request(eid, 1000, 0, 1500, &[]), NackCode::Malformed),
@@ -475,16 +594,17 @@ mod tests {
     #[test]
     fn resolve_list_and_garbage() {
         let cat = catalog();
-        let mut s = Server::default();
+        let mut s = open_server();
         let mut buf = [0u8; 64];
-        let n = ResolveRequest { hop_limit: 1, tag: 5, query: Query::Name("obj") }.encode(&mut buf).unwrap();
+        let options = Options::EMPTY;
+        let n = ResolveRequest { hop_limit: 1, tag: 5, query: Query::Name("obj"), options }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         let r = ResolveResponse::decode(&out[0]).unwrap();
         assert_eq!((r.tag, r.size, r.name), (5, 10_000, "obj"));
-        let n = ResolveRequest { hop_limit: 1, tag: 6, query: Query::Name("nope") }.encode(&mut buf).unwrap();
+        let n = ResolveRequest { hop_limit: 1, tag: 6, query: Query::Name("nope"), options }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::UnknownContent);
-        let n = ListRequest { hop_limit: 1, tag: 1, cursor: 0 }.encode(&mut buf).unwrap();
+        let n = ListRequest { hop_limit: 1, tag: 1, cursor: 0, options }.encode(&mut buf).unwrap();
         let out = collect(&mut s, &cat, &buf[..n]);
         let l = crate::wire::ListResponse::decode(&out[0]).unwrap();
         assert_eq!((l.total, l.len(), l.more), (1, 1, false));
@@ -493,7 +613,63 @@ mod tests {
         let truncated = &request(Eid([1; 32]), 1000, 0, 1000, &[])[..30];
         let out = collect(&mut s, &cat, truncated);
         assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::Malformed);
-        let out = collect(&mut s, &cat, b"RD\x09\x01");
+        // Another version's request: a Nack saying so, if it fits three times its size.
+        let mut other = request(eid_of(&cat), 1000, 0, 1000, &[]);
+        other[2] = 9;
+        let out = collect(&mut s, &cat, &other);
         assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::UnsupportedVersion);
+        assert!(out[0].len() <= 3 * other.len());
+        assert!(collect(&mut s, &cat, b"RD\x09\x01").is_empty(), "no Nack fits 12 bytes");
+    }
+
+    fn eid_of(cat: &MemoryCatalog) -> Eid {
+        cat.resolve("obj").unwrap().0
+    }
+
+    /// RFC 9000 §8.1: an unvalidated address gets a Retry (never content), the token it
+    /// carries opens the content, and only for the address it was issued to, for at most
+    /// two periods.
+    #[test]
+    fn unvalidated_addresses_get_a_retry_then_content() {
+        let cat = catalog();
+        let eid = eid_of(&cat);
+        let mut s = Server::default();
+        let me: SocketAddr = CLIENT.parse().unwrap();
+        let other: SocketAddr = "192.0.2.99:4000".parse().unwrap();
+        let bare = request(eid, 1000, 0, 4000, &[]);
+        let out = collect_from(&mut s, &cat, Time::ZERO, me, &bare);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].len() <= 3 * bare.len());
+        let Ok(Packet::Retry(r)) = Packet::decode(&out[0]) else { panic!("expected a Retry") };
+        assert_eq!(r.tag, 42);
+        let mut opts = [0u8; 80];
+        let n = write_address_token(&mut opts, Some(r.token));
+        let with_token = request(eid, 1000, 0, 4000, &opts[..n]);
+        let data = collect_from(&mut s, &cat, Time::from_millis(5), me, &with_token);
+        assert_eq!(data.len(), 4);
+        assert!(data.iter().all(|d| Data::decode(d).is_ok()));
+        // Same token from another address (spoofed, or stolen): a Retry again.
+        let out = collect_from(&mut s, &cat, Time::from_millis(5), other, &with_token);
+        assert!(matches!(Packet::decode(&out[0]), Ok(Packet::Retry(_))));
+        // Two key periods later the token no longer opens anything.
+        let later = Time::ZERO + 2 * s.config().validation.period;
+        let out = collect_from(&mut s, &cat, later, me, &with_token);
+        assert!(matches!(Packet::decode(&out[0]), Ok(Packet::Retry(_))));
+        assert_eq!(s.stats().retries, 3);
+        // A forged token of the right length: a Retry.
+        let mut forged = r.token.to_vec();
+        forged[7] ^= 0x20;
+        let n = write_address_token(&mut opts, Some(&forged));
+        let out = collect_from(&mut s, &cat, Time::from_millis(5), me, &request(eid, 1000, 0, 4000, &opts[..n]));
+        assert!(matches!(Packet::decode(&out[0]), Ok(Packet::Retry(_))));
+    }
+
+    /// 256 units of the largest unit would be 16 MiB for one 66-byte request: refused.
+    #[test]
+    fn replies_are_capped_in_bytes() {
+        let cat = catalog();
+        let mut s = open_server();
+        let out = collect(&mut s, &cat, &request(eid_of(&cat), 60_000, 0, 60_000 * 20, &[]));
+        assert_eq!(Nack::decode(&out[0]).unwrap().code, NackCode::TooLarge);
     }
 }

@@ -2,11 +2,12 @@
 
 use super::codec::{Reader, Writer};
 use super::resolve::RESOLVE_MAX_NAME;
+use super::tlv::Options;
 use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::{EID_LEN, Eid};
 
-/// Size of a ListRequest.
-pub const LIST_REQUEST_LEN: usize = 16;
+/// Size of a ListRequest without options.
+pub const LIST_REQUEST_LEN: usize = 18;
 /// Largest ListResponse a server sends: fits the IPv6 minimum MTU (1280 − 48).
 pub const LIST_MAX_DATAGRAM: usize = 1232;
 const LIST_RESPONSE_HEADER_LEN: usize = 20;
@@ -14,15 +15,17 @@ const ENTRY_FIXED_LEN: usize = EID_LEN + 8 + 2;
 
 /// ListRequest (type 0x06): the page starting at catalogue index `cursor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListRequest {
+pub struct ListRequest<'a> {
     /// Routers that may still forward this request (as a Request's).
     pub hop_limit: u8,
     pub tag: u32,
     pub cursor: u32,
+    /// TLV options (as a Request's): `ADDRESS_TOKEN`.
+    pub options: Options<'a>,
 }
 
-impl ListRequest {
-    pub fn decode(datagram: &[u8]) -> Result<Self, DecodeError> {
+impl<'a> ListRequest<'a> {
+    pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
         if super::check_prefix(datagram)? != PacketType::ListRequest {
             return Err(DecodeError::Invalid("packet type"));
         }
@@ -31,16 +34,27 @@ impl ListRequest {
         let _reserved = r.bytes(3, "reserved")?;
         let tag = r.u32("tag")?;
         let cursor = r.u32("cursor")?;
-        r.finish("trailing bytes after cursor")?;
-        Ok(ListRequest { hop_limit, tag, cursor })
+        let opt_len = usize::from(r.u16("options length")?);
+        let options = Options::parse(r.bytes(opt_len, "options")?)?;
+        r.finish("trailing bytes after options")?;
+        Ok(ListRequest { hop_limit, tag, cursor, options })
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        LIST_REQUEST_LEN + self.options.raw().len()
     }
 
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
-        let mut w = Writer::with_prefix(out, LIST_REQUEST_LEN, PacketType::ListRequest)?;
+        let raw = self.options.raw();
+        let opt_len =
+            u16::try_from(raw.len()).map_err(|_| BufferTooSmall { needed: usize::MAX, available: out.len() })?;
+        let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::ListRequest)?;
         w.u8(self.hop_limit);
         w.bytes(&[0; 3]);
         w.u32(self.tag);
         w.u32(self.cursor);
+        w.u16(opt_len);
+        w.bytes(raw);
         Ok(w.position())
     }
 }
@@ -223,8 +237,8 @@ mod tests {
 
     #[test]
     fn request_round_trip() {
-        let r = ListRequest { hop_limit: 3, tag: 1, cursor: 40 };
-        let mut buf = [0u8; 16];
+        let r = ListRequest { hop_limit: 3, tag: 1, cursor: 40, options: Options::EMPTY };
+        let mut buf = [0u8; LIST_REQUEST_LEN];
         assert_eq!(r.encode(&mut buf).unwrap(), LIST_REQUEST_LEN);
         assert_eq!(ListRequest::decode(&buf).unwrap(), r);
     }

@@ -1,4 +1,4 @@
-//! The rdtp wire format, version 1. Byte layouts and test vectors: `docs/PROTOCOL.md`.
+//! The rdtp wire format, version 3. Byte layouts and test vectors: `docs/PROTOCOL.md`.
 //!
 //! Every datagram starts with the same 4 bytes: the magic `"RD"`, the version and the
 //! packet type, so a stray datagram is rejected after looking at 4 bytes. All integers are
@@ -14,29 +14,39 @@
 //! | 0x05 | [`ResolveResponse`] | server → receiver |
 //! | 0x06 | [`ListRequest`] — page of the catalogue | client → server |
 //! | 0x07 | [`ListResponse`] | server → client |
+//! | 0x08 | [`Retry`] — a token instead of an answer (address validation) | server → receiver |
+//! | 0x09 | [`ProofRequest`] — hash-tree siblings of one block (verified streaming) | receiver → server |
+//! | 0x0A | [`Proof`] | server → receiver |
 
 mod codec;
 mod data;
 mod list;
 mod nack;
+mod proof;
 mod request;
 mod resolve;
+mod retry;
 pub mod tlv;
 
 pub use data::{DATA_HEADER_LEN, Data, DataFlags};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
 };
+pub(crate) use nack::cut as cut_detail;
 pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
+pub use proof::{PROOF_HEADER_LEN, PROOF_REQUEST_HEADER_LEN, Proof, ProofRequest};
 pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};
+pub use retry::{RETRY_HEADER_LEN, Retry};
 pub use tlv::{ByteRange, Options};
 
 /// First two bytes of every rdtp datagram.
 pub const MAGIC: [u8; 2] = *b"RD";
 /// The version this crate speaks (2: routers — hop limits, nonces, served-by; see
 /// `docs/PROTOCOL.md` for what changed from 1).
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
+/// The detail of the `UnsupportedVersion` Nack servers and routers send.
+pub(crate) const UNSUPPORTED_VERSION_DETAIL: &str = "this node speaks rdtp version 3";
 /// Length of the common prefix (magic, version, type).
 pub const PREFIX_LEN: usize = 4;
 
@@ -62,6 +72,11 @@ pub fn unit_for_mtu(mtu: usize, ipv6: bool) -> Option<u16> {
     (unit >= MIN_UNIT as usize).then_some(unit as u16)
 }
 
+/// Most bytes of Data (headers included) a server or router answers one request with by
+/// default (1 MiB: 64 units even of a 9000-byte jumbo MTU); receivers size their requests
+/// to fit it.
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 1 << 20;
+
 /// Default unit: fits a 1500-byte MTU over IPv4 (seed 000's `UNIT_MSS`, sized for our headers).
 pub const DEFAULT_UNIT: u16 = 1500 - (IPV4_UDP_OVERHEAD + DATA_HEADER_LEN) as u16;
 
@@ -76,9 +91,27 @@ pub enum PacketType {
     ResolveResponse = 0x05,
     ListRequest = 0x06,
     ListResponse = 0x07,
+    Retry = 0x08,
+    ProofRequest = 0x09,
+    Proof = 0x0A,
 }
 
 impl PacketType {
+    /// Whether this type is a request (answered by servers and routers) rather than a
+    /// response (never answered).
+    pub fn is_request(self) -> bool {
+        matches!(
+            self,
+            PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest | PacketType::ProofRequest
+        )
+    }
+
+    /// Whether byte 3 of a datagram, `t`, names a request type (even in a version this
+    /// node does not speak: such requests get an `UnsupportedVersion` Nack).
+    pub fn is_request_byte(t: u8) -> bool {
+        Self::from_u8(t).is_some_and(Self::is_request)
+    }
+
     fn from_u8(b: u8) -> Option<Self> {
         Some(match b {
             0x01 => Self::Request,
@@ -88,6 +121,9 @@ impl PacketType {
             0x05 => Self::ResolveResponse,
             0x06 => Self::ListRequest,
             0x07 => Self::ListResponse,
+            0x08 => Self::Retry,
+            0x09 => Self::ProofRequest,
+            0x0A => Self::Proof,
             _ => return None,
         })
     }
@@ -129,8 +165,11 @@ pub enum Packet<'a> {
     Nack(Nack<'a>),
     ResolveRequest(ResolveRequest<'a>),
     ResolveResponse(ResolveResponse<'a>),
-    ListRequest(ListRequest),
+    ListRequest(ListRequest<'a>),
     ListResponse(ListResponse<'a>),
+    Retry(Retry<'a>),
+    ProofRequest(ProofRequest<'a>),
+    Proof(Proof<'a>),
 }
 
 impl<'a> Packet<'a> {
@@ -145,6 +184,9 @@ impl<'a> Packet<'a> {
             PacketType::ResolveResponse => Packet::ResolveResponse(ResolveResponse::decode(datagram)?),
             PacketType::ListRequest => Packet::ListRequest(ListRequest::decode(datagram)?),
             PacketType::ListResponse => Packet::ListResponse(ListResponse::decode(datagram)?),
+            PacketType::Retry => Packet::Retry(Retry::decode(datagram)?),
+            PacketType::ProofRequest => Packet::ProofRequest(ProofRequest::decode(datagram)?),
+            PacketType::Proof => Packet::Proof(Proof::decode(datagram)?),
         })
     }
 
@@ -158,13 +200,17 @@ impl<'a> Packet<'a> {
             Packet::ResolveResponse(p) => p.encode(out),
             Packet::ListRequest(p) => p.encode(out),
             Packet::ListResponse(p) => p.encode(out),
+            Packet::Retry(p) => p.encode(out),
+            Packet::ProofRequest(p) => p.encode(out),
+            Packet::Proof(p) => p.encode(out),
         }
     }
 }
 
-/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse).
+/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse, Retry,
+/// Proof).
 pub const RESPONSE_TAG_AT: usize = 8;
-/// Offset of the hop count in Data and Nack.
+/// Offset of the hop count in Data, Nack and Proof.
 pub const HOPS_AT: usize = 5;
 
 /// Replace, in place, the tag of a response datagram that [`Packet::decode`] accepted as
@@ -211,7 +257,9 @@ mod tests {
         assert_eq!(Packet::decode(b""), Err(DecodeError::NotRdtp));
         assert_eq!(Packet::decode(b"GET / HTTP/1.1"), Err(DecodeError::NotRdtp));
         assert_eq!(Packet::decode(b"RD\x01\x01"), Err(DecodeError::UnsupportedVersion(1)));
-        assert_eq!(Packet::decode(b"RD\x02\x7f"), Err(DecodeError::UnknownType(0x7f)));
-        assert!(matches!(Packet::decode(b"RD\x02\x01"), Err(DecodeError::Truncated(_))));
+        assert_eq!(Packet::decode(b"RD\x02\x01"), Err(DecodeError::UnsupportedVersion(2)));
+        assert_eq!(Packet::decode(b"RD\x03\x7f"), Err(DecodeError::UnknownType(0x7f)));
+        assert!(matches!(Packet::decode(b"RD\x03\x01"), Err(DecodeError::Truncated(_))));
+        assert!(UNSUPPORTED_VERSION_DETAIL.ends_with(&VERSION.to_string()));
     }
 }

@@ -113,12 +113,15 @@ impl<'a> Nack<'a> {
 
     /// The detail as it will be encoded (cut to [`NACK_MAX_DETAIL`] bytes).
     fn detail_bytes(&self) -> &'a [u8] {
-        let d = self.detail;
-        let mut end = d.len().min(NACK_MAX_DETAIL);
-        while !d.is_char_boundary(end) {
-            end -= 1;
-        }
-        &d.as_bytes()[..end]
+        cut(self.detail, NACK_MAX_DETAIL).as_bytes()
+    }
+
+    /// This Nack with its detail cut so the datagram is at most `max_len` bytes; `None` if
+    /// even an empty detail does not fit (a node answering an unvalidated address sends
+    /// nothing rather than more than its budget).
+    pub fn fitting(self, max_len: usize) -> Option<Nack<'a>> {
+        let room = max_len.checked_sub(NACK_HEADER_LEN)?;
+        Some(Nack { detail: cut(self.detail, room.min(NACK_MAX_DETAIL)), ..self })
     }
 
     pub fn encoded_len(&self) -> usize {
@@ -139,6 +142,15 @@ impl<'a> Nack<'a> {
         w.bytes(detail);
         Ok(w.position())
     }
+}
+
+/// `s` cut to at most `max` bytes at a character boundary.
+pub(crate) fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]

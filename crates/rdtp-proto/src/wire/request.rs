@@ -24,6 +24,9 @@ impl RequestFlags {
     pub const APP_LIMITED: u8 = 0x01;
     /// At least one range re-requests data asked for before (a timeout or fast re-request).
     pub const RETRANSMISSION: u8 = 0x02;
+    /// Bypass caches: routers forward this request upstream instead of answering it from
+    /// their store (a block that failed verification is fetched again from the origin).
+    pub const ORIGIN: u8 = 0x04;
 
     pub fn contains(self, bit: u8) -> bool {
         self.0 & bit != 0

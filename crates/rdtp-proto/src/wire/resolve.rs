@@ -2,12 +2,13 @@
 //! System, answered by the server that holds the content).
 
 use super::codec::{Reader, Writer};
+use super::tlv::Options;
 use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::{EID_LEN, Eid};
 
 /// Longest name, in bytes of UTF-8.
 pub const RESOLVE_MAX_NAME: usize = 1024;
-const RESOLVE_REQUEST_HEADER_LEN: usize = 12;
+const RESOLVE_REQUEST_HEADER_LEN: usize = 14;
 const RESOLVE_RESPONSE_HEADER_LEN: usize = 52;
 
 /// What to resolve.
@@ -26,6 +27,8 @@ pub struct ResolveRequest<'a> {
     pub hop_limit: u8,
     pub tag: u32,
     pub query: Query<'a>,
+    /// TLV options (as a Request's): `ADDRESS_TOKEN`.
+    pub options: Options<'a>,
 }
 
 fn name_from(bytes: &[u8]) -> Result<&str, DecodeError> {
@@ -45,8 +48,10 @@ impl<'a> ResolveRequest<'a> {
         let hop_limit = r.u8("hop limit")?;
         let qlen = usize::from(r.u16("query length")?);
         let tag = r.u32("tag")?;
+        let opt_len = usize::from(r.u16("options length")?);
         let q = r.bytes(qlen, "query")?;
-        r.finish("trailing bytes after query")?;
+        let options = Options::parse(r.bytes(opt_len, "options")?)?;
+        r.finish("trailing bytes after options")?;
         let query = match qtype {
             1 => {
                 let name = name_from(q)?;
@@ -61,7 +66,7 @@ impl<'a> ResolveRequest<'a> {
             }
             _ => return Err(DecodeError::Invalid("query type")),
         };
-        Ok(ResolveRequest { hop_limit, tag, query })
+        Ok(ResolveRequest { hop_limit, tag, query, options })
     }
 
     fn query_bytes(&self) -> (u8, &[u8]) {
@@ -72,7 +77,7 @@ impl<'a> ResolveRequest<'a> {
     }
 
     pub fn encoded_len(&self) -> usize {
-        RESOLVE_REQUEST_HEADER_LEN + self.query_bytes().1.len()
+        RESOLVE_REQUEST_HEADER_LEN + self.query_bytes().1.len() + self.options.raw().len()
     }
 
     /// Encode; names longer than [`RESOLVE_MAX_NAME`] are refused as a too-small buffer
@@ -85,12 +90,17 @@ impl<'a> ResolveRequest<'a> {
                 available: RESOLVE_REQUEST_HEADER_LEN + RESOLVE_MAX_NAME,
             });
         }
+        let raw = self.options.raw();
+        let opt_len =
+            u16::try_from(raw.len()).map_err(|_| BufferTooSmall { needed: usize::MAX, available: out.len() })?;
         let mut w = Writer::with_prefix(out, self.encoded_len(), PacketType::ResolveRequest)?;
         w.u8(qtype);
         w.u8(self.hop_limit);
         w.u16(q.len() as u16);
         w.u32(self.tag);
+        w.u16(opt_len);
         w.bytes(q);
+        w.bytes(raw);
         Ok(w.position())
     }
 }
@@ -150,7 +160,12 @@ mod tests {
     fn round_trips() {
         let mut buf = [0u8; 2048];
         for q in [Query::Name("videos/a.mp4"), Query::Eid(Eid([4; 32]))] {
-            let r = ResolveRequest { hop_limit: 7, tag: 11, query: q };
+            let r = ResolveRequest {
+                hop_limit: 7,
+                tag: 11,
+                query: q,
+                options: Options::parse(&[0x41, 0, 2, 1, 2]).unwrap(),
+            };
             let n = r.encode(&mut buf).unwrap();
             assert_eq!(ResolveRequest::decode(&buf[..n]).unwrap(), r);
         }
@@ -163,12 +178,13 @@ mod tests {
     fn rejects_bad_queries() {
         let long = "x".repeat(RESOLVE_MAX_NAME + 1);
         let mut buf = [0u8; 2048];
-        assert!(ResolveRequest { hop_limit: 7, tag: 0, query: Query::Name(&long) }.encode(&mut buf).is_err());
+        let long_query = ResolveRequest { hop_limit: 7, tag: 0, query: Query::Name(&long), options: Options::EMPTY };
+        assert!(long_query.encode(&mut buf).is_err());
         // EID query with the wrong length.
-        let bad = [b'R', b'D', super::super::VERSION, 4, 2, 0, 0, 3, 0, 0, 0, 0, 1, 2, 3];
+        let bad = [b'R', b'D', super::super::VERSION, 4, 2, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 2, 3];
         assert!(ResolveRequest::decode(&bad).is_err());
         // Empty name.
-        let empty = [b'R', b'D', super::super::VERSION, 4, 1, 0, 0, 0, 0, 0, 0, 0];
+        let empty = [b'R', b'D', super::super::VERSION, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         assert!(ResolveRequest::decode(&empty).is_err());
     }
 }

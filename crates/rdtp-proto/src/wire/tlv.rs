@@ -14,7 +14,9 @@ pub mod types {
     pub const EXTRA_RANGES: u8 = 0x01;
     /// Reserved for caching routers' annotations on requests (seed 003, a later issue).
     pub const ROUTER_ANNOTATION: u8 = 0x40;
-    /// Reserved for an address-validation token against reflection (a later issue).
+    /// An address-validation token the node this request goes to issued to its sender
+    /// (1–64 bytes, opaque; see [`crate::token`]): with it the node answers in full, without
+    /// it at most three times the request's size (RFC 9000 §8).
     pub const ADDRESS_TOKEN: u8 = 0x41;
     /// First critical type: unknown types at or above this value make a request malformed.
     pub const CRITICAL_MIN: u8 = 0x80;
@@ -53,9 +55,10 @@ impl<'a> Options<'a> {
     pub const EMPTY: Options<'static> = Options { raw: &[] };
 
     /// Validate an option area: every item complete, known items well-formed, no unknown
-    /// critical item, at most one `EXTRA_RANGES`.
+    /// critical item, at most one `EXTRA_RANGES` and one `ADDRESS_TOKEN`.
     pub fn parse(raw: &'a [u8]) -> Result<Self, DecodeError> {
         let mut seen_ranges = false;
+        let mut seen_token = false;
         for item in (TlvIter { rest: raw }) {
             let (ty, value) = item?;
             match ty {
@@ -68,7 +71,16 @@ impl<'a> Options<'a> {
                     }
                     seen_ranges = true;
                 }
-                types::ROUTER_ANNOTATION | types::ADDRESS_TOKEN => {}
+                types::ADDRESS_TOKEN => {
+                    if seen_token {
+                        return Err(DecodeError::Invalid("duplicate ADDRESS_TOKEN option"));
+                    }
+                    if value.is_empty() || value.len() > crate::token::MAX_TOKEN_LEN {
+                        return Err(DecodeError::Invalid("ADDRESS_TOKEN length"));
+                    }
+                    seen_token = true;
+                }
+                types::ROUTER_ANNOTATION => {}
                 t if t >= types::CRITICAL_MIN => return Err(DecodeError::Invalid("unknown critical option")),
                 _ => {}
             }
@@ -101,6 +113,11 @@ impl<'a> Options<'a> {
             l.copy_from_slice(&c[8..]);
             ByteRange { offset: u64::from_be_bytes(o), length: u32::from_be_bytes(l) }
         })
+    }
+
+    /// The `ADDRESS_TOKEN`, if any.
+    pub fn address_token(&self) -> Option<&'a [u8]> {
+        self.get(types::ADDRESS_TOKEN)
     }
 
     /// Number of ranges in `EXTRA_RANGES`.
@@ -155,6 +172,24 @@ pub fn unit_ranges(
         used += 1;
     }
     (ranges, used)
+}
+
+/// Bytes an `ADDRESS_TOKEN` item for `token` occupies (0 for none).
+pub const fn address_token_len(token: Option<&[u8]>) -> usize {
+    match token {
+        Some(t) => TLV_HEADER_LEN + t.len(),
+        None => 0,
+    }
+}
+
+/// Write an `ADDRESS_TOKEN` item for `token` (if any) into `out`; returns bytes written.
+/// `out` must hold [`address_token_len`] bytes and the token at most 64.
+pub fn write_address_token(out: &mut [u8], token: Option<&[u8]>) -> usize {
+    let Some(t) = token else { return 0 };
+    out[0] = types::ADDRESS_TOKEN;
+    out[1..3].copy_from_slice(&(t.len() as u16).to_be_bytes());
+    out[TLV_HEADER_LEN..TLV_HEADER_LEN + t.len()].copy_from_slice(t);
+    TLV_HEADER_LEN + t.len()
 }
 
 /// Bytes an `EXTRA_RANGES` item with `n` ranges occupies (0 for none).
@@ -216,6 +251,13 @@ mod tests {
     fn unknown_items_skipped_unless_critical() {
         assert!(Options::parse(&[0x22, 0, 2, 9, 9]).is_ok());
         assert!(Options::parse(&[types::ROUTER_ANNOTATION, 0, 1, 7]).is_ok());
+        let mut buf = [0u8; 32];
+        let n = write_address_token(&mut buf, Some(b"tok"));
+        assert_eq!(n, address_token_len(Some(b"tok")));
+        assert_eq!(Options::parse(&buf[..n]).unwrap().address_token(), Some(&b"tok"[..]));
+        assert!(Options::parse(&[types::ADDRESS_TOKEN, 0, 0]).is_err(), "empty token");
+        let twice = [types::ADDRESS_TOKEN, 0, 1, 7, types::ADDRESS_TOKEN, 0, 1, 7];
+        assert!(Options::parse(&twice).is_err());
         assert_eq!(Options::parse(&[0x80, 0, 0]), Err(DecodeError::Invalid("unknown critical option")));
     }
 

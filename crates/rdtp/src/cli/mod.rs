@@ -147,6 +147,26 @@ pub fn to_stdout(text: &str) -> Result<()> {
     out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Error::io("cannot write to stdout", e))
 }
 
+/// Address validation of `rdtp serve` and `rdtp route` (RFC 9000 §8).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ValidationArgs {
+    /// Answer every address in full, without address validation. By default a request
+    /// without a token this node issued gets a 32-byte Retry first, so spoofed requests
+    /// cannot turn it into an amplifier; turn it off only where no one can spoof sources.
+    #[arg(long)]
+    pub no_address_validation: bool,
+}
+
+impl ValidationArgs {
+    /// The core's setting (the runtime draws the secret when it binds).
+    pub fn config(&self) -> rdtp_proto::token::ValidationConfig {
+        rdtp_proto::token::ValidationConfig {
+            enabled: !self.no_address_validation,
+            ..rdtp_proto::token::ValidationConfig::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

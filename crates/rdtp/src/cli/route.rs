@@ -22,6 +22,8 @@ use super::to_stderr;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    #[command(flatten)]
+    pub validation: super::ValidationArgs,
     /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
@@ -109,6 +111,7 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         pit_capacity: a.pit_size,
         lifetime: Duration::from_millis(a.lifetime),
         seed,
+        validation: a.validation.config(),
         ..RouterConfig::default()
     })
 }

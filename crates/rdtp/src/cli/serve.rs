@@ -37,6 +37,8 @@ pub struct Args {
     /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
     #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
     pub pattern: Option<String>,
+    #[command(flatten)]
+    pub validation: super::ValidationArgs,
     /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
     #[arg(long)]
     pub tcp: bool,
@@ -61,7 +63,12 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
-        config: ServerConfig { id: a.id, max_units_per_request: a.max_units },
+        config: ServerConfig {
+            id: a.id,
+            max_units_per_request: a.max_units,
+            validation: a.validation.config(),
+            ..ServerConfig::default()
+        },
     };
     let tcp = a.tcp.then(|| a.tcp_cc.clone());
     match (&a.pattern, &a.dir) {
