@@ -66,6 +66,9 @@ pub struct General {
     /// instead of at `duration` (rdtp-sim only).
     #[serde(default)]
     pub stop_when_done: bool,
+    /// Simulated seconds before scenario time 0 for WiFi stations to associate (rdtp-sim's
+    /// default: 0.5 s for wifi; seed 001's eleven stations on two networks need more).
+    pub settle: Option<f64>,
 }
 
 fn default_name() -> String {
@@ -801,6 +804,9 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
     if g.stop_when_done {
         a.push("--StopWhenDone=1".to_string());
     }
+    if let Some(s) = g.settle {
+        a.push(format!("--Settle={s}"));
+    }
     let mut push = |name: &str, v: Option<String>| {
         if let Some(v) = v {
             a.push(format!("--{name}={v}"));
@@ -934,7 +940,7 @@ start = 1.0
 
     #[test]
     fn seed001_impairments_server_link_and_stop_when_done_are_passed_on() {
-        let wifi = "[scenario]\nduration = 60.0\nstop_when_done = true\nrequests = true\n\
+        let wifi = "[scenario]\nduration = 60.0\nstop_when_done = true\nrequests = true\nsettle = 2.0\n\
                     [topology]\nkind = \"wifi\"\nserver_link = \"wifi\"\nwired_rate = \"10Mbps\"\nrx_loss_client = 0.03\n\
                     rx_loss_router = 0.03\nrx_loss_server = 0.04\noutage = [[5, 37]]\n\
                     [[flow]]\nkind = \"rdtp\"\ncc = \"aimd\"\nsize = \"1MB\"\nrto_k = 8\nidle_timeout = 40.0\n";
@@ -947,6 +953,7 @@ start = 1.0
             "--RxLossServer=0.04",
             "--Outage=5:37",
             "--StopWhenDone=1",
+            "--Settle=2",
             "--Requests=1",
             "--Flows=kind=rdtp,client=0,start=0,cc=aimd,size=1000000,rto_k=8,idle=40",
         ] {
