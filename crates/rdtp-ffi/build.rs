@@ -5,6 +5,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/lib.rs");
     println!("cargo:rerun-if-changed=src/router.rs");
     println!("cargo:rerun-if-changed=src/sources.rs");
+    println!("cargo:rerun-if-changed=src/wifi.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let config = cbindgen::Config::from_file(format!("{dir}/cbindgen.toml")).expect("cbindgen.toml");
     match cbindgen::Builder::new().with_crate(&dir).with_config(config).generate() {

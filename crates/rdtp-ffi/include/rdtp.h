@@ -55,6 +55,9 @@ typedef struct RdtpRouter RdtpRouter;
 // the last reply not yet taken.
 typedef struct RdtpServer RdtpServer;
 
+// Opaque estimator handle (the estimator and the newcomer-rate model it predicts with).
+typedef struct RdtpWifiEstimator RdtpWifiEstimator;
+
 // Receiver settings; zero fields mean "default".
 typedef struct RdtpReceiverConfig {
   // Controller spec NAME[:KEY=VALUE,...], e.g. "bbr", "bbrp:probe_gain=2",
@@ -199,6 +202,36 @@ typedef struct RdtpSource {
   uint64_t rtt_min_ns;
   uint64_t rtt_avg_ns;
 } RdtpSource;
+
+// What the estimator says at one instant (rates in bit/s).
+typedef struct RdtpWifiEstimate {
+  // Active transmitters N in the window.
+  uint32_t n_active;
+  // Their throughput together.
+  double total_bps;
+  // Fraction of the window their exchanges took.
+  double busy;
+  // The N + 1 rule, total / (N + 1); 0 without active stations (`has_n_plus_one` false).
+  double n_plus_one_bps;
+  bool has_n_plus_one;
+  // The learned model's prediction (`has_model` false without a newcomer rate or stations).
+  double model_bps;
+  bool has_model;
+  // The model's inputs: equal-opportunity (anomaly) and equal-airtime shares.
+  double anomaly_bps;
+  double airtime_share_bps;
+} RdtpWifiEstimate;
+
+// One transmitter in the window.
+typedef struct RdtpWifiStation {
+  uint8_t mac[6];
+  bool active;
+  uint64_t frames;
+  uint64_t retries;
+  double throughput_bps;
+  double airtime_share;
+  double phy_rate_bps;
+} RdtpWifiStation;
 
 #ifdef __cplusplus
 extern "C" {
@@ -369,6 +402,46 @@ uintptr_t rdtp_router_counters(const struct RdtpRouter *r, uint64_t *values, uin
 uintptr_t rdtp_receiver_sources(const struct RdtpReceiver *rx,
                                 struct RdtpSource *out,
                                 uintptr_t cap);
+
+// A new estimator: sliding window `window_ns` (0 = 1 s), activity threshold
+// `min_active_bps` (≤ 0 = 500 kbit/s), model file text `model` (null = the built-in
+// model). Null if the model text is refused.
+struct RdtpWifiEstimator *rdtp_wifi_estimator_new(uint64_t window_ns,
+                                                  double min_active_bps,
+                                                  const char *model);
+
+// Free an estimator (null is ignored).
+void rdtp_wifi_estimator_free(struct RdtpWifiEstimator *e);
+
+// Feed one overheard MPDU: `caplen` bytes at `mpdu` of an MPDU `len` bytes long (`has_fcs`:
+// `len` includes the FCS), received at `now_ns`, sent at `phy_rate_bps`. Returns whether it
+// was a data frame the estimator counted.
+bool rdtp_wifi_observe_mpdu(struct RdtpWifiEstimator *e,
+                            uint64_t now_ns,
+                            const uint8_t *mpdu,
+                            uintptr_t caplen,
+                            uintptr_t len,
+                            bool has_fcs,
+                            double phy_rate_bps);
+
+// The estimate over the window ending at `now_ns`, for a newcomer sending at
+// `newcomer_phy_bps` (≤ 0: the active stations' mean rate).
+void rdtp_wifi_estimate(const struct RdtpWifiEstimator *e,
+                        uint64_t now_ns,
+                        double newcomer_phy_bps,
+                        struct RdtpWifiEstimate *out);
+
+// Copy the transmitters of the window ending at `now_ns` (by MAC address) into
+// `out[0..cap)`; returns how many there are (may exceed `cap`).
+uintptr_t rdtp_wifi_stations(const struct RdtpWifiEstimator *e,
+                             uint64_t now_ns,
+                             struct RdtpWifiStation *out,
+                             uintptr_t cap);
+
+// Informed start (seed 002): before the first request, tell the receiver's controller that
+// about `bytes_per_sec` of payload is attainable. Returns whether the controller starts
+// from it (false: its normal start).
+bool rdtp_receiver_informed_start(struct RdtpReceiver *rx, uint64_t now_ns, double bytes_per_sec);
 
 #ifdef __cplusplus
 }  // extern "C"

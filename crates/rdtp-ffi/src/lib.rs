@@ -43,6 +43,7 @@ use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig};
 
 pub mod router;
 pub mod sources;
+pub mod wifi;
 use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::{Eid, NodeId, Time};
 use router::RdtpAddr;

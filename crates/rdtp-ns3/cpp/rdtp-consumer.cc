@@ -2,6 +2,7 @@
 
 #include "ns3/address-utils.h"
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
 #include "ns3/nstime.h"
@@ -77,6 +78,12 @@ RdtpConsumer::GetTypeId()
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&RdtpConsumer::m_idleTimeout),
                           MakeTimeChecker())
+            .AddAttribute("InitialRate",
+                          "Informed start (seed 002): attainable payload rate in bytes/s the controller "
+                          "starts from (BBR: seeded BtlBw, straight to ProbeBW); 0 = normal start",
+                          DoubleValue(0.0),
+                          MakeDoubleAccessor(&RdtpConsumer::m_initialRate),
+                          MakeDoubleChecker<double>(0.0))
             .AddTraceSource("Delivered",
                             "Bytes newly read by the application",
                             MakeTraceSourceAccessor(&RdtpConsumer::m_deliveredTrace),
@@ -121,6 +128,8 @@ RdtpConsumer::RdtpConsumer()
       m_verify(true),
       m_rtoK(0),
       m_idleTimeout(Time(0)),
+      m_initialRate(0.0),
+      m_informedRate(0.0),
       m_rx(nullptr),
       m_done(false),
       m_frozen(false),
@@ -178,6 +187,9 @@ RdtpConsumer::StartApplication()
         NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (controller '"
                        << m_controller << "': " << why << ")");
     }
+    const double rate = m_initialRateSource ? m_initialRateSource() : m_initialRate;
+    if (rate > 0.0 && rdtp_receiver_informed_start(m_rx, NowNs(), rate))
+        m_informedRate = rate;
     m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
     m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
     if (!InetSocketAddress::IsMatchingType(m_remote))
@@ -385,6 +397,18 @@ RdtpConsumer::GetSources() const
     if (!sources.empty())
         rdtp_receiver_sources(m_rx, sources.data(), sources.size());
     return sources;
+}
+
+void
+RdtpConsumer::SetInitialRateSource(std::function<double()> source)
+{
+    m_initialRateSource = std::move(source);
+}
+
+double
+RdtpConsumer::GetInformedRate() const
+{
+    return m_informedRate;
 }
 
 } // namespace ns3

@@ -18,6 +18,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ class RdtpConsumer : public Application
     /// Where the units came from: the core's per-source accounting (origin or a router's
     /// content store; units, bytes, RTTs), read until the application is disposed.
     std::vector<RdtpSource> GetSources() const;
+    /// Informed start (seed 002) with a rate known only when the fetch starts: `source` is
+    /// asked in StartApplication for the attainable payload rate in bytes/s (≤ 0: none, the
+    /// controller starts normally). Overrides the InitialRate attribute.
+    void SetInitialRateSource(std::function<double()> source);
+    /// The rate informed start used (bytes/s), or 0 if the controller started normally.
+    double GetInformedRate() const;
 
     /// Bytes newly read by the application.
     typedef void (*DeliveredCallback)(uint64_t bytes);
@@ -87,6 +94,9 @@ class RdtpConsumer : public Application
     bool m_verify;
     uint32_t m_rtoK;
     Time m_idleTimeout;
+    double m_initialRate;
+    std::function<double()> m_initialRateSource;
+    double m_informedRate;
 
     // State
     Ptr<Socket> m_socket;

@@ -15,6 +15,7 @@
 #include "rdtp-recorder.h"
 #include "rdtp-run.h"
 #include "rdtp-topology.h"
+#include "rdtp-wifi-monitor.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -83,6 +84,20 @@ struct FlowSpec
     std::string object; // resolved object name (rdtp)
     std::string via;    // rdtp: the node of the first caching router (empty: the server)
     std::string server; // graph: the server node (empty: the topology's server)
+    bool up = false;    // tcp/udp: client → server (seed 002's uplink stations)
+    /// rdtp informed start: "" (none), "auto" (the station's own estimate), or bytes/s.
+    std::string initialRate;
+};
+
+/// Seed 002's listeners: the sniffer node's monitor (wifi.csv, joins.csv) and each informed
+/// rdtp consumer's own station (initial_rate = auto).
+struct WifiObservers
+{
+    std::unique_ptr<WifiMonitor> sniffer;
+    std::unique_ptr<WifiTracer> tracer;
+    std::vector<std::unique_ptr<WifiMonitor>> stations;
+    /// joins.csv rows: what the sniffer predicted when each flow started.
+    std::vector<std::string> joins;
 };
 
 uint64_t
@@ -160,6 +175,18 @@ ParseFlows(const std::string& text, double duration)
                     f.rtoK = static_cast<uint32_t>(std::stoul(v));
                 else if (k == "idle")
                     f.idleTimeout = std::stod(v);
+                else if (k == "dir")
+                {
+                    if (v != "up" && v != "down")
+                        Fail("flow dir must be up or down");
+                    f.up = v == "up";
+                }
+                else if (k == "initial_rate")
+                {
+                    if (v != "auto")
+                        (void)std::stod(v);
+                    f.initialRate = v;
+                }
                 else
                     Fail("unknown flow field '" + k + "'");
             }
@@ -173,7 +200,7 @@ ParseFlows(const std::string& text, double duration)
         {
             f.kind = "tcp-" + (f.cc.empty() ? std::string("cubic") : f.cc);
         }
-        if (f.kind == "tcp-bbr" || f.kind == "tcp-cubic")
+        if (f.kind == "tcp-bbr" || f.kind == "tcp-cubic" || f.kind == "tcp-reno")
         {
             f.cc = f.kind.substr(4);
         }
@@ -188,7 +215,7 @@ ParseFlows(const std::string& text, double duration)
         }
         else
         {
-            Fail("unknown flow kind '" + f.kind + "' (rdtp, tcp-bbr, tcp-cubic, udp)");
+            Fail("unknown flow kind '" + f.kind + "' (rdtp, tcp-bbr, tcp-cubic, tcp-reno, udp)");
         }
         if (f.stop < 0 || f.stop > duration)
             f.stop = duration;
@@ -225,6 +252,8 @@ CongStateName(TcpSocketState::TcpCongState_t s)
 TypeId
 TcpCcType(const std::string& cc)
 {
+    if (cc == "reno")
+        return TcpLinuxReno::GetTypeId();
     return cc == "bbr" ? TcpBbr::GetTypeId() : TcpCubic::GetTypeId();
 }
 
@@ -426,12 +455,49 @@ InstallSink(const Params& p, Ptr<Node> node, TypeId factory, uint16_t sinkPort)
     return sink;
 }
 
+/// The PHY rate a newcomer flow would be sent at (bit/s; 0 = unknown, under rate control):
+/// its station's for uplink flows, the AP's for downlink ones.
+double
+NewcomerPhyBps(const Net& net, const FlowSpec& f)
+{
+    if (f.up)
+        return f.client < net.stationPhyBps.size() ? net.stationPhyBps[f.client] : 0.0;
+    return net.apPhyBps;
+}
+
+/// Informed start of an rdtp flow: a fixed rate, or (auto) what the client's own station
+/// predicts from the frames it overheard when the fetch starts (seed 002 §II).
+void
+SetInitialRate(const Net& net, const FlowSpec& f, Ptr<RdtpConsumer> c, WifiObservers& wifi)
+{
+    if (f.initialRate.empty())
+        return;
+    if (f.initialRate != "auto")
+    {
+        c->SetAttribute("InitialRate", DoubleValue(std::stod(f.initialRate)));
+        return;
+    }
+    if (f.client >= net.stations.GetN())
+        Fail("initial_rate=auto needs a WiFi station");
+    wifi.stations.push_back(std::make_unique<WifiMonitor>(net.stations.Get(f.client)));
+    const WifiMonitor* mon = wifi.stations.back().get();
+    const double phy = NewcomerPhyBps(net, f);
+    c->SetInitialRateSource([mon, phy]() { return mon->InformedRateBytes(phy); });
+}
+
 /// Flow `i` of kind rdtp: an RdtpConsumer on its client, its traces into `fr`.
 Ptr<RdtpConsumer>
-InstallRdtpFlow(const Params& p, const Net& net, const FlowSpec& f, uint32_t i, FlowRecord* fr, FlowRecorder* rec)
+InstallRdtpFlow(const Params& p,
+                const Net& net,
+                const FlowSpec& f,
+                uint32_t i,
+                FlowRecord* fr,
+                FlowRecorder* rec,
+                WifiObservers& wifi)
 {
     Ptr<Node> client = net.clients[f.client];
     Ptr<RdtpConsumer> c = CreateObject<RdtpConsumer>();
+    SetInitialRate(net, f, c, wifi);
     c->SetAttribute("Remote", AddressValue(FirstHop(net, p, f, client)));
     c->SetAttribute("ObjectName", StringValue(f.object));
     c->SetAttribute("Controller", StringValue(f.cc));
@@ -477,20 +543,23 @@ InstallRdtpFlow(const Params& p, const Net& net, const FlowSpec& f, uint32_t i, 
 void
 InstallUdpFlow(const Params& p, const Net& net, const FlowSpec& f, uint16_t port, FlowRecord* fr, FlowRecorder* rec)
 {
-    Ptr<PacketSink> sink = InstallSink(p, net.clients[f.client], UdpSocketFactory::GetTypeId(), port);
+    // Down: server → client; up (seed 002): the station sends to the server.
+    Ptr<Node> receiver = f.up ? ServerNode(net, f.server) : net.clients[f.client];
+    Ptr<PacketSink> sink = InstallSink(p, receiver, UdpSocketFactory::GetTypeId(), port);
     Must(sink->TraceConnectWithoutContext(
         "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
             fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
         })), "sink Rx");
     Ptr<OnOffApplication> src = CreateObject<OnOffApplication>();
     src->SetAttribute("Protocol", TypeIdValue(UdpSocketFactory::GetTypeId()));
-    src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
+    src->SetAttribute("Remote",
+                      AddressValue(InetSocketAddress(f.up ? net.serverAddr : net.clientAddrs[f.client], port)));
     src->SetAttribute("DataRate", DataRateValue(DataRate(f.rate)));
     src->SetAttribute("PacketSize", UintegerValue(1472));
     src->SetAttribute("OnTime", StringValue("ns3::ConstantRandomVariable[Constant=1e9]"));
     src->SetAttribute("OffTime", StringValue("ns3::ConstantRandomVariable[Constant=0]"));
     src->SetAttribute("MaxBytes", UintegerValue(f.size));
-    ServerNode(net, f.server)->AddApplication(src);
+    (f.up ? net.clients[f.client] : ServerNode(net, f.server))->AddApplication(src);
     src->SetStartTime(AtScenario(p, f.start));
     src->SetStopTime(AtScenario(p, f.stop));
 }
@@ -562,7 +631,8 @@ InstallTcpFlow(const Params& p,
                FlowRecord* fr,
                FlowRecorder* rec)
 {
-    Ptr<PacketSink> sink = InstallSink(p, net.clients[f.client], TcpSocketFactory::GetTypeId(), port);
+    Ptr<Node> receiver = f.up ? ServerNode(net, f.server) : net.clients[f.client];
+    Ptr<PacketSink> sink = InstallSink(p, receiver, TcpSocketFactory::GetTypeId(), port);
     Must(sink->TraceConnectWithoutContext(
         "Rx", Callback<void, Ptr<const Packet>, const Address&>([fr, rec](Ptr<const Packet> pk, const Address&) {
             fr->OnBytes(ScenarioNow(), rec->Window(), pk->GetSize());
@@ -575,10 +645,11 @@ InstallTcpFlow(const Params& p,
         })), "sink Rx");
     Ptr<BulkSendApplication> src = CreateObject<BulkSendApplication>();
     src->SetAttribute("Protocol", TypeIdValue(TcpSocketFactory::GetTypeId()));
-    src->SetAttribute("Remote", AddressValue(InetSocketAddress(net.clientAddrs[f.client], port)));
+    src->SetAttribute("Remote",
+                      AddressValue(InetSocketAddress(f.up ? net.serverAddr : net.clientAddrs[f.client], port)));
     src->SetAttribute("MaxBytes", UintegerValue(f.size));
     src->SetAttribute("SendSize", UintegerValue(p.tcpSendSize));
-    ServerNode(net, f.server)->AddApplication(src);
+    (f.up ? net.clients[f.client] : ServerNode(net, f.server))->AddApplication(src);
     src->SetStartTime(AtScenario(p, f.start));
     src->SetStopTime(AtScenario(p, f.stop));
     fr->segmentSize = 1448;
@@ -608,7 +679,8 @@ InstallFlows(const Params& p,
              const std::vector<FlowSpec>& flows,
              const Objects& objects,
              const std::string& globalTcp,
-             FlowRecorder& recorder)
+             FlowRecorder& recorder,
+             WifiObservers& wifi)
 {
     FlowRecorder* rec = &recorder;
     std::vector<Ptr<RdtpConsumer>> consumers(flows.size());
@@ -628,13 +700,69 @@ InstallFlows(const Params& p,
         FlowRecord* fr = &rec->Add(r);
         const uint16_t port = static_cast<uint16_t>(50000 + i);
         if (f.kind == "rdtp")
-            consumers[i] = InstallRdtpFlow(p, net, f, i, fr, rec);
+            consumers[i] = InstallRdtpFlow(p, net, f, i, fr, rec, wifi);
         else if (f.kind == "udp")
             InstallUdpFlow(p, net, f, port, fr, rec);
-        else // tcp-bbr / tcp-cubic
+        else // tcp-bbr / tcp-cubic / tcp-reno
             InstallTcpFlow(p, net, f, port, globalTcp, fr, rec);
     }
     return consumers;
+}
+
+/// With a sniffer: its monitor feeds wifi.csv / wifi-stations.csv every Interval, and each
+/// flow's start gets a joins.csv row with what the sniffer predicted for it then.
+void
+StartSniffer(const Params& p, const Net& net, const std::vector<FlowSpec>& flows, WifiObservers& wifi)
+{
+    if (!net.sniffer)
+        return;
+    wifi.sniffer = std::make_unique<WifiMonitor>(net.sniffer);
+    std::map<std::string, std::string> labels;
+    auto label = [&labels](Ptr<NetDevice> d, const std::string& name) {
+        uint8_t mac[6];
+        Mac48Address::ConvertFrom(d->GetAddress()).CopyTo(mac);
+        labels[MacText(mac)] = name;
+    };
+    label(net.apDevice, "ap");
+    for (uint32_t i = 0; i < net.stations.GetN(); i++)
+        label(net.stations.Get(i), "sta" + std::to_string(i));
+    wifi.tracer = std::make_unique<WifiTracer>(p.out, wifi.sniffer.get(), labels, p.interval);
+    wifi.tracer->Start(AtScenario(p, 0), p.duration);
+    const WifiMonitor* mon = wifi.sniffer.get();
+    for (uint32_t i = 0; i < flows.size(); i++)
+    {
+        const FlowSpec& f = flows[i];
+        const double phy = NewcomerPhyBps(net, f);
+        std::vector<std::string>* rows = &wifi.joins;
+        Simulator::Schedule(AtScenario(p, f.start), [rows, mon, phy, i, f]() {
+            const RdtpWifiEstimate e = mon->Estimate(phy);
+            std::ostringstream row;
+            row << i << "," << f.kind << "," << f.client << "," << (f.up ? "up" : "down") << "," << Fmt(f.start, 3)
+                << "," << Fmt(phy / 1e6, 1) << "," << e.n_active << "," << Fmt(e.total_bps / 1e6, 4) << ","
+                << (e.has_n_plus_one ? Fmt(e.n_plus_one_bps / 1e6, 4) : "") << ","
+                << (e.has_model ? Fmt(e.model_bps / 1e6, 4) : "") << "," << Fmt(e.anomaly_bps / 1e6, 4) << ","
+                << Fmt(e.airtime_share_bps / 1e6, 4);
+            rows->push_back(row.str());
+        });
+    }
+}
+
+/// joins.csv (with a sniffer): per flow, the estimate at its start; informed_mbps is the
+/// rate an rdtp consumer's informed start used (empty: normal start).
+void
+WriteJoins(const Params& p, const WifiObservers& wifi, const std::vector<Ptr<RdtpConsumer>>& consumers)
+{
+    if (!wifi.sniffer)
+        return;
+    std::ofstream out(p.out + "/joins.csv");
+    out << "flow,kind,client,dir,start_s,newcomer_phy_mbps,n_active,total_mbps,n_plus_one_mbps,model_mbps,"
+           "anomaly_mbps,airtime_share_mbps,informed_mbps\n";
+    for (const std::string& row : wifi.joins)
+    {
+        const uint32_t i = static_cast<uint32_t>(std::stoul(row.substr(0, row.find(','))));
+        const double informed = i < consumers.size() && consumers[i] ? consumers[i]->GetInformedRate() : 0.0;
+        out << row << "," << (informed > 0 ? Fmt(informed * 8 / 1e6, 4) : "") << "\n";
+    }
 }
 
 /// At scenario time 0, count the WiFi stations that are not associated (and warn).
@@ -885,7 +1013,10 @@ rdtp_ns3_run(int argc, char** argv)
     MeasureWindow window{p.warmup, p.duration};
     FlowRecorder recorder(p.out, window, p.interval);
     const std::vector<Producer> producers = InstallProducers(net, p, objects);
-    const std::vector<Ptr<RdtpConsumer>> consumers = InstallFlows(p, net, flows, objects, o.globalTcp, recorder);
+    WifiObservers wifi;
+    const std::vector<Ptr<RdtpConsumer>> consumers =
+        InstallFlows(p, net, flows, objects, o.globalTcp, recorder, wifi);
+    StartSniffer(p, net, flows, wifi);
     if (p.requests)
         RecordRequests(p, consumers);
     if (p.stopWhenDone)
@@ -911,6 +1042,7 @@ rdtp_ns3_run(int argc, char** argv)
         cs->Finish();
     }
     recorder.Finish();
+    WriteJoins(p, wifi, consumers);
 
     // Bottleneck utilisation and queueing delay over [warmup, busy end).
     o.window = BottleneckWindow(net, qmon, p.warmup, std::max(p.warmup, recorder.BusyEnd()));

@@ -314,12 +314,33 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     }
 
     const bool ac = p.standard == "80211ac";
-    if (!ac && p.standard != "80211n")
-        Fail("Standard must be 80211n or 80211ac");
+    const bool g = p.standard == "80211g";
+    if (!ac && !g && p.standard != "80211n")
+        Fail("Standard must be 80211g, 80211n or 80211ac");
     uint32_t width = p.channelWidth != 0 ? p.channelWidth : (ac ? 80 : 20);
     std::string band = p.band;
     if (ac)
         band = "5GHz";
+    if (g)
+    {
+        band = "2.4GHz";
+        width = 20;
+    }
+    if (!g && !p.phyRates.empty())
+        Fail("PhyRates needs Standard=80211g");
+    // 802.11g: one fixed rate per station (S2 §III: 54 Mbit/s for all, or 12/24/54).
+    std::vector<double> rates;
+    for (const auto& r : Split(p.phyRates, ','))
+        rates.push_back(std::stod(r));
+    std::vector<double> dists;
+    for (const auto& d : Split(p.distances, ','))
+        dists.push_back(std::stod(d));
+    auto stationRate = [&rates](uint32_t i) { return rates.empty() ? 54.0 : rates[std::min<size_t>(i, rates.size() - 1)]; };
+    auto erpMode = [](double mbps) {
+        std::ostringstream m;
+        m << "ErpOfdmRate" << mbps << "Mbps";
+        return m.str();
+    };
     if (band != "5GHz" && band != "2.4GHz")
         Fail("Band must be 5GHz or 2.4GHz");
     int32_t mcs = p.mcs >= 0 ? p.mcs : (ac ? 9 : 7);
@@ -334,9 +355,26 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     phy.Set("MaxSupportedRxSpatialStreams", UintegerValue(p.spatialStreams));
 
     WifiHelper wifi;
-    wifi.SetStandard(ac ? WIFI_STANDARD_80211ac : WIFI_STANDARD_80211n);
+    wifi.SetStandard(ac ? WIFI_STANDARD_80211ac : (g ? WIFI_STANDARD_80211g : WIFI_STANDARD_80211n));
     std::string mode;
-    if (p.rateControl == "constant")
+    if (g && p.rateControl == "constant")
+    {
+        double apRate = 0.0;
+        for (uint32_t i = 0; i < nStations; i++)
+            apRate = std::max(apRate, stationRate(i));
+        mode = erpMode(apRate == 0.0 ? 54.0 : apRate);
+        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
+                                     "DataMode",
+                                     StringValue(mode),
+                                     "ControlMode",
+                                     StringValue("ErpOfdmRate6Mbps"));
+    }
+    else if (g && p.rateControl == "minstrel")
+    {
+        mode = "Minstrel";
+        wifi.SetRemoteStationManager("ns3::MinstrelWifiManager");
+    }
+    else if (p.rateControl == "constant")
     {
         mode = std::string(ac ? "VhtMcs" : "HtMcs") + std::to_string(mcs);
         wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
@@ -362,9 +400,32 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
 
     WifiMacHelper mac;
     Ssid ssid("rdtp");
-    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid));
-    NetDeviceContainer dStas = wifi.Install(phy, mac, stas);
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
+    // 802.11g with WMM (QoS data, EDCA AC_BE), as Linux and hostapd run it by default; the
+    // MAC queue sampled and traced is AC_BE's in every standard.
+    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
+    NetDeviceContainer dStas;
+    if (g && p.rateControl == "constant")
+    {
+        // Each station its own fixed rate (the AP sends at the highest of them).
+        for (uint32_t i = 0; i < nStations; i++)
+        {
+            WifiHelper one = wifi;
+            one.SetRemoteStationManager("ns3::ConstantRateWifiManager",
+                                        "DataMode",
+                                        StringValue(erpMode(stationRate(i))),
+                                        "ControlMode",
+                                        StringValue("ErpOfdmRate6Mbps"));
+            dStas.Add(one.Install(phy, mac, stas.Get(i)));
+            net.stationPhyBps.push_back(stationRate(i) * 1e6);
+            net.apPhyBps = std::max(net.apPhyBps, stationRate(i) * 1e6);
+        }
+    }
+    else
+    {
+        dStas = wifi.Install(phy, mac, stas);
+        net.stationPhyBps.assign(nStations, 0.0);
+    }
+    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
     NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
     if (wifiUplink)
     {
@@ -373,9 +434,9 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         YansWifiPhyHelper upPhy = phy;
         upPhy.SetChannel(channel.Create());
         Ssid upSsid("rdtp-up");
-        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(upSsid));
+        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
         NetDeviceContainer dUpSta = wifi.Install(upPhy, mac, server);
-        mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(upSsid));
+        mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
         NetDeviceContainer dUpAp = wifi.Install(upPhy, mac, ap);
         dWired.Add(dUpSta);
         dWired.Add(dUpAp);
@@ -387,11 +448,25 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
             upPhy.EnablePcap(p.pcap + "-apup", dUpAp);
         }
     }
+    NodeContainer sniffer;
+    NetDeviceContainer dSniffer;
+    if (p.sniffer)
+    {
+        // Seed 002's monitor-mode WNIC: a station of no BSS (passive scanning, so it never
+        // transmits) whose PHY decodes every frame in range.
+        sniffer.Create(1);
+        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(Ssid("rdtp-sniffer")), "ActiveProbing", BooleanValue(false));
+        dSniffer = wifi.Install(phy, mac, sniffer);
+        net.sniffer = dSniffer.Get(0);
+    }
+    net.apDevice = dAp.Get(0);
     if (!p.pcap.empty())
     {
         phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
         phy.EnablePcap(p.pcap + "-sta", dStas);
         phy.EnablePcap(p.pcap + "-ap", dAp);
+        if (p.sniffer)
+            phy.EnablePcap(p.pcap + "-sniffer", dSniffer);
     }
     if (p.maxAmpdu > 0)
     {
@@ -405,16 +480,20 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     for (uint32_t i = 0; i < nStations; i++)
     {
         double a = 2.0 * M_PI * i / nStations;
-        pos->Add(Vector(p.distance * std::cos(a), p.distance * std::sin(a), 0.0));
+        double d = dists.empty() ? p.distance : dists[std::min<size_t>(i, dists.size() - 1)];
+        pos->Add(Vector(d * std::cos(a), d * std::sin(a), 0.0));
     }
     if (wifiUplink)
         pos->Add(Vector(-p.distance, 0.0, 1.0)); // the producer, on its own channel
+    if (p.sniffer)
+        pos->Add(Vector(0.0, 0.5, 0.0)); // next to the AP: it hears every station the AP hears
     mobility.SetPositionAllocator(pos);
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
     mobility.Install(ap);
     mobility.Install(stas);
     if (wifiUplink)
         mobility.Install(server);
+    mobility.Install(sniffer);
 
     InternetStackHelper stack;
     stack.Install(server);
@@ -426,6 +505,13 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     addr.SetBase("10.2.0.0", "255.255.0.0");
     addr.Assign(dAp);
     Ipv4InterfaceContainer iStas = addr.Assign(dStas);
+    if (p.sniffer)
+    {
+        // An address so ns-3's static ARP fill finds an IP stack on every device of the
+        // channel; nothing ever sends from it.
+        stack.Install(sniffer);
+        addr.Assign(dSniffer);
+    }
     for (uint32_t i = 0; i < nStations; i++)
     {
         net.clients.push_back(stas.Get(i));
@@ -550,7 +636,7 @@ AddTopologyArguments(CommandLine& cmd, TopologyParams& p)
     cmd.AddValue("Loss", "dumbbell: random packet loss rate on the bottleneck (data direction)", p.loss);
     cmd.AddValue("RateSchedule", "dumbbell: 'time:rate,...' bottleneck rate changes", p.rateSchedule);
     cmd.AddValue("Hops", "dumbbell: bottleneck-rate links in series (N > 1: a chain of routers sharing the delay)", p.hops);
-    cmd.AddValue("Standard", "wifi: 80211n or 80211ac", p.standard);
+    cmd.AddValue("Standard", "wifi: 80211g, 80211n or 80211ac", p.standard);
     cmd.AddValue("Band", "wifi: 5GHz or 2.4GHz (802.11n)", p.band);
     cmd.AddValue("ChannelWidth", "wifi: MHz (0 = 20 for n, 80 for ac)", p.channelWidth);
     cmd.AddValue("RateControl", "wifi: constant or minstrel", p.rateControl);
@@ -569,6 +655,9 @@ AddTopologyArguments(CommandLine& cmd, TopologyParams& p)
                  p.rxLossRouter);
     cmd.AddValue("RxLossServer", "offline: drop this share of the IP packets the server receives", p.rxLossServer);
     cmd.AddValue("Outage", "offline: 'start:end,...' scenario seconds the server's access link is down", p.outage);
+    cmd.AddValue("PhyRates", "wifi 80211g: each station's fixed PHY rate, Mbit/s, 'r0,r1,...' (last repeats)", p.phyRates);
+    cmd.AddValue("Distances", "wifi: each station's distance from the AP, metres, 'd0,d1,...'", p.distances);
+    cmd.AddValue("Sniffer", "wifi: add a listening node next to the AP (WiFi estimator, sniffer pcap)", p.sniffer);
     cmd.AddValue("Nodes", "graph: 'name:role,...' (role server, router or client)", p.nodes);
     cmd.AddValue("Links", "graph: 'from=a,to=b,rate=100Mbps,delay=1ms,queue=100[,monitor=1];...'", p.links);
 }
@@ -598,7 +687,8 @@ WriteTopologyParams(std::ostream& run, const TopologyParams& p, bool withMtu)
             << "\nWiredRate = " << TomlString(p.wiredRate) << "\nWiredDelay = " << TomlString(p.wiredDelay)
             << "\nAccessQueue = " << p.accessQueue << "\nMaxAmpdu = " << p.maxAmpdu
             << "\nWifiQdisc = " << TomlString(p.wifiQdisc) << "\nServerLink = " << TomlString(p.serverLink)
-            << "\n";
+            << "\nPhyRates = " << TomlString(p.phyRates) << "\nDistances = " << TomlString(p.distances)
+            << "\nSniffer = " << (p.sniffer ? "true" : "false") << "\n";
     }
     if (p.rxLossClient > 0 || p.rxLossRouter > 0 || p.rxLossServer > 0 || !p.outage.empty())
         run << "RxLossClient = " << p.rxLossClient << "\nRxLossRouter = " << p.rxLossRouter

@@ -3,7 +3,8 @@
 // bottleneck or WiFi hop.
 //
 // dumbbell: server -(access)- router1 -(bottleneck p2p, DropTail)- router2 -(access)- clients
-// wifi:     server -(wired p2p, or a second WiFi network)- AP ~ stations (802.11n/ac)
+// wifi:     server -(wired p2p, or a second WiFi network)- AP ~ stations (802.11g/n/ac)
+//           [+ a sniffer that only listens]
 // graph:    named nodes (servers, routers, clients) and p2p links between them, offline only
 //
 // Nodes caching routers may run on are named as the scenario names them (Net::named):
@@ -82,6 +83,12 @@ struct TopologyParams
     double rxLossServer = 0.0;
     /// "start:end,…" scenario seconds during which the server's access link is down.
     std::string outage;
+    /// 802.11g: each station's fixed PHY rate, Mbit/s, comma-separated (the last repeats).
+    std::string phyRates;
+    /// Each station's distance from the AP, metres, comma-separated (default: distance).
+    std::string distances;
+    /// A listening node next to the AP that never transmits (seed 002's monitor capture).
+    bool sniffer = false;
     // graph
     /// "name:role,…" (role server, router or client).
     std::string nodes;
@@ -124,6 +131,11 @@ struct Net
     NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
     /// Both ends of the server's access link, server side first (offline dumbbell and wifi).
     std::vector<Ptr<NetDevice>> serverLink;
+    Ptr<NetDevice> apDevice;     // WiFi: the AP's device
+    Ptr<NetDevice> sniffer;      // WiFi with Sniffer: the listening node's device
+    /// WiFi: each station's fixed PHY rate and the AP's (bit/s; 0 under rate control).
+    std::vector<double> stationPhyBps;
+    double apPhyBps = 0.0;
     /// MPDUs the stations' MACs dropped (uplink: requests, TCP ACKs), by reason.
     std::shared_ptr<std::map<std::string, uint64_t>> stationDrops =
         std::make_shared<std::map<std::string, uint64_t>>();

@@ -1,7 +1,8 @@
 //! `rdtp-sim` — runs rdtp (the real protocol core, through its C ABI) inside ns-3.
 //!
 //! ```text
-//! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--dry-run]
+//! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--shard I/N] [--dry-run | --list]
+//! rdtp-sim --merge DIR... --out DIR          combine the result directories of shards
 //! rdtp-sim --run-one [--Name=value ...]     one simulation (ns-3 CommandLine arguments)
 //! rdtp-sim --emulate [--Name=value ...]     the real-time emulator between tap devices in
 //!                                           network namespaces (cpp/rdtp-emulate.cc; driven
@@ -11,10 +12,15 @@
 //! A scenario expands (overrides, then the sweep's cartesian product) into runs; each run is
 //! a child process `rdtp-sim --run-one …` (ns-3 keeps global state, so one simulation per
 //! process), up to `--jobs` at once. Each writes `DIR/<run-id>/`; the parent then writes
-//! `DIR/summary.csv`. Exit codes: 0 ok, 1 a run failed, 2 usage or scenario error,
-//! 3 ns-3 not available in this build.
+//! `DIR/summary.csv` and `DIR/summary-mean.csv` ([`summary`]). `--shard I/N` runs only the
+//! runs whose index is I modulo N, so N machines (a Slurm job array, GNU parallel over ssh)
+//! share a sweep; each shard's directory records what it ran (`sweep.toml`, [`shard`]) and
+//! `--merge` combines them into what one machine would have written. Exit codes: 0 ok, 1 a
+//! run failed (or, merging, is missing), 2 usage or scenario error, 3 ns-3 not available in
+//! this build.
 
 mod exports;
+mod shard;
 mod summary;
 
 use std::fs;
@@ -24,7 +30,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::summary::{RunResult, read_run, write_summary};
+use crate::shard::{Manifest, Shard};
+use crate::summary::{RunResult, read_run, write_means, write_summary};
 use rdtp_scenario::{Run, expand, run_args};
 
 const NO_NS3: &str = "rdtp-sim: ns-3 is not installed (apt-get install libns3-dev libgsl-dev), cannot simulate";
@@ -100,7 +107,8 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
 )]
 struct Options {
     /// The scenario file.
-    scenario: PathBuf,
+    #[arg(required_unless_present = "merge", conflicts_with = "merge")]
+    scenario: Option<PathBuf>,
     /// Output directory (default: rdtp-sim-out/<scenario name>).
     #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -108,12 +116,26 @@ struct Options {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
     /// Override a scenario value before the sweep (dotted path, e.g. topology.rate=200Mbps,
-    /// flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3).
+    /// flow.0.cc=bbr-wifi, flow.*.start=1, scenario.seed=3, scenario.repeat=5).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = rdtp_scenario::parse_set)]
     sets: Vec<(String, String)>,
+    /// Only the runs whose index is I modulo N (0 ≤ I < N): one of N shards of the sweep,
+    /// e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT. Combine the shards'
+    /// directories with --merge.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse)]
+    shard: Option<Shard>,
     /// Print the expanded runs and their arguments, run nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Print the expanded runs (of the shard, with --shard), one per line: index, id, label
+    /// (tab-separated); run nothing.
+    #[arg(long, conflicts_with = "dry_run")]
+    list: bool,
+    /// Combine the result directories of a sweep's shards (or of interrupted runs of it)
+    /// into --out: its runs, summary.csv, summary-mean.csv and figure, as one machine running
+    /// the whole sweep would have written them. Missing runs are listed (exit 1).
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["jobs", "sets", "shard", "dry_run", "list"])]
+    merge: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -169,11 +191,23 @@ fn call_c_main(f: CMain, args: &[String]) -> i32 {
 }
 
 fn scenario_main(o: &Options) -> Result<u8, String> {
+    if !o.merge.is_empty() {
+        let out = o.out.as_deref().ok_or("--merge needs --out DIR")?;
+        return merge_main(&o.merge, out);
+    }
+    let scenario = o.scenario.as_deref().ok_or("a scenario file is required")?;
     let jobs = o.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-    let text = fs::read_to_string(&o.scenario).map_err(|e| format!("{}: {e}", o.scenario.display()))?;
-    let (keys, runs) = expand(&text, &o.sets)?;
-    let name = runs.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
+    let text = fs::read_to_string(scenario).map_err(|e| format!("{}: {e}", scenario.display()))?;
+    let (keys, all) = expand(&text, &o.sets)?;
+    let name = all.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-sim-out").join(&name));
+    let runs: Vec<Run> = all.iter().filter(|r| o.shard.is_none_or(|s| s.has(r.index))).cloned().collect();
+    if o.list {
+        for r in &runs {
+            println!("{}\t{}\t{}", r.index, r.id, r.label);
+        }
+        return Ok(0);
+    }
     let mut argv = Vec::with_capacity(runs.len());
     for r in &runs {
         let dir = out.join(&r.id);
@@ -190,22 +224,25 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
         return Ok(3);
     }
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut record = format!("# {} as run", o.scenario.display());
+    let mut record = format!("# {} as run", scenario.display());
     for (k, v) in &o.sets {
         record.push_str(&format!(" --set {k}={v}"));
     }
     fs::write(out.join("scenario.toml"), format!("{record}\n{text}")).map_err(|e| e.to_string())?;
+    let manifest = Manifest::new(scenario, &o.sets, &all, o.shard)?;
+    manifest.write(&out)?;
 
+    let of = o.shard.map(|s| format!(" (shard {s}: {} of {})", runs.len(), all.len())).unwrap_or_default();
     eprintln!(
-        "rdtp-sim: {} run(s) of '{name}' into {} with {} job(s)",
+        "rdtp-sim: {} run(s) of '{name}'{of} into {} with {} job(s)",
         runs.len(),
         out.display(),
-        jobs.min(runs.len())
+        jobs.min(runs.len()).max(1)
     );
     let started = Instant::now();
     let results = run_all(&runs, &argv, &out, jobs);
     let failed = results.iter().filter(|r| r.is_none()).count();
-    write_summary(&out.join("summary.csv"), &keys, &runs, &results)?;
+    write_summaries(&out, &keys, &runs, &results)?;
     eprintln!(
         "rdtp-sim: {} of {} run(s) done in {:.1} s; summary: {}",
         runs.len() - failed,
@@ -213,10 +250,71 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
         started.elapsed().as_secs_f64(),
         out.join("summary.csv").display()
     );
-    if let Some(kind) = runs.first().and_then(|r| r.scenario.scenario.plot.clone()) {
-        plot(&o.scenario, &kind, &out);
+    match (o.shard, all.first().and_then(|r| r.scenario.scenario.plot.clone())) {
+        (Some(_), _) => eprintln!("rdtp-sim: a shard; combine all shards with: rdtp sim --merge DIR... --out DIR"),
+        (None, Some(kind)) => plot(scenario, &kind, &out),
+        (None, None) => {}
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `summary.csv` and `summary-mean.csv` of `runs` in `out`.
+fn write_summaries(out: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
+    write_summary(&out.join("summary.csv"), keys, runs, results)?;
+    write_means(&out.join("summary-mean.csv"), keys, runs, results)
+}
+
+/// `--merge DIR... --out OUT`: check that the directories hold parts of one sweep, bring
+/// each run's directory into OUT (hard links, or copies across file systems), and write the
+/// summaries and figure of the whole sweep.
+fn merge_main(dirs: &[PathBuf], out: &Path) -> Result<u8, String> {
+    let (manifest, text) = Manifest::read_all(dirs)?;
+    let (keys, runs) = expand(&text, &manifest.sets())?;
+    manifest.check(&runs)?;
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut results = Vec::with_capacity(runs.len());
+    let mut missing = Vec::new();
+    for r in &runs {
+        let found = dirs.iter().map(|d| d.join(&r.id)).find(|d| read_run(d).is_ok());
+        let Some(src) = found else {
+            missing.push(r.id.clone());
+            results.push(None);
+            continue;
+        };
+        let dst = out.join(&r.id);
+        if fs::canonicalize(&src).ok() != fs::canonicalize(&dst).ok() {
+            shard::link_tree(&src, &dst)?;
+        }
+        results.push(Some(read_run(&dst)?));
+    }
+    let record = format!(
+        "# merged by rdtp-sim --merge from {}\n",
+        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" ")
+    );
+    let first = dirs[0].join("scenario.toml");
+    let as_run = fs::read_to_string(&first).map_err(|e| format!("{}: {e}", first.display()))?;
+    fs::write(out.join("scenario.toml"), record + &as_run).map_err(|e| e.to_string())?;
+    manifest.whole().write(out)?;
+    write_summaries(out, &keys, &runs, &results)?;
+    eprintln!(
+        "rdtp-sim: merged {} of {} run(s) from {} director{} into {}",
+        runs.len() - missing.len(),
+        runs.len(),
+        dirs.len(),
+        if dirs.len() == 1 { "y" } else { "ies" },
+        out.display()
+    );
+    if !missing.is_empty() {
+        eprintln!("rdtp-sim: {} run(s) missing (not found with results in any directory):", missing.len());
+        for id in &missing {
+            eprintln!("  {id}");
+        }
+        return Ok(1);
+    }
+    if let Some(kind) = runs.first().and_then(|r| r.scenario.scenario.plot.clone()) {
+        plot(&manifest.scenario_path(), &kind, out);
+    }
+    Ok(0)
 }
 
 /// Draw the scenario's figure with `plot.py` beside the scenario file, if Python 3 with

@@ -220,3 +220,105 @@ fn bad_scenarios_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("quee"));
 }
+
+/// A tiny sweep with repetitions: 2 rates × 3 runs of 1 simulated second, random loss so
+/// repetitions differ.
+const SWEEP: &str = r#"
+[scenario]
+name = "shards"
+duration = 1.0
+warmup = 0.2
+repeat = 3
+
+[topology]
+kind = "dumbbell"
+rate = "20Mbps"
+rtt = "10ms"
+queue = "1bdp"
+loss = 0.01
+
+[[flow]]
+kind = "rdtp"
+cc = "bbr"
+
+[sweep]
+"topology.rate" = ["10Mbps", "20Mbps"]
+"#;
+
+#[test]
+fn sharded_then_merged_equals_unsharded() {
+    let dir = TempDir::new("shards");
+    let scenario = dir.0.join("sweep.toml");
+    fs::write(&scenario, SWEEP).unwrap();
+    let s = scenario.to_str().unwrap();
+    let path = |name: &str| dir.0.join(name).to_str().unwrap().to_string();
+
+    // --list: the expanded runs, and a shard's share of them.
+    let list = |extra: &[&str]| {
+        let mut args = vec![s, "--list"];
+        args.extend_from_slice(extra);
+        let o = Command::new(SIM).args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let all = list(&[]);
+    assert_eq!(all.lines().count(), 6, "{all}");
+    assert!(all.starts_with("0\t000_rate=10Mbps_rep=0\trate=10Mbps rep=0\n"), "{all}");
+    assert_eq!(list(&["--shard", "1/2"]), all.lines().skip(1).step_by(2).map(|l| format!("{l}\n")).collect::<String>());
+
+    let Some(_) = sim(&[s, "--out", &path("whole"), "--jobs", "2"]) else { return };
+    for i in 0..3 {
+        sim(&[s, "--out", &path(&format!("part{i}")), "--jobs", "1", "--shard", &format!("{i}/3")]).unwrap();
+        let part = csv(&dir.0.join(format!("part{i}")).join("summary.csv"));
+        assert_eq!(part.len(), 2, "shard {i}/3 runs two of six");
+    }
+    let merged = path("merged");
+    sim(&["--merge", &path("part2"), &path("part0"), &path("part1"), "--out", &merged]).unwrap();
+    let (whole, merged) = (dir.0.join("whole"), dir.0.join("merged"));
+    for file in ["summary.csv", "summary-mean.csv"] {
+        let a = fs::read_to_string(whole.join(file)).unwrap();
+        let b = fs::read_to_string(merged.join(file)).unwrap();
+        assert_eq!(a, b, "{file}");
+    }
+    for row in csv(&whole.join("summary.csv")) {
+        let id = &row["run_id"];
+        for file in ["flows.csv", "timeseries.csv"] {
+            assert_eq!(fs::read(whole.join(id).join(file)).unwrap(), fs::read(merged.join(id).join(file)).unwrap());
+        }
+    }
+
+    // The repetitions are runs 1, 2, 3 of each point: different, and averaged with a t interval.
+    let rows = csv(&whole.join("summary.csv"));
+    assert_eq!(rows.iter().map(|r| r["run"].as_str()).collect::<Vec<_>>(), ["1", "2", "3", "1", "2", "3"]);
+    // (Goodput counts verified 16 KiB blocks, so in one second it can coincide; the RTT not.)
+    let rtts: Vec<f64> = rows[..3].iter().map(|r| num(r, "mean_rtt_ms")).collect();
+    assert!(rtts[0] != rtts[1] || rtts[1] != rtts[2], "repetitions identical: {rtts:?}");
+    let means = csv(&whole.join("summary-mean.csv"));
+    assert_eq!(means.len(), 2);
+    let m = &means[0];
+    assert_eq!(
+        (m["run_id"].as_str(), m["topology.rate"].as_str(), m["runs"].as_str()),
+        ("000_rate=10Mbps_rep=0", "10Mbps", "3")
+    );
+    let mean = rtts.iter().sum::<f64>() / 3.0;
+    let sd = (rtts.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((num(m, "mean_rtt_ms") - mean).abs() < 1e-5, "{m:?}");
+    assert!((num(m, "mean_rtt_ms_ci95") - 4.302_653 * sd / 3f64.sqrt()).abs() < 1e-5, "{m:?}");
+    assert_eq!(num(m, "mean_rtt_ms_min"), rtts.iter().copied().fold(f64::INFINITY, f64::min));
+    assert_eq!(num(m, "mean_rtt_ms_max"), rtts.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+
+    // Parts of another sweep are refused; a missing shard is reported (exit 1).
+    sim(&[s, "--out", &path("other"), "--jobs", "1", "--shard", "0/3", "--set", "scenario.repeat=2"]).unwrap();
+    let o =
+        Command::new(SIM).args(["--merge", &path("part0"), &path("other"), "--out", &path("bad")]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different sweeps"));
+    let o = Command::new(SIM)
+        .args(["--merge", &path("part0"), &path("part1"), "--out", &path("partial")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("2 run(s) missing") && err.contains("002_rate=10Mbps_rep=2"), "{err}");
+    assert_eq!(csv(&dir.0.join("partial").join("summary.csv")).len(), 4, "what is there is still summarised");
+}

@@ -14,6 +14,8 @@
 //! * [`router`] — the caching router: content store, pending requests (coalescing),
 //!   forwarding table; sans-IO with peers as addresses ([`router::Transmit`]);
 //! * [`node`] — node ids: who served a unit (origin or router), carried in every Data.
+//! * [`wifi`] — passive WiFi rate estimation (seed 002): per-station throughput, active
+//!   stations, the newcomer-rate prediction that informed start uses.
 //!
 //! ## What this crate must not do
 //!
@@ -74,6 +76,7 @@ pub mod server;
 pub mod time;
 pub mod token;
 pub mod tree;
+pub mod wifi;
 pub mod wire;
 
 pub use eid::Eid;

@@ -5,22 +5,8 @@ use rdtp_proto::tree::{self, Outboard, Verifier};
 use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, DataFlags, NackCode, Packet, Query, RequestFlags};
 use rdtp_proto::{Eid, NodeId};
 
-const PROTOCOL_MD: &str = include_str!("../../../docs/PROTOCOL.md");
-
-/// The bytes of vector `name`: the ```hex block after the line "Vector `name`".
-fn vector(name: &str) -> Vec<u8> {
-    let marker = format!("Vector `{name}`");
-    let at = PROTOCOL_MD.find(&marker).unwrap_or_else(|| panic!("vector {name} missing from PROTOCOL.md"));
-    let rest = &PROTOCOL_MD[at..];
-    let start = rest.find("```hex").expect("hex block") + "```hex".len();
-    let end = start + rest[start..].find("```").expect("end of block");
-    let hex: String = rest[start..end]
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or(""))
-        .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
-        .collect();
-    hex::decode(&hex).unwrap_or_else(|e| panic!("vector {name}: bad hex: {e}"))
-}
+mod common;
+use common::vector;
 
 fn eid() -> Eid {
     Eid(core::array::from_fn(|i| i as u8))
@@ -186,13 +172,8 @@ fn proof_vector() {
 
 #[test]
 fn every_vector_in_the_document_is_tested() {
-    let named: Vec<&str> = PROTOCOL_MD
-        .match_indices("Vector `")
-        .map(|(i, _)| {
-            let rest = &PROTOCOL_MD[i + 8..];
-            &rest[..rest.find('`').unwrap()]
-        })
-        .collect();
+    let vectors = common::vectors();
+    let named: Vec<&str> = vectors.iter().map(|(n, _)| n.as_str()).collect();
     let tested = [
         "request-basic",
         "request-ranges",

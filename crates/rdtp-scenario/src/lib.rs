@@ -48,6 +48,12 @@ pub struct General {
     pub seed: u32,
     #[serde(default = "one")]
     pub run: u32,
+    /// Repetitions of every sweep point: runs `run`, `run + 1`, … `run + repeat − 1` (ns-3's
+    /// RngRun: independent random streams for ns-3 and for the rdtp receivers and objects,
+    /// which are seeded from seed and run). Summaries give their mean and a 95 % confidence
+    /// interval.
+    #[serde(default = "one")]
+    pub repeat: u32,
     /// timeseries.csv interval, seconds.
     #[serde(default = "default_interval")]
     pub interval: f64,
@@ -231,6 +237,16 @@ pub struct Topology {
     /// When the server's access link is down, scenario seconds: `"5:37"` or `[[5, 37]]`
     /// (S1 §IV-D: the producer disconnected for 32 s).
     pub outage: Option<Outage>,
+    /// 802.11g (`standard = "80211g"`, seed 002): each station's fixed PHY rate in Mbit/s
+    /// (6, 9, 12, 18, 24, 36, 48, 54), in station order; stations beyond the list use the
+    /// last entry. Without it: 54 (`rate_control = "constant"`) or Minstrel.
+    pub phy_rates: Option<Vec<f64>>,
+    /// Each station's distance from the AP in metres, in station order (default: `distance`).
+    pub distances: Option<Vec<f64>>,
+    /// A listening node next to the AP that never transmits (seed 002 §III's monitor-mode
+    /// capture): its PHY's monitor trace feeds the WiFi estimator (`wifi.csv`,
+    /// `wifi-stations.csv`, `joins.csv`) and, with `pcap`, a radiotap capture.
+    pub sniffer: Option<bool>,
     // --- both ---
     /// TCP send/receive buffer, bytes (default: automatic).
     pub tcp_buffer: Option<Size>,
@@ -413,6 +429,12 @@ pub struct Flow {
     pub label: Option<String>,
     /// Graph topologies: the server node it fetches from or is sent by (default: the first).
     pub server: Option<String>,
+    /// tcp/udp: "down" (server → client, default) or "up" (client → server: seed 002's
+    /// stations sending to the wired node).
+    pub direction: Option<String>,
+    /// rdtp: informed start (seed 002): "auto" (the rate the receiver's station predicts from
+    /// what it overhears; WiFi only; normal start when there is no estimate) or a rate.
+    pub initial_rate: Option<Quantity>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -420,6 +442,10 @@ pub struct Flow {
 pub struct Run {
     /// Position in the expansion (0-based; also the id's prefix).
     pub index: usize,
+    /// The sweep point it repeats (0-based; equal to `index` without `repeat`).
+    pub point: usize,
+    /// Which repetition of its point (0-based; its `scenario.run` is the file's + `rep`).
+    pub rep: u32,
     pub id: String,
     pub label: String,
     pub assignment: Vec<(String, Value)>,
@@ -583,7 +609,9 @@ pub fn sweep_points(
     Ok((keys, points))
 }
 
-/// Apply overrides, expand the sweep ([`sweep_points`]), deserialize and validate every run.
+/// Apply overrides, expand the sweep ([`sweep_points`]), deserialize and validate every run,
+/// and repeat each point `scenario.repeat` times (consecutive runs, the repetition varying
+/// fastest; ids end in `_rep=K` when there is more than one).
 pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>, Vec<Run>), String> {
     let (keys, points) = sweep_points(text, overrides, "scenario", short_key)?;
     let mut runs = Vec::with_capacity(points.len());
@@ -591,7 +619,21 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         let scenario: Scenario =
             Value::Table(p.doc).try_into().map_err(|e: toml::de::Error| format!("scenario: {e}"))?;
         validate(&scenario)?;
-        runs.push(Run { index: p.index, id: p.id, label: p.label, assignment: p.assignment, scenario });
+        let repeat = scenario.scenario.repeat;
+        // The id without its index prefix: "" or "_key=value_…".
+        let rest = p.id.trim_start_matches(|c: char| c.is_ascii_digit());
+        for rep in 0..repeat {
+            let index = runs.len();
+            let mut s = scenario.clone();
+            s.scenario.run = scenario.scenario.run + rep;
+            let (id, label) = if repeat == 1 {
+                (format!("{index:03}{rest}"), p.label.clone())
+            } else {
+                let label = if p.label.is_empty() { format!("rep={rep}") } else { format!("{} rep={rep}", p.label) };
+                (format!("{index:03}{rest}_rep={rep}"), label)
+            };
+            runs.push(Run { index, point: p.index, rep, id, label, assignment: p.assignment.clone(), scenario: s });
+        }
     }
     Ok((keys, runs))
 }
@@ -611,6 +653,22 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     }
     if t.kind != "graph" && !(t.nodes.is_empty() && t.links.is_empty()) {
         return Err(format!("{table}.node and {table}.link are for kind = \"graph\""));
+    }
+    if t.phy_rates.is_some() || t.distances.is_some() || t.sniffer.is_some() {
+        if t.kind != "wifi" {
+            return Err(format!("{table}.phy_rates, distances and sniffer are for kind = \"wifi\""));
+        }
+        if table == "path" {
+            return Err(format!("{table}.phy_rates, distances and sniffer are for rdtp-sim only"));
+        }
+    }
+    if let Some(rates) = &t.phy_rates {
+        if t.standard.as_deref() != Some("80211g") {
+            return Err(format!("{table}.phy_rates needs standard = \"80211g\""));
+        }
+        if let Some(r) = rates.iter().find(|r| !network::ERP_OFDM_MBPS.contains(r)) {
+            return Err(format!("{table}.phy_rates: {r} is not an 802.11g OFDM rate (6, 9, 12, 18, 24, 36, 48, 54)"));
+        }
     }
     if let Some(h) = t.hops
         && !(1..=200).contains(&h)
@@ -666,6 +724,9 @@ fn validate(s: &Scenario) -> Result<(), String> {
     if g.seed == 0 {
         return Err("scenario.seed must be > 0".into());
     }
+    if g.repeat == 0 || g.run.checked_add(g.repeat - 1).is_none() {
+        return Err("scenario.repeat must be ≥ 1 (and run + repeat − 1 a 32-bit number)".into());
+    }
     if s.flows.is_empty() {
         return Err("no [[flow]]".into());
     }
@@ -679,13 +740,32 @@ fn validate(s: &Scenario) -> Result<(), String> {
             }
             "tcp" => {
                 if let Some(c) = cc
-                    && !["bbr", "cubic"].contains(&c)
+                    && !["bbr", "cubic", "reno"].contains(&c)
                 {
-                    return Err(format!("flow {i}: tcp cc '{c}' (bbr, cubic)"));
+                    return Err(format!("flow {i}: tcp cc '{c}' (bbr, cubic, reno)"));
                 }
             }
-            "tcp-bbr" | "tcp-cubic" | "udp" => {}
-            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, udp)")),
+            "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
+            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
+        }
+        match (kind, f.direction.as_deref()) {
+            (_, None | Some("down")) => {}
+            ("rdtp", Some(_)) => return Err(format!("flow {i}: rdtp flows fetch downstream (no direction)")),
+            (_, Some("up")) => {}
+            (_, Some(d)) => return Err(format!("flow {i}: direction '{d}' (down, up)")),
+        }
+        if let Some(r) = &f.initial_rate {
+            if kind != "rdtp" {
+                return Err(format!("flow {i}: initial_rate is for rdtp flows"));
+            }
+            let text = r.rate();
+            if text == "auto" {
+                if s.topology.kind != "wifi" {
+                    return Err(format!("flow {i}: initial_rate = \"auto\" needs a wifi topology"));
+                }
+            } else {
+                network::parse_rate(&text).map_err(|e| format!("flow {i}: initial_rate: {e}"))?;
+            }
         }
         if f.count == 0 {
             return Err(format!("flow {i}: count must be ≥ 1"));
@@ -752,6 +832,14 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                 write!(spec, ",rate={}", rate.rate()).unwrap();
             } else if kind == "udp" {
                 return Err("udp flows need a rate".into());
+            }
+            if f.direction.as_deref() == Some("up") {
+                spec.push_str(",dir=up");
+            }
+            if let Some(r) = &f.initial_rate {
+                let text = r.rate();
+                let arg = if text == "auto" { text } else { format!("{}", network::parse_rate(&text)? / 8.0) };
+                write!(spec, ",initial_rate={arg}").unwrap();
             }
             for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit), ("rto_k", f.rto_k)] {
                 if let Some(v) = v {
@@ -857,6 +945,11 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         push("WifiQdisc", t.qdisc.clone());
         push("AccessQueue", t.access_queue.map(|v| v.to_string()));
         push("ServerLink", t.server_link.clone());
+        let list =
+            |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(f64::to_string).collect::<Vec<_>>().join(","));
+        push("PhyRates", list(&t.phy_rates));
+        push("Distances", list(&t.distances));
+        push("Sniffer", t.sniffer.map(|v| v.to_string()));
     }
     push("RxLossClient", t.rx_loss_client.map(|v| v.to_string()));
     push("RxLossRouter", t.rx_loss_router.map(|v| v.to_string()));
@@ -914,6 +1007,30 @@ start = 1.0
         assert_eq!(runs[11].label, "rate=200Mbps rtt=50ms flow.0.cc=aimd");
         assert_eq!(runs[11].id, "011_rate=200Mbps_rtt=50ms_flow.0.cc=aimd");
         assert_eq!(runs[11].scenario.flows[0].cc.as_deref(), Some("aimd"));
+    }
+
+    #[test]
+    fn repetitions_are_consecutive_runs_of_each_point() {
+        let set = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let (keys, runs) = expand(FILE, &set(&[("scenario.repeat", "3"), ("scenario.run", "5")])).unwrap();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(runs.len(), 36);
+        let r = &runs[4];
+        assert_eq!((r.index, r.point, r.rep, r.scenario.scenario.run), (4, 1, 1, 6));
+        assert_eq!(r.id, "004_rate=100Mbps_rtt=5ms_flow.0.cc=aimd_rep=1");
+        assert_eq!(r.label, "rate=100Mbps rtt=5ms flow.0.cc=aimd rep=1");
+        assert_eq!(runs[35].id, "035_rate=200Mbps_rtt=50ms_flow.0.cc=aimd_rep=2");
+        assert!(runs.chunks(3).all(|c| c.iter().all(|r| r.assignment == c[0].assignment)));
+        // ns-3's run number differs, so do the arguments.
+        assert!(run_args(&runs[4].scenario, "o").unwrap().contains(&"--Run=6".to_string()));
+        // Without a sweep: ids are the index and the repetition.
+        let plain = FILE.split("[sweep]").next().unwrap();
+        let (_, runs) = expand(plain, &set(&[("scenario.repeat", "2")])).unwrap();
+        assert_eq!(runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["000_rep=0", "001_rep=1"]);
+        // repeat = 1 (the default) keeps the ids runs always had.
+        let (_, runs) = expand(FILE, &[]).unwrap();
+        assert!(runs.iter().all(|r| r.point == r.index && r.rep == 0 && !r.id.contains("rep=")));
+        assert!(expand(FILE, &set(&[("scenario.repeat", "0")])).unwrap_err().contains("repeat"));
     }
 
     #[test]
@@ -1126,8 +1243,52 @@ server = "s2"
     fn typos_are_errors() {
         let bad = FILE.replace("queue = \"1bdp\"", "queu = \"1bdp\"");
         assert!(expand(&bad, &[]).unwrap_err().contains("queu"));
-        let bad = FILE.replace("cc = \"cubic\"", "cc = \"reno\"");
+        let bad = FILE.replace("cc = \"cubic\"", "cc = \"vegas\"");
         assert!(expand(&bad, &[]).is_err());
+    }
+
+    #[test]
+    fn seed002_wifi_keys_are_checked_and_passed_on() {
+        let wifi = r#"
+[scenario]
+duration = 30.0
+[topology]
+kind = "wifi"
+standard = "80211g"
+phy_rates = [12, 24, 54]
+sniffer = true
+[[flow]]
+kind = "udp"
+rate = "100Mbps"
+direction = "up"
+count = 3
+[[flow]]
+kind = "rdtp"
+initial_rate = "auto"
+start = 10.0
+[[flow]]
+kind = "rdtp"
+initial_rate = "20Mbps"
+"#;
+        let (_, runs) = expand(wifi, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "/o").unwrap();
+        assert!(args.contains(&"--PhyRates=12,24,54".to_string()), "{args:?}");
+        assert!(args.contains(&"--Sniffer=true".to_string()), "{args:?}");
+        let flows = args.iter().find(|a| a.starts_with("--Flows=")).unwrap();
+        assert!(flows.contains("kind=udp,client=0,start=0,rate=100Mbps,dir=up;"), "{flows}");
+        assert!(flows.contains("initial_rate=auto"), "{flows}");
+        assert!(flows.contains("initial_rate=2500000"), "20 Mbit/s in bytes/s: {flows}");
+        for (from, to, what) in [
+            ("phy_rates = [12, 24, 54]", "phy_rates = [11]", "not an 802.11g OFDM rate"),
+            ("standard = \"80211g\"", "standard = \"80211n\"", "needs standard"),
+            ("direction = \"up\"", "direction = \"sideways\"", "direction 'sideways'"),
+            ("kind = \"wifi\"", "kind = \"dumbbell\"", "for kind = \"wifi\""),
+        ] {
+            let e = expand(&wifi.replace(from, to), &[]).unwrap_err();
+            assert!(e.contains(what), "{e}");
+        }
+        let e = expand(&wifi.replace("initial_rate = \"20Mbps\"", "initial_rate = \"fast\""), &[]).unwrap_err();
+        assert!(e.contains("initial_rate"), "{e}");
     }
 
     #[test]

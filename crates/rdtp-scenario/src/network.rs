@@ -8,10 +8,13 @@ use std::net::Ipv4Addr;
 
 use crate::Topology;
 
-/// Highest PHY rate (bit/s) of a WiFi hop: `standard` "80211ac" (else 802.11n), channel
+/// Highest PHY rate (bit/s) of a WiFi hop: `standard` "80211g" (54), "80211ac" (else 802.11n), channel
 /// `width` in MHz, `spatial_streams` (at least 1). Long guard interval, the top MCS of the
 /// standard (HT MCS 7, VHT MCS 9). Only sizes objects so that bulk flows never run out.
 pub fn wifi_phy_max_bps(standard: &str, width: u32, spatial_streams: u32) -> f64 {
+    if standard == "80211g" {
+        return 54e6; // one stream, 20 MHz
+    }
     let per_stream = if standard == "80211ac" {
         match width {
             w if w >= 160 => 866.7e6,
@@ -26,6 +29,9 @@ pub fn wifi_phy_max_bps(standard: &str, width: u32, spatial_streams: u32) -> f64
     };
     per_stream * spatial_streams.max(1) as f64
 }
+
+/// The 802.11g ERP-OFDM rates, Mbit/s (IEEE 802.11-2016 §18).
+pub const ERP_OFDM_MBPS: [f64; 8] = [6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0];
 
 /// The most the path can carry (bit/s): the largest bottleneck rate (of `rate` and every
 /// step of `rate_schedule`), the WiFi PHY rate capped by the wired link, or a graph's
@@ -109,5 +115,6 @@ mod tests {
         assert_eq!(wifi_phy_max_bps("80211ac", 160, 2), 2.0 * 866.7e6);
         assert_eq!(wifi_phy_max_bps("80211n", 20, 0), 72.2e6);
         assert_eq!(wifi_phy_max_bps("80211n", 40, 1), 150e6);
+        assert_eq!(wifi_phy_max_bps("80211g", 20, 1), 54e6);
     }
 }

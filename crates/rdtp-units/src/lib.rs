@@ -1,9 +1,12 @@
-//! Byte sizes and bit rates as people type them, and the one quantile definition.
+//! Byte sizes and bit rates as people type them, the one quantile definition, and means
+//! with confidence intervals ([`stats`]).
 //!
 //! One parser for each quantity, used by every tool that reads one (the `rdtp` command
 //! line, rdtp-sim's scenarios, the testbed's experiments), accepting the union of the
 //! spellings those tools accepted before they shared it. Pure functions, no I/O; not
 //! protocol (so not in `rdtp-proto`).
+
+pub mod stats;
 
 use std::fmt;
 

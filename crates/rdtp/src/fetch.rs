@@ -24,7 +24,7 @@ use std::time::Duration;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
-use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
 use rdtp_proto::{Eid, Time};
 
@@ -56,6 +56,7 @@ pub struct Fetch {
     unit: UnitChoice,
     sinks: TraceSinks,
     trace: bool,
+    initial_rate: Option<f64>,
 }
 
 impl Fetch {
@@ -68,6 +69,7 @@ impl Fetch {
             unit: UnitChoice::Mtu(DEFAULT_MTU),
             sinks: TraceSinks::default(),
             trace: false,
+            initial_rate: None,
         }
     }
     /// Fetch the object called `name`.
@@ -128,6 +130,13 @@ impl Fetch {
     /// share request nonces — routers would take that for a loop). Set it to repeat a run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = seed;
+        self
+    }
+    /// Informed start (seed 002): the controller starts from `bytes_per_sec` of payload (BBR:
+    /// seeded bandwidth, straight to ProbeBW) instead of probing for it, if it can
+    /// ([`FetchReader::informed_start`] says whether it did).
+    pub fn initial_rate(mut self, bytes_per_sec: f64) -> Self {
+        self.initial_rate = Some(bytes_per_sec);
         self
     }
     /// Emit RTT and congestion trace events even without a sink (for [`Fetch::on_event`]
@@ -198,7 +207,8 @@ impl Fetch {
         if self.config.address_token.is_none() {
             self.config.address_token = crate::tokens::get(server);
         }
-        let rx = Receiver::new(self.config, self.target, now);
+        let mut rx = Receiver::new(self.config, self.target, now);
+        let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
         let cc_name = rx.controller().name();
         let mut sinks = self.sinks;
         sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
@@ -213,7 +223,7 @@ impl Fetch {
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
             .map_err(|e| Error::network("cannot start the fetch thread", e))?;
-        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0 })
+        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0, informed })
     }
 }
 
@@ -390,6 +400,7 @@ pub struct FetchReader {
     cc_name: &'static str,
     unit: u16,
     unwoken: usize,
+    informed: Option<f64>,
 }
 
 impl std::fmt::Debug for FetchReader {
@@ -419,6 +430,11 @@ impl FetchReader {
     pub fn cc_name(&self) -> &'static str {
         self.cc_name
     }
+    /// The rate (payload bytes/s) the controller started from, if informed start was asked
+    /// for and the controller took it.
+    pub fn informed_start(&self) -> Option<f64> {
+        self.informed
+    }
     /// Payload bytes per unit.
     pub fn unit(&self) -> u16 {
         self.unit
@@ -444,6 +460,11 @@ impl FetchReader {
     /// The current time on the fetch's clock (what [`Stats`] times are measured against).
     pub fn now(&self) -> Time {
         self.clock.now()
+    }
+    /// A handle that samples this fetch's counters from any thread while it runs
+    /// (what `rdtp fetch --interval` reports from).
+    pub fn monitor(&self) -> FetchMonitor {
+        FetchMonitor { shared: self.shared.clone(), clock: self.clock }
     }
     /// Counters, rates and identity of the transfer, ready to print.
     pub fn summary(&self) -> Summary {
@@ -492,6 +513,34 @@ impl FetchReader {
                 }
             }
         }
+    }
+}
+
+/// Samples a running fetch's counters from another thread (see [`FetchReader::monitor`]).
+/// It keeps the receiver's state alive, not the transfer: dropping the reader stops it.
+#[derive(Clone)]
+pub struct FetchMonitor {
+    shared: Arc<Shared>,
+    clock: Clock,
+}
+
+impl FetchMonitor {
+    /// The receiver's counters and controller state, and the time they were taken at (on
+    /// the fetch's clock, which [`Stats`] times are measured against).
+    pub fn sample(&self) -> (Stats, CcSnapshot, Time) {
+        let g = self.shared.lock();
+        let now = self.clock.now();
+        (g.rx.stats(), g.rx.cc_snapshot(now), now)
+    }
+    /// How long until `t` on the fetch's clock (zero if it has passed).
+    pub fn until(&self, t: Time) -> Duration {
+        self.clock.until(t)
+    }
+}
+
+impl std::fmt::Debug for FetchMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchMonitor").finish_non_exhaustive()
     }
 }
 

@@ -14,6 +14,7 @@
 //! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory;
 //! * [`list`] — listing a server's catalogue;
 //! * [`summary`] — ndnget's end-of-transfer summary and its JSON form;
+//! * [`interval`] — per-interval reports of a running fetch (iperf3/hiperf style);
 //! * [`trace`] — ndnget-format cwnd/RTT logs and verbose lines;
 //! * [`tcp`] — the kernel-TCP comparison baseline (`serve --tcp`, `fetch --tcp`), not rdtp;
 //! * [`clock`], [`socket`], [`args`], [`error`] — monotonic time, UDP plumbing, argument
@@ -54,6 +55,7 @@ pub mod catalog;
 pub mod clock;
 pub mod error;
 pub mod fetch;
+pub mod interval;
 pub mod list;
 pub mod router;
 pub mod server;
@@ -63,11 +65,12 @@ pub mod summary;
 pub mod tcp;
 pub mod tokens;
 pub mod trace;
+pub mod wifi;
 
 pub use catalog::{DirCatalog, IndexProgress, open_dir};
 pub use clock::Clock;
 pub use error::{Error, Result};
-pub use fetch::{Fetch, FetchReader, Progress};
+pub use fetch::{Fetch, FetchMonitor, FetchReader, Progress};
 pub use rdtp_proto::Eid;
 pub use rdtp_proto::cc::CcConfig;
 pub use rdtp_proto::receiver::Target;

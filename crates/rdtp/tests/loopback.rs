@@ -174,3 +174,61 @@ fn content_changed_under_the_server_is_a_validation_failure() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("validation"));
     assert!(!out.exists(), "unverified output must be removed");
 }
+
+/// The JSON lines of `rdtp fetch --interval --json -o FILE` (stdout): the intervals, then
+/// the summary.
+fn interval_lines(stdout: &[u8]) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let mut lines: Vec<serde_json::Value> = String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let summary = lines.pop().expect("a summary line");
+    assert!(lines.iter().all(|l| l["event"] == "interval"), "{lines:?}");
+    assert!(summary.get("event").is_none(), "the summary comes last: {summary}");
+    (lines, summary)
+}
+
+#[test]
+fn interval_reports_cover_the_fetch_and_add_up_to_the_summary() {
+    let f = fixture(24 << 20);
+    let server = Server::start(f.dir.path(), &[]);
+    let router = Server::route(&["--upstream", &server.addr, "--id", "r1"]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.bin");
+    let out_s = out.to_str().unwrap();
+    for (round, cached) in [(1, 0), (2, f.big.len() as u64)] {
+        let o = rdtp(&["fetch", &router.addr, BIG, "-o", out_s, "--json", "--interval", "0.02"]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let (intervals, summary) = interval_lines(&o.stdout);
+        assert!(!intervals.is_empty(), "round {round}: no interval line");
+        // Back to back from 0 to the last unit; the counters' differences add up to the totals.
+        assert_eq!(intervals[0]["start_s"], 0.0);
+        for w in intervals.windows(2) {
+            assert_eq!(w[0]["end_s"], w[1]["start_s"], "{w:?}");
+            assert!(w[0]["end_s"].as_f64() > w[0]["start_s"].as_f64(), "{w:?}");
+        }
+        assert_eq!(intervals.last().unwrap()["end_s"], summary["elapsed_s"]);
+        let sum = |k: &str| intervals.iter().map(|i| i[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("bytes"), f.big.len() as u64, "round {round}");
+        assert_eq!(sum("retransmits"), summary["units_rerequested"].as_u64().unwrap());
+        assert_eq!(sum("rtt_samples"), summary["rtt_samples"].as_u64().unwrap());
+        // The second fetch comes entirely from r1's content store.
+        assert_eq!(sum("cached_bytes"), cached, "round {round}");
+        assert!(intervals.iter().all(|i| i["cwnd"].as_u64().unwrap() > 0));
+    }
+
+    // Text lines on stderr under hiperf's header, then ndnget's summary.
+    let o = rdtp(&["fetch", &router.addr, BIG, "-o", out_s, "--interval", "0.05"]);
+    assert_eq!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let mut lines = err.lines();
+    let header = lines.next().unwrap();
+    assert!(header.contains("Interval[ms]") && header.contains("Bandwidth[Mbps]") && header.contains("Cached[%]"));
+    let rows: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("All segments")).collect();
+    assert!(!rows.is_empty(), "{err}");
+    let mb: f64 = rows.iter().map(|r| r.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap()).sum();
+    assert!((mb - f.big.len() as f64 / 1e6).abs() < 0.001 * rows.len() as f64, "{mb} MB in {err}");
+    let moved = rows.iter().filter(|r| r.split_whitespace().nth(1) != Some("0.000"));
+    assert!(moved.clone().count() > 0 && moved.clone().all(|r| r.ends_with("100.0")), "all from r1's store\n{err}");
+    assert!(err.contains("Served by: router r1 100.0 %"), "{err}");
+}

@@ -71,13 +71,15 @@ pub struct Aimd {
     cwnd: f64,
     ssthresh: f64,
     srtt_secs: Option<f64>,
+    /// Informed start (seed 002): the rate to turn into a window at the first RTT.
+    informed_rate: Option<f64>,
 }
 
 impl Aimd {
     pub fn new(cfg: AimdConfig, params: CcParams) -> Self {
         let cwnd = cfg.init_cwnd.max(1.0);
         let ssthresh = cfg.init_ssthresh;
-        Aimd { cfg, params, cwnd, ssthresh, srtt_secs: None }
+        Aimd { cfg, params, cwnd, ssthresh, srtt_secs: None, informed_rate: None }
     }
 }
 
@@ -105,6 +107,12 @@ impl Controller for Aimd {
     }
     fn on_ack(&mut self, s: &AckSample) {
         self.srtt_secs = s.srtt.map(|d| d.as_secs_f64());
+        if let (Some(rate), Some(srtt)) = (self.informed_rate, self.srtt_secs) {
+            // The equivalent window: rate × RTT, then congestion avoidance from there.
+            self.informed_rate = None;
+            self.cwnd = self.cwnd.max(rate * srtt / f64::from(self.params.unit));
+            self.ssthresh = self.cwnd;
+        }
         for _ in 0..s.acked {
             if self.cwnd < self.ssthresh {
                 self.cwnd += self.cfg.step;
@@ -112,6 +120,13 @@ impl Controller for Aimd {
                 self.cwnd += self.cfg.step / self.cwnd.floor().max(1.0);
             }
         }
+    }
+    fn informed_start(&mut self, _now: crate::time::Time, bytes_per_sec: f64) -> bool {
+        if self.srtt_secs.is_some() || !(bytes_per_sec.is_finite() && bytes_per_sec > 0.0) {
+            return false;
+        }
+        self.informed_rate = Some(bytes_per_sec);
+        true
     }
     fn on_congestion(&mut self, e: &CongestionEvent) {
         if !(e.first_in_window || self.cfg.disable_cwa) {
@@ -173,5 +188,19 @@ mod tests {
         assert_eq!(a.cwnd(), 2);
         a.on_congestion(&ev(true));
         assert_eq!(a.cwnd(), 2); // floor at 2
+    }
+
+    #[test]
+    fn informed_start_becomes_the_equivalent_window_at_the_first_rtt() {
+        let p = CcParams { unit: 1000, max_aggregation: 64, seed: 0 };
+        let mut a = Aimd::new(AimdConfig::default(), p);
+        assert!(a.informed_start(Time::ZERO, 5e6)); // 5 MB/s
+        a.on_ack(&ack()); // no RTT yet: slow start as usual
+        assert_eq!(a.cwnd(), 3);
+        a.on_ack(&AckSample { srtt: Some(core::time::Duration::from_millis(40)), ..ack() });
+        // 5 MB/s × 40 ms / 1000 B = 200 units, then congestion avoidance.
+        assert_eq!(a.cwnd(), 200);
+        assert_eq!(a.state(), "congestion_avoidance");
+        assert!(!a.informed_start(Time::ZERO, 5e6), "too late once an RTT is known");
     }
 }

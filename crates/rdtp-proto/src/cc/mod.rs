@@ -203,6 +203,16 @@ pub trait Controller: fmt::Debug + Send {
     fn wants_app_limited(&self) -> bool {
         false
     }
+    /// Informed start (seed 002 §II: "an *informed* [answer], instead of having to define a
+    /// constant"): before the first request, the receiver learned that about
+    /// `bytes_per_sec` of payload is attainable (e.g. [`crate::wifi`]'s prediction). A
+    /// controller that can use it starts from it and returns true (BBR: bottleneck bandwidth
+    /// seeded, straight to ProbeBW; window-based ones: the equivalent window once an RTT is
+    /// known); the default ignores it and keeps its normal start.
+    fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
+        let _ = (now, bytes_per_sec);
+        false
+    }
 }
 
 /// Which controller to build, with its parameters: `"bbr:probe_gain=1.5".parse()`, and

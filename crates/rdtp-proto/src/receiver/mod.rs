@@ -391,6 +391,13 @@ impl Receiver {
     pub fn controller(&self) -> &dyn Controller {
         self.path.controller()
     }
+    /// Informed start (seed 002): tell the controller, before the first request, that about
+    /// `bytes_per_sec` of payload is attainable ([`Controller::informed_start`]). Returns
+    /// whether it starts from that rate; false leaves its normal start (also once
+    /// requesting has begun).
+    pub fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
+        self.path.cc.informed_start(now, bytes_per_sec)
+    }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
         &self.path.rtt
@@ -416,6 +423,7 @@ impl Receiver {
             rtt_min: rtt.min(),
             rtt_avg: rtt.mean(),
             rtt_max: (rtt.samples() > 0).then(|| rtt.max()),
+            rtt_sum: rtt.sum(),
             sources: self.sources.clone(),
             ..self.stats.clone()
         }

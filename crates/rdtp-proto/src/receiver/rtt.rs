@@ -117,6 +117,10 @@ impl RttEstimator {
     pub fn mean(&self) -> Option<Duration> {
         (self.count > 0).then(|| Duration::from_secs_f64(self.sum_secs / self.count as f64))
     }
+    /// Sum of all samples (with [`RttEstimator::samples`], the mean of any stretch of them).
+    pub fn sum(&self) -> Duration {
+        Duration::from_secs_f64(self.sum_secs)
+    }
     /// Number of samples.
     pub fn samples(&self) -> u64 {
         self.count

@@ -50,6 +50,9 @@ pub struct Stats {
     pub rtt_min: Option<Duration>,
     pub rtt_avg: Option<Duration>,
     pub rtt_max: Option<Duration>,
+    /// Sum of the RTT samples: the difference of two snapshots over the difference of
+    /// their `rtt_samples` is the mean RTT between them (per-interval reports).
+    pub rtt_sum: Duration,
     /// What each source (the origin, routers' content stores) delivered.
     pub sources: Sources,
 }

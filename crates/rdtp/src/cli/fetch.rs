@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_size, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::interval::{Format, Reporter};
 use rdtp::{Fetch, Target};
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -98,11 +99,38 @@ pub struct Args {
     /// Print the statistics as one JSON object (stdout if -o FILE, else stderr).
     #[arg(long)]
     pub json: bool,
+    /// Informed start (seed 002): start the controller at this rate instead of probing for
+    /// it (BBR: bandwidth seeded, straight to ProbeBW; aimd: rate × RTT window). A rate such
+    /// as 20Mbps, or `auto`: the rate predicted from what --wifi-pcap or --wifi-iface
+    /// overheard (normal start when they give no estimate).
+    #[arg(long, value_name = "auto|RATE")]
+    pub initial_rate: Option<String>,
+    /// With --initial-rate auto: a radiotap capture of the WiFi medium (its last window).
+    #[arg(long, value_name = "FILE", conflicts_with = "wifi_iface")]
+    pub wifi_pcap: Option<PathBuf>,
+    /// With --initial-rate auto: a monitor interface to listen on first (`live` build).
+    #[arg(long, value_name = "IFACE")]
+    pub wifi_iface: Option<String>,
+    /// How long to listen on --wifi-iface before fetching, seconds.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub wifi_listen: f64,
+    /// With --initial-rate auto: the PHY rate the AP sends to this host at, Mbit/s (default:
+    /// the active stations' mean).
+    #[arg(long, value_name = "MBPS")]
+    pub phy_rate: Option<f64>,
+    /// With --initial-rate auto: a newcomer-rate model file (default: the built-in one).
+    #[arg(long, value_name = "FILE")]
+    pub wifi_model: Option<PathBuf>,
+    /// Report every SECS seconds on stderr, as iperf3 and hiperf do (Interval[ms],
+    /// Transfer[MB], Bandwidth[Mbps], Retr, Cwnd, AvgRtt[ms], Cached[%]); with --json, one
+    /// JSON object per interval ("event":"interval") where the JSON summary goes.
+    #[arg(long, value_name = "SECS", value_parser = interval_secs)]
+    pub interval: Option<Duration>,
     /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
     /// server's --tcp-cc controls it; the content is still checked against its EID).
     #[arg(long, conflicts_with_all = [
         "window", "probe_gain", "init_cwnd", "aimd_step", "aimd_beta", "cubic_beta", "mtu", "unit", "recv_window",
-        "log_cwnd", "log_rtt",
+        "log_cwnd", "log_rtt", "initial_rate", "interval",
     ])]
     pub tcp: bool,
 }
@@ -137,6 +165,67 @@ fn ndnget_options(
     Ok(out)
 }
 
+/// `--initial-rate`: payload bytes/s, or `None` for the normal start (no option, or `auto`
+/// without an estimate, which is said on stderr unless -q).
+fn initial_rate(a: &Args) -> Result<Option<f64>> {
+    let Some(text) = a.initial_rate.as_deref() else {
+        if a.wifi_pcap.is_some() || a.wifi_iface.is_some() {
+            return Err(Error::Usage("--wifi-pcap/--wifi-iface are for --initial-rate auto".into()));
+        }
+        return Ok(None);
+    };
+    if text != "auto" {
+        let bps = rdtp_units::parse_rate(text)
+            .ok()
+            .filter(|r| *r > 0.0)
+            .ok_or_else(|| Error::Usage(format!("--initial-rate {text}: want auto or a rate such as 20Mbps")))?;
+        return Ok(Some(bps / 8.0));
+    }
+    if a.wifi_pcap.is_none() && a.wifi_iface.is_none() {
+        return Err(Error::Usage(
+            "--initial-rate auto listens to WiFi: give --wifi-pcap FILE or --wifi-iface IFACE".into(),
+        ));
+    }
+    let wifi = super::wifi::ListenArgs {
+        window: 1.0,
+        min_active: 0.5,
+        phy_rate: a.phy_rate,
+        model: a.wifi_model.clone(),
+        ignore: None,
+    };
+    let model = wifi.model()?;
+    let (_, snap) = super::wifi::listen(
+        a.wifi_pcap.as_ref(),
+        a.wifi_iface.as_deref(),
+        a.wifi_listen,
+        wifi.config()?,
+        None,
+        |_, _| {},
+    )?;
+    let rate = rdtp::wifi::informed_rate(&snap, &model, wifi.newcomer_bps());
+    if !a.quiet {
+        let msg = match rate {
+            Some(r) => format!(
+                "Informed start: {} active station(s), {:.2} Mbit/s in total; starting at {:.2} Mbit/s\n",
+                snap.n_active(),
+                snap.total_bps() / 1e6,
+                r / 1e6
+            ),
+            None => "Informed start: no WiFi estimate (no active station overheard); normal start\n".to_string(),
+        };
+        to_stderr(&msg);
+    }
+    Ok(rate.map(|r| r / 8.0))
+}
+
+/// `--interval SECS`: a positive number of seconds, at least a millisecond.
+fn interval_secs(text: &str) -> std::result::Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.001 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!("'{text}' is not a number of seconds ≥ 0.001")),
+    }
+}
+
 fn log_file(path: &PathBuf) -> Result<File> {
     File::create(path).map_err(|e| Error::io(format!("cannot open log file {}", path.display()), e))
 }
@@ -168,6 +257,9 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(w) = &a.recv_window {
         fetch = fetch.recv_window(parse_size(w)?);
     }
+    if let Some(rate) = initial_rate(&a)? {
+        fetch = fetch.initial_rate(rate);
+    }
     let unit = fetch.effective_unit()?;
     if let Some(p) = &a.log_cwnd {
         fetch = fetch.log_cwnd(log_file(p)?);
@@ -186,9 +278,21 @@ pub fn run(a: Args) -> Result<i32> {
         let what = describe(&target);
         to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
     }
-    let bar = progress_bar(!a.quiet && !a.verbose);
+    let bar = progress_bar(!a.quiet && !a.verbose && a.interval.is_none());
     let result = fetch.start().map(|mut reader| {
+        // Interval lines go to stderr; JSON ones where the JSON summary goes.
+        let reporter = a.interval.map(|every| {
+            let (format, out): (Format, Box<dyn Write + Send>) = match (a.json, to_stdout_content) {
+                (false, _) => (Format::Text, Box::new(io::stderr())),
+                (true, true) => (Format::Json, Box::new(io::stderr())),
+                (true, false) => (Format::Json, Box::new(io::stdout())),
+            };
+            Reporter::start(reader.monitor(), every, format, out)
+        });
         let copied = copy_object(&mut reader, Sink::Write(&mut out), bar.as_ref());
+        if let Some(r) = reporter {
+            r.finish();
+        }
         (reader, copied)
     });
     if let Some(b) = &bar {

@@ -11,6 +11,7 @@ pub mod serve;
 pub mod sim;
 pub mod tcp;
 pub mod testbed;
+pub mod wifi;
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -27,7 +28,7 @@ pub enum Command {
     /// A caching router between receivers and servers (content store, coalescing, forwarding).
     Route(route::Args),
     /// Fetch one object by name or EID; content goes to stdout (or -o FILE).
-    Fetch(fetch::Args),
+    Fetch(Box<fetch::Args>),
     /// List a server's catalogue: SIZE  EID  NAME.
     Ls(ls::Args),
     /// Serve a generated object in-process and fetch it over loopback (no files needed).
@@ -39,6 +40,9 @@ pub enum Command {
     Sim(sim::Args),
     /// Real rdtp and kernel-TCP processes over a real-time emulated network (root); see `rdtp testbed --help`.
     Testbed(testbed::Args),
+    /// Passive WiFi estimation (seed 002): `rdtp wifi estimate --pcap FILE | --iface MON0`.
+    #[command(subcommand)]
+    Wifi(wifi::WifiCommand),
 }
 
 /// Run a subcommand; returns the exit code on success paths.
@@ -46,12 +50,13 @@ pub fn run(cmd: Command) -> Result<i32> {
     match cmd {
         Command::Serve(a) => serve::run(a),
         Command::Route(a) => route::run(a),
-        Command::Fetch(a) => fetch::run(a),
+        Command::Fetch(a) => fetch::run(*a),
         Command::Ls(a) => ls::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Sim(a) => sim::run(a),
         Command::Testbed(a) => testbed::run(a),
+        Command::Wifi(c) => wifi::run(c),
     }
 }
 

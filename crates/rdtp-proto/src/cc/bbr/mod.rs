@@ -18,6 +18,7 @@
 
 mod cwnd;
 mod drain;
+mod informed;
 mod lt_bw;
 mod probe_bw;
 mod probe_rtt;
@@ -165,6 +166,8 @@ pub struct Bbr {
     rtt_avg: RoundRttAverage,
     /// Whether inequality (9) held at the last arrival (`bbr-wifi` only).
     eq9: bool,
+    /// Informed start waits for the first min-RTT to open the window (see [`informed`]).
+    informed_window_pending: bool,
 }
 
 impl Bbr {
@@ -197,6 +200,7 @@ impl Bbr {
             lost_total: 0,
             rtt_avg: RoundRttAverage::default(),
             eq9: false,
+            informed_window_pending: false,
         };
         b.init_pacing_rate(None);
         b
@@ -360,12 +364,18 @@ impl Controller for Bbr {
         let bw = self.bw();
         self.set_pacing_rate(bw, self.pacing_gain, rs.srtt);
         self.set_cwnd(rs, bw, self.cwnd_gain);
+        if self.informed_window_pending {
+            self.open_informed_window(bw);
+        }
     }
     fn on_congestion(&mut self, e: &CongestionEvent) {
         self.handle_congestion(e);
     }
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt
+    }
+    fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
+        self.start_informed(now, bytes_per_sec)
     }
 }
 

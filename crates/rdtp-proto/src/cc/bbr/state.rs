@@ -68,6 +68,8 @@ impl State {
             | (Startup | Drain | ProbeBw, ProbeRtt)
             // bbr_check_probe_rtt_done → bbr_reset_mode.
             | (ProbeRtt, Startup | ProbeBw)
+            // Informed start (seed 002, not Linux): a known rate skips Startup and Drain.
+            | (Startup, ProbeBw)
         )
     }
 }
@@ -101,7 +103,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn legal_transitions_are_linuxs() {
+    fn legal_transitions_are_linuxs_and_informed_start() {
         let all = [State::Startup, State::Drain, State::ProbeBw(Cycle::default()), State::ProbeRtt(Default::default())];
         let legal: Vec<(Mode, Mode)> =
             all.iter().flat_map(|a| all.iter().filter(|b| a.may_become(b)).map(|b| (a.mode(), b.mode()))).collect();
@@ -110,6 +112,7 @@ mod tests {
             legal,
             [
                 (Startup, Drain),
+                (Startup, ProbeBw),
                 (Startup, ProbeRtt),
                 (Drain, ProbeBw),
                 (Drain, ProbeRtt),

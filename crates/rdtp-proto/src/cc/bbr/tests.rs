@@ -230,3 +230,41 @@ fn a_flow_starting_late_starts_in_startup() {
     assert_eq!(b.mode(), Mode::Startup);
     assert!(b.cwnd() > probe_rtt::CWND_MIN_TARGET);
 }
+
+#[test]
+fn informed_start_seeds_the_bandwidth_and_skips_startup() {
+    let mut b = Bbr::new(BbrConfig::default(), params(3));
+    // 10 MB/s = 10 000 units/s of 1000 bytes.
+    assert!(b.informed_start(Time::ZERO, 10e6));
+    assert_eq!(b.mode(), Mode::ProbeBw);
+    assert!(b.full_bw_reached());
+    assert_eq!(b.max_bw(), 10_000.0);
+    assert_ne!(b.cycle_index(), Some(1), "never the draining phase first");
+    let expected = 10e6 * b.pacing_gain() * PACING_MARGIN;
+    assert!((b.pacing_rate().unwrap() - expected).abs() < 1e-6 * expected);
+    // The window stays init_cwnd until the first RTT sample, then opens to 2 × BDP at once.
+    assert_eq!(b.cwnd(), 10);
+    let mut s = Script::new(10_000.0, 20);
+    s.ack(&mut b, 10);
+    assert_eq!(b.min_rtt(), Some(Duration::from_millis(20)));
+    assert!(b.cwnd() >= 400, "2 × 10 000 units/s × 20 ms, got {}", b.cwnd());
+    // Once requesting started, no second seeding; nor for a rate that is not a rate.
+    let mut late = Bbr::new(BbrConfig::default(), params(3));
+    late.on_send(Time::ZERO, 1, 0, false);
+    assert!(!late.informed_start(Time::ZERO, 10e6));
+    assert_eq!(late.mode(), Mode::Startup);
+    let mut fresh = Bbr::new(BbrConfig::default(), params(3));
+    assert!(!fresh.informed_start(Time::ZERO, f64::NAN));
+    assert!(!fresh.informed_start(Time::ZERO, 0.0));
+}
+
+#[test]
+fn informed_start_rate_ages_out_when_the_path_is_slower() {
+    // Seeded at 4× what the path delivers: after the filter's 10 rounds only real samples
+    // are left, and the estimate is the path's.
+    let mut b = Bbr::new(BbrConfig::default(), params(5));
+    assert!(b.informed_start(Time::ZERO, 40e6));
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(20 * 14), |b| b.cwnd().min(200));
+    assert!((b.max_bw() - 10_000.0).abs() < 100.0, "{}", b.max_bw());
+}
