@@ -199,7 +199,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
-            prev_tag: 0,
+            prev_tags: [0; crate::receiver::window::PREV_TAGS],
             req_id: seq,
             seq,
             snap: SendSnapshot::default(),

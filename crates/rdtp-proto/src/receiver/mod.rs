@@ -87,7 +87,7 @@ use crate::wire::{
 use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
-use window::{UnitRecord, UnitState, Window};
+use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
@@ -617,12 +617,10 @@ impl Receiver {
     }
 
     /// Whether `tag` names a request this receiver has outstanding for the object `eid`
-    /// (the latest or previous request of a unit still in flight).
+    /// (one of the latest requests of a unit still in flight, [`UnitRecord::answers`]).
     fn is_request_tag(&self, eid: &Eid, tag: u32) -> bool {
         let Some(t) = &self.transfer else { return false };
-        tag != 0
-            && *eid == t.eid
-            && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && (r.tag == tag || r.prev_tag == tag))
+        tag != 0 && *eid == t.eid && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && r.answers(tag))
     }
 
     fn on_resolved(&mut self, now: Time, r: &ResolveResponse<'_>) {
@@ -738,7 +736,7 @@ impl Receiver {
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
         let mut refused = 0;
         for u in first..end {
-            let ours = t.window.get(u).is_some_and(|r| r.tag == n.tag || r.prev_tag == n.tag);
+            let ours = t.window.get(u).is_some_and(|r| r.answers(n.tag));
             if ours && t.window.declare_lost(u) {
                 refused += 1;
             }
@@ -831,9 +829,9 @@ impl Receiver {
             self.stats.duplicates += 1;
             return;
         }
-        // Only an answer to one of our requests for this unit (its latest or the one
-        // before): a forger off the path must guess a random 32-bit tag.
-        if t.window.get(u).is_some_and(|r| d.tag != r.tag && d.tag != r.prev_tag) {
+        // Only an answer to one of our requests for this unit (its latest or one of the
+        // seven before): a forger off the path must guess a random 32-bit tag.
+        if t.window.get(u).is_some_and(|r| !r.answers(d.tag)) {
             self.stats.invalid += 1;
             return;
         }
@@ -1142,8 +1140,7 @@ impl Receiver {
                     }
                     r.sent_at = now;
                     r.tx = r.tx.saturating_add(1);
-                    r.prev_tag = r.tag;
-                    r.tag = tag;
+                    r.retag(tag);
                     r.req_id = req_id;
                     r.seq = seq;
                     r.snap = snap;
@@ -1155,7 +1152,7 @@ impl Receiver {
                     sent_at: now,
                     tx: 1,
                     tag,
-                    prev_tag: tag,
+                    prev_tags: [tag; PREV_TAGS],
                     req_id,
                     seq,
                     snap,

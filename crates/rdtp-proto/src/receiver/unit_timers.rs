@@ -104,7 +104,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
-            prev_tag: 0,
+            prev_tags: [0; crate::receiver::window::PREV_TAGS],
             req_id: 0,
             seq: 0,
             snap: SendSnapshot::default(),

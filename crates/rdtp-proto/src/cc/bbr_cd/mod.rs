@@ -6,7 +6,8 @@
 //!   δ = the standard deviation of the RTTs over W (S1 §III-B).
 //! * **Loss Detector** ([`loss`]): a unit requested at T is lost if not received by
 //!   `T + RTprop + α·δ` (α = 10), instead of seed 000's fast re-request and RFC 6298 timer; it
-//!   is supplied to the receiver through [`Controller::loss_detector`].
+//!   is supplied to the receiver through [`Controller::loss_detector`]. A unit's later
+//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`loss`]).
 //! * **Inflight Controller** ([`state`], one file per state: [`startup`], [`drain`],
 //!   [`probe_bw`], [`probe_rtt`]): `cwnd = cwnd_gain × BtlBw × RTprop + quanta` with
 //!   `quanta` = 3 units (S1 §III-B), gains set by the state; initial window 1 (§III-C a).
@@ -82,6 +83,9 @@ pub struct BbrCdConfig {
     pub new_first: bool,
     /// The first-hop router runs on the receiver's host: its store's units give no samples.
     pub local_cache: bool,
+    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`loss`]; S1 is silent on units
+    /// lost more than once).
+    pub backoff: bool,
 }
 
 impl Default for BbrCdConfig {
@@ -96,6 +100,7 @@ impl Default for BbrCdConfig {
             min_samples: 4,
             new_first: true,
             local_cache: false,
+            backoff: true,
         }
     }
 }
@@ -119,6 +124,7 @@ impl Keyed for BbrCdConfig {
         ),
         key!(new_first, Kind::Bool, "first-time requests before re-requests (S1 §IV-D)"),
         key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (S1 §III-B)"),
+        key!(backoff, Kind::Bool, "a unit's k-th request waits 2^(k-1) loss thresholds (S1 is silent on it)"),
     ];
 }
 
@@ -295,7 +301,7 @@ impl Controller for BbrCd {
             return None;
         }
         self.loss_taken = true;
-        Some(Box::new(BbrCdLoss::new(self.threshold.clone())))
+        Some(Box::new(BbrCdLoss::new(self.threshold.clone(), self.cfg.backoff)))
     }
     fn new_units_first(&self) -> bool {
         self.cfg.new_first
