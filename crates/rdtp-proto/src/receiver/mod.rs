@@ -59,6 +59,7 @@ mod recovery;
 pub mod rtt;
 pub mod sources;
 mod stats;
+pub mod unit_timers;
 pub mod window;
 
 pub use config::ReceiverConfig;
@@ -66,6 +67,7 @@ pub use loss::{LossCtx, LossDetector, StandardLoss};
 pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
+pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -87,7 +89,7 @@ use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
 use recovery::LossWindow;
-use window::{UnitRecord, UnitState, Window};
+use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
@@ -626,12 +628,10 @@ impl Receiver {
     }
 
     /// Whether `tag` names a request this receiver has outstanding for the object `eid`
-    /// (the latest or previous request of a unit still in flight).
+    /// (one of the latest requests of a unit still in flight, [`UnitRecord::answers`]).
     fn is_request_tag(&self, eid: &Eid, tag: u32) -> bool {
         let Some(t) = &self.transfer else { return false };
-        tag != 0
-            && *eid == t.eid
-            && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && (r.tag == tag || r.prev_tag == tag))
+        tag != 0 && *eid == t.eid && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && r.answers(tag))
     }
 
     fn on_resolved(&mut self, now: Time, r: &ResolveResponse<'_>) {
@@ -747,7 +747,7 @@ impl Receiver {
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
         let mut refused = 0;
         for u in first..end {
-            let ours = t.window.get(u).is_some_and(|r| r.tag == n.tag || r.prev_tag == n.tag);
+            let ours = t.window.get(u).is_some_and(|r| r.answers(n.tag));
             if ours && t.window.declare_lost(u) {
                 refused += 1;
             }
@@ -801,6 +801,9 @@ impl Receiver {
         if kind == LossKind::Timeout && !p.cc.controls_recovery() {
             p.loss_window.on_timeout(inflight);
         }
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
@@ -840,9 +843,9 @@ impl Receiver {
             self.stats.duplicates += 1;
             return;
         }
-        // Only an answer to one of our requests for this unit (its latest or the one
-        // before): a forger off the path must guess a random 32-bit tag.
-        if t.window.get(u).is_some_and(|r| d.tag != r.tag && d.tag != r.prev_tag) {
+        // Only an answer to one of our requests for this unit (its latest or one of the
+        // seven before): a forger off the path must guess a random 32-bit tag.
+        if t.window.get(u).is_some_and(|r| !r.answers(d.tag)) {
             self.stats.invalid += 1;
             return;
         }
@@ -935,6 +938,9 @@ impl Receiver {
             ca_state: p.ca_state,
         });
         p.loss_window.on_arrival(p.cc.cwnd());
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
@@ -1093,21 +1099,26 @@ impl Receiver {
         let was_app_limited = self.path.rate.is_app_limited();
 
         // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
-        // next new units (one contiguous range).
+        // next new units (one contiguous range). A controller that schedules re-requests
+        // after first-time requests (S1 §IV-D) gets the new units first, and lost units only
+        // when no new unit may be asked for.
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
+        let new_first = self.path.cc.new_units_first();
+        let new_allowed = self.new_units_allowed();
         let t = self.transfer.as_mut()?;
-        t.window.take_lost(n as usize, &mut units);
+        if !new_first || new_allowed == 0 {
+            t.window.take_lost(n as usize, &mut units);
+        }
         let retransmission = !units.is_empty();
         if !retransmission {
-            let count = n.min(self.new_units_allowed());
+            let count = n.min(new_allowed);
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
                 self.path.rate.mark_app_limited(inflight_before);
                 self.scratch = units;
                 return None;
             }
-            let t = self.transfer.as_mut()?;
             let next = t.window.next();
             units.extend(next..next + count);
             // The proofs of blocks starting in these units go out first.
@@ -1177,8 +1188,7 @@ impl Receiver {
                     }
                     r.sent_at = now;
                     r.tx = r.tx.saturating_add(1);
-                    r.prev_tag = r.tag;
-                    r.tag = tag;
+                    r.retag(tag);
                     r.req_id = req_id;
                     r.seq = seq;
                     r.snap = snap;
@@ -1190,7 +1200,7 @@ impl Receiver {
                     sent_at: now,
                     tx: 1,
                     tag,
-                    prev_tag: tag,
+                    prev_tags: [tag; PREV_TAGS],
                     req_id,
                     seq,
                     snap,

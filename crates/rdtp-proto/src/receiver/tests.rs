@@ -412,7 +412,9 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
     // controller's window (64 for `fixed`, half of it for `aimd`) but start from in-flight + 1
     // (RFC 5681 §3.1, Linux tcp_enter_loss) and grow with arrivals.
     let data = content(1_000_000);
-    for cc in CcConfig::NAMES {
+    // BBR-CD's own loss detector (S1 §III) declares units lost one by one at T + RTprop +
+    // α·δ: there is no RFC 6298 expiry declaring a whole window lost at once.
+    for &cc in CcConfig::NAMES.iter().filter(|&&n| n != "bbr-cd") {
         let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
         // Let the window open, then lose everything outstanding once.
         let mut got = p.run(Duration::from_millis(60));
@@ -446,6 +448,29 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
         }
         let (_, burst) = first.expect("re-requests after the timeout");
         assert!(burst <= 1, "{cc}: {burst} units re-requested at once after the timeout");
+    }
+}
+
+/// Seed 001 §IV-D: BBR-CD asks for every new unit before it re-requests a lost one; the
+/// other controllers re-request first (seed 000 §3.1).
+#[test]
+fn rerequests_wait_for_new_units_only_when_the_controller_says_so() {
+    let data = content(300_000);
+    for (cc, new_first) in [("bbr-cd", true), ("bbr-cd:new_first=false", false), ("bbr", false)] {
+        let config = ReceiverConfig { trace: true, cc: cc.parse().unwrap(), ..cfg("bbr") };
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), config);
+        p.drop_units = vec![20];
+        let got = p.run(Duration::from_secs(30));
+        assert_eq!(got, data, "{cc}");
+        let mut requested = vec![];
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { units, retransmission, .. } = e {
+                requested.push((units, retransmission));
+            }
+        }
+        let rerequest = requested.iter().position(|(u, r)| *r && u.contains(&20)).expect("unit 20 re-requested");
+        let last_new = requested.iter().rposition(|(_, r)| !r).unwrap();
+        assert_eq!(rerequest > last_new, new_first, "{cc}: re-request at {rerequest}, last new request at {last_new}");
     }
 }
 
