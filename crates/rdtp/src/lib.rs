@@ -13,6 +13,8 @@
 //!   background thread;
 //! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory;
 //! * [`list`] — listing a server's catalogue;
+//! * [`output`] — where `rdtp fetch` writes: a file that appears only once complete and
+//!   verified (written under a temporary name, renamed on success);
 //! * [`summary`] — ndnget's end-of-transfer summary and its JSON form;
 //! * [`interval`] — per-interval reports of a running fetch (iperf3/hiperf style);
 //! * [`trace`] — ndnget-format cwnd/RTT logs and verbose lines;
@@ -45,7 +47,7 @@
 //! ## Exit codes of the `rdtp` binary
 //!
 //! See [`error`]: 0 ok, 1 runtime error, 2 usage, 3 content not found, 4 local I/O error,
-//! 5 data validation failure, 6 server unreachable.
+//! 5 data validation failure, 6 server unreachable, 130/143 interrupted by SIGINT/SIGTERM.
 
 #![warn(missing_docs)]
 
@@ -57,6 +59,7 @@ pub mod error;
 pub mod fetch;
 pub mod interval;
 pub mod list;
+pub mod output;
 pub mod router;
 pub mod server;
 pub mod signals;
