@@ -75,6 +75,8 @@ pub struct RdtpReceiverConfig {
     pub trace: bool,
     /// Check the object against its EID.
     pub verify: bool,
+    /// RTTVAR multiplier K of the RTO (`SRTT + K·RTTVAR`); 0 = 4 (RFC 6298; ndnget uses 8).
+    pub rto_k: u32,
 }
 
 /// Kinds of `RdtpEvent`.
@@ -247,6 +249,7 @@ pub extern "C" fn rdtp_receiver_config_default() -> RdtpReceiverConfig {
         seed: 0,
         trace: false,
         verify: true,
+        rto_k: 0,
     }
 }
 
@@ -273,6 +276,7 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
             initial: nonzero_ns(c.initial_rto_ns, d.rto.initial),
             min: nonzero_ns(c.min_rto_ns, d.rto.min),
             max: nonzero_ns(c.max_rto_ns, d.rto.max),
+            k: if c.rto_k == 0 { d.rto.k } else { c.rto_k },
         },
         idle_timeout: nonzero_ns(c.idle_timeout_ns, d.idle_timeout),
         seed: c.seed,

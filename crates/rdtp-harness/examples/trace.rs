@@ -1,6 +1,7 @@
 //! One flow's loss episodes, step by step: prints a line every `EVERY_MS` of virtual time and
 //! at every retransmission timeout, with the controller's state, window, in-flight, losses,
-//! re-requests, the RTO and the bottleneck's drops and queueing delay; then, per controller
+//! re-requests, the RTO, the bottleneck's drops and queueing delay and the proofs asked for
+//! and received (verified streaming); then, per controller
 //! state, the share of time spent in it after 5 s and the mean of the RTT samples taken in it.
 //!
 //! `cargo run --release -p rdtp-harness --example trace -- CC RATE_MBPS RTT_MS SECONDS BUFFER_BDP [EVERY_MS]`
@@ -33,7 +34,7 @@ fn main() {
         path.bdp_bytes() / unit
     );
     println!(
-        "{:>8} {:>10} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8}",
+        "{:>8} {:>10} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "t ms",
         "state",
         "cwnd",
@@ -46,7 +47,9 @@ fn main() {
         "rto ms",
         "srtt ms",
         "q drops",
-        "qdelay"
+        "qdelay",
+        "proofs?",
+        "proofs"
     );
     let end = rdtp_proto::Time::ZERO + duration;
     let mut next_line = rdtp_proto::Time::ZERO;
@@ -87,7 +90,7 @@ fn main() {
         let c = rx.cc_snapshot(now);
         let qd = sim.bottleneck().queue_delay.samples().last().map_or(0.0, |(_, d)| d.as_secs_f64() * 1e3);
         println!(
-            "{:>8.1} {:>10} {:>6} {:>8.2} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8.0} {:>8.1} {:>8} {:>8.1}{}",
+            "{:>8.1} {:>10} {:>6} {:>8.2} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8.0} {:>8.1} {:>8} {:>8.1} {:>8} {:>8}{}",
             (now - rdtp_proto::Time::ZERO).as_secs_f64() * 1e3,
             c.state,
             c.cwnd,
@@ -101,8 +104,13 @@ fn main() {
             rx.rtt().srtt().unwrap_or_default().as_secs_f64() * 1e3,
             sim.bottleneck().queue_drops,
             qd,
+            s.proof_requests,
+            s.proofs_received,
             if new_timeout { "  <- timeout" } else { "" }
         );
+        if std::env::var_os("TRACE_DELIVERED").is_some() {
+            println!("   delivered {} readable {}", rx.delivered_bytes(), rx.readable());
+        }
     }
     let total: Duration = per_state.iter().map(|e| e.1).sum();
     println!("\nafter 5 s: state, share of time, RTT samples, their mean (ms)");

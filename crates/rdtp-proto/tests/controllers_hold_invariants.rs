@@ -42,7 +42,7 @@ fn value_in(kind: Kind, pick: u64, u: f64) -> Value {
 
 /// A registry entry with random keys: the spec text and what it parses to.
 fn spec() -> impl Strategy<Value = (String, CcConfig)> {
-    (0..CONTROLLERS.len(), prop::collection::vec((any::<bool>(), any::<u64>(), 0.0f64..=1.0), 8)).prop_map(
+    (0..CONTROLLERS.len(), prop::collection::vec((any::<bool>(), any::<u64>(), 0.0f64..=1.0), 12)).prop_map(
         |(i, picks)| {
             let entry = &CONTROLLERS[i];
             let mut text = entry.name.to_string();
@@ -201,7 +201,15 @@ proptest! {
                 prop_assert_eq!(c.cwnd(), w, "{}", ctx);
             }
             if after_ack && c.state() == "probe_rtt" && !is_bbr3 {
-                prop_assert!(c.cwnd() <= 4, "{}", ctx);
+                match &cc {
+                    // S1 §III-C d: BBR-CD's ProbeRTT lowers the request rate to k units/s,
+                    // not the window.
+                    CcConfig::BbrCd(b) => {
+                        let k = b.probe_rtt_rate * f64::from(unit);
+                        prop_assert_eq!(c.pacing_rate(), Some(k), "{}", ctx);
+                    }
+                    _ => prop_assert!(c.cwnd() <= 4, "{}", ctx),
+                }
             }
             if after_ack && is_bbr3 {
                 prop_assert!(c.cwnd() >= 4, "{}", ctx);

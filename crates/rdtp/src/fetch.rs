@@ -118,6 +118,12 @@ impl Fetch {
         self.config.rto.max = d;
         self
     }
+    /// RTTVAR multiplier K of the retransmission timeout `SRTT + K·RTTVAR` (default 4, RFC
+    /// 6298; ndnget's `--rto-k` is 8).
+    pub fn rto_k(mut self, k: u32) -> Self {
+        self.config.rto.k = k;
+        self
+    }
     /// Most bytes requested but not yet read (default 64 MiB).
     pub fn recv_window(mut self, bytes: u64) -> Self {
         self.config.recv_window = bytes;

@@ -78,7 +78,7 @@ mod tests {
     fn usage_errors_exit_2() {
         for argv in [
             vec!["rdtp", "fetch"],
-            vec!["rdtp", "fetch", "h:1", "x", "--cc", "cubic"],
+            vec!["rdtp", "fetch", "h:1", "x", "--cc", "reno"],
             vec!["rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000"],
             vec!["rdtp", "bogus"],
         ] {

@@ -106,6 +106,8 @@ impl<S: Served> ServerRuntime<S> {
     /// Bind the socket (see [`ServeOptions::listen`]).
     pub fn bind(source: S, mut options: ServeOptions) -> Result<Self> {
         crate::tokens::fill_secret(&mut options.config.validation)?;
+        // The fair-share slots' hash key: secret too, so nobody can aim at another's slot.
+        options.config.share.key = blake3::derive_key("rdtp fair-share slots", &options.config.validation.secret);
         let sock = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)

@@ -20,7 +20,11 @@
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
 //!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`) are listed in one table,
+//! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
+//!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
+//!
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`; seed 001's `bbr-orig`,
+//! `bbr-cd`, `sirc`, `cubic`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
@@ -28,8 +32,11 @@ pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
 pub mod bbr3;
+pub mod bbr_cd;
+pub mod cubic;
 pub mod fixed;
 pub mod registry;
+pub mod sirc;
 pub mod spec;
 pub mod windowed_filter;
 
@@ -138,7 +145,7 @@ pub struct CongestionEvent {
 
 /// A congestion controller. See the module docs; `cwnd` is in units.
 pub trait Controller: fmt::Debug + Send {
-    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `fixed`).
+    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `bbr-cd`, …; a registry name).
     fn name(&self) -> &'static str;
     /// Congestion window, in units.
     fn cwnd(&self) -> u64;
@@ -186,6 +193,20 @@ pub trait Controller: fmt::Debug + Send {
     fn controls_recovery(&self) -> bool {
         false
     }
+    /// Whether new units go before re-requests of lost ones. `false` (seed 000 §3.1, ndnget):
+    /// lost units are asked for first. `true` (seed 001's BBR-CD, §IV-D: it "prioritizes the
+    /// transmission of the initial interests over retransmissions"): lost units wait until no
+    /// new unit may be asked for (the end of the object, or the receive window is full).
+    fn new_units_first(&self) -> bool {
+        false
+    }
+    /// Whether the pacer recomputes the next request's slot from the current pacing rate
+    /// after every arrival and loss event (seed 001's BBR-CD, S1 §III-B: "calculates the next
+    /// interest sending time after a data arrival or an interest timeout event"); the slot
+    /// only ever moves earlier. `false`: the slot is fixed when a request leaves (seed 000).
+    fn retime_pacing(&self) -> bool {
+        false
+    }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
     fn wants_app_limited(&self) -> bool {
@@ -211,6 +232,9 @@ pub enum CcConfig {
     Bbr3(bbr3::Bbr3Config),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
+    BbrCd(bbr_cd::BbrCdConfig),
+    Sirc(sirc::SircConfig),
+    Cubic(cubic::CubicConfig),
 }
 
 impl Default for CcConfig {

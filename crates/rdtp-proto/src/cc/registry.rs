@@ -7,7 +7,7 @@
 //! three `match` arms below; a new knob touches only its controller's file.
 
 use super::spec::Knobs;
-use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr3, fixed};
+use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, bbr3, cubic, fixed, sirc};
 
 /// A name specs accept.
 pub struct Entry {
@@ -49,6 +49,27 @@ pub const CONTROLLERS: &[Entry] = &[
         name: "fixed",
         about: "a constant window, unpaced",
         base: || CcConfig::Fixed(fixed::FixedConfig::default()),
+    },
+    Entry {
+        name: "bbr-orig",
+        about: "the original BBR as seed 001 ran it in NDN (§IV-A): bbr with an initial window of 1",
+        base: || CcConfig::Bbr(bbr::BbrConfig::orig()),
+    },
+    Entry {
+        name: "bbr-cd",
+        about: "BBR-CD (seed 001 §III): average-RTT BDP over 8 RTTs, RTprop + 10·δ loss detector, \
+                sample-count ProbeRTT, re-requests after new requests",
+        base: || CcConfig::BbrCd(bbr_cd::BbrCdConfig::default()),
+    },
+    Entry {
+        name: "sirc",
+        about: "SIRC as seed 001 describes it (§IV-A, ref. [5]): AIMD for 10 inter-data gaps, then paced by the gap",
+        base: || CcConfig::Sirc(sirc::SircConfig::default()),
+    },
+    Entry {
+        name: "cubic",
+        about: "ndnget's CUBIC pipeline (β 0.7, C 0.4, fast convergence, one decrease per window, per-unit RTO timers)",
+        base: || CcConfig::Cubic(cubic::CubicConfig::default()),
     },
 ];
 
@@ -93,6 +114,9 @@ impl CcConfig {
             CcConfig::Bbr3(_) => "bbr3",
             CcConfig::Aimd(_) => "aimd",
             CcConfig::Fixed(_) => "fixed",
+            CcConfig::BbrCd(_) => "bbr-cd",
+            CcConfig::Sirc(_) => "sirc",
+            CcConfig::Cubic(_) => "cubic",
         }
     }
 
@@ -103,6 +127,9 @@ impl CcConfig {
             CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::BbrCd(c) => c,
+            CcConfig::Sirc(c) => c,
+            CcConfig::Cubic(c) => c,
         }
     }
 
@@ -112,6 +139,9 @@ impl CcConfig {
             CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::BbrCd(c) => c,
+            CcConfig::Sirc(c) => c,
+            CcConfig::Cubic(c) => c,
         }
     }
 
@@ -122,6 +152,9 @@ impl CcConfig {
             CcConfig::Bbr3(c) => Box::new(bbr3::Bbr3::new(c.clone(), params)),
             CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
             CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
+            CcConfig::BbrCd(c) => Box::new(bbr_cd::BbrCd::new(c.clone(), params)),
+            CcConfig::Sirc(c) => Box::new(sirc::Sirc::new(c.clone(), params)),
+            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c.clone(), params)),
         }
     }
 }
@@ -136,6 +169,9 @@ mod tests {
             assert_eq!((e.base)().name(), e.name);
             assert!(CONTROLLERS[..i].iter().all(|o| o.name != e.name), "{} twice", e.name);
         }
-        assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "bbr3", "aimd", "fixed"]);
+        assert_eq!(
+            CcConfig::NAMES,
+            ["bbr", "bbr-wifi", "bbrp", "bbr3", "aimd", "fixed", "bbr-orig", "bbr-cd", "sirc", "cubic"]
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! arrivals (§3.4) and the retransmission timer (§3.3, RFC 6298). A controller that needs
 //! another rule (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ; seed 003's
 //! CCTCP: one RTO per expected source) supplies its own through
-//! [`crate::cc::Controller::loss_detector`].
+//! [`crate::cc::Controller::loss_detector`]; ndnget's per-unit timers are
+//! [`super::UnitTimers`] (the `cubic` pipeline, `aimd:rto_only=true`).
 //!
 //! # Contract
 //!
@@ -207,7 +208,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
-            prev_tag: 0,
+            prev_tags: [0; crate::receiver::window::PREV_TAGS],
             req_id: seq,
             seq,
             snap: SendSnapshot::default(),

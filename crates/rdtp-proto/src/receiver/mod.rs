@@ -59,6 +59,7 @@ mod recovery;
 pub mod rtt;
 pub mod sources;
 mod stats;
+pub mod unit_timers;
 pub mod window;
 
 pub use config::ReceiverConfig;
@@ -66,6 +67,7 @@ pub use loss::{LossCtx, LossDetector, StandardLoss};
 pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
+pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -87,7 +89,7 @@ use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
 use recovery::LossWindow;
-use window::{UnitRecord, UnitState, Window};
+use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
@@ -200,7 +202,13 @@ pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
 struct ProofAsk {
     tag: u32,
     sent_at: Time,
+    /// Proofs asked for later that arrived before this one (3 → presumed lost, as a unit
+    /// passed by three later ones is, seed 000 §3.4).
+    passed: u8,
 }
+
+/// Later proofs that must arrive before an earlier unanswered one is asked for again.
+const PROOF_REORDER: u8 = 3;
 
 /// Per-transfer state that exists once the size is known.
 #[derive(Debug)]
@@ -620,12 +628,10 @@ impl Receiver {
     }
 
     /// Whether `tag` names a request this receiver has outstanding for the object `eid`
-    /// (the latest or previous request of a unit still in flight).
+    /// (one of the latest requests of a unit still in flight, [`UnitRecord::answers`]).
     fn is_request_tag(&self, eid: &Eid, tag: u32) -> bool {
         let Some(t) = &self.transfer else { return false };
-        tag != 0
-            && *eid == t.eid
-            && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && (r.tag == tag || r.prev_tag == tag))
+        tag != 0 && *eid == t.eid && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && r.answers(tag))
     }
 
     fn on_resolved(&mut self, now: Time, r: &ResolveResponse<'_>) {
@@ -747,7 +753,7 @@ impl Receiver {
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
         let mut refused = 0;
         for u in first..end {
-            let ours = t.window.get(u).is_some_and(|r| r.tag == n.tag || r.prev_tag == n.tag);
+            let ours = t.window.get(u).is_some_and(|r| r.answers(n.tag));
             if ours && t.window.declare_lost(u) {
                 refused += 1;
             }
@@ -801,6 +807,9 @@ impl Receiver {
         if kind == LossKind::Timeout && !p.cc.controls_recovery() {
             p.loss_window.on_timeout(inflight);
         }
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
@@ -840,9 +849,9 @@ impl Receiver {
             self.stats.duplicates += 1;
             return;
         }
-        // Only an answer to one of our requests for this unit (its latest or the one
-        // before): a forger off the path must guess a random 32-bit tag.
-        if t.window.get(u).is_some_and(|r| d.tag != r.tag && d.tag != r.prev_tag) {
+        // Only an answer to one of our requests for this unit (its latest or one of the
+        // seven before): a forger off the path must guess a random 32-bit tag.
+        if t.window.get(u).is_some_and(|r| !r.answers(d.tag)) {
             self.stats.invalid += 1;
             return;
         }
@@ -935,6 +944,9 @@ impl Receiver {
             ca_state: p.ca_state,
         });
         p.loss_window.on_arrival(p.cc.cwnd());
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
@@ -956,7 +968,20 @@ impl Receiver {
             self.stats.invalid += 1;
             return;
         }
-        t.proofs_asked.remove(&p.block);
+        let answered = t.proofs_asked.remove(&p.block).map(|a| a.sent_at);
+        // Proofs asked before this one and still missing were probably lost (they travel
+        // the data's path, in order): after PROOF_REORDER later ones, ask again at once
+        // rather than one RTO per block when the verifier reaches them.
+        if let Some(at) = answered {
+            for (&b, a) in t.proofs_asked.iter_mut() {
+                if a.sent_at < at {
+                    a.passed = a.passed.saturating_add(1);
+                    if a.passed == PROOF_REORDER {
+                        t.proofs_due.insert(b);
+                    }
+                }
+            }
+        }
         self.last_heard = now;
         self.stats.proofs_received += 1;
         let failed = t.reasm.add_proof(p.block, p.cvs().collect());
@@ -998,25 +1023,45 @@ impl Receiver {
         }
     }
 
-    /// When the proof the next block waits for should be asked for again, if it is
-    /// missing.
+    /// When a proof should be asked for (again): at once for one due, or for the block the
+    /// verifier waits on if it was never asked; an RTO after the oldest unanswered request.
     fn proof_deadline(&self) -> Option<Time> {
         let t = self.transfer.as_ref()?;
-        let b = t.reasm.waiting_for_proof()?;
-        if t.proofs_due.contains(&b) {
+        if !t.proofs_due.is_empty() {
             return Some(Time::ZERO);
         }
-        let rto = self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial);
-        Some(t.proofs_asked.get(&b).map_or(Time::ZERO, |a| a.sent_at + rto))
+        if let Some(b) = t.reasm.waiting_for_proof()
+            && !t.proofs_asked.contains_key(&b)
+        {
+            return Some(Time::ZERO);
+        }
+        let rto = self.proof_rto();
+        t.proofs_asked.values().map(|a| a.sent_at + rto).min()
+    }
+
+    fn proof_rto(&self) -> Duration {
+        self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
     }
 
     /// Send the next due proof request, if any (not paced or window-limited: it is small
     /// and answered by one small datagram).
     fn transmit_proof(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if buf.len() < MAX_DATAGRAM {
+            return None; // the call contract's buffer, as for requests
+        }
         if self.proof_deadline().is_some_and(|d| now >= d) {
+            let rto = self.proof_rto();
             let t = self.transfer.as_mut()?;
-            if let Some(b) = t.reasm.waiting_for_proof() {
+            if let Some(b) = t.reasm.waiting_for_proof()
+                && !t.proofs_asked.contains_key(&b)
+            {
                 t.proofs_due.insert(b);
+            }
+            // Every request unanswered for an RTO goes again (not only the next block's).
+            for (&b, a) in &t.proofs_asked {
+                if a.sent_at + rto <= now {
+                    t.proofs_due.insert(b);
+                }
             }
         }
         if self.transfer.as_ref()?.proofs_due.is_empty() {
@@ -1038,7 +1083,7 @@ impl Receiver {
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
         let n = q.encode(buf).ok()?;
-        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now });
+        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now, passed: 0 });
         self.stats.proof_requests += 1;
         Some(n)
     }
@@ -1060,21 +1105,26 @@ impl Receiver {
         let was_app_limited = self.path.rate.is_app_limited();
 
         // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
-        // next new units (one contiguous range).
+        // next new units (one contiguous range). A controller that schedules re-requests
+        // after first-time requests (S1 §IV-D) gets the new units first, and lost units only
+        // when no new unit may be asked for.
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
+        let new_first = self.path.cc.new_units_first();
+        let new_allowed = self.new_units_allowed();
         let t = self.transfer.as_mut()?;
-        t.window.take_lost(n as usize, &mut units);
+        if !new_first || new_allowed == 0 {
+            t.window.take_lost(n as usize, &mut units);
+        }
         let retransmission = !units.is_empty();
         if !retransmission {
-            let count = n.min(self.new_units_allowed());
+            let count = n.min(new_allowed);
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
                 self.path.rate.mark_app_limited(inflight_before);
                 self.scratch = units;
                 return None;
             }
-            let t = self.transfer.as_mut()?;
             let next = t.window.next();
             units.extend(next..next + count);
             // The proofs of blocks starting in these units go out first.
@@ -1144,8 +1194,7 @@ impl Receiver {
                     }
                     r.sent_at = now;
                     r.tx = r.tx.saturating_add(1);
-                    r.prev_tag = r.tag;
-                    r.tag = tag;
+                    r.retag(tag);
                     r.req_id = req_id;
                     r.seq = seq;
                     r.snap = snap;
@@ -1157,7 +1206,7 @@ impl Receiver {
                     sent_at: now,
                     tx: 1,
                     tag,
-                    prev_tag: tag,
+                    prev_tags: [tag; PREV_TAGS],
                     req_id,
                     seq,
                     snap,

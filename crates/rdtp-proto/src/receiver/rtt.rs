@@ -11,11 +11,19 @@ pub struct RtoConfig {
     pub min: Duration,
     /// Ceiling for backoff (ndnget: 60 s).
     pub max: Duration,
+    /// RTTVAR multiplier K in `RTO = SRTT + K·RTTVAR` (RFC 6298 and seed 000: 4; ndnget's
+    /// `--rto-k` default: 8).
+    pub k: u32,
 }
 
 impl Default for RtoConfig {
     fn default() -> Self {
-        RtoConfig { initial: Duration::from_secs(1), min: Duration::from_millis(200), max: Duration::from_secs(60) }
+        RtoConfig {
+            initial: Duration::from_secs(1),
+            min: Duration::from_millis(200),
+            max: Duration::from_secs(60),
+            k: 4,
+        }
     }
 }
 
@@ -50,7 +58,8 @@ impl RttEstimator {
         }
     }
 
-    /// Take a sample (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4, K = 4); clears any backoff.
+    /// Take a sample (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4, K from the config); clears any
+    /// backoff.
     pub fn on_sample(&mut self, r: Duration) {
         match self.srtt {
             None => {
@@ -64,7 +73,7 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        self.base_rto = (srtt + 4 * self.rttvar).clamp(self.cfg.min, self.cfg.max);
+        self.base_rto = (srtt + self.cfg.k * self.rttvar).clamp(self.cfg.min, self.cfg.max);
         self.backoff = 0;
         self.min = Some(self.min.map_or(r, |m| m.min(r)));
         self.max = self.max.max(r);
@@ -157,5 +166,13 @@ mod tests {
         e.clear_backoff();
         assert_eq!(e.rto(), 200 * MS);
         assert_eq!(e.samples(), 2, "clearing the backoff takes no sample");
+    }
+
+    #[test]
+    fn k_scales_the_variance_term() {
+        // ndnget's K = 8: RTO = 100 + 8·50 = 500 ms after one 100 ms sample.
+        let mut e = RttEstimator::new(RtoConfig { k: 8, min: Duration::ZERO, ..RtoConfig::default() });
+        e.on_sample(100 * MS);
+        assert_eq!(e.rto(), 500 * MS);
     }
 }

@@ -677,14 +677,18 @@ fn answers(server: &mut Server, cat: &MemoryCatalog, out: &[(SocketAddr, Vec<u8>
     all
 }
 
-#[test]
-fn blocks_are_cached_only_once_verified_and_a_forged_block_never() {
-    // Three blocks (16 KiB, 16 KiB, 7232 bytes) in units of 1 KiB: 16 units per block.
-    let data: Vec<u8> = (0..40_000u32).map(|i| (i % 253) as u8).collect();
+/// An object of three blocks (16 KiB, 16 KiB, 7232 bytes; 16 units of 1 KiB per block) with
+/// bytes `i % m`, its EID and catalogue, a server and a router in front of it.
+fn three_blocks(m: u32) -> (Vec<u8>, Eid, MemoryCatalog, Server, Router) {
+    let data: Vec<u8> = (0..40_000u32).map(|i| (i % m) as u8).collect();
     let e = Eid::of(&data);
     let cat = MemoryCatalog::new([("big".to_string(), data.clone())]);
-    let mut server = open_server();
-    let mut r = router(|_| {});
+    (data, e, cat, open_server(), router(|_| {}))
+}
+
+#[test]
+fn blocks_are_cached_only_once_verified_and_a_forged_block_never() {
+    let (data, e, cat, mut server, mut r) = three_blocks(253);
     let t = Time::ZERO;
     let unit = 1024u16;
 
@@ -784,11 +788,7 @@ fn blocks_are_cached_only_once_verified_and_a_forged_block_never() {
 
 #[test]
 fn a_forged_proof_caches_nothing_and_proofs_from_strangers_are_ignored() {
-    let data: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
-    let e = Eid::of(&data);
-    let cat = MemoryCatalog::new([("big".to_string(), data.clone())]);
-    let mut server = open_server();
-    let mut r = router(|_| {});
+    let (_, e, cat, mut server, mut r) = three_blocks(251);
     let t = Time::ZERO;
     r.handle_datagram(t, addr(RX1), &request_units(e, 1024, 1, 0, 16));
     let out = drain(&mut r);

@@ -28,8 +28,10 @@
 //! Malformed input never panics: it is dropped (not rdtp) or answered with a Nack.
 
 mod catalog;
+mod share;
 
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
+pub use share::ShareConfig;
 
 use std::net::SocketAddr;
 
@@ -58,6 +60,8 @@ pub struct ServerConfig {
     pub max_reply_bytes: u64,
     /// Address validation (tokens, the 3× limit toward unvalidated addresses).
     pub validation: ValidationConfig,
+    /// The send budget and its fair share between sources ([`share`]; off by default).
+    pub share: ShareConfig,
 }
 
 impl Default for ServerConfig {
@@ -69,6 +73,7 @@ impl Default for ServerConfig {
             max_units_per_request: 256,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             validation: ValidationConfig::default(),
+            share: ShareConfig::default(),
         }
     }
 }
@@ -90,6 +95,8 @@ pub struct ServerStats {
     pub retries: u64,
     /// Proof requests (verified streaming).
     pub proofs: u64,
+    /// Requests refused with `Busy`: their source was over its share of the send budget.
+    pub busy: u64,
 }
 
 /// The stateless server core.
@@ -97,6 +104,7 @@ pub struct ServerStats {
 pub struct Server {
     config: ServerConfig,
     validator: Validator,
+    share: share::FairShare,
     stats: ServerStats,
 }
 
@@ -108,7 +116,12 @@ impl Default for Server {
 
 impl Server {
     pub fn new(config: ServerConfig) -> Self {
-        Server { validator: Validator::new(config.validation.clone()), config, stats: ServerStats::default() }
+        Server {
+            validator: Validator::new(config.validation.clone()),
+            share: share::FairShare::new(config.share.clone()),
+            config,
+            stats: ServerStats::default(),
+        }
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -117,6 +130,12 @@ impl Server {
 
     pub fn stats(&self) -> &ServerStats {
         &self.stats
+    }
+
+    /// Sources that asked for Data recently (as the fair share last counted them; 0 when
+    /// no send budget is configured).
+    pub fn active_sources(&self) -> usize {
+        self.share.active()
     }
 
     /// Largest datagram a reply to a request with this `unit` can produce.
@@ -194,7 +213,7 @@ impl Server {
             return ReplyKind::Retry { tag, token: self.validator.issue(now, from) };
         }
         match packet {
-            Packet::Request(req) => self.classify_request(catalog, req),
+            Packet::Request(req) => self.classify_request(now, from, catalog, req),
             Packet::ResolveRequest(r) => {
                 self.stats.resolves += 1;
                 classify_resolve(catalog, r)
@@ -211,7 +230,13 @@ impl Server {
         }
     }
 
-    fn classify_request<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, req: Request<'a>) -> ReplyKind<'a> {
+    fn classify_request<'a, C: Catalog + ?Sized>(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        catalog: &'a C,
+        req: Request<'a>,
+    ) -> ReplyKind<'a> {
         self.stats.requests += 1;
         let echo =
             |code, detail| ReplyKind::Nack(NackInfo { code, tag: req.tag, eid: req.eid, range: req.range, detail });
@@ -227,6 +252,10 @@ impl Server {
         let Some(size) = catalog.size_of(&req.eid) else {
             return echo(NackCode::UnknownContent, "no object with this EID");
         };
+        if !self.share.admit(now, from, reply_bytes) {
+            self.stats.busy += 1;
+            return echo(NackCode::Busy, "over this source's share of the server's send budget");
+        }
         ReplyKind::Data(DataCursor {
             tag: req.tag,
             eid: req.eid,

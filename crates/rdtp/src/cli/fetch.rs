@@ -53,6 +53,19 @@ pub struct Args {
     /// bbrp_pace 8 is 2); short for the key probe_gain=G.
     #[arg(long, value_name = "G")]
     pub probe_gain: Option<f64>,
+    /// Initial window in units, as ndnget's --init-cwnd: short for the key init_cwnd of the
+    /// controller (aimd, cubic, sirc, bbr-cd, the bbr family).
+    #[arg(long, value_name = "N")]
+    pub init_cwnd: Option<f64>,
+    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step).
+    #[arg(long, value_name = "X")]
+    pub aimd_step: Option<f64>,
+    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta).
+    #[arg(long, value_name = "X")]
+    pub aimd_beta: Option<f64>,
+    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta).
+    #[arg(long, value_name = "X")]
+    pub cubic_beta: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).
     #[arg(long, value_name = "N", conflicts_with = "unit")]
     pub mtu: Option<usize>,
@@ -68,6 +81,9 @@ pub struct Args {
     /// Maximum retransmission timeout, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     pub max_rto: u64,
+    /// RTTVAR multiplier K of the retransmission timeout SRTT + K·RTTVAR (ndnget: 8).
+    #[arg(long, value_name = "K", default_value_t = 4)]
+    pub rto_k: u32,
     /// Give up after this many seconds without an answer from the server.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,
@@ -121,8 +137,41 @@ pub struct Args {
     pub interval: Option<Duration>,
     /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
     /// server's --tcp-cc controls it; the content is still checked against its EID).
-    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt", "initial_rate", "interval"])]
+    #[arg(long, conflicts_with_all = [
+        "window", "probe_gain", "init_cwnd", "aimd_step", "aimd_beta", "cubic_beta", "mtu", "unit", "recv_window",
+        "log_cwnd", "log_rtt", "initial_rate", "interval",
+    ])]
     pub tcp: bool,
+}
+
+/// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
+/// `init_cwnd`, `--aimd-step`/`--aimd-beta` are aimd's `step`/`beta` and `--cubic-beta` is
+/// cubic's `beta` (refused with other controllers, so `--aimd-beta` never sets cubic's beta).
+fn ndnget_options(
+    spec: &str,
+    init_cwnd: Option<f64>,
+    aimd_step: Option<f64>,
+    aimd_beta: Option<f64>,
+    cubic_beta: Option<f64>,
+) -> Result<String> {
+    let name = spec.split(':').next().unwrap_or(spec);
+    let mut out = spec.to_string();
+    let mut add = |key: &str, v: Option<f64>, only: Option<(&str, &str)>| -> Result<()> {
+        let Some(v) = v else { return Ok(()) };
+        if let Some((cc, option)) = only
+            && name != cc
+        {
+            return Err(Error::Usage(format!("{option} is for --cc {cc}, not {name}")));
+        }
+        out.push(if out.contains(':') { ',' } else { ':' });
+        out.push_str(&format!("{key}={v}"));
+        Ok(())
+    };
+    add("init_cwnd", init_cwnd, None)?;
+    add("step", aimd_step, Some(("aimd", "--aimd-step")))?;
+    add("beta", aimd_beta, Some(("aimd", "--aimd-beta")))?;
+    add("beta", cubic_beta, Some(("cubic", "--cubic-beta")))?;
+    Ok(out)
 }
 
 /// `--initial-rate`: payload bytes/s, or `None` for the normal start (no option, or `auto`
@@ -199,8 +248,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
+    let cc = ndnget_options(&a.cc, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
     let mut fetch = Fetch::new(server, target.clone())
-        .cc(cc_config(&a.cc, a.window, a.probe_gain)?)
+        .cc(cc_config(&cc, a.window, a.probe_gain)?)
+        .rto_k(a.rto_k)
         .reorder_threshold(a.reorder_threshold)
         .min_rto(Duration::from_millis(a.min_rto))
         .max_rto(Duration::from_millis(a.max_rto))
@@ -289,5 +340,27 @@ pub(crate) fn describe(target: &Target) -> String {
     match target {
         Target::Name(n) => format!("name {n:?}"),
         Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ndnget_options_become_keys_of_their_controller_only() {
+        assert_eq!(ndnget_options("cubic", Some(1.0), None, None, Some(0.8)).unwrap(), "cubic:init_cwnd=1,beta=0.8");
+        assert_eq!(
+            ndnget_options("aimd:rto_only=true", None, Some(2.0), Some(0.6), None).unwrap(),
+            "aimd:rto_only=true,step=2,beta=0.6"
+        );
+        assert_eq!(ndnget_options("bbr-cd", Some(4.0), None, None, None).unwrap(), "bbr-cd:init_cwnd=4");
+        let e = ndnget_options("cubic", None, None, Some(0.6), None).unwrap_err();
+        assert_eq!((e.exit_code(), e.to_string().contains("--aimd-beta is for --cc aimd")), (2, true), "{e}");
+        assert!(ndnget_options("aimd", None, None, None, Some(0.6)).is_err());
+        // The spec then parses as usual: bbr's init_cwnd is an integer.
+        assert!(cc_config("bbr:init_cwnd=1.5", None, None).is_err());
+        assert!(matches!(cc_config("cubic:init_cwnd=1,beta=0.8", None, None),
+            Ok(rdtp_proto::cc::CcConfig::Cubic(c)) if c.beta == 0.8 && c.init_cwnd == 1.0));
     }
 }

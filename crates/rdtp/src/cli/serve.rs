@@ -44,6 +44,11 @@ pub struct Args {
     /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
     #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
     pub pattern: Option<String>,
+    /// Most Data this server sends (e.g. 1Gbps), shared evenly between the sources asking
+    /// now; a source over its share gets Busy, which receivers take as congestion (seed 000
+    /// §6's token-bucket send queue). Default: no limit.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
     #[command(flatten)]
     pub validation: super::ValidationArgs,
     /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
@@ -71,12 +76,21 @@ pub fn run(a: Args) -> Result<i32> {
     if !(a.rescan.is_finite() && a.rescan >= 0.0) {
         return Err(Error::Usage("--rescan must be a number of seconds ≥ 0".into()));
     }
+    let rate = match a.max_rate.as_deref() {
+        None => None,
+        Some(r) => match rdtp_units::parse_rate(r) {
+            Ok(bps) if bps > 0.0 => Some(bps / 8.0),
+            Ok(_) => return Err(Error::Usage("--max-rate must be above zero".into())),
+            Err(e) => return Err(Error::Usage(format!("invalid --max-rate: {e}"))),
+        },
+    };
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
         config: ServerConfig {
             id: a.id,
             max_units_per_request: a.max_units,
             validation: a.validation.config(),
+            share: rdtp_proto::server::ShareConfig { rate, ..Default::default() },
             ..ServerConfig::default()
         },
     };
