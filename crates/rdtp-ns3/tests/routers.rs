@@ -175,7 +175,13 @@ fn a_router_on_the_wifi_ap_serves_its_stations() {
         assert_eq!((flow["completed"].as_str(), flow["bytes"].as_str()), ("1", "2000000"), "{flow:?}");
     }
     assert_eq!(f[2]["sources"], "ap:100.0%", "the late station fetches from the AP's store");
-    assert_eq!(producer(run, "server", "data_bytes"), 2_000_000, "the server sent the object once");
+    // The server sends the object once, give or take the units a station asked for again
+    // while the AP still held them in staging, waiting for its own proof round trip
+    // (verify-before-cache: a unit is in the store only once its block verified, so such a
+    // re-request is a miss and goes upstream). How many depends on the stations' losses on
+    // the WiFi hop: none to 2.4 % here.
+    let sent = producer(run, "server", "data_bytes");
+    assert!((2_000_000..=2_100_000).contains(&sent), "the server sent {sent} bytes for a 2 MB object");
     let sums = check_cs_totals(run);
     assert!(sums["ap"]["cs_hits"] >= 2_000_000u64.div_ceil(UNIT), "{sums:?}");
 }

@@ -19,6 +19,7 @@
 //! pending ones on every turn ([`crate::signals`]), so the reader's caller can clean up
 //! (remove a partial output file) instead of the process dying mid-write.
 
+use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +47,9 @@ pub const DEFAULT_MTU: usize = 1500;
 /// The reader wakes the driver after freeing this many bytes of receive window (and
 /// whenever it has read everything that was ready).
 const WAKE_AFTER_BYTES: usize = 256 << 10;
+
+/// Most bytes taken from the receiver at once (whole buffers, no copy under the lock).
+const TAKE_BYTES: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug)]
 enum UnitChoice {
@@ -239,7 +243,19 @@ impl Fetch {
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
             .map_err(|e| Error::network("cannot start the fetch thread", e))?;
-        Ok(FetchReader { shared, thread: Some(thread), clock, server, cc_name, unit, unwoken: 0, informed })
+        Ok(FetchReader {
+            shared,
+            thread: Some(thread),
+            clock,
+            server,
+            cc_name,
+            unit,
+            unwoken: 0,
+            informed,
+            local: VecDeque::new(),
+            local_off: 0,
+            spent: Vec::new(),
+        })
     }
 }
 
@@ -420,9 +436,10 @@ pub struct Progress {
 ///
 /// `read` returns `Ok(0)` only after the whole object arrived and matched its EID. On
 /// failure it returns an `io::Error` wrapping this crate's [`Error`] (recover it with
-/// [`Error::from_io`], or call [`FetchReader::error`]). Bytes are handed out as they
-/// arrive in order, before the final EID check: a reader that must not see unverified
-/// data should buffer until `Ok(0)`. Dropping the reader stops the transfer.
+/// [`Error::from_io`], or call [`FetchReader::error`]). Bytes are handed out in order once
+/// their 16 KiB block verified against the EID (unless verification was turned off), so
+/// no byte read is unverified. [`FetchReader::read_buffers`] hands them out without a
+/// copy. Dropping the reader stops the transfer.
 pub struct FetchReader {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -432,6 +449,12 @@ pub struct FetchReader {
     unit: u16,
     unwoken: usize,
     informed: Option<f64>,
+    /// Buffers taken from the receiver and not yet read: `Read` copies out of them without
+    /// the lock (the first `local_off` bytes of the front one are read).
+    local: VecDeque<Vec<u8>>,
+    local_off: usize,
+    /// Buffers read out, handed back to the receiver on the next take.
+    spent: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for FetchReader {
@@ -583,14 +606,26 @@ fn failure_of(g: &Inner) -> Option<Error> {
     })
 }
 
-impl Read for FetchReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
+impl FetchReader {
+    /// Take the next verified bytes as whole buffers (≤ 16 KiB each, up to 1 MiB in all),
+    /// without copying them: `out` is emptied (its buffers go back to the receiver for
+    /// reuse: pass the same `Vec` every time) and filled. Waits until some are ready;
+    /// `Ok(0)` only after the whole object arrived and verified. Errors as
+    /// [`Read::read`]'s. Mixing it with `read` is fine: it hands out what `read` left first.
+    pub fn read_buffers(&mut self, out: &mut Vec<Vec<u8>>) -> io::Result<usize> {
+        if !self.local.is_empty() {
+            out.clear();
+            let mut n = 0;
+            while let Some(mut b) = self.local.pop_front() {
+                b.drain(..std::mem::take(&mut self.local_off));
+                n += b.len();
+                out.push(b);
+            }
+            return Ok(n);
         }
         let mut g = self.shared.lock();
         loop {
-            let n = g.rx.read(buf);
+            let n = g.rx.read_buffers(TAKE_BYTES, out);
             if n > 0 {
                 let drained = g.rx.readable() == 0;
                 drop(g);
@@ -612,6 +647,39 @@ impl Read for FetchReader {
             }
             g = self.shared.cond.wait(g).unwrap_or_else(|p| p.into_inner());
         }
+    }
+}
+
+impl Read for FetchReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.local.is_empty() {
+            // The buffers read out go back to the receiver for reuse.
+            let mut taken = std::mem::take(&mut self.spent);
+            let n = self.read_buffers(&mut taken)?;
+            self.local.extend(taken.drain(..));
+            self.spent = taken;
+            if n == 0 {
+                return Ok(0);
+            }
+        }
+        // Copy outside the lock, so the driver thread never waits for this copy.
+        let mut n = 0;
+        while n < buf.len() {
+            let Some(front) = self.local.front() else { break };
+            let from = &front[self.local_off..];
+            let k = from.len().min(buf.len() - n);
+            buf[n..n + k].copy_from_slice(&from[..k]);
+            n += k;
+            self.local_off += k;
+            if self.local_off == front.len() {
+                self.spent.extend(self.local.pop_front());
+                self.local_off = 0;
+            }
+        }
+        Ok(n)
     }
 }
 

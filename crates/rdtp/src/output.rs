@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-const BUFFER: usize = 1 << 20;
+/// Small writes are gathered up to this; the fetch's batches of verified blocks (usually
+/// larger) go straight to the file without being copied here.
+const BUFFER: usize = 64 << 10;
 
 /// Longest file name most file systems take (`NAME_MAX`); the temporary name is cut to fit.
 const NAME_MAX: usize = 255;

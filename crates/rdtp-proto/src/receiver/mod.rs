@@ -205,6 +205,13 @@ struct ProofAsk {
     /// Proofs asked for later that arrived before this one (3 → presumed lost, as a unit
     /// passed by three later ones is, seed 000 §3.4).
     passed: u8,
+    /// Units requested after this proof that arrived before it (it left first and travels
+    /// the same path: 3 → presumed lost). Groups make proofs rare (one per 512 KiB), so
+    /// later proofs come too late to tell; this rule fires once per block, as a router
+    /// that serves units from its store but forwards the proof can make it look lost.
+    passed_by_data: u8,
+    /// Whether `passed_by_data` already made this block's proof be asked again.
+    early_used: bool,
 }
 
 /// Later proofs that must arrive before an earlier unanswered one is asked for again.
@@ -465,6 +472,15 @@ impl Receiver {
         self.transfer.as_mut().map_or(0, |t| t.reasm.read(buf))
     }
 
+    /// Move in-order bytes into `out` as whole buffers, without copying them (what
+    /// [`Receiver::read`] gives, in the receiver's own ≤ 16 KiB block buffers): at least one
+    /// buffer if any bytes are ready, more while the total stays within `max`. Returns the
+    /// bytes moved (0 if none are ready). `out` is emptied first and its buffers kept for
+    /// reuse, so passing the same `Vec` each time recycles them.
+    pub fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
+        self.transfer.as_mut().map_or(0, |t| t.reasm.take(max, out))
+    }
+
     /// When [`Receiver::handle_timeout`] must next be called, if at all.
     pub fn poll_timeout(&self) -> Option<Time> {
         match &self.phase {
@@ -604,7 +620,7 @@ impl Receiver {
             size,
             units,
             window: Window::default(),
-            reasm: Reassembly::new(self.cfg.unit, eid, size, self.cfg.verify),
+            reasm: Reassembly::new(self.cfg.unit, eid, size, self.cfg.verify, self.cfg.recv_window),
             proofs_due: Default::default(),
             proofs_asked: Default::default(),
             origin_units: Default::default(),
@@ -863,6 +879,15 @@ impl Receiver {
             return;
         };
         let rec = arrival.before;
+        for (&b, a) in t.proofs_asked.iter_mut() {
+            if rec.sent_at > a.sent_at && !a.early_used {
+                a.passed_by_data = a.passed_by_data.saturating_add(1);
+                if a.passed_by_data == PROOF_REORDER {
+                    a.early_used = true;
+                    t.proofs_due.insert(b);
+                }
+            }
+        }
         let in_order = u == t.reasm.una();
         let source = ServedBy { node: d.served_by, hops: d.hops, cached: d.flags.contains(DataFlags::CACHED) };
         self.stats.units_received += 1;
@@ -1083,7 +1108,8 @@ impl Receiver {
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
         let n = q.encode(buf).ok()?;
-        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now, passed: 0 });
+        let early_used = t.proofs_asked.get(&b).is_some_and(|a| a.early_used);
+        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now, passed: 0, passed_by_data: 0, early_used });
         self.stats.proof_requests += 1;
         Some(n)
     }

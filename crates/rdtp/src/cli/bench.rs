@@ -1,10 +1,15 @@
-//! `rdtp bench loopback` — goodput and resource use of the real processes.
+//! `rdtp bench loopback` — goodput and resource use of the real processes, rdtp beside
+//! kernel TCP in the same run.
 //!
-//! Not a timed test: for each run it starts `rdtp serve --pattern SIZE` (a generated
-//! object, no disk) and `rdtp fetch ... -o /dev/null --json` as child processes of this
-//! executable on 127.0.0.1, reaps the client with `wait4` to get its rusage, then stops
-//! the server with SIGTERM and reaps it too. It prints goodput, CPU seconds (user + sys)
-//! and peak RSS of both sides.
+//! Not a timed test. It writes a file of `--size` random bytes into a temporary directory
+//! (so it sits in the page cache; `--file` serves a file of yours instead, `--pattern`
+//! the generated pattern, which costs the server CPU to generate) and, for each run,
+//! starts `rdtp serve DIR` and `rdtp fetch ... -o /dev/null --json` as child processes of
+//! this executable on 127.0.0.1, then the kernel-TCP baseline (`rdtp serve --tcp
+//! --tcp-cc bbr` and `rdtp fetch --tcp`, which verifies the content against its EID too)
+//! unless `--no-tcp`. The clients' CPU time (user + sys) and peak RSS come from `wait4`;
+//! the servers' CPU time from `/proc/PID/stat` just before and after the fetch, so the
+//! hashing of the directory at start-up is not counted. `--json FILE` writes the rows.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -19,8 +24,8 @@ use super::{cc_config, cc_spec, to_stdout};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1.
-    Loopback(BenchArgs),
+    /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1, beside kernel TCP.
+    Loopback(LoopbackArgs),
     /// A fetch through `rdtp route` (cold store, then warm) beside a direct fetch, over 127.0.0.1.
     Router(BenchArgs),
 }
@@ -40,6 +45,29 @@ pub struct BenchArgs {
     /// Print Markdown table rows (with the command line) for docs/BENCHMARKS.md.
     #[arg(long)]
     pub markdown: bool,
+}
+
+/// Options of `rdtp bench loopback`.
+#[derive(clap::Args, Debug)]
+pub struct LoopbackArgs {
+    #[command(flatten)]
+    pub common: BenchArgs,
+    /// Serve this file (fetched by name) instead of a temporary file of `--size` random bytes.
+    #[arg(long, value_name = "FILE", conflicts_with = "pattern")]
+    pub file: Option<std::path::PathBuf>,
+    /// Serve the generated pattern (`serve --pattern`) instead of a file: the server then
+    /// spends CPU generating the bytes it sends.
+    #[arg(long)]
+    pub pattern: bool,
+    /// Skip the kernel-TCP baseline.
+    #[arg(long)]
+    pub no_tcp: bool,
+    /// Congestion control of the kernel-TCP baseline.
+    #[arg(long, value_name = "CC", default_value = "bbr")]
+    pub tcp_cc: String,
+    /// Also write the rows as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
 }
 
 pub fn run(cmd: BenchCommand) -> Result<i32> {
@@ -122,11 +150,22 @@ impl Drop for Guard {
     }
 }
 
+/// One fetch of the loopback bench.
+#[derive(serde::Serialize)]
 struct Row {
-    goodput_mbps: f64,
+    run: u32,
+    transport: String,
+    bytes: u64,
     elapsed_s: f64,
-    client: Usage,
-    server: Usage,
+    goodput_mbps: f64,
+    /// Goodput over the kernel-TCP fetch's of the same run.
+    vs_tcp: Option<f64>,
+    client_cpu_s: f64,
+    client_cpu_s_per_gib: f64,
+    client_max_rss_mib: f64,
+    server_cpu_s: f64,
+    server_cpu_s_per_gib: f64,
+    server_max_rss_mib: f64,
 }
 
 /// Read `stderr` up to the "rdtp: serving … on ADDR" (or "rdtp: routing on ADDR …") line.
@@ -206,8 +245,20 @@ impl Daemon {
 /// Run `rdtp fetch ADDR pattern -o /dev/null --json --cc CC` to completion: its usage and
 /// the JSON summary it printed.
 pub(super) fn fetch(exe: &std::path::Path, addr: &str, cc: &str) -> Result<(Usage, serde_json::Value)> {
+    fetch_with(exe, addr, PATTERN_NAME, &["--cc", cc])
+}
+
+/// Run `rdtp fetch ADDR NAME -o /dev/null --json -q EXTRA…` to completion: its usage and
+/// the JSON summary it printed.
+pub(super) fn fetch_with(
+    exe: &std::path::Path,
+    addr: &str,
+    name: &str,
+    extra: &[&str],
+) -> Result<(Usage, serde_json::Value)> {
     let client = Command::new(exe)
-        .args(["fetch", addr, PATTERN_NAME, "-o", "/dev/null", "--json", "-q", "--cc", cc])
+        .args(["fetch", addr, name, "-o", "/dev/null", "--json", "-q"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -232,50 +283,169 @@ pub(super) fn fetch(exe: &std::path::Path, addr: &str, cc: &str) -> Result<(Usag
     Ok((usage, v))
 }
 
-fn one_run(exe: &std::path::Path, size: &str, cc: &str) -> Result<Row> {
-    let server = Daemon::start(exe, &["serve", "--listen", "127.0.0.1:0", "--pattern", size])?;
-    let fetched = fetch(exe, &server.addr, cc);
-    let (server_usage, _) = server.stop()?;
-    let (client_usage, v) = fetched?;
-    Ok(Row {
-        goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
-        elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
-        client: client_usage,
-        server: server_usage,
+/// What the loopback bench serves, and the name to fetch.
+struct Served {
+    args: Vec<String>,
+    name: String,
+    bytes: u64,
+    /// The temporary directory to remove at the end, if we made one.
+    temp: Option<std::path::PathBuf>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(d) = &self.temp {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Write `bytes` pseudo-random bytes (BLAKE3's output stream: incompressible, and fast
+/// to make) to a file in a new temporary directory.
+fn temp_object(bytes: u64) -> Result<Served> {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("rdtp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create the bench directory", e))?;
+    let served = Served {
+        args: vec![dir.to_string_lossy().into_owned()],
+        name: "object.bin".into(),
+        bytes,
+        temp: Some(dir.clone()),
+    };
+    let f = std::fs::File::create(dir.join(&served.name)).map_err(|e| Error::io("cannot create the bench file", e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut xof = blake3::Hasher::new().update(b"rdtp bench loopback").finalize_xof();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        xof.fill(&mut buf[..n]);
+        w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write the bench file", e))?;
+        left -= n as u64;
+    }
+    w.flush().map_err(|e| Error::io("cannot write the bench file", e))?;
+    Ok(served)
+}
+
+fn served(a: &LoopbackArgs, bytes: u64) -> Result<Served> {
+    if a.pattern {
+        return Ok(Served {
+            args: vec!["--pattern".into(), bytes.to_string()],
+            name: PATTERN_NAME.into(),
+            bytes,
+            temp: None,
+        });
+    }
+    let Some(file) = &a.file else { return temp_object(bytes) };
+    let meta = std::fs::metadata(file).map_err(|e| Error::io(format!("cannot use --file {}", file.display()), e))?;
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(Error::Usage(format!("--file {} is not a file in a directory", file.display())));
+    };
+    if !meta.is_file() {
+        return Err(Error::Usage(format!("--file {} is not a regular file", file.display())));
+    }
+    let dir = if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir };
+    Ok(Served {
+        args: vec![dir.to_string_lossy().into_owned()],
+        name: name.to_string_lossy().into_owned(),
+        bytes: meta.len(),
+        temp: None,
     })
 }
 
-fn loopback(a: BenchArgs) -> Result<i32> {
-    let bytes = a.check()?;
+/// One fetch: start the server, fetch, stop it.
+fn one_fetch(exe: &std::path::Path, run: u32, what: &Served, tcp_cc: Option<&str>, cc: &str) -> Result<Row> {
+    let mut args: Vec<&str> = vec!["serve", "--listen", "127.0.0.1:0"];
+    if let Some(tcc) = tcp_cc {
+        args.extend(["--tcp", "--tcp-cc", tcc]);
+    }
+    args.extend(what.args.iter().map(String::as_str));
+    let server = Daemon::start(exe, &args)?;
+    let pid = server.guard.pid();
+    let before = super::bench_router::cpu_seconds(pid)?;
+    let extra: Vec<&str> = if tcp_cc.is_some() { vec!["--tcp"] } else { vec!["--cc", cc] };
+    let fetched = fetch_with(exe, &server.addr, &what.name, &extra);
+    let after = super::bench_router::cpu_seconds(pid);
+    let (server_usage, _) = server.stop()?;
+    let (client, v) = fetched?;
+    let server_cpu = after? - before;
+    let gib = what.bytes as f64 / f64::from(1u32 << 30);
+    Ok(Row {
+        run,
+        transport: match tcp_cc {
+            Some(t) => format!("kernel TCP {t}"),
+            None => format!("rdtp {cc}"),
+        },
+        bytes: what.bytes,
+        elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
+        goodput_mbps: v["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
+        vs_tcp: None,
+        client_cpu_s: client.cpu_s,
+        client_cpu_s_per_gib: client.cpu_s / gib,
+        client_max_rss_mib: client.max_rss_mib,
+        server_cpu_s: server_cpu,
+        server_cpu_s_per_gib: server_cpu / gib,
+        server_max_rss_mib: server_usage.max_rss_mib,
+    })
+}
+
+fn loopback(a: LoopbackArgs) -> Result<i32> {
+    let bytes = a.common.check()?;
     let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
+    let what = served(&a, bytes)?;
+    if what.bytes == 0 {
+        return Err(Error::Usage("the object to fetch is empty".into()));
+    }
     let mut rows = Vec::new();
-    for i in 0..a.runs {
-        let r = one_run(&exe, &bytes.to_string(), &a.cc)?;
-        rows.push(vec![
-            (i + 1).to_string(),
-            human_size(bytes),
-            a.cc.clone(),
-            format!("{:.3}", r.elapsed_s),
-            format!("{:.1}", r.goodput_mbps),
-            format!("{:.2}", r.client.cpu_s),
-            format!("{:.1}", r.client.max_rss_mib),
-            format!("{:.2}", r.server.cpu_s),
-            format!("{:.1}", r.server.max_rss_mib),
-        ]);
+    for run in 1..=a.common.runs {
+        let mut r = one_fetch(&exe, run, &what, None, &a.common.cc)?;
         std::thread::sleep(Duration::from_millis(100));
+        if !a.no_tcp {
+            let t = one_fetch(&exe, run, &what, Some(&a.tcp_cc), &a.common.cc)?;
+            if t.goodput_mbps > 0.0 {
+                r.vs_tcp = Some(r.goodput_mbps / t.goodput_mbps);
+            }
+            rows.push(r);
+            rows.push(t);
+            std::thread::sleep(Duration::from_millis(100));
+        } else {
+            rows.push(r);
+        }
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&rows).map_err(|e| Error::Runtime(format!("JSON: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     }
     let header = [
         ("run", true),
+        ("transport", false),
         ("size", true),
-        ("cc", false),
         ("time (s)", true),
         ("goodput (Mbit/s)", true),
-        ("client CPU (s)", true),
+        ("× TCP", true),
+        ("client CPU (s/GiB)", true),
         ("client max RSS (MiB)", true),
-        ("server CPU (s)", true),
+        ("server CPU (s/GiB)", true),
         ("server max RSS (MiB)", true),
     ];
-    to_stdout(&table(a.markdown, &header, &rows))?;
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.run.to_string(),
+                r.transport.clone(),
+                human_size(r.bytes),
+                format!("{:.3}", r.elapsed_s),
+                format!("{:.1}", r.goodput_mbps),
+                r.vs_tcp.map_or_else(String::new, |x| format!("{x:.2}")),
+                format!("{:.2}", r.client_cpu_s_per_gib),
+                format!("{:.1}", r.client_max_rss_mib),
+                format!("{:.2}", r.server_cpu_s_per_gib),
+                format!("{:.1}", r.server_max_rss_mib),
+            ]
+        })
+        .collect();
+    to_stdout(&table(a.common.markdown, &header, &cells))?;
     Ok(EXIT_OK)
 }
 

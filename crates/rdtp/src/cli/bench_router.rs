@@ -17,7 +17,7 @@ use super::serve::PATTERN_NAME;
 use super::to_stdout;
 
 /// CPU seconds (user + system) process `pid` has used so far.
-fn cpu_seconds(pid: libc::pid_t) -> Result<f64> {
+pub(super) fn cpu_seconds(pid: libc::pid_t) -> Result<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| Error::network("/proc/PID/stat", e))?;
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");

@@ -13,7 +13,7 @@ pub mod tcp;
 pub mod testbed;
 pub mod wifi;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -111,11 +111,13 @@ pub enum Sink<'a> {
 /// Copy the object from `reader` to `sink`, updating `bar`. Read failures keep the fetch's
 /// error (exit codes 1, 3, 5, 6); write failures become I/O errors (exit code 4).
 pub fn copy_object(reader: &mut FetchReader, mut sink: Sink<'_>, bar: Option<&ProgressBar>) -> Result<u64> {
-    let mut buf = vec![0u8; 256 << 10];
+    // The receiver's verified block buffers are written as they are (one `writev` per
+    // batch), not copied into a buffer of ours first (issue 12).
+    let mut bufs: Vec<Vec<u8>> = Vec::new();
     let mut total = 0u64;
     let mut sized = false;
     loop {
-        let n = match reader.read(&mut buf) {
+        let n = match reader.read_buffers(&mut bufs) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -124,7 +126,7 @@ pub fn copy_object(reader: &mut FetchReader, mut sink: Sink<'_>, bar: Option<&Pr
             }
         };
         if let Sink::Write(w) = &mut sink {
-            w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write the output", e))?;
+            write_all_vectored(&mut **w, &bufs).map_err(|e| Error::io("cannot write the output", e))?;
         }
         total += n as u64;
         if let Some(bar) = bar {
@@ -139,6 +141,22 @@ pub fn copy_object(reader: &mut FetchReader, mut sink: Sink<'_>, bar: Option<&Pr
         w.flush().map_err(|e| Error::io("cannot write the output", e))?;
     }
     Ok(total)
+}
+
+/// Write every byte of `bufs`, in order, with as few `write_vectored` calls as the writer allows.
+fn write_all_vectored(w: &mut dyn Write, bufs: &[Vec<u8>]) -> std::io::Result<()> {
+    let mut slices: Vec<std::io::IoSlice<'_>> =
+        bufs.iter().filter(|b| !b.is_empty()).map(|b| std::io::IoSlice::new(b)).collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match w.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Write `text` to stderr, ignoring failures (a closed stderr must not turn success into a panic).
