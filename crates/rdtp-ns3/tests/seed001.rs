@@ -123,3 +123,31 @@ fn impairments_deliver_each_packet_once() {
     let at_ap = run["routers"]["ap"]["units_requested"].as_integer().unwrap() as f64;
     assert_eq!(at_ap, asked, "the AP saw {at_ap} unit requests, the consumers sent {asked}");
 }
+
+#[test]
+fn a_malformed_outage_is_a_usage_error_before_any_run() {
+    // S1 §IV-D's Table I sweeps the outage against none (`""`); a bad value anywhere in the
+    // sweep stops rdtp-sim with the value named, before ns-3 runs (no output directory).
+    let dir = TempDir::new("s1-bad-outage");
+    let scenario = dir.0.join("t.toml");
+    let out = dir.0.join("out");
+    let file = "[scenario]\nname = \"t\"\nduration = 10.0\n[topology]\nkind = \"wifi\"\n\
+                [[flow]]\nkind = \"rdtp\"\ncc = \"bbr-cd\"\nsize = \"1MB\"\n\
+                [sweep]\n\"topology.outage\" = [\"\", \"5-37\"]\n";
+    fs::write(&scenario, file).unwrap();
+    let o = std::process::Command::new(common::SIM).arg(&scenario).arg("--out").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("topology.outage '5-37': want start:end"), "{stderr}");
+    assert!(!out.exists());
+    // Without the bad point: the empty one passes no --Outage to ns-3 (which rejects an
+    // empty value), the other passes it on.
+    fs::write(&scenario, file.replace("\"5-37\"", "\"5:37\"")).unwrap();
+    let o = std::process::Command::new(common::SIM).arg(&scenario).arg("--dry-run").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(!lines[0].contains("--Outage"), "{}", lines[0]);
+    assert!(lines[1].contains(" --Outage=5:37"), "{}", lines[1]);
+}
