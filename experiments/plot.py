@@ -576,7 +576,8 @@ def s1_runs(out):
         agg = sum(num(f["bytes"], S1_SIZE) for f in fin) * 8 / span / 1e6 if fin and span > 0 else float("nan")
         run = {"seed": int(r["seed"]), "dir": r["_dir"], "flows": flows, "goodput": sum(per), "per_flow": per,
                "aggregate": agg,
-               "rtt": sum(rtts) / len(rtts) if rtts else float("nan"), "done": done, "outage": r.get("outage", "")}
+               "rtt": sum(rtts) / len(rtts) if rtts else float("nan"), "done": done,
+               "outage": r.get("topology.outage", r.get("outage", ""))}
         groups.setdefault((scheme, unit), []).append(run)
     return groups
 
@@ -635,6 +636,11 @@ def s1_goodput(out, png, title, lossy):
             row = (f"| {s} | {unit} | {sum(r['done'] for r in rs)}/{len(rs)}{mark} | {fmt(mean)} | {fmt(lo)} "
                    f"| {fmt(hi)} |")
             if multi:
+                # The aggregate (bytes over the whole transfer), a black line across the bar.
+                a, _, _ = s1_stats([r["aggregate"] for r in rs])
+                if not math.isnan(a):
+                    ax.plot([i - 0.4, i + 0.4], [a, a], color="black", lw=1.5,
+                            label="aggregate (all bytes / whole transfer)" if i == 0 else None)
                 per = [g for r in rs for g in r["per_flow"]]
                 j, _, _ = s1_stats([jain(r["per_flow"]) for r in rs if r["per_flow"]])
                 agg, _, _ = s1_stats([r["aggregate"] for r in rs])
@@ -651,6 +657,8 @@ def s1_goodput(out, png, title, lossy):
         ax.set_ylabel("goodput (Mbit/s)")
         ax.set_title(f"{unit}-byte units")
         ax.grid(axis="y", alpha=0.3)
+        if multi:
+            ax.legend(fontsize=7, loc="lower right")
     rounds = max((len(rs) for rs in groups.values()), default=0)
     fig.suptitle(title + (" — mean of the rounds, whiskers min/max" if rounds > 1 else " — one round"))
     fig.tight_layout()
