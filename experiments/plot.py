@@ -8,7 +8,9 @@ s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; seed 00
 s2informed); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
 directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
 table of the numbers, into OUT_DIR); seed 002's kinds name both after OUT_DIR
-(seed002-fig1.png, …). Needs matplotlib; reads the CSVs with the standard library only.
+(seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
+`examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png and grid-rerequests.png
+instead of one KIND.png. Needs matplotlib; reads the CSVs with the standard library only.
 
 With repetitions (`repeat = N`), bars and table cells show the mean over the N runs with its
 95 % confidence interval as rdtp-sim computed it (summary-mean.csv: Student t), and time
@@ -18,6 +20,7 @@ rdtp-sim, this script only draws.
 """
 
 import csv
+import glob
 import math
 import os
 import sys
@@ -417,6 +420,87 @@ def fig10multi(out, png):
     return lines
 
 
+# --- the controller grid (virtual-time harness) -----------------------------------------
+
+
+GRID_METRICS = [
+    # (column, file suffix, title, colour map, lower, upper, cell format)
+    ("utilisation", "utilisation", "bottleneck utilisation (%)", "RdYlGn", 80.0, 100.0, "{:.1f}"),
+    ("rtt_ratio", "rtt", "mean RTT / RTprop", "RdYlGn_r", 1.0, 2.0, "{:.2f}"),
+    ("rerequest_pct", "rerequests", "re-requested units (%)", "RdYlGn_r", 0.0, 5.0, "{:.2f}"),
+]
+
+# Issue 15's targets for bbr3 over the grid.
+TARGETS = {"util_1bdp": 97.0, "util_025bdp": 90.0, "rtt_ratio": 1.15, "rerequest_pct": 1.0, "timeouts": 2}
+
+
+def grid(out, png):
+    """Heat maps of `examples/grid.rs`'s CSV (OUT_DIR/grid.csv): one PNG per metric, one panel
+    per controller, rows rate × RTT, columns buffer size."""
+    rows = read_csv(os.path.join(out, "grid.csv"))
+    for r in rows:
+        r["utilisation"] = num(r["utilisation"]) * 100
+    ccs = []
+    for r in rows:
+        if r["controller"] not in ccs:
+            ccs.append(r["controller"])
+    paths = sorted({(num(r["rate_mbps"]), num(r["rtt_ms"])) for r in rows})
+    buffers = sorted({num(r["buffer_bdp"]) for r in rows})
+    cell = {(r["controller"], num(r["rate_mbps"]), num(r["rtt_ms"]), num(r["buffer_bdp"])): r for r in rows}
+    ncols = min(3, len(ccs))
+    nrows = math.ceil(len(ccs) / ncols)
+    base = png[:-4] if png.endswith(".png") else png
+    for column, suffix, title, cmap, lo, hi, form in GRID_METRICS:
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(1.2 + 3.0 * ncols, 0.8 + 3.6 * nrows), squeeze=False, constrained_layout=True
+        )
+        for k, ax in enumerate(axes.flat):
+            if k >= len(ccs):
+                ax.axis("off")
+                continue
+            cc = ccs[k]
+            data = [[num(cell.get((cc, p[0], p[1], b), {}).get(column)) for b in buffers] for p in paths]
+            im = ax.imshow(data, cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
+            for i, line in enumerate(data):
+                for j, v in enumerate(line):
+                    ax.text(j, i, "–" if math.isnan(v) else form.format(v), ha="center", va="center", fontsize=7)
+            ax.set_title(cc, fontsize=10)
+            ax.set_xticks(range(len(buffers)))
+            ax.set_xticklabels([f"{b:g} BDP" for b in buffers], fontsize=7)
+            ax.set_yticks(range(len(paths)))
+            if k % ncols == 0:
+                ax.set_yticklabels([f"{p[0]:g} Mb/s {p[1]:g} ms" for p in paths], fontsize=7)
+            else:
+                ax.set_yticklabels([])
+        fig.colorbar(im, ax=axes, shrink=0.6, label=title)
+        fig.suptitle(f"Harness grid, one flow alone: {title}")
+        fig.savefig(f"{base}-{suffix}.png", dpi=90)
+        plt.close(fig)
+    lines = [
+        "| controller | min util. ≥ 1 BDP | min util. 0.25 BDP | max RTT / RTprop | max re-requested | max timeouts "
+        "| points meeting bbr3's targets |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for cc in ccs:
+        rs = [r for r in rows if r["controller"] == cc]
+        deep = [r["utilisation"] for r in rs if num(r["buffer_bdp"]) >= 1]
+        shallow = [r["utilisation"] for r in rs if num(r["buffer_bdp"]) < 1]
+        met = sum(
+            1
+            for r in rs
+            if r["utilisation"] >= (TARGETS["util_1bdp"] if num(r["buffer_bdp"]) >= 1 else TARGETS["util_025bdp"])
+            and num(r["rtt_ratio"]) <= TARGETS["rtt_ratio"]
+            and num(r["rerequest_pct"]) <= TARGETS["rerequest_pct"]
+            and num(r["timeouts"]) <= TARGETS["timeouts"]
+        )
+        lines.append(
+            f"| {cc} | {fmt(min(deep, default=float('nan')))} % | {fmt(min(shallow, default=float('nan')))} % "
+            f"| {fmt(max(num(r['rtt_ratio']) for r in rs), 2)} | {fmt(max(num(r['rerequest_pct']) for r in rs), 2)} % "
+            f"| {max(int(num(r['timeouts'], 0)) for r in rs)} | {met} / {len(rs)} |"
+        )
+    return lines
+
+
 # --- testbed (real processes over the real-time emulator) ----------------------------------
 
 
@@ -756,7 +840,7 @@ def s1_table1(out, png):
 
 
 KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
-         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10,
+         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10, "grid": grid,
          "s1-fig5-t1": s1_fig5_t1, "s1-fig5-t2": s1_fig5_t2, "s1-fig7-t1": s1_fig7_t1, "s1-fig7-t2": s1_fig7_t2,
          "s1-table1": s1_table1}
 
@@ -984,7 +1068,8 @@ def main():
     with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"wrote {png} and {os.path.join(out, name + '.md')}")
+    pngs = [png] if os.path.exists(png) else sorted(glob.glob(png[:-4] + "-*.png"))
+    print(f"wrote {', '.join(pngs)} and {os.path.join(out, name + '.md')}")
 
 
 if __name__ == "__main__":

@@ -121,7 +121,14 @@ fn impairments_deliver_each_packet_once() {
     let asked: f64 = csv(&out.join("requests.csv")).iter().map(|r| num(r, "units")).sum();
     let run: toml::Table = fs::read_to_string(out.join("run.toml")).unwrap().parse().unwrap();
     let at_ap = run["routers"]["ap"]["units_requested"].as_integer().unwrap() as f64;
-    assert_eq!(at_ap, asked, "the AP saw {at_ap} unit requests, the consumers sent {asked}");
+    // Taken twice, the AP would count about twice what was sent. It may count fewer: a
+    // station's MAC can give up on a request after its retry limit (no filter involved; the
+    // consumer asks again), so the shortfall is at most the stations' dropped MPDUs.
+    let mac_drops = run["results"].get("station_drops_retry_limit").and_then(|v| v.as_integer()).unwrap_or(0) as f64;
+    assert!(
+        at_ap <= asked && asked - at_ap <= mac_drops,
+        "the AP saw {at_ap} unit requests, the consumers sent {asked}, station MACs dropped {mac_drops}"
+    );
 }
 
 #[test]

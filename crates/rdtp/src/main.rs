@@ -11,7 +11,8 @@ Exit codes:
   3  content not found (the server has no such name or EID)
   4  I/O error (output file, log file or served directory cannot be opened, read or written)
   5  data validation failure (the content does not hash to its EID)
-  6  server unreachable (nothing listens there, or no answer before --timeout)"
+  6  server unreachable (nothing listens there, or no answer before --timeout)
+  130, 143  interrupted by SIGINT (Ctrl-C), SIGTERM"
     };
 }
 

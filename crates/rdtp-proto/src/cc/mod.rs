@@ -23,7 +23,7 @@
 //! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
 //!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`; seed 001's `bbr-orig`,
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`; seed 001's `bbr-orig`,
 //! `bbr-cd`, `sirc`, `cubic`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
@@ -31,6 +31,7 @@
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod bbr_cd;
 pub mod cubic;
 pub mod fixed;
@@ -184,6 +185,14 @@ pub trait Controller: fmt::Debug + Send {
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
         None
     }
+    /// Whether the controller sets its window during loss recovery itself, as Linux congestion
+    /// controls with their own `cong_control` do (`bbr`: packet conservation, `cwnd = inflight
+    /// + 1` on a timeout). Otherwise the receiver limits the window after a timeout: a loss
+    /// window of in-flight + 1 that grows by one per arriving unit (RFC 5681 §3.1, Linux
+    /// `tcp_enter_loss`) until it reaches the controller's window.
+    fn controls_recovery(&self) -> bool {
+        false
+    }
     /// Whether new units go before re-requests of lost ones. `false` (seed 000 §3.1, ndnget):
     /// lost units are asked for first. `true` (seed 001's BBR-CD, §IV-D: it "prioritizes the
     /// transmission of the initial interests over retransmissions"): lost units wait until no
@@ -223,6 +232,7 @@ pub trait Controller: fmt::Debug + Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Bbr(bbr::BbrConfig),
+    Bbr3(bbr3::Bbr3Config),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
     BbrCd(bbr_cd::BbrCdConfig),

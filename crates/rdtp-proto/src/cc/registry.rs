@@ -7,7 +7,7 @@
 //! three `match` arms below; a new knob touches only its controller's file.
 
 use super::spec::Knobs;
-use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, cubic, fixed, sirc};
+use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, bbr3, cubic, fixed, sirc};
 
 /// A name specs accept.
 pub struct Entry {
@@ -34,6 +34,11 @@ pub const CONTROLLERS: &[Entry] = &[
         name: "bbrp",
         about: "BBRp (seed 000 ref. [39], §5.3): ProbeBW probes at 1.5 (bbrp_pace 6; probe_gain=2 is 8)",
         base: || CcConfig::Bbr(bbr::BbrConfig::bbrp(1.5)),
+    },
+    Entry {
+        name: "bbr3",
+        about: "receiver-based BBRv3 after draft-ietf-ccwg-bbr-06 (inflight_hi/lo, 2 % loss threshold, ProbeBW DOWN/CRUISE/REFILL/UP)",
+        base: || CcConfig::Bbr3(bbr3::Bbr3Config::default()),
     },
     Entry {
         name: "aimd",
@@ -102,10 +107,11 @@ impl CcConfig {
     }
 
     /// The name the receiver reports for this configuration (`bbr`, `bbr-wifi`, `bbrp`,
-    /// `aimd`, `fixed`); always a registry name.
+    /// `bbr3`, `aimd`, `fixed`); always a registry name.
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::Bbr(c) => c.name(),
+            CcConfig::Bbr3(_) => "bbr3",
             CcConfig::Aimd(_) => "aimd",
             CcConfig::Fixed(_) => "fixed",
             CcConfig::BbrCd(_) => "bbr-cd",
@@ -118,6 +124,7 @@ impl CcConfig {
     pub fn knobs(&self) -> &dyn Knobs {
         match self {
             CcConfig::Bbr(c) => c,
+            CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
             CcConfig::BbrCd(c) => c,
@@ -129,6 +136,7 @@ impl CcConfig {
     pub(crate) fn knobs_mut(&mut self) -> &mut dyn Knobs {
         match self {
             CcConfig::Bbr(c) => c,
+            CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
             CcConfig::BbrCd(c) => c,
@@ -141,6 +149,7 @@ impl CcConfig {
     pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
         match self {
             CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
+            CcConfig::Bbr3(c) => Box::new(bbr3::Bbr3::new(c.clone(), params)),
             CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
             CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
             CcConfig::BbrCd(c) => Box::new(bbr_cd::BbrCd::new(c.clone(), params)),
@@ -162,7 +171,7 @@ mod tests {
         }
         assert_eq!(
             CcConfig::NAMES,
-            ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed", "bbr-orig", "bbr-cd", "sirc", "cubic"]
+            ["bbr", "bbr-wifi", "bbrp", "bbr3", "aimd", "fixed", "bbr-orig", "bbr-cd", "sirc", "cubic"]
         );
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! spec  = name [ ":" key "=" value *( "," key "=" value ) ]
-//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, aimd, fixed
+//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed
 //! key   = a key the controller declares next to its config struct (its `Keyed::KEYS`)
 //! value = true | false            for switches
 //!       | unsigned integer        for counts
@@ -349,7 +349,7 @@ mod tests {
     fn errors_say_what_is_accepted() {
         let e = parse("reno").unwrap_err().to_string();
         assert_eq!(e, format!("unknown controller 'reno' (controllers: {})", CcConfig::NAMES.join(", ")));
-        assert!(e.contains("bbr, bbr-wifi, bbrp, aimd, fixed"), "{e}");
+        assert!(e.contains("bbr, bbr-wifi, bbrp, bbr3, aimd, fixed"), "{e}");
         let e = parse("aimd:probe_gain=2").unwrap_err().to_string();
         assert_eq!(
             e,

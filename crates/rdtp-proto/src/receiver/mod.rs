@@ -55,6 +55,7 @@ pub mod loss;
 pub mod pacer;
 pub mod rate;
 mod reassembly;
+mod recovery;
 pub mod rtt;
 pub mod sources;
 mod stats;
@@ -87,6 +88,7 @@ use crate::wire::{
 use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
+use recovery::LossWindow;
 use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
@@ -200,7 +202,13 @@ pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
 struct ProofAsk {
     tag: u32,
     sent_at: Time,
+    /// Proofs asked for later that arrived before this one (3 → presumed lost, as a unit
+    /// passed by three later ones is, seed 000 §3.4).
+    passed: u8,
 }
+
+/// Later proofs that must arrive before an earlier unanswered one is asked for again.
+const PROOF_REORDER: u8 = 3;
 
 /// Per-transfer state that exists once the size is known.
 #[derive(Debug)]
@@ -232,6 +240,8 @@ pub struct Path {
     rate: RateSampler,
     pacer: Pacer,
     ca_state: CaState,
+    /// The loss window after a timeout, for controllers that do not set their own.
+    loss_window: LossWindow,
     /// Recovery ends when `req_una` reaches this unit.
     recovery_point: u64,
     /// `req_nxt` at the last window reduction (conservative window adaptation).
@@ -252,6 +262,7 @@ impl Path {
             rate: RateSampler::default(),
             pacer: Pacer::new(cfg.pacing_credit),
             ca_state: CaState::Open,
+            loss_window: LossWindow::default(),
             recovery_point: 0,
             last_reduction_point: None,
             last_rtt_req: None,
@@ -565,8 +576,8 @@ impl Receiver {
     }
 
     fn window_quota(&self) -> u64 {
-        let cc = &self.path.cc;
-        if cc.cwnd_limits() { cc.cwnd().saturating_sub(self.inflight()) } else { u64::MAX }
+        let p = &self.path;
+        if p.cc.cwnd_limits() { p.loss_window.limit(p.cc.cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.
@@ -711,10 +722,16 @@ impl Receiver {
         self.stats.nacks += 1;
         match n.code {
             NackCode::UnknownContent => {
-                let what = match &self.target {
+                let mut what = match &self.target {
                     Target::Name(s) => s.clone(),
                     Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
                 };
+                if matches!(self.phase, Phase::Transferring) {
+                    // Known when the transfer began: it changed or went away since (a
+                    // server's file rewritten). Say so, in the server's words.
+                    let detail: String = n.detail.chars().filter(|c| !c.is_control()).collect();
+                    what = format!("{what} (gone from the server during the transfer: {detail})");
+                }
                 self.fail(FetchError::NotFound(what));
             }
             // Busy does not count as hearing from the server: a forged stream of Busy must
@@ -787,6 +804,9 @@ impl Receiver {
         }
         let before = p.cc.cwnd();
         p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if kind == LossKind::Timeout && !p.cc.controls_recovery() {
+            p.loss_window.on_timeout(inflight);
+        }
         if p.cc.retime_pacing() {
             p.pacer.retime(p.cc.pacing_rate());
         }
@@ -923,6 +943,7 @@ impl Receiver {
             inflight,
             ca_state: p.ca_state,
         });
+        p.loss_window.on_arrival(p.cc.cwnd());
         if p.cc.retime_pacing() {
             p.pacer.retime(p.cc.pacing_rate());
         }
@@ -947,7 +968,20 @@ impl Receiver {
             self.stats.invalid += 1;
             return;
         }
-        t.proofs_asked.remove(&p.block);
+        let answered = t.proofs_asked.remove(&p.block).map(|a| a.sent_at);
+        // Proofs asked before this one and still missing were probably lost (they travel
+        // the data's path, in order): after PROOF_REORDER later ones, ask again at once
+        // rather than one RTO per block when the verifier reaches them.
+        if let Some(at) = answered {
+            for (&b, a) in t.proofs_asked.iter_mut() {
+                if a.sent_at < at {
+                    a.passed = a.passed.saturating_add(1);
+                    if a.passed == PROOF_REORDER {
+                        t.proofs_due.insert(b);
+                    }
+                }
+            }
+        }
         self.last_heard = now;
         self.stats.proofs_received += 1;
         let failed = t.reasm.add_proof(p.block, p.cvs().collect());
@@ -989,25 +1023,45 @@ impl Receiver {
         }
     }
 
-    /// When the proof the next block waits for should be asked for again, if it is
-    /// missing.
+    /// When a proof should be asked for (again): at once for one due, or for the block the
+    /// verifier waits on if it was never asked; an RTO after the oldest unanswered request.
     fn proof_deadline(&self) -> Option<Time> {
         let t = self.transfer.as_ref()?;
-        let b = t.reasm.waiting_for_proof()?;
-        if t.proofs_due.contains(&b) {
+        if !t.proofs_due.is_empty() {
             return Some(Time::ZERO);
         }
-        let rto = self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial);
-        Some(t.proofs_asked.get(&b).map_or(Time::ZERO, |a| a.sent_at + rto))
+        if let Some(b) = t.reasm.waiting_for_proof()
+            && !t.proofs_asked.contains_key(&b)
+        {
+            return Some(Time::ZERO);
+        }
+        let rto = self.proof_rto();
+        t.proofs_asked.values().map(|a| a.sent_at + rto).min()
+    }
+
+    fn proof_rto(&self) -> Duration {
+        self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
     }
 
     /// Send the next due proof request, if any (not paced or window-limited: it is small
     /// and answered by one small datagram).
     fn transmit_proof(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if buf.len() < MAX_DATAGRAM {
+            return None; // the call contract's buffer, as for requests
+        }
         if self.proof_deadline().is_some_and(|d| now >= d) {
+            let rto = self.proof_rto();
             let t = self.transfer.as_mut()?;
-            if let Some(b) = t.reasm.waiting_for_proof() {
+            if let Some(b) = t.reasm.waiting_for_proof()
+                && !t.proofs_asked.contains_key(&b)
+            {
                 t.proofs_due.insert(b);
+            }
+            // Every request unanswered for an RTO goes again (not only the next block's).
+            for (&b, a) in &t.proofs_asked {
+                if a.sent_at + rto <= now {
+                    t.proofs_due.insert(b);
+                }
             }
         }
         if self.transfer.as_ref()?.proofs_due.is_empty() {
@@ -1029,7 +1083,7 @@ impl Receiver {
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
         let n = q.encode(buf).ok()?;
-        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now });
+        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now, passed: 0 });
         self.stats.proof_requests += 1;
         Some(n)
     }

@@ -132,6 +132,13 @@ impl Window {
         self.index(unit).map(|i| &self.records[i])
     }
 
+    /// The earliest unit in the window that has not arrived (TCP's `snd_una`), if any. With
+    /// verified streaming the window slides only once a whole block verified, so this can be
+    /// past [`Window::una`].
+    pub fn first_missing(&self) -> Option<u64> {
+        self.iter().find(|(_, r)| r.state != UnitState::Received).map(|(u, _)| u)
+    }
+
     /// Units in the window with their records, lowest first.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &UnitRecord)> {
         self.records.iter().enumerate().map(|(i, r)| (self.base + i as u64, r))

@@ -4,15 +4,21 @@
 //! `-q`, ndnget's summary goes to stderr. With `--json` the summary is one JSON object
 //! instead: on stdout when the content goes to a file (`-o FILE`, including
 //! `-o /dev/null`), on stderr when the content goes to stdout.
+//!
+//! `-o FILE` is written under a temporary name in FILE's directory and renamed to FILE once
+//! the whole object matched its EID ([`rdtp::output`]); on failure, SIGINT or SIGTERM the
+//! temporary file is removed and FILE is left as it was (exit 130 or 143 for the signals).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_size, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
+use rdtp::output::Output;
+use rdtp::signals;
 use rdtp::{Fetch, Target};
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -20,7 +26,9 @@ use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_s
 #[derive(clap::Args, Debug)]
 #[command(after_help = concat!(
     "A 64-digit hexadecimal NAME|EID is an EID; anything else is a name. \
-     On failure a partially written output file is removed.\n\n",
+     -o FILE is written under a temporary name in FILE's directory and renamed to FILE only \
+     once the whole object matched its EID: on failure, Ctrl-C (SIGINT) or SIGTERM the \
+     temporary file is removed and FILE is left as it was.\n\n",
     exit_codes_help!()
 ))]
 pub struct Args {
@@ -30,7 +38,8 @@ pub struct Args {
     /// Object name, or its EID (64 hex digits).
     #[arg(value_name = "NAME|EID")]
     pub target: String,
-    /// Write the content to FILE instead of stdout (`-` = stdout).
+    /// Write the content to FILE instead of stdout (`-` = stdout); FILE appears only once
+    /// the object is complete and verified.
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
     /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
@@ -272,7 +281,11 @@ pub fn run(a: Args) -> Result<i32> {
     }
 
     let to_stdout_content = a.output == "-";
-    let (mut out, created) = open_output(&a.output)?;
+    // From here on SIGINT/SIGTERM end the fetch (exit 130/143) through the driver, which
+    // waits with them unblocked, so the temporary output file is always removed.
+    let (stop, _blocked) = stop_signals()?;
+    fetch = fetch.stop_on_signals(stop);
+    let mut out = Output::open(&a.output)?;
 
     if a.verbose {
         let what = describe(&target);
@@ -289,7 +302,7 @@ pub fn run(a: Args) -> Result<i32> {
             };
             Reporter::start(reader.monitor(), every, format, out)
         });
-        let copied = copy_object(&mut reader, Sink::Write(&mut out), bar.as_ref());
+        let copied = copy_object(&mut reader, Sink::Write(out.writer()), bar.as_ref());
         if let Some(r) = reporter {
             r.finish();
         }
@@ -298,51 +311,28 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let (reader, copied) = match result {
-        Ok(x) => x,
-        Err(e) => {
-            discard_partial(out, created);
-            return Err(e);
-        }
-    };
+    // On any failure the output is dropped, which removes its temporary file.
+    let (reader, copied) = result?;
     let summary = reader.summary();
     drop(reader);
+    let done = copied.and_then(|_| out.finish());
     if a.json {
         let line = format!("{}\n", summary.to_json());
         if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
     }
-    match copied {
-        Ok(_) => {
-            if !a.quiet && !a.json {
-                to_stderr(&summary.to_text());
-            }
-            Ok(EXIT_OK)
-        }
-        Err(e) => {
-            discard_partial(out, created);
-            Err(e)
-        }
+    done?;
+    if !a.quiet && !a.json {
+        to_stderr(&summary.to_text());
     }
+    Ok(EXIT_OK)
 }
 
-/// Remove an output file left incomplete or unverified by a failed fetch.
-pub(super) fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
-    drop(out);
-    if let Some(p) = created {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-/// The output of a fetch: stdout for `-`, else a created file. The path is returned when it
-/// is a regular file, so a failed fetch can remove what it wrote.
-pub(crate) fn open_output(output: &str) -> Result<(Box<dyn Write>, Option<PathBuf>)> {
-    if output == "-" {
-        return Ok((Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None));
-    }
-    let path = PathBuf::from(output);
-    let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
-    let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-    Ok((Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path)))
+/// SIGINT and SIGTERM raise the returned flag instead of killing the process, and are
+/// blocked in this thread (and the threads it starts) until the guard drops.
+pub(super) fn stop_signals() -> Result<(signals::Flag, signals::Blocked)> {
+    let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+    let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
+    Ok((flag, blocked))
 }
 
 /// How a fetch target is named in verbose output.

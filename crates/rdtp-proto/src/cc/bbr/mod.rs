@@ -374,6 +374,9 @@ impl Controller for Bbr {
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt
     }
+    fn controls_recovery(&self) -> bool {
+        true // packet conservation and restore, cwnd.rs
+    }
     fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
         self.start_informed(now, bytes_per_sec)
     }
