@@ -641,20 +641,34 @@ S1_SIZE = 20e6  # bytes per consumer
 
 
 def s1_runs(out):
-    """{(scheme, unit): [run]} with run = {seed, dir, flows: [flows.csv rows], goodput, done}.
-    Goodput (S1 §IV-A): the object's size over the delivery time (first request to last
-    unit) per consumer, summed over the consumers of a run (S1 footnote 3)."""
+    """{(scheme, unit): [run]} with run = {seed, dir, flows: [flows.csv rows], goodput,
+    per_flow, rtt, done}. Goodput (S1 §IV-A): the object's size over the delivery time (first
+    request to last unit) per consumer, summed over the consumers of a run (S1 footnote 3)."""
     groups = {}
     for r in runs(out, per_run=True):
         scheme = r.get("flow.0") or r["cc"]
         unit = int(num(r.get("flow.0.unit", r.get("unit", "0")), 0))
         flows = read_csv(os.path.join(r["_dir"], "flows.csv"))
         done = all(f["completed"] == "1" for f in flows)
-        gp = sum(S1_SIZE * 8 / (num(f["finish_s"]) - num(f["start_s"])) / 1e6 for f in flows if f["completed"] == "1")
-        run = {"seed": int(r["seed"]), "dir": r["_dir"], "flows": flows, "goodput": gp, "done": done,
-               "outage": r.get("outage", "")}
+        per = [num(f["bytes"], S1_SIZE) * 8 / (num(f["finish_s"]) - num(f["start_s"])) / 1e6
+               for f in flows if f["completed"] == "1"]
+        rtts = [num(f["mean_rtt_ms"]) for f in flows if not math.isnan(num(f["mean_rtt_ms"]))]
+        # The finished consumers' bytes over the time from the first request to the last unit.
+        fin = [f for f in flows if f["completed"] == "1"]
+        span = max((num(f["finish_s"]) for f in fin), default=float("nan")) - min(
+            (num(f["start_s"]) for f in fin), default=float("nan"))
+        agg = sum(num(f["bytes"], S1_SIZE) for f in fin) * 8 / span / 1e6 if fin and span > 0 else float("nan")
+        run = {"seed": int(r["seed"]), "dir": r["_dir"], "flows": flows, "goodput": sum(per), "per_flow": per,
+               "aggregate": agg,
+               "rtt": sum(rtts) / len(rtts) if rtts else float("nan"), "done": done,
+               "outage": r.get("topology.outage", r.get("outage", ""))}
         groups.setdefault((scheme, unit), []).append(run)
     return groups
+
+
+def jain(xs):
+    """Jain's fairness index of `xs` (1 = equal shares)."""
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else float("nan")
 
 
 def s1_requests(run_dir):
@@ -683,16 +697,41 @@ def s1_goodput(out, png, title, lossy):
     groups = s1_runs(out)
     units = sorted({u for _, u in groups}, reverse=True)
     schemes = [s for s in S1_SCHEMES if any((s, u) in groups for u in units)]
+    multi = any(len(r["flows"]) > 1 for rs in groups.values() for r in rs)
     fig, axes = plt.subplots(1, len(units), figsize=(5.2 * len(units), 3.8), squeeze=False)
-    head = "| scheme | unit | rounds | goodput Mbit/s mean | min | max |" + (" re-requests % |" if lossy else "")
-    lines = [head, "|---|---:|---:|---:|---:|---:|" + ("---:|" if lossy else "")]
+    head = "| scheme | unit | rounds | goodput Mbit/s mean | min | max |"
+    rule = "|---|---:|---:|---:|---:|---:|"
+    if multi:
+        head += " aggregate Mbit/s | per consumer min–max | Jain's index |"
+        rule += "---:|---|---:|"
+    head += " mean RTT ms |" + (" re-requests % |" if lossy else "")
+    rule += "---:|" + ("---:|" if lossy else "")
+    lines = [head, rule]
     for ax, unit in zip(axes[0], units):
         for i, s in enumerate(schemes):
             rs = groups.get((s, unit), [])
-            mean, lo, hi = s1_stats([r["goodput"] if r["done"] else float("nan") for r in rs])
-            ax.bar(i, mean, color=S1_COLORS[s], yerr=[[mean - lo], [hi - mean]], capsize=4)
-            ax.text(i, mean / 2, fmt(mean), ha="center", color="white", fontsize=8)
-            row = f"| {s} | {unit} | {sum(r['done'] for r in rs)}/{len(rs)} | {fmt(mean)} | {fmt(lo)} | {fmt(hi)} |"
+            # A run where a consumer never finished counts the others (marked, and hatched).
+            mean, lo, hi = s1_stats([r["goodput"] if r["per_flow"] else float("nan") for r in rs])
+            missing = sum(len(r["flows"]) - len(r["per_flow"]) for r in rs)
+            ax.bar(i, mean, color=S1_COLORS[s], yerr=[[mean - lo], [hi - mean]], capsize=4,
+                   hatch="//" if missing else None)
+            ax.text(i, mean / 2, fmt(mean) + ("*" if missing else ""), ha="center", color="white", fontsize=8)
+            mark = f" ({missing} consumer{'s' if missing > 1 else ''} unfinished)" if missing else ""
+            row = (f"| {s} | {unit} | {sum(r['done'] for r in rs)}/{len(rs)}{mark} | {fmt(mean)} | {fmt(lo)} "
+                   f"| {fmt(hi)} |")
+            if multi:
+                # The aggregate (bytes over the whole transfer), a black line across the bar.
+                a, _, _ = s1_stats([r["aggregate"] for r in rs])
+                if not math.isnan(a):
+                    ax.plot([i - 0.4, i + 0.4], [a, a], color="black", lw=1.5,
+                            label="aggregate (all bytes / whole transfer)" if i == 0 else None)
+                per = [g for r in rs for g in r["per_flow"]]
+                j, _, _ = s1_stats([jain(r["per_flow"]) for r in rs if r["per_flow"]])
+                agg, _, _ = s1_stats([r["aggregate"] for r in rs])
+                row += (f" {fmt(agg)} | {fmt(min(per, default=float('nan')))}–{fmt(max(per, default=float('nan')))}"
+                        f" | {fmt(j, 3)} |")
+            rtt, _, _ = s1_stats([r["rtt"] for r in rs])
+            row += f" {fmt(rtt)} |"
             if lossy:
                 share, _, _ = s1_stats([s1_rerequest_share(r["dir"]) for r in rs])
                 row += f" {fmt(100 * share)} |"
@@ -702,7 +741,10 @@ def s1_goodput(out, png, title, lossy):
         ax.set_ylabel("goodput (Mbit/s)")
         ax.set_title(f"{unit}-byte units")
         ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(title + " — mean of the rounds, whiskers min/max")
+        if multi:
+            ax.legend(fontsize=7, loc="lower right")
+    rounds = max((len(rs) for rs in groups.values()), default=0)
+    fig.suptitle(title + (" — mean of the rounds, whiskers min/max" if rounds > 1 else " — one round"))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines

@@ -25,6 +25,7 @@ fn main() {
         "| controller | utilisation | goodput Mbit/s | mean RTT ms | RTprop ms | mean queue ms | p99 queue ms | re-requested units | timeouts | queue drops |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut notes = Vec::new();
     for name in CcConfig::NAMES {
         let r = single_flow(
             path.clone(),
@@ -48,5 +49,26 @@ fn main() {
             r.queue_drops,
             if r.byte_exact { "" } else { " NOT BYTE-EXACT" }
         );
+        // Goodput counts bytes read in order: say when arrivals are held back behind a hole.
+        if r.bytes_received > 2 * r.bytes_read {
+            let why = if r.new_units_first {
+                format!(
+                    ": of its {} lost units, those not yet asked for again wait behind every new unit it \
+                     may ask for (S1 §IV-D), until the receive window is full",
+                    r.units_lost
+                )
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "- {}: {:.1} MB arrived, {:.1} MB of it could be read in order{why}",
+                r.controller,
+                r.bytes_received as f64 / 1e6,
+                r.bytes_read as f64 / 1e6,
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        println!("\n{}", notes.join("\n"));
     }
 }

@@ -36,8 +36,15 @@ pub struct SingleFlowReport {
     pub controller: String,
     /// Bottleneck departures over the window / capacity.
     pub utilisation: f64,
-    /// Flow goodput over the window, bit/s.
+    /// Flow goodput over the window, bit/s: payload delivered *in order* to the application.
+    /// A unit that never arrives holds back everything after it, so this can be 0 while the
+    /// bottleneck is full (`bbr-cd` re-requests lost units only after every new unit it may
+    /// ask for, S1 §IV-D: see `bytes_received` against `bytes_read`).
     pub goodput_bps: f64,
+    /// Distinct payload bytes that arrived over the whole run, in any order.
+    pub bytes_received: u64,
+    /// Payload bytes the application read (in order) over the whole run.
+    pub bytes_read: u64,
     /// Mean queueing delay at the bottleneck over the window.
     pub mean_queue_delay: Duration,
     /// 99th percentile of that delay.
@@ -48,6 +55,10 @@ pub struct SingleFlowReport {
     pub rtprop: Duration,
     pub units_requested: u64,
     pub units_rerequested: u64,
+    /// Units declared lost over the whole run.
+    pub units_lost: u64,
+    /// Whether the controller asks for new units before lost ones (S1 §IV-D).
+    pub new_units_first: bool,
     pub timeouts: u64,
     pub queue_drops: u64,
     pub byte_exact: bool,
@@ -79,12 +90,16 @@ pub fn single_flow(
         controller: f.rx.as_ref().map_or("?", |r| r.controller().name()).to_string(),
         utilisation: sim.bottleneck().departed.bytes_between(warmup, duration) as f64 / capacity,
         goodput_bps: f.goodput_bps(warmup, duration),
+        bytes_received: stats.bytes_received,
+        bytes_read: f.read_bytes,
         mean_queue_delay: sim.bottleneck().queue_delay.mean_between(warmup, duration).unwrap_or_default(),
         p99_queue_delay: sim.bottleneck().queue_delay.quantile_between(warmup, duration, 0.99).unwrap_or_default(),
         mean_rtt: f.rtt.mean_between(warmup, duration).unwrap_or_default(),
         rtprop: path.rtt() + serialisation,
         units_requested: stats.units_requested,
         units_rerequested: stats.units_rerequested,
+        units_lost: stats.units_lost,
+        new_units_first: f.rx.as_ref().is_some_and(|r| r.controller().new_units_first()),
         timeouts: stats.timeouts,
         queue_drops: sim.bottleneck().queue_drops,
         byte_exact: f.mismatch_at.is_none() && f.error.is_none(),

@@ -96,13 +96,23 @@ class RxFilter : public SimpleRefCount<RxFilter>
 
 /// Put an RxFilter with `loss` on every device of `node` (loopback excepted): the node's
 /// traffic-control handlers are taken off and registered again, IPv4 through the filter.
+///
+/// `Node::UnregisterProtocolHandler` removes only the *first* registration of a callback,
+/// and the traffic control layer registers the same one per device and protocol (IPv4, ARP,
+/// IPv6). Removing it once left the other devices' IPv4 handler in place beside the filter,
+/// so a node with two devices (the AP: stations and producer) took every IPv4 packet of
+/// one of them twice — the AP answered each request from its store twice. Every
+/// registration is removed here and ARP goes back to the traffic control layer (these
+/// scenarios carry no IPv6; it is left without a handler).
 std::map<Ptr<NetDevice>, Ptr<RxFilter>>
 FilterNode(Ptr<Node> node, double loss, uint64_t* lost, uint64_t* cut)
 {
     Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
     if (!tc)
         Fail("impairments need the internet stack on every node");
-    node->UnregisterProtocolHandler(MakeCallback(&TrafficControlLayer::Receive, tc));
+    // At most one registration per device and protocol (IPv4, ARP, IPv6); more calls are no-ops.
+    for (uint32_t i = 0; i < 3 * node->GetNDevices(); i++)
+        node->UnregisterProtocolHandler(MakeCallback(&TrafficControlLayer::Receive, tc));
     std::map<Ptr<NetDevice>, Ptr<RxFilter>> filters;
     for (uint32_t d = 0; d < node->GetNDevices(); d++)
     {

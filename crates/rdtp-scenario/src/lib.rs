@@ -155,6 +155,7 @@ impl Schedule {
 }
 
 /// Outages of the server's access link: `"5:37,60:70"` or `[[5, 37], [60, 70]]` (seconds).
+/// `""` and `[]` mean no outage (a sweep's "without" point, S1 §IV-D Table I).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum Outage {
@@ -163,25 +164,44 @@ pub enum Outage {
 }
 
 impl Outage {
-    /// As rdtp-sim's `Outage` argument, checked: `"5:37,60:70"`.
-    pub fn to_arg(&self) -> Result<String, String> {
+    /// The intervals, checked (each `start:end` with `0 <= start < end`, finite); empty for
+    /// `""` (blank) or `[]`, which mean no outage.
+    pub fn intervals(&self) -> Result<Vec<(f64, f64)>, String> {
         let intervals: Vec<(f64, f64)> = match self {
             Outage::Intervals(v) => v.clone(),
+            Outage::Text(t) if t.trim().is_empty() => Vec::new(),
             Outage::Text(t) => t
                 .split(',')
-                .filter(|i| !i.trim().is_empty())
                 .map(|i| {
-                    let (a, b) = i.split_once(':').ok_or_else(|| format!("outage '{i}': want start:end"))?;
-                    let num = |x: &str| x.trim().parse::<f64>().map_err(|_| format!("outage '{i}': bad number"));
+                    let (a, b) =
+                        i.split_once(':').ok_or_else(|| format!("outage '{}': want start:end (seconds)", i.trim()))?;
+                    let num = |x: &str| {
+                        x.trim().parse::<f64>().map_err(|_| format!("outage '{}': bad number '{}'", i.trim(), x.trim()))
+                    };
                     Ok((num(a)?, num(b)?))
                 })
                 .collect::<Result<_, String>>()?,
         };
-        if let Some((a, b)) = intervals.iter().find(|(a, b)| !(*a >= 0.0 && b > a)) {
-            return Err(format!("outage {a}:{b}: want 0 <= start < end"));
+        if let Some((a, b)) = intervals.iter().find(|(a, b)| !(*a >= 0.0 && b > a && b.is_finite())) {
+            return Err(format!("outage {a}:{b}: want 0 <= start < end (finite seconds)"));
         }
-        Ok(intervals.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(","))
+        Ok(intervals)
     }
+
+    /// As rdtp-sim's `Outage` argument, checked: `Some("5:37,60:70")`, or `None` when there
+    /// is no outage (ns-3 would reject an empty `--Outage=`).
+    pub fn to_arg(&self) -> Result<Option<String>, String> {
+        let intervals = self.intervals()?;
+        if intervals.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(intervals.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(",")))
+    }
+}
+
+/// The topology's outage, checked; `None` when absent or empty.
+fn outage_arg(t: &Topology) -> Result<Option<String>, String> {
+    Ok(t.outage.as_ref().map(Outage::to_arg).transpose()?.flatten())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -687,16 +707,14 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     if impaired.iter().flatten().any(|l| !(0.0..1.0).contains(l)) {
         return Err(format!("{table}.rx_loss_client, rx_loss_router and rx_loss_server must be in [0, 1)"));
     }
-    if impaired.iter().any(Option::is_some) || t.outage.is_some() {
+    let outage = outage_arg(t).map_err(|e| format!("{table}.{e}"))?;
+    if impaired.iter().any(Option::is_some) || outage.is_some() {
         if table == "path" {
             return Err(format!("{table}.rx_loss_* and outage are for rdtp-sim only"));
         }
         if t.kind == "graph" {
             return Err(format!("{table}.rx_loss_* and outage are for dumbbell and wifi topologies"));
         }
-    }
-    if let Some(o) = &t.outage {
-        o.to_arg().map_err(|e| format!("{table}.{e}"))?;
     }
     let nodes = router_nodes(t);
     let mut seen = Vec::new();
@@ -954,7 +972,7 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
     push("RxLossClient", t.rx_loss_client.map(|v| v.to_string()));
     push("RxLossRouter", t.rx_loss_router.map(|v| v.to_string()));
     push("RxLossServer", t.rx_loss_server.map(|v| v.to_string()));
-    push("Outage", t.outage.as_ref().map(Outage::to_arg).transpose()?);
+    push("Outage", outage_arg(t)?);
     if let Some(b) = &t.tcp_buffer {
         push("TcpBuf", Some(b.bytes()?.to_string()));
     }
@@ -1079,10 +1097,13 @@ start = 1.0
         // Two WiFi hops: the capacity is the PHY's, not the unused wired link's 10 Mbit/s.
         let t = &runs[0].scenario.topology;
         assert_eq!(network::capacity_bps(t).unwrap(), network::wifi_phy_max_bps("80211n", 20, 1));
-        assert_eq!(Outage::Text("5:37, 60:70.5".into()).to_arg().unwrap(), "5:37,60:70.5");
+        assert_eq!(Outage::Text("5:37, 60:70.5".into()).to_arg().unwrap().as_deref(), Some("5:37,60:70.5"));
         for (bad, why) in [
             ("outage = \"5-37\"", "want start:end"),
             ("outage = \"37:5\"", "0 <= start < end"),
+            ("outage = \"5:37,\"", "outage '': want start:end"),
+            ("outage = \"5:x\"", "bad number 'x'"),
+            ("outage = \"5:inf\"", "finite"),
             ("rx_loss_server = 1.0", "must be in [0, 1)"),
             ("server_link = \"fibre\"", "server_link 'fibre'"),
         ] {
@@ -1094,6 +1115,37 @@ start = 1.0
         }
         let dumbbell = FILE.replace("queue = \"1bdp\"\n", "queue = \"1bdp\"\nserver_link = \"wifi\"\n");
         assert!(expand(&dumbbell, &[]).unwrap_err().contains("wifi topologies"));
+    }
+
+    #[test]
+    fn an_empty_outage_means_none_and_a_bad_one_fails_before_any_run() {
+        // S1 §IV-D Table I sweeps the outage against none: `""` and `[]` pass no `--Outage`
+        // at all (ns-3 rejects an empty one), and are allowed where outages are not (the
+        // testbed's `[path]`, checked by the same code).
+        let file = "[scenario]\nduration = 60.0\n[topology]\nkind = \"wifi\"\nserver_link = \"wifi\"\n\
+                    [[flow]]\nkind = \"rdtp\"\ncc = \"bbr-cd\"\nsize = \"1MB\"\n\
+                    [sweep]\n\"topology.outage\" = [\"\", \" \", [], \"5:37\", [[5, 37], [60, 70]]]\n";
+        let (_, runs) = expand(file, &[]).unwrap();
+        let outage = |i: usize| -> Vec<String> {
+            let args = run_args(&runs[i].scenario, "/tmp/x").unwrap();
+            args.into_iter().filter(|a| a.starts_with("--Outage")).collect()
+        };
+        for i in 0..3 {
+            assert!(outage(i).is_empty(), "run {i}: {:?}", outage(i));
+        }
+        assert_eq!(outage(3), ["--Outage=5:37"]);
+        assert_eq!(outage(4), ["--Outage=5:37,60:70"]);
+        assert_eq!(Outage::Intervals(vec![]).to_arg(), Ok(None));
+        let mut path = runs[0].scenario.topology.clone();
+        path.server_link = None;
+        path.outage = Some(Outage::Text(String::new()));
+        validate_topology(&path, "path").unwrap();
+        path.outage = Some(Outage::Text("5:37".into()));
+        assert!(validate_topology(&path, "path").unwrap_err().contains("rdtp-sim only"));
+        // One malformed point of a sweep rejects the whole file, naming the value.
+        let bad = file.replace("\"5:37\", [[5", "\"5:37;60:70\", [[5");
+        let e = expand(&bad, &[]).unwrap_err();
+        assert!(e.contains("topology.outage '5:37;60:70'") && e.contains("bad number"), "{e}");
     }
 
     #[test]
