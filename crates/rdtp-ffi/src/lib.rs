@@ -269,6 +269,7 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
             initial: nonzero_ns(c.initial_rto_ns, d.rto.initial),
             min: nonzero_ns(c.min_rto_ns, d.rto.min),
             max: nonzero_ns(c.max_rto_ns, d.rto.max),
+            granularity: d.rto.granularity,
         },
         idle_timeout: nonzero_ns(c.idle_timeout_ns, d.idle_timeout),
         seed: c.seed,

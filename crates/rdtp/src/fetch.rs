@@ -25,6 +25,7 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
 use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::wire::annotation::ANNOTATION_ROOM;
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
 use rdtp_proto::{Eid, Time};
 
@@ -170,8 +171,14 @@ impl Fetch {
         let ipv6 = self.server.ip().to_canonical().is_ipv6();
         let unit = match self.unit {
             UnitChoice::Unit(u) => u,
-            UnitChoice::Mtu(m) => unit_for_mtu(m, ipv6)
-                .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?,
+            UnitChoice::Mtu(m) => {
+                let u = unit_for_mtu(m, ipv6)
+                    .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?;
+                // A controller that lists anticipated interests (seed 003) gets Data with up to
+                // ANNOTATION_ROOM bytes of annotations before the payload: keep them in the MTU.
+                let anticipates = matches!(&self.config.cc, CcConfig::Cctcp(c) if c.per_source && c.anticipate > 0);
+                if anticipates { u.saturating_sub(ANNOTATION_ROOM).max(MIN_UNIT) } else { u }
+            }
         };
         if !(MIN_UNIT..=MAX_UNIT).contains(&unit) {
             return Err(Error::Usage(format!("unit must be between {MIN_UNIT} and {MAX_UNIT} bytes, not {unit}")));

@@ -7,7 +7,7 @@
 //! three `match` arms below; a new knob touches only its controller's file.
 
 use super::spec::Knobs;
-use super::{CcConfig, CcParams, Controller, aimd, bbr, fixed};
+use super::{CcConfig, CcParams, Controller, aimd, bbr, cctcp, fixed, icp};
 
 /// A name specs accept.
 pub struct Entry {
@@ -44,6 +44,21 @@ pub const CONTROLLERS: &[Entry] = &[
         name: "fixed",
         about: "a constant window, unpaced",
         base: || CcConfig::Fixed(fixed::FixedConfig::default()),
+    },
+    Entry {
+        name: "cctcp",
+        about: "CCTCP (seed 003): anticipated interests, a window and an RTO per expected source, virtual loss",
+        base: || CcConfig::Cctcp(cctcp::CctcpConfig::default()),
+    },
+    Entry {
+        name: "cctcp-single",
+        about: "CCTCP without anticipated interests (seed 003 §III): one window and one RTO per flow",
+        base: || CcConfig::Cctcp(cctcp::CctcpConfig::single()),
+    },
+    Entry {
+        name: "icp",
+        about: "ICP (Carofiglio et al., as seed 003 §III configures it): AIMD, one timer from all RTT samples",
+        base: || CcConfig::Icp(icp::IcpConfig::default()),
     },
 ];
 
@@ -87,6 +102,8 @@ impl CcConfig {
             CcConfig::Bbr(c) => c.name(),
             CcConfig::Aimd(_) => "aimd",
             CcConfig::Fixed(_) => "fixed",
+            CcConfig::Cctcp(c) => c.name(),
+            CcConfig::Icp(_) => "icp",
         }
     }
 
@@ -96,6 +113,8 @@ impl CcConfig {
             CcConfig::Bbr(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::Cctcp(c) => c,
+            CcConfig::Icp(c) => c,
         }
     }
 
@@ -104,6 +123,8 @@ impl CcConfig {
             CcConfig::Bbr(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::Cctcp(c) => c,
+            CcConfig::Icp(c) => c,
         }
     }
 
@@ -113,6 +134,8 @@ impl CcConfig {
             CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
             CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
             CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
+            CcConfig::Cctcp(c) => Box::new(cctcp::Cctcp::new(c.clone(), params)),
+            CcConfig::Icp(c) => Box::new(icp::Icp::new(c.clone(), params)),
         }
     }
 }
@@ -127,6 +150,6 @@ mod tests {
             assert_eq!((e.base)().name(), e.name);
             assert!(CONTROLLERS[..i].iter().all(|o| o.name != e.name), "{} twice", e.name);
         }
-        assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed"]);
+        assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed", "cctcp", "cctcp-single", "icp"]);
     }
 }

@@ -203,6 +203,7 @@ mod tests {
             seq,
             snap: SendSnapshot::default(),
             cookie: 0,
+            nonce: 0,
         }
     }
 
