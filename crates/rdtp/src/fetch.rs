@@ -25,7 +25,6 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
 use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
-use rdtp_proto::wire::annotation::ANNOTATION_ROOM;
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
 use rdtp_proto::{Eid, Time};
 
@@ -174,10 +173,9 @@ impl Fetch {
             UnitChoice::Mtu(m) => {
                 let u = unit_for_mtu(m, ipv6)
                     .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?;
-                // A controller that lists anticipated interests (seed 003) gets Data with up to
-                // ANNOTATION_ROOM bytes of annotations before the payload: keep them in the MTU.
-                let anticipates = matches!(&self.config.cc, CcConfig::Cctcp(c) if c.per_source && c.anticipate > 0);
-                if anticipates { u.saturating_sub(ANNOTATION_ROOM).max(MIN_UNIT) } else { u }
+                // A controller that lists anticipated interests (seed 003) gets Data with
+                // annotations before the payload: keep them within the MTU.
+                u.saturating_sub(self.config.cc.data_options_room()).max(MIN_UNIT)
             }
         };
         if !(MIN_UNIT..=MAX_UNIT).contains(&unit) {

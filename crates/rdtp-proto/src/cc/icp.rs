@@ -20,7 +20,14 @@
 //!   recent RTT; 30 samples as the RTT history of Carofiglio et al.'s later RAAQM). Floor
 //!   `min_timeout` 10 ms, ceiling 60 s; 3 s before the first sample. Each Interest's timer
 //!   is set when it leaves, with the τ of that moment; no backoff.
-//! * **Samples**: one per Interest, never from a re-expressed one (Karn).
+//! * **Samples**: one per Data, the time since its unit's Interest was last expressed — also
+//!   for a unit whose Interest was re-expressed (a CCN consumer cannot tell which of its
+//!   Interests a Data answers). With Karn's rule instead, a timer that fell below the
+//!   farthest source's RTT would never see a sample from it again (each of its units times
+//!   out first) and stay there: every far unit fetched twice, for ever. A late Data then gives
+//!   `RTT − τ` (the time since the re-expression), which is below its RTT but lets τ grow back;
+//!   measured from the first Interest instead, a unit lost several times would give the sum of
+//!   its timeouts and τ would grow without bound under heavy loss.
 //! * **Interests** ask for one unit each and are not paced (window-clocked); a timed-out
 //!   Interest is re-expressed. Out of order is no sign of loss (no fast re-request).
 //! * **Late Data** (after its Interest timed out) grows no window.
@@ -99,12 +106,22 @@ pub struct Icp {
     decreased_at: Option<Time>,
     /// The arrival the loss detector just saw was late.
     late: Option<u64>,
+    /// The delay of the last arrival since its unit's Interest was last expressed (its sample).
+    sample: Option<(u64, Duration)>,
 }
 
 impl Icp {
     pub fn new(cfg: IcpConfig, _params: CcParams) -> Self {
         let window = cfg.init_window.max(1.0);
-        Icp { cfg, window, samples: VecDeque::new(), timers: UnitTimers::default(), decreased_at: None, late: None }
+        Icp {
+            cfg,
+            window,
+            samples: VecDeque::new(),
+            timers: UnitTimers::default(),
+            decreased_at: None,
+            late: None,
+            sample: None,
+        }
     }
 
     /// The timer τ an Interest leaving now gets.
@@ -134,14 +151,14 @@ impl Controller for Icp {
         if self.cfg.slow_start && self.decreased_at.is_none() { "slow_start" } else { "aimd" }
     }
     fn on_ack(&mut self, s: &AckSample) {
-        if self.late.take() == Some(s.unit) {
-            return;
-        }
-        if let Some(r) = s.rtt {
+        if let Some((_, r)) = self.sample.take().filter(|(u, _)| *u == s.unit) {
             self.samples.push_back(r);
             while self.samples.len() > self.cfg.history as usize {
                 self.samples.pop_front();
             }
+        }
+        if self.late.take() == Some(s.unit) {
+            return;
         }
         if self.cfg.slow_start && self.decreased_at.is_none() {
             self.window += 1.0;
@@ -183,8 +200,9 @@ impl LossDetector for Icp {
             self.timers.arm(u, ctx.now, tau, 0);
         }
     }
-    fn on_arrival(&mut self, _ctx: &mut LossCtx<'_>, a: &Arrival, _in_order: bool) {
+    fn on_arrival(&mut self, ctx: &mut LossCtx<'_>, a: &Arrival, _in_order: bool) {
         self.timers.disarm(a.unit);
+        self.sample = Some((a.unit, ctx.now - a.before.sent_at));
         if a.before.state == UnitState::Lost || a.before.tx > 1 {
             self.late = Some(a.unit);
         }
@@ -260,22 +278,63 @@ mod tests {
         }
     }
 
+    /// Request unit `u` at `sent` (the receiver's order of calls), as the receiver does.
+    fn request(icp: &mut Icp, w: &mut Window, rtt: &mut RttEstimator, u: u64, sent: Time) {
+        w.push_requested(record(sent));
+        let mut lost = vec![];
+        let mut ctx = LossCtx { now: sent, window: w, rtt, lost: &mut lost };
+        LossDetector::on_request(icp, &mut ctx, &[u], false);
+    }
+
+    /// Unit `u` arrives at `now`.
+    fn arrive(icp: &mut Icp, w: &mut Window, rtt: &mut RttEstimator, u: u64, now: Time) {
+        let a = w.mark_received(u).unwrap();
+        let mut lost = vec![];
+        let mut ctx = LossCtx { now, window: w, rtt, lost: &mut lost };
+        LossDetector::on_arrival(icp, &mut ctx, &a, false);
+        icp.on_ack(&ack(u, None));
+    }
+
     /// The timer follows the largest of the last 30 samples, whoever served them: a run of
-    /// near-cache samples shrinks it below a far source's RTT (S3 §III's spurious timeouts).
+    /// near-cache samples shrinks it below a far source's RTT (S3 §III's spurious timeouts);
+    /// a far unit that arrives after its timeout still gives a sample, so the timer grows back.
     #[test]
-    fn the_timer_forgets_far_sources() {
+    fn the_timer_forgets_far_sources_and_learns_them_again() {
         let p = CcParams { unit: 1000, max_aggregation: 64, seed: 0 };
         let mut icp = Icp::new(IcpConfig::default(), p);
+        let (mut w, mut rtt) = (Window::default(), RttEstimator::new(RtoConfig::default()));
         assert_eq!(icp.timeout(), Duration::from_secs(3));
-        icp.on_ack(&ack(0, Some(90 * MS))); // from the origin
+        request(&mut icp, &mut w, &mut rtt, 0, Time::ZERO);
+        arrive(&mut icp, &mut w, &mut rtt, 0, Time::from_millis(90)); // from the origin
         assert_eq!(icp.timeout(), 135 * MS);
         for u in 1..=30 {
-            icp.on_ack(&ack(u, Some(10 * MS))); // from the nearest cache
+            let t = Time::from_millis(100 * u);
+            request(&mut icp, &mut w, &mut rtt, u, t);
+            arrive(&mut icp, &mut w, &mut rtt, u, t + 10 * MS); // from the nearest cache
         }
         assert_eq!(icp.timeout(), 15 * MS, "the origin's sample left the history");
         // Additive increase, η/W per Data, no slow start: W² grows by about 2 per Data.
-        let w: f64 = icp.path_states()[0].cwnd;
-        assert!((w - 63f64.sqrt()).abs() < 0.5, "W after 31 Data: {w}");
+        let win: f64 = icp.path_states()[0].cwnd;
+        assert!((win - 63f64.sqrt()).abs() < 0.5, "W after 31 Data: {win}");
+        // The next unit comes from the origin: its timer (15 ms) runs out first...
+        let t = Time::from_millis(5000);
+        request(&mut icp, &mut w, &mut rtt, 31, t);
+        let mut lost = vec![];
+        let mut ctx = LossCtx { now: t + 15 * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        assert_eq!(icp.on_timeout(&mut ctx), Some(LossKind::Timeout));
+        assert!(icp.cwnd() < win as u64, "a (spurious) decrease");
+        // ...and its Data, 90 ms after the Interest (it is re-expressed 20 ms after that: 70 ms
+        // after the re-expression), brings the timer back up.
+        let mut take = vec![];
+        w.take_lost(1, &mut take);
+        w.mark_rerequested(31, |r| {
+            r.sent_at = t + 20 * MS;
+            r.tx = 2;
+        });
+        let mut ctx = LossCtx { now: t + 20 * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        LossDetector::on_request(&mut icp, &mut ctx, &[31], true);
+        arrive(&mut icp, &mut w, &mut rtt, 31, t + 90 * MS);
+        assert_eq!(icp.timeout(), 105 * MS, "(1 + δ) · 70 ms");
     }
 
     #[test]

@@ -107,6 +107,16 @@ impl CcConfig {
         }
     }
 
+    /// Bytes of options the Data answering this controller's requests may carry before the
+    /// payload (anticipated interests and annotations, seed 003): a unit sized for an MTU
+    /// must leave this much room ([`crate::wire::annotation::ANNOTATION_ROOM`], or 0).
+    pub fn data_options_room(&self) -> u16 {
+        match self {
+            CcConfig::Cctcp(c) if c.per_source && c.anticipate > 0 => crate::wire::annotation::ANNOTATION_ROOM,
+            _ => 0,
+        }
+    }
+
     /// This configuration's keys.
     pub fn knobs(&self) -> &dyn Knobs {
         match self {
@@ -151,5 +161,9 @@ mod tests {
             assert!(CONTROLLERS[..i].iter().all(|o| o.name != e.name), "{} twice", e.name);
         }
         assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed", "cctcp", "cctcp-single", "icp"]);
+        // Only a controller listing anticipated interests gets annotated Data.
+        let room: Vec<u16> =
+            CcConfig::NAMES.iter().map(|n| CcConfig::from_name(n).unwrap().data_options_room()).collect();
+        assert_eq!(room, [0, 0, 0, 0, 0, 342, 0, 0]);
     }
 }

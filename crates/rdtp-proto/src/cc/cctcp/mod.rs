@@ -45,6 +45,12 @@
 //!   source, as NewReno recovers once per window: a unit requested before a source's last
 //!   reduction does not reduce it again, and does not double its RTO again (per-unit timers
 //!   would otherwise halve a window once per unit of a lost burst).
+//! * **Timers**: one per requested unit, as a CCN Interest's (S3: "a Data packet not received
+//!   within a timeout period"), running out `RTO` after the request left, with the RTO of the
+//!   expected source *as it is when the timer runs out*: RTTs that grew while the unit was out
+//!   (a queue filling in slow start) move its deadline, as TCP's timer restarts with the
+//!   current RTO on every acknowledgement (RFC 6298 §5.3). Fixed at the request, the
+//!   deadlines fell behind every slow start and fired by the hundred on a single path.
 //! * **Late arrivals** (a unit that arrives after it was declared lost, or answers a
 //!   re-request) give no RTT sample (Karn) and grow no window; the loss already reduced.
 //! * **Joint increase** (§II-B): after `k`'s own slow-start or avoidance step, every source
@@ -402,6 +408,13 @@ impl LossDetector for Cctcp {
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind> {
         let mut any = false;
         while let Some((unit, armed)) = self.timers.pop_expired(ctx.now) {
+            // The timeout is the source's as it is now: RTTs grew while the unit was out
+            // (a queue filling in slow start) move its deadline too.
+            let rto = self.sources.rto(armed.source);
+            if ctx.now < armed.sent_at + rto {
+                self.timers.arm(unit, armed.sent_at, rto, armed.source);
+                continue;
+            }
             if ctx.window.declare_lost(unit) {
                 ctx.lost.push(unit);
                 self.loss(armed.source, armed.sent_at, ctx.now);
@@ -411,11 +424,11 @@ impl LossDetector for Cctcp {
         any.then_some(LossKind::Timeout)
     }
 
-    /// The largest RTO of a known source (the origin's, by eq. 3): what a proof request
-    /// waits before it is sent again.
+    /// The largest RTO of a source with an RTT estimate (the origin's, by eq. 3): what a proof
+    /// request (answered by the origin) waits before it is sent again.
     fn rto(&self, _rtt: &RttEstimator) -> Option<Duration> {
-        let known = (0..self.sources.len()).filter(|&i| i != UNKNOWN || !self.cfg.per_source);
-        known.map(|i| self.sources.rto(i)).max().or(Some(self.sources.rto(UNKNOWN)))
+        let measured = (0..self.sources.len()).filter(|&i| self.sources.get(i).rtt.srtt().is_some());
+        measured.map(|i| self.sources.rto(i)).max().or(Some(self.sources.rto(UNKNOWN)))
     }
 
     fn reset(&mut self) {

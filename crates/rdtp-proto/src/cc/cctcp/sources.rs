@@ -105,13 +105,14 @@ impl Sources {
     }
 
     /// S3 eq. 3, `RTO(k) ≤ RTO(k + x)`: the timeout a unit expected from `ix` gets is the
-    /// largest of its own and those of every source nearer the receiver.
+    /// largest of its own and those of every source nearer the receiver that has an RTT
+    /// estimate (the initial RTO of a source never measured says nothing about the path).
     pub fn rto(&self, ix: usize) -> Duration {
         let h = self.list[ix].hops;
         self.list
             .iter()
             .enumerate()
-            .filter(|&(j, s)| j == ix || (j != UNKNOWN && s.hops < h))
+            .filter(|&(j, s)| j == ix || (j != UNKNOWN && s.hops < h && s.rtt.srtt().is_some()))
             .map(|(_, s)| s.rtt.rto())
             .max()
             .unwrap_or(self.rto.initial)

@@ -236,10 +236,18 @@ fn a_loss_halves_the_expected_node_and_everything_beyond_once_per_window() {
     assert_eq!(b.request().1, r2);
     assert_eq!(b.request().1, r2);
     b.at(2000 + rto2.as_millis() as u64 + 1);
-    assert_eq!(b.expire(), [0, 1]);
+    assert_eq!(b.expire(), [0]);
     assert_eq!(b.state(node("r1")).cwnd, 8.0);
-    assert_eq!((b.state(node("r2")).cwnd, b.state(NodeId::ORIGIN).cwnd), (4.0, 8.0), "one halving for two units");
+    assert_eq!((b.state(node("r2")).cwnd, b.state(NodeId::ORIGIN).cwnd), (4.0, 8.0));
     assert_eq!(rto(&b, node("r1")), rto1);
+    assert_eq!((rto(&b, node("r2")), rto(&b, NodeId::ORIGIN)), (rto2 * 2, rto_o * 2));
+    // Unit 1's timeout follows r2's RTO, now doubled; when it runs out, the window it belongs
+    // to was already reduced: no second halving, no second doubling.
+    b.at(2000 + 2 * rto2.as_millis() as u64 - 1);
+    assert_eq!(b.expire(), Vec::<u64>::new());
+    b.at(2000 + 2 * rto2.as_millis() as u64 + 2);
+    assert_eq!(b.expire(), [1]);
+    assert_eq!((b.state(node("r2")).cwnd, b.state(NodeId::ORIGIN).cwnd), (4.0, 8.0), "one halving for two units");
     assert_eq!((rto(&b, node("r2")), rto(&b, NodeId::ORIGIN)), (rto2 * 2, rto_o * 2));
     // Both now in congestion avoidance: +1/cwnd per unit.
     assert_eq!(b.state(node("r2")).ssthresh, 4.0);
