@@ -126,3 +126,50 @@ fn cctcp_keeps_an_rto_per_source_that_tracks_its_rtt() {
     let (lo, hi) = (ms(stats.rtt_min.unwrap()), ms(stats.rtt_max.unwrap()));
     assert!(lo < 5.0 && hi > 60.0, "samples from all three sources: {lo:.1}–{hi:.1} ms");
 }
+
+/// S3 §III's account of ICP: one timer from all samples, fed by a near cache, fires before a
+/// farther source's Data comes — spurious timeouts (and window decreases) on a path that
+/// drops nothing. cctcp expects those units from the origin, with the origin's RTO: none.
+/// rx —(10 Mbit/s, 5 ms)— h1 —(40 Mbit/s, 40 ms)— origin; h1 holds units 0–699.
+#[test]
+fn a_near_cache_makes_icp_time_out_spuriously_but_not_cctcp() {
+    let near_then_far = |cc: &str| {
+        let mut net = Net::new(1, Duration::from_millis(100));
+        let cat = catalog();
+        let (eid, size) = cat.resolve("obj").unwrap();
+        let origin = net.add_server("origin", ServerConfig::default(), cat.clone());
+        let h1 = net.add_router(
+            "h1",
+            RouterConfig {
+                id: NodeId::label("h1").unwrap(),
+                fib: Fib::new(Some(net.addr(origin))),
+                ..Default::default()
+            },
+        );
+        let link = |rate: f64, ms: u64| LinkConfig {
+            queue_bytes: 100 * 1100,
+            ..LinkConfig::new(rate, Duration::from_millis(ms))
+        };
+        net.link_both(h1, origin, link(40e6, 40));
+        let mut buf = vec![0u8; usize::from(UNIT)];
+        for u in 0..700 {
+            let at = u * u64::from(UNIT);
+            cat.read_at(&eid, at, &mut buf).unwrap();
+            net.router_mut(h1).preload(eid, at, size, &buf);
+        }
+        let cfg =
+            ReceiverConfig { cc: cc.parse::<CcConfig>().unwrap(), unit: UNIT, seed: 1, ..ReceiverConfig::default() };
+        let f = net.add_flow(FlowSpec::new("obj", cfg), h1);
+        let node = net.flows[f].node;
+        net.link_both(node, h1, link(10e6, 5));
+        net.run(Duration::from_secs(60));
+        assert!(net.flows[f].is_byte_exact(), "{cc}: {:?}", net.flows[f].error);
+        let drops: u64 = net.links.iter().map(|l| l.stats.queue_drops + l.stats.random_drops).sum();
+        (net.flows[f].stats().unwrap(), drops)
+    };
+    let (icp, drops) = near_then_far("icp");
+    assert_eq!(drops, 0, "AIMD from one unit never fills the queue here");
+    assert!(icp.timeouts >= 10, "icp: {} timeouts", icp.timeouts);
+    let (cctcp, drops) = near_then_far("cctcp");
+    assert_eq!((cctcp.timeouts, cctcp.late_arrivals, cctcp.duplicates, drops), (0, 0, 0, 0));
+}

@@ -19,15 +19,18 @@
 //!   RTT samples, whatever node served them (δ read as the timer's margin over the largest
 //!   recent RTT; 30 samples as the RTT history of Carofiglio et al.'s later RAAQM). Floor
 //!   `min_timeout` 10 ms, ceiling 60 s; 3 s before the first sample. Each Interest's timer
-//!   is set when it leaves, with the τ of that moment; no backoff.
-//! * **Samples**: one per Data, the time since its unit's Interest was last expressed — also
-//!   for a unit whose Interest was re-expressed (a CCN consumer cannot tell which of its
-//!   Interests a Data answers). With Karn's rule instead, a timer that fell below the
-//!   farthest source's RTT would never see a sample from it again (each of its units times
-//!   out first) and stay there: every far unit fetched twice, for ever. A late Data then gives
-//!   `RTT − τ` (the time since the re-expression), which is below its RTT but lets τ grow back;
-//!   measured from the first Interest instead, a unit lost several times would give the sum of
-//!   its timeouts and τ would grow without bound under heavy loss.
+//!   is set when it leaves, with the τ of that moment.
+//! * **Backoff**: every expiry doubles τ until the next valid sample (as RFC 6298 §5.5 does
+//!   for TCP's RTO). Without it a τ below the farthest source's RTT never recovers: each far
+//!   unit times out before its Data comes, so no valid sample from it ever enters the
+//!   history, and the transfer stalls (seen in the harness with a near cache holding the
+//!   first 300 units of 1000). With it, a run of near units still costs the far ones that
+//!   follow a burst of spurious timeouts and window decreases — S3 §III's account of ICP.
+//! * **Samples**: one per Interest, never from a re-expressed one (Karn's rule; a CCN consumer
+//!   cannot tell which of its Interests a Data answers). Measured from the latest expression
+//!   instead, a far unit re-expressed every τ gives samples below τ and the timer never
+//!   grows back; from the first, a unit lost several times gives the sum of its timeouts and
+//!   τ grows without bound under heavy loss (both tried in the harness).
 //! * **Interests** ask for one unit each and are not paced (window-clocked); a timed-out
 //!   Interest is re-expressed. Out of order is no sign of loss (no fast re-request).
 //! * **Late Data** (after its Interest timed out) grows no window.
@@ -106,8 +109,8 @@ pub struct Icp {
     decreased_at: Option<Time>,
     /// The arrival the loss detector just saw was late.
     late: Option<u64>,
-    /// The delay of the last arrival since its unit's Interest was last expressed (its sample).
-    sample: Option<(u64, Duration)>,
+    /// Expiries since the last valid sample: τ is doubled this many times (at most 6).
+    backoff: u32,
 }
 
 impl Icp {
@@ -120,16 +123,17 @@ impl Icp {
             timers: UnitTimers::default(),
             decreased_at: None,
             late: None,
-            sample: None,
+            backoff: 0,
         }
     }
 
-    /// The timer τ an Interest leaving now gets.
+    /// The timer τ an Interest leaving now gets (backoff included).
     pub fn timeout(&self) -> Duration {
         let secs = match self.samples.iter().max() {
             None => self.cfg.initial_timeout,
-            Some(m) => ((1.0 + self.cfg.delta) * m.as_secs_f64()).min(self.cfg.max_timeout).max(self.cfg.min_timeout),
+            Some(m) => (1.0 + self.cfg.delta) * m.as_secs_f64(),
         };
+        let secs = (secs * f64::from(1u32 << self.backoff.min(6))).min(self.cfg.max_timeout).max(self.cfg.min_timeout);
         Duration::from_secs_f64(secs.clamp(0.0, 3600.0))
     }
 }
@@ -151,11 +155,12 @@ impl Controller for Icp {
         if self.cfg.slow_start && self.decreased_at.is_none() { "slow_start" } else { "aimd" }
     }
     fn on_ack(&mut self, s: &AckSample) {
-        if let Some((_, r)) = self.sample.take().filter(|(u, _)| *u == s.unit) {
+        if let Some(r) = s.rtt {
             self.samples.push_back(r);
             while self.samples.len() > self.cfg.history as usize {
                 self.samples.pop_front();
             }
+            self.backoff = 0;
         }
         if self.late.take() == Some(s.unit) {
             return;
@@ -200,9 +205,8 @@ impl LossDetector for Icp {
             self.timers.arm(u, ctx.now, tau, 0);
         }
     }
-    fn on_arrival(&mut self, ctx: &mut LossCtx<'_>, a: &Arrival, _in_order: bool) {
+    fn on_arrival(&mut self, _ctx: &mut LossCtx<'_>, a: &Arrival, _in_order: bool) {
         self.timers.disarm(a.unit);
-        self.sample = Some((a.unit, ctx.now - a.before.sent_at));
         if a.before.state == UnitState::Lost || a.before.tx > 1 {
             self.late = Some(a.unit);
         }
@@ -217,6 +221,9 @@ impl LossDetector for Icp {
                 continue;
             }
             ctx.lost.push(unit);
+            if !any {
+                self.backoff = (self.backoff + 1).min(6); // once per expiry event
+            }
             any = true;
             if self.decreased_at.is_none_or(|t| armed.sent_at >= t) {
                 self.window = (self.window * self.cfg.beta).max(1.0);
@@ -292,12 +299,13 @@ mod tests {
         let mut lost = vec![];
         let mut ctx = LossCtx { now, window: w, rtt, lost: &mut lost };
         LossDetector::on_arrival(icp, &mut ctx, &a, false);
-        icp.on_ack(&ack(u, None));
+        // The receiver's sample: Karn's rule, none from a unit asked for twice.
+        icp.on_ack(&ack(u, (a.before.tx == 1).then(|| now - a.before.sent_at)));
     }
 
     /// The timer follows the largest of the last 30 samples, whoever served them: a run of
     /// near-cache samples shrinks it below a far source's RTT (S3 §III's spurious timeouts);
-    /// a far unit that arrives after its timeout still gives a sample, so the timer grows back.
+    /// expiries back it off until a far unit arrives in time.
     #[test]
     fn the_timer_forgets_far_sources_and_learns_them_again() {
         let p = CcParams { unit: 1000, max_aggregation: 64, seed: 0 };
@@ -316,25 +324,22 @@ mod tests {
         // Additive increase, η/W per Data, no slow start: W² grows by about 2 per Data.
         let win: f64 = icp.path_states()[0].cwnd;
         assert!((win - 63f64.sqrt()).abs() < 0.5, "W after 31 Data: {win}");
-        // The next unit comes from the origin: its timer (15 ms) runs out first...
-        let t = Time::from_millis(5000);
-        request(&mut icp, &mut w, &mut rtt, 31, t);
-        let mut lost = vec![];
-        let mut ctx = LossCtx { now: t + 15 * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
-        assert_eq!(icp.on_timeout(&mut ctx), Some(LossKind::Timeout));
-        assert!(icp.cwnd() < win as u64, "a (spurious) decrease");
-        // ...and its Data, 90 ms after the Interest (it is re-expressed 20 ms after that: 70 ms
-        // after the re-expression), brings the timer back up.
-        let mut take = vec![];
-        w.take_lost(1, &mut take);
-        w.mark_rerequested(31, |r| {
-            r.sent_at = t + 20 * MS;
-            r.tx = 2;
-        });
-        let mut ctx = LossCtx { now: t + 20 * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
-        LossDetector::on_request(&mut icp, &mut ctx, &[31], true);
-        arrive(&mut icp, &mut w, &mut rtt, 31, t + 90 * MS);
-        assert_eq!(icp.timeout(), 105 * MS, "(1 + δ) · 70 ms");
+        // Far units again: the first times out (spuriously) and τ doubles, and again, until
+        // one arrives in time and its sample brings τ back to (1 + δ) · 90 ms.
+        let mut t = Time::from_millis(5000);
+        for (u, tau) in [(31, 15), (32, 30), (33, 60)] {
+            assert_eq!(icp.timeout(), tau * MS);
+            request(&mut icp, &mut w, &mut rtt, u, t);
+            let mut lost = vec![];
+            let mut ctx = LossCtx { now: t + tau * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            assert_eq!(icp.on_timeout(&mut ctx), Some(LossKind::Timeout));
+            t += Duration::from_millis(200);
+        }
+        assert!(icp.cwnd() < win as u64, "spurious decreases");
+        assert_eq!(icp.timeout(), 120 * MS);
+        request(&mut icp, &mut w, &mut rtt, 34, t);
+        arrive(&mut icp, &mut w, &mut rtt, 34, t + 90 * MS);
+        assert_eq!(icp.timeout(), 135 * MS);
     }
 
     #[test]
