@@ -3,11 +3,14 @@
 
     python3 experiments/plot.py KIND OUT_DIR [PNG_DIR]
 
-KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 002:
-s2fig, s2informed; seed 003: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
+KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 001:
+s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; seed 002: s2fig,
+s2informed; seed 003: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
 directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
 table of the numbers, into OUT_DIR); seed 002's kinds name both after OUT_DIR
-(seed002-fig1.png, …). Needs matplotlib; reads the CSVs with the standard library only.
+(seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
+`examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png and grid-rerequests.png
+instead of one KIND.png. Needs matplotlib; reads the CSVs with the standard library only.
 
 With repetitions (`repeat = N`), bars and table cells show the mean over the N runs with its
 95 % confidence interval as rdtp-sim computed it (summary-mean.csv: Student t), and time
@@ -17,6 +20,7 @@ rdtp-sim, this script only draws.
 """
 
 import csv
+import glob
 import math
 import os
 import sys
@@ -426,6 +430,87 @@ def fig10multi(out, png):
     return lines
 
 
+# --- the controller grid (virtual-time harness) -----------------------------------------
+
+
+GRID_METRICS = [
+    # (column, file suffix, title, colour map, lower, upper, cell format)
+    ("utilisation", "utilisation", "bottleneck utilisation (%)", "RdYlGn", 80.0, 100.0, "{:.1f}"),
+    ("rtt_ratio", "rtt", "mean RTT / RTprop", "RdYlGn_r", 1.0, 2.0, "{:.2f}"),
+    ("rerequest_pct", "rerequests", "re-requested units (%)", "RdYlGn_r", 0.0, 5.0, "{:.2f}"),
+]
+
+# Issue 15's targets for bbr3 over the grid.
+TARGETS = {"util_1bdp": 97.0, "util_025bdp": 90.0, "rtt_ratio": 1.15, "rerequest_pct": 1.0, "timeouts": 2}
+
+
+def grid(out, png):
+    """Heat maps of `examples/grid.rs`'s CSV (OUT_DIR/grid.csv): one PNG per metric, one panel
+    per controller, rows rate × RTT, columns buffer size."""
+    rows = read_csv(os.path.join(out, "grid.csv"))
+    for r in rows:
+        r["utilisation"] = num(r["utilisation"]) * 100
+    ccs = []
+    for r in rows:
+        if r["controller"] not in ccs:
+            ccs.append(r["controller"])
+    paths = sorted({(num(r["rate_mbps"]), num(r["rtt_ms"])) for r in rows})
+    buffers = sorted({num(r["buffer_bdp"]) for r in rows})
+    cell = {(r["controller"], num(r["rate_mbps"]), num(r["rtt_ms"]), num(r["buffer_bdp"])): r for r in rows}
+    ncols = min(3, len(ccs))
+    nrows = math.ceil(len(ccs) / ncols)
+    base = png[:-4] if png.endswith(".png") else png
+    for column, suffix, title, cmap, lo, hi, form in GRID_METRICS:
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(1.2 + 3.0 * ncols, 0.8 + 3.6 * nrows), squeeze=False, constrained_layout=True
+        )
+        for k, ax in enumerate(axes.flat):
+            if k >= len(ccs):
+                ax.axis("off")
+                continue
+            cc = ccs[k]
+            data = [[num(cell.get((cc, p[0], p[1], b), {}).get(column)) for b in buffers] for p in paths]
+            im = ax.imshow(data, cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
+            for i, line in enumerate(data):
+                for j, v in enumerate(line):
+                    ax.text(j, i, "–" if math.isnan(v) else form.format(v), ha="center", va="center", fontsize=7)
+            ax.set_title(cc, fontsize=10)
+            ax.set_xticks(range(len(buffers)))
+            ax.set_xticklabels([f"{b:g} BDP" for b in buffers], fontsize=7)
+            ax.set_yticks(range(len(paths)))
+            if k % ncols == 0:
+                ax.set_yticklabels([f"{p[0]:g} Mb/s {p[1]:g} ms" for p in paths], fontsize=7)
+            else:
+                ax.set_yticklabels([])
+        fig.colorbar(im, ax=axes, shrink=0.6, label=title)
+        fig.suptitle(f"Harness grid, one flow alone: {title}")
+        fig.savefig(f"{base}-{suffix}.png", dpi=90)
+        plt.close(fig)
+    lines = [
+        "| controller | min util. ≥ 1 BDP | min util. 0.25 BDP | max RTT / RTprop | max re-requested | max timeouts "
+        "| points meeting bbr3's targets |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for cc in ccs:
+        rs = [r for r in rows if r["controller"] == cc]
+        deep = [r["utilisation"] for r in rs if num(r["buffer_bdp"]) >= 1]
+        shallow = [r["utilisation"] for r in rs if num(r["buffer_bdp"]) < 1]
+        met = sum(
+            1
+            for r in rs
+            if r["utilisation"] >= (TARGETS["util_1bdp"] if num(r["buffer_bdp"]) >= 1 else TARGETS["util_025bdp"])
+            and num(r["rtt_ratio"]) <= TARGETS["rtt_ratio"]
+            and num(r["rerequest_pct"]) <= TARGETS["rerequest_pct"]
+            and num(r["timeouts"]) <= TARGETS["timeouts"]
+        )
+        lines.append(
+            f"| {cc} | {fmt(min(deep, default=float('nan')))} % | {fmt(min(shallow, default=float('nan')))} % "
+            f"| {fmt(max(num(r['rtt_ratio']) for r in rs), 2)} | {fmt(max(num(r['rerequest_pct']) for r in rs), 2)} % "
+            f"| {max(int(num(r['timeouts'], 0)) for r in rs)} | {met} / {len(rs)} |"
+        )
+    return lines
+
+
 # --- testbed (real processes over the real-time emulator) ----------------------------------
 
 
@@ -558,8 +643,174 @@ def tb_fig10(out, png):
     return lines
 
 
+# --- seed 001 (BBR-CD) --------------------------------------------------------------------
+
+S1_SCHEMES = ["bbr-cd", "sirc", "bbr-orig", "aimd", "cubic"]
+S1_COLORS = {"bbr-cd": "#d62728", "sirc": "#2ca02c", "bbr-orig": "#1f77b4", "aimd": "#ff7f0e", "cubic": "#9467bd"}
+S1_SIZE = 20e6  # bytes per consumer
+
+
+def s1_runs(out):
+    """{(scheme, unit): [run]} with run = {seed, dir, flows: [flows.csv rows], goodput, done}.
+    Goodput (S1 §IV-A): the object's size over the delivery time (first request to last
+    unit) per consumer, summed over the consumers of a run (S1 footnote 3)."""
+    groups = {}
+    for r in runs(out, per_run=True):
+        scheme = r.get("flow.0") or r["cc"]
+        unit = int(num(r.get("flow.0.unit", r.get("unit", "0")), 0))
+        flows = read_csv(os.path.join(r["_dir"], "flows.csv"))
+        done = all(f["completed"] == "1" for f in flows)
+        gp = sum(S1_SIZE * 8 / (num(f["finish_s"]) - num(f["start_s"])) / 1e6 for f in flows if f["completed"] == "1")
+        run = {"seed": int(r["seed"]), "dir": r["_dir"], "flows": flows, "goodput": gp, "done": done,
+               "outage": r.get("outage", "")}
+        groups.setdefault((scheme, unit), []).append(run)
+    return groups
+
+
+def s1_requests(run_dir):
+    """requests.csv rows as (time, flow, units, retransmission)."""
+    path = os.path.join(run_dir, "requests.csv")
+    if not os.path.exists(path):
+        return []
+    return [(num(r["time_s"]), int(r["flow"]), int(r["units"]), r["retransmission"] == "1") for r in read_csv(path)]
+
+
+def s1_rerequest_share(run_dir):
+    """Units asked for again / all units asked for (S1 §IV-C's share of retransmitted interests)."""
+    reqs = s1_requests(run_dir)
+    total = sum(u for _, _, u, _ in reqs)
+    return sum(u for _, _, u, r in reqs if r) / total if total else float("nan")
+
+
+def s1_stats(xs):
+    xs = [x for x in xs if not math.isnan(x)]
+    if not xs:
+        return float("nan"), float("nan"), float("nan")
+    return sum(xs) / len(xs), min(xs), max(xs)
+
+
+def s1_goodput(out, png, title, lossy):
+    groups = s1_runs(out)
+    units = sorted({u for _, u in groups}, reverse=True)
+    schemes = [s for s in S1_SCHEMES if any((s, u) in groups for u in units)]
+    fig, axes = plt.subplots(1, len(units), figsize=(5.2 * len(units), 3.8), squeeze=False)
+    head = "| scheme | unit | rounds | goodput Mbit/s mean | min | max |" + (" re-requests % |" if lossy else "")
+    lines = [head, "|---|---:|---:|---:|---:|---:|" + ("---:|" if lossy else "")]
+    for ax, unit in zip(axes[0], units):
+        for i, s in enumerate(schemes):
+            rs = groups.get((s, unit), [])
+            mean, lo, hi = s1_stats([r["goodput"] if r["done"] else float("nan") for r in rs])
+            ax.bar(i, mean, color=S1_COLORS[s], yerr=[[mean - lo], [hi - mean]], capsize=4)
+            ax.text(i, mean / 2, fmt(mean), ha="center", color="white", fontsize=8)
+            row = f"| {s} | {unit} | {sum(r['done'] for r in rs)}/{len(rs)} | {fmt(mean)} | {fmt(lo)} | {fmt(hi)} |"
+            if lossy:
+                share, _, _ = s1_stats([s1_rerequest_share(r["dir"]) for r in rs])
+                row += f" {fmt(100 * share)} |"
+            lines.append(row)
+        ax.set_xticks(range(len(schemes)))
+        ax.set_xticklabels(schemes)
+        ax.set_ylabel("goodput (Mbit/s)")
+        ax.set_title(f"{unit}-byte units")
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(title + " — mean of the rounds, whiskers min/max")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def s1_fig5_t1(out, png):
+    lines = s1_goodput(out, png, "Seed 001 Fig. 5, Topology 1 (one consumer), no added loss", False)
+    # Fig. 6 from the same runs: the interval between successive requests, seed 1.
+    groups = s1_runs(out)
+    units = sorted({u for _, u in groups}, reverse=True)
+    fig, axes = plt.subplots(1, len(units), figsize=(5.2 * len(units), 3.8), squeeze=False)
+    lines += ["", "Fig. 6 (round 1): interval between successive requests, ms",
+              "", "| scheme | unit | requests | p10 | median | p90 | p99 | max |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for ax, unit in zip(axes[0], units):
+        for s in S1_SCHEMES:
+            rs = [r for r in groups.get((s, unit), []) if r["seed"] == 1]
+            if not rs:
+                continue
+            times = [t for t, _, _, _ in s1_requests(rs[0]["dir"])]
+            gaps = sorted(1e3 * (b - a) for a, b in zip(times, times[1:]))
+            if not gaps:
+                continue
+            q = lambda p: gaps[min(len(gaps) - 1, max(0, math.ceil(p * len(gaps)) - 1))]  # noqa: E731
+            lines.append(f"| {s} | {unit} | {len(times)} | {fmt(q(0.1), 2)} | {fmt(q(0.5), 2)} | {fmt(q(0.9), 2)} "
+                         f"| {fmt(q(0.99), 1)} | {fmt(gaps[-1], 0)} |")
+            pos = [max(g, 1e-3) for g in gaps]
+            ax.plot(pos, [(i + 1) / len(pos) for i in range(len(pos))], label=s, color=S1_COLORS[s])
+        ax.set_xscale("log")
+        ax.set_xlabel("interval between successive requests (ms)")
+        ax.set_ylabel("CDF")
+        ax.set_title(f"{unit}-byte units")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Seed 001 Fig. 6: request pacing, Topology 1, no added loss (round 1)")
+    fig.tight_layout()
+    fig.savefig(png.replace(".png", "-fig6.png"), dpi=90)
+    return lines
+
+
+def s1_fig5_t2(out, png):
+    return s1_goodput(out, png, "Seed 001 Fig. 5, Topology 2 (ten consumers, goodput summed)", False)
+
+
+def s1_fig7_t1(out, png):
+    return s1_goodput(out, png, "Seed 001 Fig. 7, Topology 1, ≈ 10 % round-trip loss", True)
+
+
+def s1_fig7_t2(out, png):
+    return s1_goodput(out, png, "Seed 001 Fig. 7, Topology 2 (goodput summed), ≈ 10 % round-trip loss", True)
+
+
+def s1_table1(out, png):
+    """Per scheme, unit and round: the min, mean and max delivery time over the consumers with
+    and without the outage; increase ratio (T_with − T_without) / 32 s per statistic (S1
+    Table I), averaged over the rounds."""
+    outage_s = 32.0
+    groups = s1_runs(out)
+    table = {}
+    for (s, unit), rs in groups.items():
+        by_seed = {}
+        for r in rs:
+            times = [num(f["finish_s"]) - num(f["start_s"]) for f in r["flows"] if f["completed"] == "1"]
+            if len(times) != len(r["flows"]):
+                continue
+            stats = (min(times), sum(times) / len(times), max(times))
+            by_seed.setdefault(r["seed"], {})["with" if r["outage"] else "without"] = (stats, times)
+        for seed, d in sorted(by_seed.items()):
+            if "with" in d and "without" in d:
+                table.setdefault((s, unit), []).append((seed, d["without"], d["with"]))
+    lines = ["| scheme | unit | rounds | T min / mean / max without (s) | with outage (s) | ratio min | ratio mean | ratio max |",
+             "|---|---:|---:|---|---|---:|---:|---:|"]
+    keys = sorted(table, key=lambda k: (-k[1], S1_SCHEMES.index(k[0]) if k[0] in S1_SCHEMES else 99))
+    fig, ax = plt.subplots(figsize=(3.2 * max(2, len(keys)), 3.8))
+    for i, (s, unit) in enumerate(keys):
+        rows = table[(s, unit)]
+        avg = lambda xs: sum(xs) / len(xs)  # noqa: E731
+        wo = [avg([r[1][0][k] for r in rows]) for k in range(3)]
+        wi = [avg([r[2][0][k] for r in rows]) for k in range(3)]
+        ratios = [avg([(r[2][0][k] - r[1][0][k]) / outage_s for r in rows]) for k in range(3)]
+        lines.append(f"| {s} | {unit} | {len(rows)} | {' / '.join(fmt(x) for x in wo)} | {' / '.join(fmt(x) for x in wi)} "
+                     f"| {fmt(ratios[0], 2)} | {fmt(ratios[1], 2)} | {fmt(ratios[2], 2)} |")
+        for k, name in enumerate(["min", "mean", "max"]):
+            ax.bar(i * 4 + k, ratios[k], color=S1_COLORS.get(s, "grey"), alpha=[0.5, 1.0, 0.75][k])
+            ax.text(i * 4 + k, ratios[k] + 0.01, f"{name}\n{ratios[k]:.2f}", ha="center", fontsize=7)
+    ax.set_xticks([i * 4 + 1 for i in range(len(keys))])
+    ax.set_xticklabels([f"{s}\n{unit}-byte units" for s, unit in keys])
+    ax.set_ylabel("delivery-time increase / 32 s outage")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_title("Seed 001 Table I: producer disconnected 32 s, Topology 2 (mean of the rounds)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
 KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
-         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10}
+         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10, "grid": grid,
+         "s1-fig5-t1": s1_fig5_t1, "s1-fig5-t2": s1_fig5_t2, "s1-fig7-t1": s1_fig7_t1, "s1-fig7-t2": s1_fig7_t2,
+         "s1-table1": s1_table1}
 
 # --- seed 002 ------------------------------------------------------------------------------
 
@@ -928,7 +1179,8 @@ def main():
     with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"wrote {png} and {os.path.join(out, name + '.md')}")
+    pngs = [png] if os.path.exists(png) else sorted(glob.glob(png[:-4] + "-*.png"))
+    print(f"wrote {', '.join(pngs)} and {os.path.join(out, name + '.md')}")
 
 
 if __name__ == "__main__":

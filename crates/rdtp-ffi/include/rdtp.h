@@ -84,6 +84,8 @@ typedef struct RdtpReceiverConfig {
   bool trace;
   // Check the object against its EID.
   bool verify;
+  // RTTVAR multiplier K of the RTO (`SRTT + K·RTTVAR`); 0 = 4 (RFC 6298; ndnget uses 8).
+  uint32_t rto_k;
 } RdtpReceiverConfig;
 
 // One receiver event. Fields not listed for a kind are zero.

@@ -76,6 +76,8 @@ pub struct RdtpReceiverConfig {
     pub trace: bool,
     /// Check the object against its EID.
     pub verify: bool,
+    /// RTTVAR multiplier K of the RTO (`SRTT + K·RTTVAR`); 0 = 4 (RFC 6298; ndnget uses 8).
+    pub rto_k: u32,
 }
 
 /// Kinds of `RdtpEvent`.
@@ -215,6 +217,10 @@ fn state_cstr(s: &str) -> *const c_char {
         "drain" => c"drain",
         "probe_bw" => c"probe_bw",
         "probe_rtt" => c"probe_rtt",
+        "probe_bw_down" => c"probe_bw_down",
+        "probe_bw_cruise" => c"probe_bw_cruise",
+        "probe_bw_refill" => c"probe_bw_refill",
+        "probe_bw_up" => c"probe_bw_up",
         "slow_start" => c"slow_start",
         "congestion_avoidance" => c"congestion_avoidance",
         "fixed" => c"fixed",
@@ -247,6 +253,7 @@ pub extern "C" fn rdtp_receiver_config_default() -> RdtpReceiverConfig {
         seed: 0,
         trace: false,
         verify: true,
+        rto_k: 0,
     }
 }
 
@@ -275,6 +282,7 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
             initial: nonzero_ns(c.initial_rto_ns, d.rto.initial),
             min: nonzero_ns(c.min_rto_ns, d.rto.min),
             max: nonzero_ns(c.max_rto_ns, d.rto.max),
+            k: if c.rto_k == 0 { d.rto.k } else { c.rto_k },
             granularity: d.rto.granularity,
         },
         idle_timeout: nonzero_ns(c.idle_timeout_ns, d.idle_timeout),

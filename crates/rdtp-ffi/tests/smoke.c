@@ -34,7 +34,7 @@ int main(void) {
     size_t len = rdtp_cc_error("fixed:probe_gain=2", why, sizeof why);
     if (len == 0 || len != strlen(why) || !strstr(why, "its keys: window")) return 16;
     if (rdtp_cc_error("bbr", why, 4) != 0 || rdtp_cc_error(NULL, NULL, 0) != 0) return 17;
-    if (rdtp_cc_error("cubic", why, 8) == 0 || strlen(why) != 7) return 18;
+    if (rdtp_cc_error("reno", why, 8) == 0 || strlen(why) != 7) return 18;
     const char *help = rdtp_cc_help();
     if (!help || !strstr(help, "bbr-wifi") || !strstr(help, "window=64") || !strstr(help, "probe_gain=1.25")) return 19;
     cfg.cc = "bbr";

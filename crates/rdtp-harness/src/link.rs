@@ -29,6 +29,9 @@ pub struct LinkConfig {
     pub reorder_delay: Duration,
     /// Probability that a datagram is delivered twice.
     pub duplicate: f64,
+    /// Probability that a datagram's last byte is changed on the way (an on-path attacker
+    /// or a broken middlebox: it hits a Data's payload or a Proof's last sibling).
+    pub corrupt: f64,
     /// Header bytes added to every datagram on the wire (IPv4 + UDP by default).
     pub header_overhead: u32,
 }
@@ -51,6 +54,7 @@ impl LinkConfig {
             reorder: 0.0,
             reorder_delay: Duration::ZERO,
             duplicate: 0.0,
+            corrupt: 0.0,
             header_overhead: IPV4_UDP_HEADER,
         }
     }
@@ -63,6 +67,7 @@ impl LinkConfig {
             && self.loss == 0.0
             && self.reorder == 0.0
             && self.duplicate == 0.0
+            && self.corrupt == 0.0
     }
 }
 
@@ -79,6 +84,7 @@ pub struct LinkStats {
     pub random_drops: u64,
     pub reordered: u64,
     pub duplicated: u64,
+    pub corrupted: u64,
     /// Datagrams offered to the link.
     pub datagrams: u64,
 }
@@ -92,6 +98,7 @@ impl LinkStats {
             random_drops: 0,
             reordered: 0,
             duplicated: 0,
+            corrupted: 0,
             datagrams: 0,
         }
     }
@@ -112,6 +119,8 @@ pub struct Arrivals {
     pub at: Option<Time>,
     /// A duplicate, scheduled before the original.
     pub duplicate_at: Option<Time>,
+    /// The datagram's last byte is to be changed (both copies).
+    pub corrupt: bool,
 }
 
 impl Link {
@@ -153,7 +162,11 @@ impl Link {
             self.stats.reordered += 1;
             at += self.cfg.reorder_delay;
         }
-        let mut out = Arrivals { at: Some(at), duplicate_at: None };
+        let mut out = Arrivals { at: Some(at), duplicate_at: None, corrupt: false };
+        if chance(rng, self.cfg.corrupt) {
+            self.stats.corrupted += 1;
+            out.corrupt = true;
+        }
         if chance(rng, self.cfg.duplicate) {
             self.stats.duplicated += 1;
             out.duplicate_at = Some(at + Duration::from_micros(1));

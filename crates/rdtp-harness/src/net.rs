@@ -449,6 +449,12 @@ impl Net {
             return self.arrive(next, src, dst, data);
         }
         let a = self.links[l].transmit(self.now, data.len(), &mut self.rng);
+        let mut data = data;
+        if a.corrupt
+            && let Some(last) = data.last_mut()
+        {
+            *last ^= 0x5a;
+        }
         if let Some(t) = a.duplicate_at {
             self.schedule(t, Ev::Arrive { node: next, src, dst, data: data.clone() });
         }

@@ -51,6 +51,7 @@ impl<C: Catalog + 'static> Sim<C> {
                 reorder: path.reorder,
                 reorder_delay: path.reorder_delay,
                 duplicate: path.duplicate,
+                corrupt: 0.0,
                 header_overhead: path.header_overhead,
             },
         );

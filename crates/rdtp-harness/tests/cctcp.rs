@@ -37,20 +37,23 @@ fn network(cc: &str, seed: u64) -> (Net, usize, [NodeIx; 3]) {
     let r1 = net.add_router("r1", c1);
     net.link_both(r2, origin, LinkConfig::new(50e6, Duration::from_millis(20)));
     net.link_both(r1, r2, LinkConfig::new(50e6, Duration::from_millis(10)));
-    let cat = catalog();
-    let (eid, size) = cat.resolve("obj").unwrap();
-    let mut buf = vec![0u8; usize::from(UNIT)];
-    for u in 300..UNITS {
-        let at = u * u64::from(UNIT);
-        cat.read_at(&eid, at, &mut buf).unwrap();
-        let r = if u < 700 { r2 } else { r1 };
-        assert!(net.router_mut(r).preload(eid, at, size, &buf));
-    }
+    let (eid, object) = whole_object();
+    assert_eq!(net.router_mut(r2).preload(eid, &object, UNIT, 300..700), Some(400));
+    assert_eq!(net.router_mut(r1).preload(eid, &object, UNIT, 700..UNITS), Some(300));
     let cfg = ReceiverConfig { cc: cc.parse::<CcConfig>().unwrap(), unit: UNIT, seed, ..ReceiverConfig::default() };
     let f = net.add_flow(FlowSpec::new("obj", cfg), r1);
     let node = net.flows[f].node;
     net.link_both(node, r1, LinkConfig::new(100e6, Duration::from_millis(1)));
     (net, f, [r1, r2, origin])
+}
+
+/// The object's EID and bytes, for warming stores (which check them against the EID).
+fn whole_object() -> (rdtp_proto::Eid, Vec<u8>) {
+    let cat = catalog();
+    let (eid, size) = cat.resolve("obj").unwrap();
+    let mut object = vec![0u8; size as usize];
+    cat.read_at(&eid, 0, &mut object).unwrap();
+    (eid, object)
 }
 
 fn states(net: &Net, f: usize) -> Vec<PathState> {
@@ -135,9 +138,7 @@ fn cctcp_keeps_an_rto_per_source_that_tracks_its_rtt() {
 fn a_near_cache_makes_icp_time_out_spuriously_but_not_cctcp() {
     let near_then_far = |cc: &str| {
         let mut net = Net::new(1, Duration::from_millis(100));
-        let cat = catalog();
-        let (eid, size) = cat.resolve("obj").unwrap();
-        let origin = net.add_server("origin", ServerConfig::default(), cat.clone());
+        let origin = net.add_server("origin", ServerConfig::default(), catalog());
         let h1 = net.add_router(
             "h1",
             RouterConfig {
@@ -151,12 +152,8 @@ fn a_near_cache_makes_icp_time_out_spuriously_but_not_cctcp() {
             ..LinkConfig::new(rate, Duration::from_millis(ms))
         };
         net.link_both(h1, origin, link(40e6, 40));
-        let mut buf = vec![0u8; usize::from(UNIT)];
-        for u in 0..700 {
-            let at = u * u64::from(UNIT);
-            cat.read_at(&eid, at, &mut buf).unwrap();
-            net.router_mut(h1).preload(eid, at, size, &buf);
-        }
+        let (eid, object) = whole_object();
+        assert!(net.router_mut(h1).preload(eid, &object, UNIT, 0..700).is_some());
         let cfg =
             ReceiverConfig { cc: cc.parse::<CcConfig>().unwrap(), unit: UNIT, seed: 1, ..ReceiverConfig::default() };
         let f = net.add_flow(FlowSpec::new("obj", cfg), h1);

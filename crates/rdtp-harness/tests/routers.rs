@@ -159,3 +159,31 @@ fn ten_simultaneous_fetches_of_one_object_are_coalesced() {
         assert!(net.router(r1).stats().coalesced > 0);
     }
 }
+
+/// An on-path attacker between r2 and r1 changes a byte of some datagrams. The receiver
+/// drops each bad block and fetches it again (from the origin), so the fetch is byte-exact;
+/// r1 verifies every block before caching it, so a second receiver served from r1's store
+/// gets no bad block at all (issue 11: "a router never caches an unverified block").
+#[test]
+fn corrupted_blocks_are_refetched_and_never_cached() {
+    let mid = LinkConfig { corrupt: 0.002, ..LinkConfig::new(20e6, Duration::from_millis(5)) };
+    let (mut net, r1, _r2, origin) = chain(11, mid, CsConfig::default());
+    let first = add_receiver(&mut net, r1, FlowSpec::new("obj", receiver("bbr", 1)));
+    let mut later = FlowSpec::new("obj", receiver("bbr", 2));
+    later.start = Duration::from_secs(30);
+    let second = add_receiver(&mut net, r1, later);
+    net.run(Duration::from_secs(29));
+    assert!(net.flows[first].is_byte_exact());
+    let s1 = net.flows[first].stats().unwrap();
+    let corrupted: u64 = net.links.iter().map(|l| l.stats.corrupted).sum();
+    assert!(corrupted > 0);
+    assert!(s1.bad_blocks > 0, "the attacker hit some Data payload ({corrupted} datagrams changed)");
+    let r = net.router(r1).stats();
+    assert!(r.blocks_failed > 0 && r.blocks_verified > 0, "{r:?}");
+    net.run(Duration::from_secs(120));
+    assert!(net.flows[second].is_byte_exact());
+    let s2 = net.flows[second].stats().unwrap();
+    assert_eq!(s2.bad_blocks, 0, "nothing unverified was cached at r1");
+    assert!(net.router(r1).stats().cs_hits > 0);
+    assert!(net.server(origin).stats().data_packets > 0);
+}

@@ -5,10 +5,13 @@
 #include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
+#include "ns3/nstime.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "ns3/udp-socket-factory.h"
+
+#include <algorithm>
 
 namespace ns3
 {
@@ -76,6 +79,16 @@ RdtpConsumer::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&RdtpConsumer::m_verify),
                           MakeBooleanChecker())
+            .AddAttribute("RtoK",
+                          "RTTVAR multiplier K of the RTO (SRTT + K·RTTVAR); 0 = the core's (4; ndnget: 8)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_rtoK),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("IdleTimeout",
+                          "Give up after this long without a valid answer while waiting; 0 = the core's (10 s)",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&RdtpConsumer::m_idleTimeout),
+                          MakeTimeChecker())
             .AddAttribute("InitialRate",
                           "Informed start (seed 002): attainable payload rate in bytes/s the controller "
                           "starts from (BBR: seeded BtlBw, straight to ProbeBW); 0 = normal start",
@@ -110,7 +123,11 @@ RdtpConsumer::GetTypeId()
             .AddTraceSource("Rx",
                             "A datagram from the producer was received",
                             MakeTraceSourceAccessor(&RdtpConsumer::m_rxTrace),
-                            "ns3::RdtpConsumer::PacketCallback");
+                            "ns3::RdtpConsumer::PacketCallback")
+            .AddTraceSource("Requested",
+                            "A request left: first unit, units, re-request",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_requestedTrace),
+                            "ns3::RdtpConsumer::RequestedCallback");
     return tid;
 }
 
@@ -121,6 +138,8 @@ RdtpConsumer::RdtpConsumer()
       m_seed(0),
       m_rcvBufSize(8 << 20),
       m_verify(true),
+      m_rtoK(0),
+      m_idleTimeout(Time(0)),
       m_initialRate(0.0),
       m_informedRate(0.0),
       m_rx(nullptr),
@@ -175,6 +194,8 @@ RdtpConsumer::StartApplication()
     cfg.seed = m_seed;
     cfg.trace = true;
     cfg.verify = m_verify;
+    cfg.rto_k = m_rtoK;
+    cfg.idle_timeout_ns = static_cast<uint64_t>(std::max<int64_t>(0, m_idleTimeout.GetNanoSeconds()));
     m_startTime = Simulator::Now();
     if (m_objectEid.empty())
     {
@@ -302,6 +323,9 @@ RdtpConsumer::Service()
                               ev.pacing_rate,
                               ev.aggregation,
                               std::string(ev.state != nullptr ? ev.state : ""));
+            break;
+        case RDTP_EVENT_KIND_REQUESTED:
+            m_requestedTrace(ev.unit_index, ev.units, ev.retransmission);
             break;
         case RDTP_EVENT_KIND_FINISHED:
             finished = true;

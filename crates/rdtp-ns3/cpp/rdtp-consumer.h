@@ -68,6 +68,8 @@ class RdtpConsumer : public Application
     typedef void (*FailedCallback)(int error);
     /// A datagram sent to / received from the producer.
     typedef void (*PacketCallback)(Ptr<const Packet> packet);
+    /// A request left: its first unit, how many units, whether they are asked for again.
+    typedef void (*RequestedCallback)(uint64_t firstUnit, uint64_t units, bool retransmission);
 
   protected:
     void DoDispose() override;
@@ -92,6 +94,8 @@ class RdtpConsumer : public Application
     uint64_t m_seed;
     uint32_t m_rcvBufSize;
     bool m_verify;
+    uint32_t m_rtoK;
+    Time m_idleTimeout;
     double m_initialRate;
     std::function<double()> m_initialRateSource;
     double m_informedRate;
@@ -120,6 +124,7 @@ class RdtpConsumer : public Application
     TracedCallback<int> m_failedTrace;
     TracedCallback<Ptr<const Packet>> m_txTrace;
     TracedCallback<Ptr<const Packet>> m_rxTrace;
+    TracedCallback<uint64_t, uint64_t, bool> m_requestedTrace;
 };
 
 } // namespace ns3

@@ -22,6 +22,7 @@
 // Real-time lag: an event every LagInterval compares the wall clock with its simulated
 // timestamp; in best-effort mode an event runs late when the simulator cannot keep up.
 #include "rdtp-recorder.h"
+#include "rdtp-impair.h"
 #include "rdtp-run.h"
 #include "rdtp-rust.h"
 #include "rdtp-topology.h"
@@ -399,6 +400,8 @@ ParseEmulateArguments(int argc, char** argv)
     cmd.Parse(argc, argv);
 
     CheckSeed(p);
+    if (HasImpairments(p))
+        Fail("RxLossClient, RxLossRouter, RxLossServer and Outage are for the offline runner");
     if (p.duration < 0 || p.interval <= 0 || p.queueInterval <= 0 || p.lagInterval <= 0)
         Fail("Duration must be >= 0; Interval, QueueInterval and LagInterval > 0");
     if (p.mtu < 576 || p.mtu > 65000)

@@ -10,6 +10,7 @@
 // timeseries.csv, flows.csv, queue.csv, cs.csv (with routers) and run.toml into --Out. No
 // protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc / rdtp-router.cc.
 #include "rdtp-consumer.h"
+#include "rdtp-impair.h"
 #include "rdtp-placement.h"
 #include "rdtp-producer.h"
 #include "rdtp-recorder.h"
@@ -60,6 +61,10 @@ struct Params : RunParams
     uint32_t port = 7447;
     /// Caching routers: RouterSpec::sim_spec items, ';'-separated.
     std::string routers;
+    /// Write requests.csv (every rdtp request).
+    bool requests = false;
+    /// End the run once every flow (all sized rdtp fetches) finished or failed.
+    bool stopWhenDone = false;
     // tcp
     uint32_t tcpBuf = 0;
     uint32_t tcpSendSize = 14480;
@@ -76,6 +81,8 @@ struct FlowSpec
     std::string rate = "10Mbps";
     uint32_t agg = 0;
     uint32_t unit = 0;
+    uint32_t rtoK = 0;        // rdtp: RTO's RTTVAR multiplier (0 = the core's)
+    double idleTimeout = 0.0; // rdtp: seconds without an answer before giving up (0 = the core's)
     std::string object; // resolved object name (rdtp)
     std::string via;    // rdtp: the node of the first caching router (empty: the server)
     std::string server; // graph: the server node (empty: the topology's server)
@@ -173,6 +180,10 @@ ParseFlows(const std::string& text, double duration)
                     f.agg = static_cast<uint32_t>(std::stoul(v));
                 else if (k == "unit")
                     f.unit = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "rto_k")
+                    f.rtoK = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "idle")
+                    f.idleTimeout = std::stod(v);
                 else if (k == "dir")
                 {
                     if (v != "up" && v != "down")
@@ -292,6 +303,10 @@ ParseRunArguments(int argc, char** argv)
                  "Write pcap captures with this file prefix (dumbbell: server access link and bottleneck; "
                  "wifi: server-AP link and every station, radiotap)",
                  p.pcap);
+    cmd.AddValue("Requests", "Write requests.csv: every request of every rdtp flow", p.requests);
+    cmd.AddValue("StopWhenDone",
+                 "End the run when every flow finished or failed (all flows must be sized rdtp fetches)",
+                 p.stopWhenDone);
     cmd.AddValue("TcpBuf", "TCP send/receive buffer bytes (0 = auto)", p.tcpBuf);
     cmd.AddValue("TcpSendSize", "BulkSendApplication SendSize", p.tcpSendSize);
     cmd.Parse(argc, argv);
@@ -530,6 +545,8 @@ InstallRdtpFlow(const Params& p,
     c->SetAttribute("Unit", UintegerValue(f.unit));
     c->SetAttribute("MaxAggregation", UintegerValue(f.agg));
     c->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
+    c->SetAttribute("RtoK", UintegerValue(f.rtoK));
+    c->SetAttribute("IdleTimeout", TimeValue(Seconds(f.idleTimeout)));
     client->AddApplication(c);
     c->SetStartTime(AtScenario(p, f.start));
     c->SetStopTime(AtScenario(p, f.stop));
@@ -964,6 +981,51 @@ RecordSources(const RdtpConsumer& consumer, FlowRecord& fr)
     }
 }
 
+/// requests.csv: `time_s,flow,unit,units,retransmission` for every request of every rdtp flow
+/// (scenario time; `unit` is the request's first unit).
+void
+RecordRequests(const Params& p, const std::vector<Ptr<RdtpConsumer>>& consumers)
+{
+    auto out = std::make_shared<std::ofstream>(p.out + "/requests.csv");
+    *out << "time_s,flow,unit,units,retransmission\n";
+    for (uint32_t i = 0; i < consumers.size(); i++)
+    {
+        if (!consumers[i])
+            continue;
+        Must(consumers[i]->TraceConnectWithoutContext(
+                 "Requested",
+                 Callback<void, uint64_t, uint64_t, bool>([out, i](uint64_t unit, uint64_t units, bool retx) {
+                     *out << Fmt(ScenarioNow(), 6) << "," << i << "," << unit << "," << units << ","
+                          << (retx ? 1 : 0) << "\n";
+                 })),
+             "c Requested");
+    }
+}
+
+/// --StopWhenDone: stop the simulator once every consumer finished or failed. Every flow must be
+/// a sized rdtp fetch (a bulk flow or a TCP flow never "finishes" for this purpose).
+void
+StopWhenDone(const std::vector<FlowSpec>& flows, const std::vector<Ptr<RdtpConsumer>>& consumers)
+{
+    for (const auto& f : flows)
+        if (f.kind != "rdtp" || f.size == 0)
+            Fail("StopWhenDone needs every flow to be a sized rdtp fetch");
+    auto left = std::make_shared<size_t>(0);
+    auto done = [left]() {
+        if (--*left == 0)
+            Simulator::Stop();
+    };
+    for (const auto& c : consumers)
+    {
+        if (!c)
+            continue;
+        ++*left;
+        Must(c->TraceConnectWithoutContext("Finished", Callback<void, Time>([done](Time) { done(); })),
+             "c Finished");
+        Must(c->TraceConnectWithoutContext("Failed", Callback<void, int>([done](int) { done(); })), "c Failed");
+    }
+}
+
 /// Caching routers (--Routers) on their nodes, started at scenario time 0, their counters
 /// into cs.csv every Interval; with any, flows.csv gets served-by columns.
 std::vector<PlacedRouter>
@@ -1097,6 +1159,7 @@ rdtp_ns3_run(int argc, char** argv)
     o.globalTcp = SetDefaults(flows);
 
     Net net = BuildTopology(p, o.nClients);
+    const auto impairments = InstallImpairments(p, net);
     o.tcpBuf = SetTcpBuffers(p, net, argc, argv);
     const Objects objects = PlanObjects(flows, net, p);
 
@@ -1111,6 +1174,10 @@ rdtp_ns3_run(int argc, char** argv)
     const std::vector<Ptr<RdtpConsumer>> consumers =
         InstallFlows(p, net, flows, objects, o.globalTcp, recorder, wifi, producers, fetchLog.get(), workloads);
     StartSniffer(p, net, flows, wifi);
+    if (p.requests)
+        RecordRequests(p, consumers);
+    if (p.stopWhenDone)
+        StopWhenDone(flows, consumers);
     std::unique_ptr<CsTracer> cs;
     const std::vector<PlacedRouter> routers = InstallCachingRouters(p, net, recorder, cs);
     RouteWorkloadObjects(workloads, routers);
@@ -1142,6 +1209,10 @@ rdtp_ns3_run(int argc, char** argv)
     o.window = BottleneckWindow(net, qmon, p.warmup, std::max(p.warmup, recorder.BusyEnd()));
     o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     WriteRunToml(p, net, objects, qmon, o, routers, producers);
+    {
+        std::ofstream run(p.out + "/run.toml", std::ios::app);
+        WriteImpairments(run, p, impairments.get());
+    }
     PrintSummary(p, recorder, o);
     Simulator::Destroy();
     return 0;

@@ -220,6 +220,7 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
         net.server = server.Get(0);
         net.serverAddr = iServer.GetAddress(0);
         net.named["server"] = net.server;
+        net.serverLink = {dServer.Get(0), dServer.Get(1)};
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
@@ -290,19 +291,26 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     ap.Create(1);
     stas.Create(nStations);
 
-    PointToPointHelper wired;
-    wired.SetDeviceAttribute("DataRate", StringValue(p.wiredRate));
-    wired.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
-    wired.SetChannelAttribute("Delay", StringValue(p.wiredDelay));
-    wired.SetQueue("ns3::DropTailQueue<Packet>",
-                   "MaxSize",
-                   QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
-    wired.DisableFlowControl();
-    NetDeviceContainer dWired = wired.Install(server.Get(0), ap.Get(0));
-    if (!p.pcap.empty())
+    if (p.serverLink != "p2p" && p.serverLink != "wifi")
+        Fail("ServerLink must be p2p or wifi");
+    const bool wifiUplink = p.serverLink == "wifi";
+    NetDeviceContainer dWired; // server, AP (p2p or the uplink WiFi network)
+    if (!wifiUplink)
     {
-        wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
-        wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
+        PointToPointHelper wired;
+        wired.SetDeviceAttribute("DataRate", StringValue(p.wiredRate));
+        wired.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
+        wired.SetChannelAttribute("Delay", StringValue(p.wiredDelay));
+        wired.SetQueue("ns3::DropTailQueue<Packet>",
+                       "MaxSize",
+                       QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
+        wired.DisableFlowControl();
+        dWired = wired.Install(server.Get(0), ap.Get(0));
+        if (!p.pcap.empty())
+        {
+            wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
+            wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
+        }
     }
 
     const bool ac = p.standard == "80211ac";
@@ -340,9 +348,8 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
     YansWifiPhyHelper phy;
     phy.SetChannel(channel.Create());
-    phy.Set("ChannelSettings",
-            StringValue("{0, " + std::to_string(width) + ", " +
-                        (band == "5GHz" ? "BAND_5GHZ" : "BAND_2_4GHZ") + ", 0}"));
+    const std::string bandName = band == "5GHz" ? "BAND_5GHZ" : "BAND_2_4GHZ";
+    phy.Set("ChannelSettings", StringValue("{0, " + std::to_string(width) + ", " + bandName + ", 0}"));
     phy.Set("Antennas", UintegerValue(p.spatialStreams));
     phy.Set("MaxSupportedTxSpatialStreams", UintegerValue(p.spatialStreams));
     phy.Set("MaxSupportedRxSpatialStreams", UintegerValue(p.spatialStreams));
@@ -420,6 +427,27 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     }
     mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
     NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
+    if (wifiUplink)
+    {
+        // The producer's own 802.11 network: a channel object of its own (no interference
+        // with the stations'), the AP's second radio its access point, the server a station.
+        YansWifiPhyHelper upPhy = phy;
+        upPhy.SetChannel(channel.Create());
+        Ssid upSsid("rdtp-up");
+        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
+        NetDeviceContainer dUpSta = wifi.Install(upPhy, mac, server);
+        mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
+        NetDeviceContainer dUpAp = wifi.Install(upPhy, mac, ap);
+        dWired.Add(dUpSta);
+        dWired.Add(dUpAp);
+        net.stations.Add(dUpSta); // must be associated by scenario time 0 too
+        if (!p.pcap.empty())
+        {
+            upPhy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
+            upPhy.EnablePcap(p.pcap + "-server", dUpSta);
+            upPhy.EnablePcap(p.pcap + "-apup", dUpAp);
+        }
+    }
     NodeContainer sniffer;
     NetDeviceContainer dSniffer;
     if (p.sniffer)
@@ -455,12 +483,16 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         double d = dists.empty() ? p.distance : dists[std::min<size_t>(i, dists.size() - 1)];
         pos->Add(Vector(d * std::cos(a), d * std::sin(a), 0.0));
     }
+    if (wifiUplink)
+        pos->Add(Vector(-p.distance, 0.0, 1.0)); // the producer, on its own channel
     if (p.sniffer)
         pos->Add(Vector(0.0, 0.5, 0.0)); // next to the AP: it hears every station the AP hears
     mobility.SetPositionAllocator(pos);
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
     mobility.Install(ap);
     mobility.Install(stas);
+    if (wifiUplink)
+        mobility.Install(server);
     mobility.Install(sniffer);
 
     InternetStackHelper stack;
@@ -489,6 +521,7 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     net.serverAddr = iWired.GetAddress(0);
     net.named["server"] = net.server;
     net.named["ap"] = ap.Get(0);
+    net.serverLink = {dWired.Get(0), dWired.Get(1)};
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
 
@@ -499,7 +532,7 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         attach(net.server, net.clients);
     }
     // Stations must be associated by scenario time 0 (see Settle); count those that are not.
-    net.stations = dStas;
+    net.stations.Add(dStas);
     for (uint32_t i = 0; i < dStas.GetN(); i++)
     {
         Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(dStas.Get(i))->GetMac();
@@ -516,9 +549,9 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
              "station WifiMacQueue Drop");
     }
 
+    const double phyMax = rdtp_wifi_phy_max_bps(p.standard.c_str(), width, p.spatialStreams);
     net.capacityForSizing =
-        std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()),
-                 rdtp_wifi_phy_max_bps(p.standard.c_str(), width, p.spatialStreams));
+        wifiUplink ? phyMax : std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), phyMax);
 
     Ptr<WifiNetDevice> apDev = DynamicCast<WifiNetDevice>(dAp.Get(0));
     Ptr<WifiMac> apMac = apDev->GetMac();
@@ -572,6 +605,7 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     net.derived["band"] = band;
     net.derived["data_mode"] = mode;
     net.derived["qdisc"] = p.wifiQdisc == "none" ? "none (WiFi MAC queue only)" : "ns-3 default on the AP";
+    net.derived["server_link"] = wifiUplink ? "802.11 (own channel, AP second radio)" : "p2p";
     net.derived["tcp_buffer_hint"] = "0";
     return net;
 }
@@ -614,6 +648,13 @@ AddTopologyArguments(CommandLine& cmd, TopologyParams& p)
     cmd.AddValue("WiredDelay", "wifi: server-AP one-way delay", p.wiredDelay);
     cmd.AddValue("MaxAmpdu", "wifi: BE_MaxAmpduSize bytes (0 = ns-3 default)", p.maxAmpdu);
     cmd.AddValue("WifiQdisc", "wifi: none (MAC queue only) or default (ns-3 default qdisc at AP)", p.wifiQdisc);
+    cmd.AddValue("ServerLink", "wifi: the server-AP link, p2p (WiredRate/WiredDelay) or wifi (a second 802.11 network)",
+                 p.serverLink);
+    cmd.AddValue("RxLossClient", "offline: drop this share of the IP packets each client receives", p.rxLossClient);
+    cmd.AddValue("RxLossRouter", "offline: drop this share of the IP packets each router node (r1…, ap) receives",
+                 p.rxLossRouter);
+    cmd.AddValue("RxLossServer", "offline: drop this share of the IP packets the server receives", p.rxLossServer);
+    cmd.AddValue("Outage", "offline: 'start:end,...' scenario seconds the server's access link is down", p.outage);
     cmd.AddValue("PhyRates", "wifi 80211g: each station's fixed PHY rate, Mbit/s, 'r0,r1,...' (last repeats)", p.phyRates);
     cmd.AddValue("Distances", "wifi: each station's distance from the AP, metres, 'd0,d1,...'", p.distances);
     cmd.AddValue("Sniffer", "wifi: add a listening node next to the AP (WiFi estimator, sniffer pcap)", p.sniffer);
@@ -645,9 +686,13 @@ WriteTopologyParams(std::ostream& run, const TopologyParams& p, bool withMtu)
             << "\nShortGuard = " << (p.shortGuard ? "true" : "false") << "\nDistance = " << p.distance
             << "\nWiredRate = " << TomlString(p.wiredRate) << "\nWiredDelay = " << TomlString(p.wiredDelay)
             << "\nAccessQueue = " << p.accessQueue << "\nMaxAmpdu = " << p.maxAmpdu
-            << "\nWifiQdisc = " << TomlString(p.wifiQdisc) << "\nPhyRates = " << TomlString(p.phyRates)
-            << "\nDistances = " << TomlString(p.distances) << "\nSniffer = " << (p.sniffer ? "true" : "false") << "\n";
+            << "\nWifiQdisc = " << TomlString(p.wifiQdisc) << "\nServerLink = " << TomlString(p.serverLink)
+            << "\nPhyRates = " << TomlString(p.phyRates) << "\nDistances = " << TomlString(p.distances)
+            << "\nSniffer = " << (p.sniffer ? "true" : "false") << "\n";
     }
+    if (p.rxLossClient > 0 || p.rxLossRouter > 0 || p.rxLossServer > 0 || !p.outage.empty())
+        run << "RxLossClient = " << p.rxLossClient << "\nRxLossRouter = " << p.rxLossRouter
+            << "\nRxLossServer = " << p.rxLossServer << "\nOutage = " << TomlString(p.outage) << "\n";
     if (withMtu)
         run << "Mtu = " << p.mtu << "\n";
 }

@@ -3,7 +3,8 @@
 // bottleneck or WiFi hop.
 //
 // dumbbell: server -(access)- router1 -(bottleneck p2p, DropTail)- router2 -(access)- clients
-// wifi:     server -(wired p2p)- AP ~ stations (802.11g/n/ac) [+ a sniffer that only listens]
+// wifi:     server -(wired p2p, or a second WiFi network)- AP ~ stations (802.11g/n/ac)
+//           [+ a sniffer that only listens]
 // graph:    named nodes (servers, routers, clients) and p2p links between them, offline only
 //
 // Nodes caching routers may run on are named as the scenario names them (Net::named):
@@ -72,6 +73,16 @@ struct TopologyParams
     std::string wiredDelay = "1ms";
     uint32_t maxAmpdu = 0;
     std::string wifiQdisc = "none";
+    /// The server's link to the AP: "p2p" (WiredRate, WiredDelay) or "wifi" (a second 802.11
+    /// network on its own channel, the AP's second radio as its access point, same PHY
+    /// settings as the stations' network; S1 §IV-A's producer link).
+    std::string serverLink = "p2p";
+    // impairments (rdtp-impair.h; offline only)
+    double rxLossClient = 0.0;
+    double rxLossRouter = 0.0;
+    double rxLossServer = 0.0;
+    /// "start:end,…" scenario seconds during which the server's access link is down.
+    std::string outage;
     /// 802.11g: each station's fixed PHY rate, Mbit/s, comma-separated (the last repeats).
     std::string phyRates;
     /// Each station's distance from the AP, metres, comma-separated (default: distance).
@@ -118,6 +129,8 @@ struct Net
     std::function<void(QueueMonitor*)> attachQueue;
     QueueMonitor::Sampler sampleQueue;
     NetDeviceContainer stations; // WiFi station devices (empty for the dumbbell)
+    /// Both ends of the server's access link, server side first (offline dumbbell and wifi).
+    std::vector<Ptr<NetDevice>> serverLink;
     Ptr<NetDevice> apDevice;     // WiFi: the AP's device
     Ptr<NetDevice> sniffer;      // WiFi with Sniffer: the listening node's device
     /// WiFi: each station's fixed PHY rate and the AP's (bit/s; 0 under rate control).

@@ -108,10 +108,16 @@ fn a_second_fetch_is_served_from_the_first_routers_store() {
     assert!(f[0]["sources"].starts_with("origin:"), "{:?}", f[0]);
     assert_eq!(f[1]["sources"], "r1:100.0%");
     assert_eq!(f[1]["cached_bytes"], size.to_string());
-    // The producer sent the object once for both fetches, and nothing after the first.
-    assert_eq!(producer(run, "server", "data_bytes"), size);
+    // The producer sent the object once for both fetches, and nothing after the first —
+    // plus at most the first fetch's re-requests: a router caches a block only once its
+    // proof is back (verify before caching), so a re-request that reaches r3 before that
+    // goes on to the origin.
     let units = size.div_ceil(UNIT);
-    assert_eq!(producer(run, "server", "data_packets"), units);
+    let first_rerequests = num(&f[0], "retransmissions") as u64;
+    let sent = producer(run, "server", "data_packets");
+    assert!((units..=units + first_rerequests).contains(&sent), "{sent} Data for {units} units");
+    let bytes = producer(run, "server", "data_bytes");
+    assert!((size..=size + first_rerequests * UNIT).contains(&bytes), "{bytes} bytes");
     for row in csv(&run.join("cs.csv")) {
         if num(&row, "time_s") > 2.5 {
             assert_eq!(row["upstream_bytes"], "0", "data from upstream during the second fetch: {row:?}");

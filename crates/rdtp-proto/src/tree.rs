@@ -112,12 +112,8 @@ impl Outboard {
     /// The lowest `depth` siblings of block `b`'s path, bottom-up; `None` if `b` is not a
     /// block of a multi-block object or `depth` exceeds its path.
     pub fn proof(&self, b: u64, depth: usize) -> Option<Vec<Cv>> {
-        let n = blocks(self.size);
-        if n < 2 || b >= n || depth > MAX_PROOF_DEPTH {
-            return None;
-        }
-        let v: Vec<Cv> = path_levels(n, b).take(depth).map(|(l, sib)| self.levels[l as usize][sib as usize]).collect();
-        (v.len() == depth).then_some(v)
+        let nodes = proof_nodes(self.size, b, depth)?;
+        Some(nodes.into_iter().map(|(l, sib)| self.levels[l as usize][sib as usize]).collect())
     }
 }
 
@@ -305,6 +301,80 @@ impl Verifier {
     }
 }
 
+/// The tree nodes `(level, index)` a proof of `depth` siblings for block `b` of an object
+/// of `size` bytes carries, bottom-up; `None` if `b` is not a block of a multi-block object
+/// or `depth` exceeds its path.
+pub fn proof_nodes(size: u64, b: u64, depth: usize) -> Option<Vec<(u32, u64)>> {
+    let n = blocks(size);
+    if n < 2 || b >= n || depth > MAX_PROOF_DEPTH {
+        return None;
+    }
+    let v: Vec<(u32, u64)> = path_levels(n, b).take(depth).collect();
+    (v.len() == depth).then_some(v)
+}
+
+/// Blocks in any order (a router, seed 003's caches): how many siblings block `b` of an
+/// object of `size` bytes needs when the CVs `known` returns are verified — those below its
+/// lowest known ancestor (the whole path if none is known). 0 for one-block objects.
+pub fn sparse_depth(size: u64, b: u64, known: impl Fn(u32, u64) -> Option<Cv>) -> usize {
+    let n = blocks(size);
+    if n < 2 || b >= n {
+        return 0;
+    }
+    let mut depth = 0;
+    for l in (0u32..).take_while(|&l| count(n, l) > 1) {
+        if known(l, b >> l).is_some() {
+            break;
+        }
+        if (b >> l) ^ 1 < count(n, l) {
+            depth += 1;
+        }
+    }
+    depth
+}
+
+/// Check the CV `cv` of block `b` (of an object of `size` ≥ 2 blocks with EID `eid`) in any
+/// order: climb with `proof` (siblings bottom-up, as [`Outboard::proof`] gives them) until a
+/// node `known` returns — or the root, which must hash to `eid`. On success, returns every
+/// node the climb proved (path nodes and the siblings used) as `(level, index, cv)`, for
+/// the caller to remember; siblings the proof carries beyond what was needed are ignored.
+pub fn check_block(
+    eid: &Eid,
+    size: u64,
+    b: u64,
+    cv: Cv,
+    proof: &[Cv],
+    known: impl Fn(u32, u64) -> Option<Cv>,
+) -> Result<Vec<(u32, u64, Cv)>, VerifyError> {
+    let n = blocks(size);
+    if n < 2 || b >= n {
+        return Err(VerifyError::OutOfOrder(b));
+    }
+    let mut learned = Vec::new();
+    let mut proof = proof.iter();
+    let mut cv = cv;
+    let mut l = 0u32;
+    let ok = loop {
+        let j = b >> l;
+        if let Some(k) = known(l, j) {
+            break k == cv;
+        }
+        learned.push((l, j, cv));
+        let sib = j ^ 1;
+        if sib < count(n, l) {
+            let Some(&s) = proof.next() else { return Err(VerifyError::ProofLength(b)) };
+            learned.push((l, sib, s));
+            let (left, right) = if j & 1 == 0 { (cv, s) } else { (s, cv) };
+            if count(n, l) == 2 {
+                break *merge_subtrees_root(&left, &right, Mode::Hash).as_bytes() == eid.0;
+            }
+            cv = merge_subtrees_non_root(&left, &right, Mode::Hash);
+        }
+        l += 1;
+    };
+    if ok { Ok(learned) } else { Err(VerifyError::Mismatch(b)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +457,56 @@ mod tests {
         bad[0] ^= 1;
         assert_eq!(v.verify(0, &bad, &[]), Err(VerifyError::Mismatch(0)));
         v.verify(0, &small, &[]).unwrap();
+    }
+
+    #[test]
+    fn blocks_check_in_any_order_and_known_nodes_shorten_proofs() {
+        use std::collections::HashMap;
+        for n in [2 * BLOCK_LEN as usize, 5 * BLOCK_LEN as usize - 7, 33 * BLOCK_LEN as usize + 100] {
+            let data = content(n);
+            let eid = Eid::of(&data);
+            let ob = Outboard::of(&data);
+            let nb = blocks(n as u64);
+            let block = |b: u64| &data[(b * BLOCK_LEN) as usize..((b + 1) * BLOCK_LEN).min(n as u64) as usize];
+            let mut known: HashMap<(u32, u64), Cv> = HashMap::new();
+            // A scrambled order: odd blocks backwards, then even ones forwards.
+            let order: Vec<u64> = (0..nb).filter(|b| b % 2 == 1).rev().chain((0..nb).filter(|b| b % 2 == 0)).collect();
+            let mut total = 0;
+            for (i, &b) in order.iter().enumerate() {
+                let look = |l: u32, j: u64| known.get(&(l, j)).copied();
+                let d = sparse_depth(n as u64, b, look);
+                if i == 0 {
+                    assert_eq!(d, path_levels(nb, b).count(), "nothing known yet: the whole path");
+                }
+                let proof = ob.proof(b, d).unwrap();
+                let cv = block_cv(b, block(b));
+                // A forged sibling or a wrong byte fails, and teaches nothing.
+                if d > 0 {
+                    let mut forged = proof.clone();
+                    forged[d - 1][3] ^= 1;
+                    assert_eq!(check_block(&eid, n as u64, b, cv, &forged, look), Err(VerifyError::Mismatch(b)));
+                    assert_eq!(
+                        check_block(&eid, n as u64, b, cv, &proof[..d - 1], look),
+                        Err(VerifyError::ProofLength(b))
+                    );
+                }
+                let mut bad = block(b).to_vec();
+                bad[0] ^= 1;
+                let bad_cv = block_cv(b, &bad);
+                assert_eq!(check_block(&eid, n as u64, b, bad_cv, &proof, look), Err(VerifyError::Mismatch(b)));
+                let learned = check_block(&eid, n as u64, b, cv, &proof, look).unwrap();
+                total += d;
+                for (l, j, c) in learned {
+                    assert_eq!(ob.levels[l as usize][j as usize], c, "a learned node is the outboard's");
+                    known.insert((l, j), c);
+                }
+                // Once its path is known, a block needs no proof at all.
+                assert_eq!(sparse_depth(n as u64, b, |l, j| known.get(&(l, j)).copied()), 0);
+            }
+            // Known nodes made the proofs short: far fewer siblings than a full path each.
+            let full: usize = (0..nb).map(|b| path_levels(nb, b).count()).sum();
+            assert!(total < full, "{total} siblings with knowledge vs {full} without");
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!
 //! * cwnd ≥ 1 (the floor every controller keeps: BBR's timeout window is in-flight + 1,
 //!   AIMD's ⌊cwnd⌋ ≥ 1); `fixed` keeps exactly its window; BBR in ProbeRTT holds ≤ 4 units
-//!   after an arrival;
+//!   after an arrival; `bbr3` never goes below BBR.MinPipeCwnd = 4 units after an arrival
+//!   (its ProbeRTT holds ½ BDP, at least 4);
 //! * the pacing rate, when the controller paces, is finite and > 0;
 //! * 1 ≤ aggregation ≤ L (seed 000 eq. 8);
 //! * the reported name is the configuration's, and the spec round-trips through `Display`.
@@ -41,7 +42,7 @@ fn value_in(kind: Kind, pick: u64, u: f64) -> Value {
 
 /// A registry entry with random keys: the spec text and what it parses to.
 fn spec() -> impl Strategy<Value = (String, CcConfig)> {
-    (0..CONTROLLERS.len(), prop::collection::vec((any::<bool>(), any::<u64>(), 0.0f64..=1.0), 8)).prop_map(
+    (0..CONTROLLERS.len(), prop::collection::vec((any::<bool>(), any::<u64>(), 0.0f64..=1.0), 12)).prop_map(
         |(i, picks)| {
             let entry = &CONTROLLERS[i];
             let mut text = entry.name.to_string();
@@ -137,6 +138,7 @@ proptest! {
             CcConfig::Fixed(f) => Some(u64::from(f.window)),
             _ => None,
         };
+        let is_bbr3 = matches!(cc, CcConfig::Bbr3(_));
         let (mut now, mut delivered, mut lost_total, mut srtt) = (Time::from_micros(start_us), 0u64, 0u64, None);
         for s in &steps {
             let mut after_ack = false;
@@ -198,8 +200,19 @@ proptest! {
             if let Some(w) = fixed_window {
                 prop_assert_eq!(c.cwnd(), w, "{}", ctx);
             }
-            if after_ack && c.state() == "probe_rtt" {
-                prop_assert!(c.cwnd() <= 4, "{}", ctx);
+            if after_ack && c.state() == "probe_rtt" && !is_bbr3 {
+                match &cc {
+                    // S1 §III-C d: BBR-CD's ProbeRTT lowers the request rate to k units/s,
+                    // not the window.
+                    CcConfig::BbrCd(b) => {
+                        let k = b.probe_rtt_rate * f64::from(unit);
+                        prop_assert_eq!(c.pacing_rate(), Some(k), "{}", ctx);
+                    }
+                    _ => prop_assert!(c.cwnd() <= 4, "{}", ctx),
+                }
+            }
+            if after_ack && is_bbr3 {
+                prop_assert!(c.cwnd() >= 4, "{}", ctx);
             }
             if let Some(rate) = c.pacing_rate() {
                 prop_assert!(rate.is_finite() && rate > 0.0, "{}: pacing rate {}", ctx, rate);

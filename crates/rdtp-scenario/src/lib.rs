@@ -65,6 +65,16 @@ pub struct General {
     pub pcap: bool,
     /// Figure to draw after the runs: `python3 <scenario dir>/plot.py <plot> <out dir>`.
     pub plot: Option<String>,
+    /// Write `requests.csv` in each run directory: every request of every rdtp flow.
+    #[serde(default)]
+    pub requests: bool,
+    /// End each run as soon as every flow (all sized rdtp fetches) has finished or failed,
+    /// instead of at `duration` (rdtp-sim only).
+    #[serde(default)]
+    pub stop_when_done: bool,
+    /// Simulated seconds before scenario time 0 for WiFi stations to associate (rdtp-sim's
+    /// default: 0.5 s for wifi; seed 001's eleven stations on two networks need more).
+    pub settle: Option<f64>,
 }
 
 fn default_name() -> String {
@@ -144,6 +154,36 @@ impl Schedule {
     }
 }
 
+/// Outages of the server's access link: `"5:37,60:70"` or `[[5, 37], [60, 70]]` (seconds).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Outage {
+    Text(String),
+    Intervals(Vec<(f64, f64)>),
+}
+
+impl Outage {
+    /// As rdtp-sim's `Outage` argument, checked: `"5:37,60:70"`.
+    pub fn to_arg(&self) -> Result<String, String> {
+        let intervals: Vec<(f64, f64)> = match self {
+            Outage::Intervals(v) => v.clone(),
+            Outage::Text(t) => t
+                .split(',')
+                .filter(|i| !i.trim().is_empty())
+                .map(|i| {
+                    let (a, b) = i.split_once(':').ok_or_else(|| format!("outage '{i}': want start:end"))?;
+                    let num = |x: &str| x.trim().parse::<f64>().map_err(|_| format!("outage '{i}': bad number"));
+                    Ok((num(a)?, num(b)?))
+                })
+                .collect::<Result<_, String>>()?,
+        };
+        if let Some((a, b)) = intervals.iter().find(|(a, b)| !(*a >= 0.0 && b > a)) {
+            return Err(format!("outage {a}:{b}: want 0 <= start < end"));
+        }
+        Ok(intervals.iter().map(|(a, b)| format!("{a}:{b}")).collect::<Vec<_>>().join(","))
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
@@ -184,6 +224,19 @@ pub struct Topology {
     pub max_ampdu: Option<u32>,
     /// "none" (the MAC queue is the only queue) or "default" (ns-3's default qdisc).
     pub qdisc: Option<String>,
+    /// The server's link to the AP: "p2p" (default: `wired_rate`, `wired_delay`) or "wifi" (a
+    /// second 802.11 network with the stations' PHY settings, S1 §IV-A).
+    pub server_link: Option<String>,
+    // --- impairments (rdtp-sim only) ---
+    /// Share of the IP packets each client receives that is lost (S1 §IV-C: 0.03).
+    pub rx_loss_client: Option<f64>,
+    /// Share of the IP packets each router node (r1 …, ap) receives that is lost (S1: 0.03).
+    pub rx_loss_router: Option<f64>,
+    /// Share of the IP packets the server receives that is lost (S1: 0.04).
+    pub rx_loss_server: Option<f64>,
+    /// When the server's access link is down, scenario seconds: `"5:37"` or `[[5, 37]]`
+    /// (S1 §IV-D: the producer disconnected for 32 s).
+    pub outage: Option<Outage>,
     /// 802.11g (`standard = "80211g"`, seed 002): each station's fixed PHY rate in Mbit/s
     /// (6, 9, 12, 18, 24, 36, 48, 54), in station order; stations beyond the list use the
     /// last entry. Without it: 54 (`rate_control = "constant"`) or Minstrel.
@@ -364,6 +417,10 @@ pub struct Flow {
     /// rdtp: short for the cc key window (of fixed).
     pub fixed_window: Option<u32>,
     pub unit: Option<u32>,
+    /// rdtp: RTTVAR multiplier K of the RTO (default 4, RFC 6298; ndnget's is 8).
+    pub rto_k: Option<u32>,
+    /// rdtp: seconds without a valid answer before the fetch gives up (default 10).
+    pub idle_timeout: Option<f64>,
     /// Replicate this flow on `count` consecutive clients.
     #[serde(default = "one")]
     pub count: u32,
@@ -624,6 +681,29 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), String> {
     {
         return Err(format!("{table}.hops = {h} (want 1..200)"));
     }
+    if let Some(l) = t.server_link.as_deref()
+        && !(t.kind == "wifi" && ["p2p", "wifi"].contains(&l))
+    {
+        return Err(format!("{table}.server_link '{l}' (wifi topologies: p2p or wifi)"));
+    }
+    if table == "path" && t.server_link.as_deref() == Some("wifi") {
+        return Err(format!("{table}.server_link = \"wifi\" is for rdtp-sim only"));
+    }
+    let impaired = [t.rx_loss_client, t.rx_loss_router, t.rx_loss_server];
+    if impaired.iter().flatten().any(|l| !(0.0..1.0).contains(l)) {
+        return Err(format!("{table}.rx_loss_client, rx_loss_router and rx_loss_server must be in [0, 1)"));
+    }
+    if impaired.iter().any(Option::is_some) || t.outage.is_some() {
+        if table == "path" {
+            return Err(format!("{table}.rx_loss_* and outage are for rdtp-sim only"));
+        }
+        if t.kind == "graph" {
+            return Err(format!("{table}.rx_loss_* and outage are for dumbbell and wifi topologies"));
+        }
+    }
+    if let Some(o) = &t.outage {
+        o.to_arg().map_err(|e| format!("{table}.{e}"))?;
+    }
     let nodes = router_nodes(t);
     let mut seen = Vec::new();
     for r in &t.routers {
@@ -803,10 +883,13 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                 let arg = if text == "auto" { text } else { format!("{}", network::parse_rate(&text)? / 8.0) };
                 write!(spec, ",initial_rate={arg}").unwrap();
             }
-            for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit)] {
+            for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit), ("rto_k", f.rto_k)] {
                 if let Some(v) = v {
                     write!(spec, ",{key}={v}").unwrap();
                 }
+            }
+            if let Some(t) = f.idle_timeout {
+                write!(spec, ",idle={t}").unwrap();
             }
             specs.push(spec);
             max_client = max_client.max(client + 1);
@@ -844,6 +927,15 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
     }
     if g.pcap {
         a.push(format!("--Pcap={out}/capture"));
+    }
+    if g.requests {
+        a.push("--Requests=1".to_string());
+    }
+    if g.stop_when_done {
+        a.push("--StopWhenDone=1".to_string());
+    }
+    if let Some(s) = g.settle {
+        a.push(format!("--Settle={s}"));
     }
     let mut push = |name: &str, v: Option<String>| {
         if let Some(v) = v {
@@ -894,12 +986,17 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, String> {
         push("MaxAmpdu", t.max_ampdu.map(|v| v.to_string()));
         push("WifiQdisc", t.qdisc.clone());
         push("AccessQueue", t.access_queue.map(|v| v.to_string()));
+        push("ServerLink", t.server_link.clone());
         let list =
             |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(f64::to_string).collect::<Vec<_>>().join(","));
         push("PhyRates", list(&t.phy_rates));
         push("Distances", list(&t.distances));
         push("Sniffer", t.sniffer.map(|v| v.to_string()));
     }
+    push("RxLossClient", t.rx_loss_client.map(|v| v.to_string()));
+    push("RxLossRouter", t.rx_loss_router.map(|v| v.to_string()));
+    push("RxLossServer", t.rx_loss_server.map(|v| v.to_string()));
+    push("Outage", t.outage.as_ref().map(Outage::to_arg).transpose()?);
     if let Some(b) = &t.tcp_buffer {
         push("TcpBuf", Some(b.bytes()?.to_string()));
     }
@@ -1001,6 +1098,47 @@ start = 1.0
     }
 
     #[test]
+    fn seed001_impairments_server_link_and_stop_when_done_are_passed_on() {
+        let wifi = "[scenario]\nduration = 60.0\nstop_when_done = true\nrequests = true\nsettle = 2.0\n\
+                    [topology]\nkind = \"wifi\"\nserver_link = \"wifi\"\nwired_rate = \"10Mbps\"\nrx_loss_client = 0.03\n\
+                    rx_loss_router = 0.03\nrx_loss_server = 0.04\noutage = [[5, 37]]\n\
+                    [[flow]]\nkind = \"rdtp\"\ncc = \"aimd\"\nsize = \"1MB\"\nrto_k = 8\nidle_timeout = 40.0\n";
+        let (_, runs) = expand(wifi, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "/tmp/x").unwrap();
+        for want in [
+            "--ServerLink=wifi",
+            "--RxLossClient=0.03",
+            "--RxLossRouter=0.03",
+            "--RxLossServer=0.04",
+            "--Outage=5:37",
+            "--StopWhenDone=1",
+            "--Settle=2",
+            "--Requests=1",
+            "--Flows=kind=rdtp,client=0,start=0,cc=aimd,size=1000000,rto_k=8,idle=40",
+        ] {
+            assert!(args.contains(&want.to_string()), "{want}: {args:?}");
+        }
+        // Two WiFi hops: the capacity is the PHY's, not the unused wired link's 10 Mbit/s.
+        let t = &runs[0].scenario.topology;
+        assert_eq!(network::capacity_bps(t).unwrap(), network::wifi_phy_max_bps("80211n", 20, 1));
+        assert_eq!(Outage::Text("5:37, 60:70.5".into()).to_arg().unwrap(), "5:37,60:70.5");
+        for (bad, why) in [
+            ("outage = \"5-37\"", "want start:end"),
+            ("outage = \"37:5\"", "0 <= start < end"),
+            ("rx_loss_server = 1.0", "must be in [0, 1)"),
+            ("server_link = \"fibre\"", "server_link 'fibre'"),
+        ] {
+            let key = bad.split(' ').next().unwrap();
+            let text: String = wifi.lines().filter(|l| !l.starts_with(key)).map(|l| format!("{l}\n")).collect();
+            let text = text.replace("[[flow]]", &format!("{bad}\n[[flow]]"));
+            let e = expand(&text, &[]).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let dumbbell = FILE.replace("queue = \"1bdp\"\n", "queue = \"1bdp\"\nserver_link = \"wifi\"\n");
+        assert!(expand(&dumbbell, &[]).unwrap_err().contains("wifi topologies"));
+    }
+
+    #[test]
     fn routers_are_placed_checked_and_passed_on() {
         let with = |routers: &str| {
             let text = FILE.replace("queue = \"1bdp\"\n", &format!("queue = \"1bdp\"\nhops = 2\n{routers}"));
@@ -1088,7 +1226,7 @@ server = "s2"
         for (bad, why) in [
             (text.replace("requests = 0.5\n", ""), "requests"),
             (text.replace("objects = 100\n", ""), "objects"),
-            (text.replace("cc = \"cctcp\"", "cc = \"cubic\""), "workload cc"),
+            (text.replace("cc = \"cctcp\"", "cc = \"reno\""), "workload cc"),
             (FILE.split("[[flow]]").next().unwrap().to_string() + flow, "graph topology"),
         ] {
             let e = expand(&bad, &[]).map(|_| ()).unwrap_err();

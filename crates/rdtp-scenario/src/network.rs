@@ -46,6 +46,9 @@ pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
         let standard = t.standard.as_deref().unwrap_or("80211n");
         let width = t.channel_width.unwrap_or(if standard == "80211ac" { 80 } else { 20 });
         let phy = wifi_phy_max_bps(standard, width, t.spatial_streams.unwrap_or(1));
+        if t.server_link.as_deref() == Some("wifi") {
+            return Ok(phy);
+        }
         return Ok(phy.min(rate(t.wired_rate.as_ref(), "1Gbps")?));
     }
     let mut max = rate(t.rate.as_ref(), "100Mbps")?;

@@ -9,6 +9,7 @@
 //! | 4 | I/O error (output file, log file or served directory cannot be opened, read or written) |
 //! | 5 | data validation failure (the content does not hash to its EID) |
 //! | 6 | server unreachable (ICMP port unreachable, or no answer before the idle timeout) |
+//! | 130, 143 | interrupted by SIGINT, SIGTERM (128 + the signal's number, as shells report it) |
 
 use std::io;
 use std::net::SocketAddr;
@@ -69,6 +70,9 @@ pub enum Error {
     /// Anything else (exit code 1).
     #[error("{0}")]
     Runtime(String),
+    /// Stopped by a signal (SIGINT, SIGTERM): exit code 128 + its number.
+    #[error("interrupted by {}", signal_name(*.0))]
+    Interrupted(i32),
 }
 
 impl Error {
@@ -93,6 +97,7 @@ impl Error {
             | Error::Fetch(FetchError::Timeout(_))
             | Error::Fetch(FetchError::AddressNotValidated) => EXIT_UNREACHABLE,
             Error::Fetch(FetchError::Refused { .. }) | Error::Network { .. } | Error::Runtime(_) => EXIT_RUNTIME,
+            Error::Interrupted(signal) => 128 + signal,
         }
     }
 
@@ -108,7 +113,8 @@ impl Error {
             Error::Fetch(FetchError::Refused { .. }) => io::ErrorKind::PermissionDenied,
             Error::Unreachable { .. } => io::ErrorKind::ConnectionRefused,
             Error::Io { source, .. } | Error::Network { source, .. } => source.kind(),
-            Error::Runtime(_) => io::ErrorKind::Other,
+            // Not `Interrupted`: readers retry those.
+            Error::Runtime(_) | Error::Interrupted(_) => io::ErrorKind::Other,
         }
     }
 
@@ -120,6 +126,13 @@ impl Error {
     /// The `Error` inside an `io::Error` produced by [`Error::into_io`], if any.
     pub fn from_io(e: &io::Error) -> Option<&Error> {
         e.get_ref().and_then(|inner| inner.downcast_ref::<Error>())
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => s.as_str().to_string(),
+        Err(_) => format!("signal {signal}"),
     }
 }
 
@@ -146,6 +159,7 @@ impl Clone for Error {
             Error::Io { context, source } => Error::Io { context: context.clone(), source: clone_io(source) },
             Error::Network { context, source } => Error::Network { context: context.clone(), source: clone_io(source) },
             Error::Runtime(s) => Error::Runtime(s.clone()),
+            Error::Interrupted(s) => Error::Interrupted(*s),
         }
     }
 }
@@ -192,6 +206,8 @@ mod tests {
             ),
             (Error::network("recv", io::Error::from(io::ErrorKind::Other)), 1),
             (Error::Runtime("x".into()), 1),
+            (Error::Interrupted(libc::SIGINT), 130),
+            (Error::Interrupted(libc::SIGTERM), 143),
         ];
         for (e, code) in cases {
             assert_eq!(e.exit_code(), code, "{e}");
@@ -205,5 +221,10 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert_eq!(Error::from_io(&e).map(Error::exit_code), Some(3));
         assert!(Error::from_io(&io::Error::from(io::ErrorKind::BrokenPipe)).is_none());
+        // Readers retry `Interrupted` reads: an interruption must not look like one.
+        let e = Error::Interrupted(libc::SIGINT).into_io();
+        assert_ne!(e.kind(), io::ErrorKind::Interrupted);
+        assert_eq!(Error::from_io(&e).map(Error::exit_code), Some(130));
+        assert_eq!(Error::Interrupted(libc::SIGTERM).to_string(), "interrupted by SIGTERM");
     }
 }

@@ -13,6 +13,11 @@
 //!
 //! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
 //! out in-order bytes through [`std::io::Read`].
+//!
+//! With [`Fetch::stop_on_signals`] (what `rdtp fetch` does) SIGINT and SIGTERM end the
+//! fetch with [`Error::Interrupted`]: the driver waits with them unblocked and looks for
+//! pending ones on every turn ([`crate::signals`]), so the reader's caller can clean up
+//! (remove a partial output file) instead of the process dying mid-write.
 
 use std::io::{self, Read};
 use std::net::{SocketAddr, UdpSocket};
@@ -30,6 +35,7 @@ use rdtp_proto::{Eid, Time};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result, unreachable};
+use crate::signals;
 use crate::socket::{self, RecvBatch};
 use crate::summary::Summary;
 use crate::trace::TraceSinks;
@@ -57,6 +63,7 @@ pub struct Fetch {
     sinks: TraceSinks,
     trace: bool,
     initial_rate: Option<f64>,
+    stop: Option<signals::Flag>,
 }
 
 impl Fetch {
@@ -70,6 +77,7 @@ impl Fetch {
             sinks: TraceSinks::default(),
             trace: false,
             initial_rate: None,
+            stop: None,
         }
     }
     /// Fetch the object called `name`.
@@ -108,6 +116,12 @@ impl Fetch {
     /// Ceiling of the retransmission timeout (default 60 s).
     pub fn max_rto(mut self, d: Duration) -> Self {
         self.config.rto.max = d;
+        self
+    }
+    /// RTTVAR multiplier K of the retransmission timeout `SRTT + K·RTTVAR` (default 4, RFC
+    /// 6298; ndnget's `--rto-k` is 8).
+    pub fn rto_k(mut self, k: u32) -> Self {
+        self.config.rto.k = k;
         self
     }
     /// Most bytes requested but not yet read (default 64 MiB).
@@ -157,6 +171,14 @@ impl Fetch {
     /// Call `f` for every receiver event, on the driver thread.
     pub fn on_event(mut self, f: impl FnMut(&Event) + Send + 'static) -> Self {
         self.sinks.set_callback(Box::new(f));
+        self
+    }
+    /// End the fetch with [`Error::Interrupted`] when SIGINT or SIGTERM arrives; `flag` is
+    /// what `signals::Flag::on(&signals::STOP)` returned. Block those signals in the calling
+    /// thread first ([`signals::Blocked`]) so that they reach the driver thread, which waits
+    /// with them unblocked and also looks for pending ones on every turn.
+    pub fn stop_on_signals(mut self, flag: signals::Flag) -> Self {
+        self.stop = Some(flag);
         self
     }
     /// Change any other receiver setting.
@@ -217,7 +239,7 @@ impl Fetch {
             wake,
             stop: AtomicBool::new(false),
         });
-        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone() };
+        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone(), stop: self.stop };
         let thread = std::thread::Builder::new()
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
@@ -262,6 +284,7 @@ struct Driver {
     sinks: TraceSinks,
     server: SocketAddr,
     shared: Arc<Shared>,
+    stop: Option<signals::Flag>,
 }
 
 impl Driver {
@@ -277,7 +300,13 @@ impl Driver {
                 0 as libc::c_ulong,
             );
         }
-        let result = self.event_loop();
+        let result = match self.stop.clone() {
+            None => self.event_loop(None),
+            Some(flag) => match signals::Blocked::new(&signals::STOP) {
+                Ok(blocked) => self.event_loop(Some((&flag, &blocked))),
+                Err(e) => Err(Error::network("sigprocmask", e)),
+            },
+        };
         let flushed = self.sinks.finish().map_err(|e| Error::io("cannot write a log file", e));
         let mut g = self.shared.lock();
         g.driver_done = true;
@@ -289,7 +318,9 @@ impl Driver {
         self.shared.cond.notify_all();
     }
 
-    fn event_loop(&mut self) -> Result<()> {
+    /// Run the fetch; with `signals`, until one of them comes (see the module docs).
+    fn event_loop(&mut self, signals: Option<(&signals::Flag, &signals::Blocked)>) -> Result<()> {
+        let sigmask = signals.map(|s| s.1.wait_mask());
         let mut buf = [0u8; MAX_DATAGRAM];
         let mut batch = RecvBatch::new();
         let mut events = Vec::new();
@@ -297,6 +328,12 @@ impl Driver {
         loop {
             if self.shared.stop.load(Ordering::Acquire) {
                 return Ok(());
+            }
+            if let Some((flag, blocked)) = signals {
+                blocked.deliver_pending();
+                if let Some(signal) = flag.signal() {
+                    return Err(Error::Interrupted(signal as i32));
+                }
             }
             let now = self.clock.now();
             let (done, deadline, send_error) = {
@@ -366,7 +403,7 @@ impl Driver {
             if timeout.is_some_and(|t| t.is_zero()) {
                 continue;
             }
-            let r = socket::wait(&self.sock, false, Some(&self.shared.wake), timeout, None)
+            let r = socket::wait(&self.sock, false, Some(&self.shared.wake), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
             if r.wake {
                 let _ = self.shared.wake.read();

@@ -11,8 +11,12 @@
 //! * [`server`] — the server runtime around [`rdtp_proto::server::Server`]: batched
 //!   receive (GRO), GSO replies, no per-client state; [`server::spawn`] runs one in a
 //!   background thread;
-//! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory;
+//! * [`catalog`] — [`DirCatalog`], a catalogue over the files of a directory, kept up to
+//!   date while served (changed files are hashed again; their old EID is never served
+//!   with new bytes);
 //! * [`list`] — listing a server's catalogue;
+//! * [`output`] — where `rdtp fetch` writes: a file that appears only once complete and
+//!   verified (written under a temporary name, renamed on success);
 //! * [`summary`] — ndnget's end-of-transfer summary and its JSON form;
 //! * [`interval`] — per-interval reports of a running fetch (iperf3/hiperf style);
 //! * [`trace`] — ndnget-format cwnd/RTT logs and verbose lines;
@@ -45,7 +49,7 @@
 //! ## Exit codes of the `rdtp` binary
 //!
 //! See [`error`]: 0 ok, 1 runtime error, 2 usage, 3 content not found, 4 local I/O error,
-//! 5 data validation failure, 6 server unreachable.
+//! 5 data validation failure, 6 server unreachable, 130/143 interrupted by SIGINT/SIGTERM.
 
 #![warn(missing_docs)]
 
@@ -57,6 +61,7 @@ pub mod error;
 pub mod fetch;
 pub mod interval;
 pub mod list;
+pub mod output;
 pub mod router;
 pub mod server;
 pub mod signals;
@@ -67,7 +72,7 @@ pub mod tokens;
 pub mod trace;
 pub mod wifi;
 
-pub use catalog::{DirCatalog, IndexProgress, open_dir};
+pub use catalog::{DirCatalog, DirOptions, DirSnapshot, IndexProgress, open_dir};
 pub use clock::Clock;
 pub use error::{Error, Result};
 pub use fetch::{Fetch, FetchMonitor, FetchReader, Progress};

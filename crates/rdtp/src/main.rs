@@ -11,7 +11,8 @@ Exit codes:
   3  content not found (the server has no such name or EID)
   4  I/O error (output file, log file or served directory cannot be opened, read or written)
   5  data validation failure (the content does not hash to its EID)
-  6  server unreachable (nothing listens there, or no answer before --timeout)"
+  6  server unreachable (nothing listens there, or no answer before --timeout)
+  130, 143  interrupted by SIGINT (Ctrl-C), SIGTERM"
     };
 }
 
@@ -77,7 +78,7 @@ mod tests {
     fn usage_errors_exit_2() {
         for argv in [
             vec!["rdtp", "fetch"],
-            vec!["rdtp", "fetch", "h:1", "x", "--cc", "cubic"],
+            vec!["rdtp", "fetch", "h:1", "x", "--cc", "reno"],
             vec!["rdtp", "fetch", "h:1", "x", "--mtu", "1500", "--unit", "1000"],
             vec!["rdtp", "bogus"],
         ] {

@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::background::{Background, StopSignal};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::signals;
 use crate::socket::{self, GsoBatch, RecvBatch};
 
 /// Runtime settings of a router.
@@ -206,12 +207,22 @@ impl RouterRuntime {
     }
 
     /// Route until `each` — called after every wake-up, and at least as often as it asks —
-    /// says [`Next::Stop`]. `sigmask` is installed during waits only (see
-    /// `crate::socket::wait`), so signals blocked elsewhere interrupt a wait at once.
-    pub fn run_with(&mut self, sigmask: Option<SigSet>, mut each: impl FnMut(&Self) -> Next) -> Result<Snapshot> {
+    /// says [`Next::Stop`]. With `signals`, their mask is installed during waits only (see
+    /// `crate::socket::wait`), so signals blocked elsewhere interrupt a wait at once, and
+    /// pending ones are delivered on every turn, so a router too busy ever to wait still
+    /// sees them.
+    pub fn run_with(
+        &mut self,
+        signals: Option<&signals::Blocked>,
+        mut each: impl FnMut(&Self) -> Next,
+    ) -> Result<Snapshot> {
+        let sigmask: Option<SigSet> = signals.map(signals::Blocked::wait_mask);
         let mut batch = RecvBatch::new();
         let mut out = GsoBatch::new();
         loop {
+            if let Some(b) = signals {
+                b.deliver_pending();
+            }
             if self.core.poll_timeout().is_some_and(|t| t <= self.clock.now()) {
                 self.core.handle_timeout(self.clock.now());
             }

@@ -71,21 +71,43 @@ impl std::fmt::Display for RunStats {
     }
 }
 
+/// What a server runtime serves: a catalogue, which may be replaced while the server runs
+/// (a directory whose files change, [`crate::DirCatalog`]). A fixed catalogue is served as
+/// an `Arc<C>`.
+pub trait Served {
+    /// The catalogue type.
+    type Catalog: Catalog + ?Sized;
+    /// The catalogue to answer the next datagrams from.
+    fn catalog(&self) -> &Self::Catalog;
+    /// Take up changes prepared in the background. The runtimes call it between datagrams
+    /// (no answer borrows the catalogue then); it must not block.
+    fn refresh(&mut self) {}
+}
+
+impl<C: Catalog + ?Sized> Served for Arc<C> {
+    type Catalog = C;
+    fn catalog(&self) -> &C {
+        self
+    }
+}
+
 /// A bound server, ready to run.
-pub struct ServerRuntime<C: ?Sized> {
+pub struct ServerRuntime<S> {
     sock: UdpSocket,
     state: UdpSocketState,
     core: Server,
     clock: Clock,
-    catalog: Arc<C>,
+    source: S,
     stop: StopSignal,
     stats: RunStats,
 }
 
-impl<C: Catalog + ?Sized> ServerRuntime<C> {
+impl<S: Served> ServerRuntime<S> {
     /// Bind the socket (see [`ServeOptions::listen`]).
-    pub fn bind(catalog: Arc<C>, mut options: ServeOptions) -> Result<Self> {
+    pub fn bind(source: S, mut options: ServeOptions) -> Result<Self> {
         crate::tokens::fill_secret(&mut options.config.validation)?;
+        // The fair-share slots' hash key: secret too, so nobody can aim at another's slot.
+        options.config.share.key = blake3::derive_key("rdtp fair-share slots", &options.config.validation.secret);
         let sock = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)
@@ -96,7 +118,7 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
             state,
             core: Server::new(options.config),
             clock: Clock::new(),
-            catalog,
+            source,
             stop: StopSignal::new()?,
             stats: RunStats::default(),
         })
@@ -107,9 +129,9 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
         self.sock.local_addr()
     }
 
-    /// The catalogue being served.
-    pub fn catalog(&self) -> &Arc<C> {
-        &self.catalog
+    /// The catalogue being served now.
+    pub fn catalog(&self) -> &S::Catalog {
+        self.source.catalog()
     }
 
     /// Serve until [`ServerHandle::stop`] (for [`spawn`]ed servers) or forever.
@@ -118,30 +140,45 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
     }
 
     /// Serve until SIGINT or SIGTERM arrives (installs handlers for both and blocks them
-    /// outside the wait, so a signal is never missed).
+    /// outside the wait, so a signal is never missed, even while the server is too busy
+    /// ever to wait).
     pub fn run_until_signal(&mut self) -> Result<RunStats> {
         let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
         let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
-        self.run_loop(Some((&flag, blocked.wait_mask())))
+        self.run_loop(Some((&flag, &blocked)))
     }
 
-    fn should_stop(&self, signalled: Option<&signals::Flag>) -> bool {
-        self.stop.requested() || signalled.is_some_and(signals::Flag::raised)
+    /// Whether to stop: asked by the handle, or (with `signals`) one of the signals came —
+    /// pending ones are delivered first, since a busy loop never waits with them unblocked.
+    fn should_stop(&self, signals: Option<(&signals::Flag, &signals::Blocked)>) -> bool {
+        if self.stop.requested() {
+            return true;
+        }
+        signals.is_some_and(|(flag, blocked)| {
+            blocked.deliver_pending();
+            flag.raised()
+        })
     }
 
     /// Serve until stopped (or, with `signals`, until that flag is raised: its signals are
-    /// blocked outside the wait, which uses the given mask).
-    fn run_loop(&mut self, signals: Option<(&signals::Flag, SigSet)>) -> Result<RunStats> {
-        let (flag, sigmask) = (signals.map(|s| s.0), signals.map(|s| s.1));
+    /// blocked outside the wait, which uses the mask of the [`signals::Blocked`]).
+    fn run_loop(&mut self, signals: Option<(&signals::Flag, &signals::Blocked)>) -> Result<RunStats> {
+        let sigmask: Option<SigSet> = signals.map(|s| s.1.wait_mask());
         let mut batch = RecvBatch::new();
         let mut out = GsoBatch::new();
-        while !self.should_stop(flag) {
+        'serve: while !self.should_stop(signals) {
+            self.source.refresh();
             match batch.recv(&self.state, &self.sock) {
                 Ok(_) => {
                     let now = self.clock.now();
-                    for (src, dst_ip, dgram) in batch.datagrams() {
+                    for (i, (src, dst_ip, dgram)) in batch.datagrams().enumerate() {
+                        // A batch can hold hundreds of requests (GRO), each answered with up
+                        // to a MiB: look for a stop now and then within it too.
+                        if i % STOP_CHECK_EVERY == STOP_CHECK_EVERY - 1 && self.should_stop(signals) {
+                            break 'serve;
+                        }
                         self.stats.datagrams_in += 1;
-                        let mut reply = self.core.handle(now, src, &*self.catalog, dgram);
+                        let mut reply = self.core.handle(now, src, self.source.catalog(), dgram);
                         out.begin(&self.state, &self.sock, src, dst_ip);
                         while let Some(n) = reply.next_datagram(out.space()) {
                             out.commit(&self.state, &self.sock, n);
@@ -168,10 +205,14 @@ impl<C: Catalog + ?Sized> ServerRuntime<C> {
     }
 }
 
+/// Datagrams of one receive batch between two checks for a stop (a `sigpending` call each).
+const STOP_CHECK_EVERY: usize = 16;
+
 /// A server running in a background thread. Dropping the handle stops it.
 pub type ServerHandle = Background<RunStats>;
 
-/// Run a server on `catalog` in a background thread.
+/// Run a server on `source` (an `Arc` of a catalogue, or a [`crate::DirCatalog`]) in a
+/// background thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -185,11 +226,8 @@ pub type ServerHandle = Background<RunStats>;
 /// let stats = server.stop().unwrap();
 /// assert_eq!(stats.core.requests, 0);
 /// ```
-pub fn spawn<C: Catalog + Send + Sync + ?Sized + 'static>(
-    catalog: Arc<C>,
-    options: ServeOptions,
-) -> Result<ServerHandle> {
-    let mut rt = ServerRuntime::bind(catalog, options)?;
+pub fn spawn<S: Served + Send + 'static>(source: S, options: ServeOptions) -> Result<ServerHandle> {
+    let mut rt = ServerRuntime::bind(source, options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
     let stopper = rt.stop.remote()?;
     Background::spawn("rdtp-server", addr, stopper, move || rt.run())

@@ -43,6 +43,7 @@ use rdtp_proto::{Eid, NodeId};
 
 use crate::args::parse_target;
 use crate::error::{Error, Result};
+use crate::server::Served;
 use crate::signals;
 use crate::socket::{self, DEFAULT_PORT};
 use crate::summary::Summary;
@@ -138,10 +139,10 @@ struct Conn {
 }
 
 /// A bound TCP server, ready to run.
-pub struct TcpServer<C: ?Sized> {
+pub struct TcpServer<S> {
     listener: TcpListener,
     epoll: Epoll,
-    catalog: Arc<C>,
+    source: S,
     cc: Option<String>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
@@ -169,9 +170,10 @@ fn bind_listener(listen: Option<SocketAddr>) -> io::Result<TcpListener> {
     }
 }
 
-impl<C: Catalog + ?Sized> TcpServer<C> {
-    /// Bind and listen; fails if the congestion control is not available.
-    pub fn bind(catalog: Arc<C>, options: TcpServeOptions) -> Result<Self> {
+impl<S: Served> TcpServer<S> {
+    /// Bind and listen; fails if the congestion control is not available. `source` is an
+    /// `Arc` of a catalogue or a [`crate::DirCatalog`] (see [`Served`]).
+    pub fn bind(source: S, options: TcpServeOptions) -> Result<Self> {
         let listener = bind_listener(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{DEFAULT_PORT}"), |a| a.to_string());
             Error::network(format!("cannot listen on TCP {addr}"), e)
@@ -188,7 +190,7 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         Ok(TcpServer {
             listener,
             epoll,
-            catalog,
+            source,
             cc: options.cc,
             conns: Vec::new(),
             free: Vec::new(),
@@ -212,11 +214,18 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         self.run_loop(|| stop.load(Ordering::Acquire), None)
     }
 
-    /// Serve until SIGINT or SIGTERM (blocked outside the wait, so none is missed).
+    /// Serve until SIGINT or SIGTERM (blocked outside the wait, so none is missed, and
+    /// delivered on every turn of a loop too busy to wait).
     pub fn run_until_signal(&mut self) -> Result<TcpServeStats> {
         let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
         let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
-        self.run_loop(|| flag.raised(), Some(blocked.wait_mask()))
+        self.run_loop(
+            || {
+                blocked.deliver_pending();
+                flag.raised()
+            },
+            Some(blocked.wait_mask()),
+        )
     }
 
     /// Serve until `stop()`. With `sigmask`, the thread waits in `ppoll` on the epoll
@@ -226,6 +235,7 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         let mut events = vec![EpollEvent::empty(); 256];
         let timeout = Duration::from_millis(100);
         while !stop() {
+            self.source.refresh();
             let wait = match sigmask {
                 None => EpollTimeout::try_from(timeout).unwrap_or(EpollTimeout::NONE),
                 Some(_) => EpollTimeout::ZERO,
@@ -328,7 +338,7 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
                     return;
                 }
                 Ok(Some(line)) => {
-                    let answer = answer(&*self.catalog, &line);
+                    let answer = answer(self.source.catalog(), &line);
                     let Some(Some(conn)) = self.conns.get_mut(slot) else { return };
                     let (size, eid) = match answer {
                         Some((eid, size)) => (size, eid),
@@ -386,9 +396,11 @@ impl<C: Catalog + ?Sized> TcpServer<C> {
         }
         while conn.offset < conn.size {
             let n = (conn.size - conn.offset).min(CHUNK as u64) as usize;
-            self.catalog
+            // A file changed under the transfer ends it: the client sees a short object.
+            self.source
+                .catalog()
                 .read_at(&conn.eid, conn.offset, &mut self.buf[..n])
-                .map_err(|e| io::Error::other(format!("reading the object: {}", e.0)))?;
+                .map_err(|e| io::Error::other(format!("reading the object: {e}")))?;
             match conn.sock.write(&self.buf[..n]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(w) => {
@@ -471,11 +483,8 @@ impl Drop for TcpServerHandle {
 }
 
 /// Bind a TCP server and run it in a background thread.
-pub fn spawn<C: Catalog + Send + Sync + ?Sized + 'static>(
-    catalog: Arc<C>,
-    options: TcpServeOptions,
-) -> Result<TcpServerHandle> {
-    let mut server = TcpServer::bind(catalog, options)?;
+pub fn spawn<S: Served + Send + 'static>(source: S, options: TcpServeOptions) -> Result<TcpServerHandle> {
+    let mut server = TcpServer::bind(source, options)?;
     let addr = server.local_addr().map_err(|e| Error::network("getsockname", e))?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();

@@ -13,7 +13,21 @@ fn cc_help_lists_controllers_and_keys() {
     let o = rdtp(&["fetch", "--cc", "help"]);
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
-    for word in ["bbr-wifi", "bbrp", "aimd", "fixed", "probe_gain=1.25", "window=64", "disable_cwa=false"] {
+    for word in [
+        "bbr-wifi",
+        "bbrp",
+        "aimd",
+        "fixed",
+        "bbr-orig",
+        "bbr-cd",
+        "sirc",
+        "cubic",
+        "probe_gain=1.25",
+        "window=64",
+        "disable_cwa=false",
+        "alpha=10",
+        "gaps=10",
+    ] {
         assert!(out.contains(word), "{word} missing:\n{out}");
     }
     assert_eq!(rdtp(&["demo", "--cc", "help"]).status.code(), Some(0));
@@ -22,7 +36,7 @@ fn cc_help_lists_controllers_and_keys() {
 #[test]
 fn bad_specs_are_usage_errors_saying_what_is_accepted() {
     for (spec, says) in [
-        ("cubic", "controllers: bbr, bbr-wifi, bbrp, aimd, fixed"),
+        ("reno", "controllers: bbr, bbr-wifi, bbrp, bbr3, aimd, fixed, bbr-orig, bbr-cd, sirc, cubic"),
         ("bbr:window=3", "its keys: init_cwnd, probe_rtt, lt_bw, wifi, probe_gain"),
         ("bbrp:probe_gain=9", "a number in 1.0..=4.0"),
     ] {

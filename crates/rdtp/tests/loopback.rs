@@ -159,20 +159,25 @@ fn server_stops_on_sigterm_with_stats() {
 }
 
 #[test]
-fn content_changed_under_the_server_is_a_validation_failure() {
+fn content_changed_under_the_server_is_served_under_its_new_eid() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mutable.bin");
     std::fs::write(&path, vec![1u8; 300_000]).unwrap();
     let server = Server::start(dir.path(), &[]);
-    // Same size, other bytes, same inode: the server now serves bytes that do not hash
-    // to the EID it announced.
+    let old_eid = blake3::hash(&[1u8; 300_000]).to_hex().to_string();
+    // Same size, other bytes, same inode. Before issue 11's fix the server kept announcing
+    // the old EID and served the new bytes under it (a validation failure, exit 5).
     std::fs::write(&path, vec![2u8; 300_000]).unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("out");
     let o = rdtp(&["fetch", &server.addr, "mutable.bin", "-o", out.to_str().unwrap()]);
-    assert_eq!(code(&o), 5, "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("validation"));
-    assert!(!out.exists(), "unverified output must be removed");
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), vec![2u8; 300_000]);
+    // The old EID is gone: not found, and nothing written.
+    std::fs::remove_file(&out).unwrap();
+    let o = rdtp(&["fetch", &server.addr, &old_eid, "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.exists());
 }
 
 /// The JSON lines of `rdtp fetch --interval --json -o FILE` (stdout): the intervals, then

@@ -3,9 +3,12 @@
 //! Slow start `cwnd += step` per unit while `cwnd < ssthresh`; congestion avoidance
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
+//! Loss detection is seed 000's (fast re-request + RFC 6298 timer) unless `rto_only`, which
+//! gives ndnget's own per-unit retransmission timers ([`crate::receiver::UnitTimers`]).
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
+use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, aggregation_count};
+use crate::receiver::UnitTimers;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimdConfig {
@@ -21,6 +24,8 @@ pub struct AimdConfig {
     pub reset_to_init: bool,
     /// Decrease on every loss event, not once per window (ndnget `--disable-cwa`).
     pub disable_cwa: bool,
+    /// Loss only by per-unit retransmission timers, as ndnget (default: seed 000's detection).
+    pub rto_only: bool,
 }
 
 impl Default for AimdConfig {
@@ -34,6 +39,7 @@ impl Default for AimdConfig {
             beta: 0.5,
             reset_to_init: false,
             disable_cwa: false,
+            rto_only: false,
         }
     }
 }
@@ -54,6 +60,7 @@ impl Keyed for AimdConfig {
         key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease factor (ndnget --aimd-beta)"),
         key!(reset_to_init, Kind::Bool, "after a loss restart from init_cwnd (ndnget --reset-cwnd-to-init)"),
         key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
+        key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: seed 000's detection)"),
     ];
 }
 
@@ -127,6 +134,9 @@ impl Controller for Aimd {
         }
         self.ssthresh = (self.cwnd * self.cfg.beta).max(2.0);
         self.cwnd = if self.cfg.reset_to_init { self.cfg.init_cwnd.max(1.0) } else { self.ssthresh };
+    }
+    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
+        self.cfg.rto_only.then(|| Box::new(UnitTimers::new()) as Box<dyn LossDetector>)
     }
 }
 

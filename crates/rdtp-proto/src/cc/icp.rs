@@ -34,6 +34,11 @@
 //! * **Interests** ask for one unit each and are not paced (window-clocked); a timed-out
 //!   Interest is re-expressed. Out of order is no sign of loss (no fast re-request).
 //! * **Late Data** (after its Interest timed out) grows no window.
+//! * **After a timeout** the receiver's loss window (RFC 5681 §3.1, `receiver/recovery.rs`,
+//!   applied to every controller that does not set its window in recovery itself) limits the
+//!   re-expressions: in-flight + 1, one more per arriving Data, until it reaches `W`. Seeds
+//!   000 and 003 say nothing of this for ICP; it keeps a lost window from being re-expressed
+//!   in one burst, as for every other window controller here.
 
 use std::collections::VecDeque;
 
@@ -276,7 +281,7 @@ mod tests {
             sent_at: sent,
             tx: 1,
             tag: 0,
-            prev_tag: 0,
+            prev_tags: [0; crate::receiver::window::PREV_TAGS],
             req_id: 0,
             seq: 0,
             snap: SendSnapshot::default(),

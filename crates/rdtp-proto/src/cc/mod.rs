@@ -28,18 +28,25 @@
 //!   and the timeouts are one state (CCTCP's per-source RTOs, ICP's timer), the controller
 //!   implements [`LossDetector`] itself.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `aimd`, `fixed`, `cctcp`, `cctcp-single`,
-//! `icp`) are listed in one table,
+//! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
+//!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
+//!
+//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`; seed 001's `bbr-orig`,
+//! `bbr-cd`, `sirc`, `cubic`; seed 003's `cctcp`, `cctcp-single`, `icp`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
+pub mod bbr_cd;
 pub mod cctcp;
+pub mod cubic;
 pub mod fixed;
 pub mod icp;
 pub mod registry;
+pub mod sirc;
 pub mod spec;
 pub mod unit_timers;
 pub mod windowed_filter;
@@ -191,7 +198,7 @@ pub struct CongestionEvent {
 
 /// A congestion controller. See the module docs; `cwnd` is in units.
 pub trait Controller: fmt::Debug + Send {
-    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `fixed`).
+    /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `bbr-cd`, …; a registry name).
     fn name(&self) -> &'static str;
     /// Congestion window, in units.
     fn cwnd(&self) -> u64;
@@ -230,6 +237,28 @@ pub trait Controller: fmt::Debug + Send {
     /// and RFC 6298 timer). Called once, when the receiver is created.
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
         None
+    }
+    /// Whether the controller sets its window during loss recovery itself, as Linux congestion
+    /// controls with their own `cong_control` do (`bbr`: packet conservation, `cwnd = inflight
+    /// + 1` on a timeout). Otherwise the receiver limits the window after a timeout: a loss
+    /// window of in-flight + 1 that grows by one per arriving unit (RFC 5681 §3.1, Linux
+    /// `tcp_enter_loss`) until it reaches the controller's window.
+    fn controls_recovery(&self) -> bool {
+        false
+    }
+    /// Whether new units go before re-requests of lost ones. `false` (seed 000 §3.1, ndnget):
+    /// lost units are asked for first. `true` (seed 001's BBR-CD, §IV-D: it "prioritizes the
+    /// transmission of the initial interests over retransmissions"): lost units wait until no
+    /// new unit may be asked for (the end of the object, or the receive window is full).
+    fn new_units_first(&self) -> bool {
+        false
+    }
+    /// Whether the pacer recomputes the next request's slot from the current pacing rate
+    /// after every arrival and loss event (seed 001's BBR-CD, S1 §III-B: "calculates the next
+    /// interest sending time after a data arrival or an interest timeout event"); the slot
+    /// only ever moves earlier. `false`: the slot is fixed when a request leaves (seed 000).
+    fn retime_pacing(&self) -> bool {
+        false
     }
     /// Whether the receiver should mark itself application-limited now (BBR does during
     /// ProbeRTT so that its low-rate samples do not lower the bandwidth estimate).
@@ -284,8 +313,12 @@ pub trait Controller: fmt::Debug + Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     Bbr(bbr::BbrConfig),
+    Bbr3(bbr3::Bbr3Config),
     Aimd(aimd::AimdConfig),
     Fixed(fixed::FixedConfig),
+    BbrCd(bbr_cd::BbrCdConfig),
+    Sirc(sirc::SircConfig),
+    Cubic(cubic::CubicConfig),
     Cctcp(cctcp::CctcpConfig),
     Icp(icp::IcpConfig),
 }

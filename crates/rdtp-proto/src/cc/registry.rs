@@ -7,7 +7,7 @@
 //! three `match` arms below; a new knob touches only its controller's file.
 
 use super::spec::Knobs;
-use super::{CcConfig, CcParams, Controller, aimd, bbr, cctcp, fixed, icp};
+use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, bbr3, cctcp, cubic, fixed, icp, sirc};
 
 /// A name specs accept.
 pub struct Entry {
@@ -36,6 +36,11 @@ pub const CONTROLLERS: &[Entry] = &[
         base: || CcConfig::Bbr(bbr::BbrConfig::bbrp(1.5)),
     },
     Entry {
+        name: "bbr3",
+        about: "receiver-based BBRv3 after draft-ietf-ccwg-bbr-06 (inflight_hi/lo, 2 % loss threshold, ProbeBW DOWN/CRUISE/REFILL/UP)",
+        base: || CcConfig::Bbr3(bbr3::Bbr3Config::default()),
+    },
+    Entry {
         name: "aimd",
         about: "ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window), unpaced",
         base: || CcConfig::Aimd(aimd::AimdConfig::default()),
@@ -44,6 +49,27 @@ pub const CONTROLLERS: &[Entry] = &[
         name: "fixed",
         about: "a constant window, unpaced",
         base: || CcConfig::Fixed(fixed::FixedConfig::default()),
+    },
+    Entry {
+        name: "bbr-orig",
+        about: "the original BBR as seed 001 ran it in NDN (§IV-A): bbr with an initial window of 1",
+        base: || CcConfig::Bbr(bbr::BbrConfig::orig()),
+    },
+    Entry {
+        name: "bbr-cd",
+        about: "BBR-CD (seed 001 §III): average-RTT BDP over 8 RTTs, RTprop + 10·δ loss detector, \
+                sample-count ProbeRTT, re-requests after new requests",
+        base: || CcConfig::BbrCd(bbr_cd::BbrCdConfig::default()),
+    },
+    Entry {
+        name: "sirc",
+        about: "SIRC as seed 001 describes it (§IV-A, ref. [5]): AIMD for 10 inter-data gaps, then paced by the gap",
+        base: || CcConfig::Sirc(sirc::SircConfig::default()),
+    },
+    Entry {
+        name: "cubic",
+        about: "ndnget's CUBIC pipeline (β 0.7, C 0.4, fast convergence, one decrease per window, per-unit RTO timers)",
+        base: || CcConfig::Cubic(cubic::CubicConfig::default()),
     },
     Entry {
         name: "cctcp",
@@ -96,12 +122,16 @@ impl CcConfig {
     }
 
     /// The name the receiver reports for this configuration (`bbr`, `bbr-wifi`, `bbrp`,
-    /// `aimd`, `fixed`); always a registry name.
+    /// `bbr3`, `aimd`, `fixed`); always a registry name.
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::Bbr(c) => c.name(),
+            CcConfig::Bbr3(_) => "bbr3",
             CcConfig::Aimd(_) => "aimd",
             CcConfig::Fixed(_) => "fixed",
+            CcConfig::BbrCd(_) => "bbr-cd",
+            CcConfig::Sirc(_) => "sirc",
+            CcConfig::Cubic(_) => "cubic",
             CcConfig::Cctcp(c) => c.name(),
             CcConfig::Icp(_) => "icp",
         }
@@ -121,8 +151,12 @@ impl CcConfig {
     pub fn knobs(&self) -> &dyn Knobs {
         match self {
             CcConfig::Bbr(c) => c,
+            CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::BbrCd(c) => c,
+            CcConfig::Sirc(c) => c,
+            CcConfig::Cubic(c) => c,
             CcConfig::Cctcp(c) => c,
             CcConfig::Icp(c) => c,
         }
@@ -131,8 +165,12 @@ impl CcConfig {
     pub(crate) fn knobs_mut(&mut self) -> &mut dyn Knobs {
         match self {
             CcConfig::Bbr(c) => c,
+            CcConfig::Bbr3(c) => c,
             CcConfig::Aimd(c) => c,
             CcConfig::Fixed(c) => c,
+            CcConfig::BbrCd(c) => c,
+            CcConfig::Sirc(c) => c,
+            CcConfig::Cubic(c) => c,
             CcConfig::Cctcp(c) => c,
             CcConfig::Icp(c) => c,
         }
@@ -142,8 +180,12 @@ impl CcConfig {
     pub fn build(&self, params: CcParams) -> Box<dyn Controller> {
         match self {
             CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(c.clone(), params)),
+            CcConfig::Bbr3(c) => Box::new(bbr3::Bbr3::new(c.clone(), params)),
             CcConfig::Aimd(c) => Box::new(aimd::Aimd::new(c.clone(), params)),
             CcConfig::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), params)),
+            CcConfig::BbrCd(c) => Box::new(bbr_cd::BbrCd::new(c.clone(), params)),
+            CcConfig::Sirc(c) => Box::new(sirc::Sirc::new(c.clone(), params)),
+            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c.clone(), params)),
             CcConfig::Cctcp(c) => Box::new(cctcp::Cctcp::new(c.clone(), params)),
             CcConfig::Icp(c) => Box::new(icp::Icp::new(c.clone(), params)),
         }
@@ -160,10 +202,27 @@ mod tests {
             assert_eq!((e.base)().name(), e.name);
             assert!(CONTROLLERS[..i].iter().all(|o| o.name != e.name), "{} twice", e.name);
         }
-        assert_eq!(CcConfig::NAMES, ["bbr", "bbr-wifi", "bbrp", "aimd", "fixed", "cctcp", "cctcp-single", "icp"]);
+        assert_eq!(
+            CcConfig::NAMES,
+            [
+                "bbr",
+                "bbr-wifi",
+                "bbrp",
+                "bbr3",
+                "aimd",
+                "fixed",
+                "bbr-orig",
+                "bbr-cd",
+                "sirc",
+                "cubic",
+                "cctcp",
+                "cctcp-single",
+                "icp"
+            ]
+        );
         // Only a controller listing anticipated interests gets annotated Data.
         let room: Vec<u16> =
             CcConfig::NAMES.iter().map(|n| CcConfig::from_name(n).unwrap().data_options_room()).collect();
-        assert_eq!(room, [0, 0, 0, 0, 0, 342, 0, 0]);
+        assert_eq!(room, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 342, 0, 0]);
     }
 }

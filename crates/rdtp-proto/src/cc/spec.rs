@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! spec  = name [ ":" key "=" value *( "," key "=" value ) ]
-//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, aimd, fixed,
-//!         cctcp, cctcp-single, icp
+//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed,
+//!         bbr-orig, bbr-cd, sirc, cubic, cctcp, cctcp-single, icp
 //! key   = a key the controller declares next to its config struct (its `Keyed::KEYS`)
 //! value = true | false            for switches
 //!       | unsigned integer        for counts
@@ -348,16 +348,15 @@ mod tests {
 
     #[test]
     fn errors_say_what_is_accepted() {
-        let e = parse("cubic").unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "unknown controller 'cubic' (controllers: bbr, bbr-wifi, bbrp, aimd, fixed, cctcp, cctcp-single, icp)"
-        );
+        let e = parse("reno").unwrap_err().to_string();
+        assert_eq!(e, format!("unknown controller 'reno' (controllers: {})", CcConfig::NAMES.join(", ")));
+        assert!(e.contains("bbr, bbr-wifi, bbrp, bbr3, aimd, fixed"), "{e}");
+        assert!(e.contains("cctcp, cctcp-single, icp"), "{e}");
         let e = parse("aimd:probe_gain=2").unwrap_err().to_string();
         assert_eq!(
             e,
             "controller 'aimd' has no key 'probe_gain' \
-             (its keys: init_cwnd, init_ssthresh, step, beta, reset_to_init, disable_cwa)"
+             (its keys: init_cwnd, init_ssthresh, step, beta, reset_to_init, disable_cwa, rto_only)"
         );
         let e = parse("bbr:probe_gain=0.5").unwrap_err().to_string();
         assert_eq!(e, "bbr: probe_gain=0.5: the value must be a number in 1.0..=4.0");
@@ -385,6 +384,12 @@ mod tests {
             ("bbr-wifi:wifi=false", "bbr"),
             ("fixed:window=32", "fixed:window=32"),
             ("aimd:disable_cwa=true,beta=0.7", "aimd:beta=0.7,disable_cwa=true"),
+            ("bbr:init_cwnd=1", "bbr-orig"),
+            ("bbr-orig:init_cwnd=10", "bbr"),
+            ("bbr-cd", "bbr-cd"),
+            ("bbr-cd:alpha=4,new_first=false", "bbr-cd:alpha=4.0,new_first=false"),
+            ("cubic:beta=0.5,fast_conv=false", "cubic:beta=0.5,fast_conv=false"),
+            ("sirc:gaps=20", "sirc:gaps=20"),
         ] {
             let cc = parse(spec).unwrap();
             assert_eq!(cc.to_string(), canonical, "{spec}");

@@ -7,7 +7,8 @@
 //! arrivals (§3.4) and the retransmission timer (§3.3, RFC 6298). A controller that needs
 //! another rule (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ; seed 003's
 //! CCTCP: one RTO per expected source) supplies its own through
-//! [`crate::cc::Controller::loss_detector`].
+//! [`crate::cc::Controller::loss_detector`]; ndnget's per-unit timers are
+//! [`super::UnitTimers`] (the `cubic` pipeline, `aimd:rto_only=true`).
 //!
 //! # Contract
 //!
@@ -75,7 +76,8 @@ pub trait LossDetector: fmt::Debug + Send {
 /// * A unit still outstanding is lost once `threshold` units *requested after it* have
 ///   arrived.
 /// * The timer starts when a request leaves and none is running (§3.3 rule 1), restarts on
-///   every in-order arrival (rule 2), stops when nothing is outstanding; on expiry every unit
+///   every in-order arrival (rule 2) and when the earliest outstanding unit is re-requested
+///   (Linux `tcp_xmit_retransmit_queue`), stops when nothing is outstanding; on expiry every unit
 ///   outstanding for an RTO is lost, and the earliest in any case; the RTO backs off and the
 ///   timer restarts if units are still in flight (RFC 6298 §5.5–5.6).
 #[derive(Debug)]
@@ -110,6 +112,14 @@ impl LossDetector for StandardLoss {
         }
         if self.deadline.is_none() {
             self.deadline = Some(ctx.now + ctx.rtt.rto()); // §3.3 rule 1
+        } else if retransmission && ctx.window.first_missing().is_some_and(|u| units.contains(&u)) {
+            // The earliest outstanding unit is asked for again: give its re-request a whole
+            // RTO, as Linux `tcp_xmit_retransmit_queue` rearms the timer when it retransmits
+            // the head of its queue. Rule 2 alone runs the timer from the last in-order
+            // arrival, which came *before* the loss was even detected; with a standing queue
+            // RTTVAR shrinks and the RTO (≥ 200 ms) approaches SRTT, so the re-request's answer
+            // (detection + one RTT later) lands after the expiry: a spurious timeout.
+            self.deadline = Some(ctx.now + ctx.rtt.rto());
         }
     }
 
@@ -198,7 +208,7 @@ mod tests {
             sent_at: Time::from_millis(sent_ms),
             tx: 1,
             tag: 0,
-            prev_tag: 0,
+            prev_tags: [0; crate::receiver::window::PREV_TAGS],
             req_id: seq,
             seq,
             snap: SendSnapshot::default(),
@@ -273,6 +283,58 @@ mod tests {
         assert_eq!(b.w.inflight(), 0);
         assert_eq!(b.w.una(), 10);
         assert_eq!(b.d.deadline(), None, "nothing outstanding: no timer");
+    }
+
+    #[test]
+    fn re_requesting_the_earliest_unit_restarts_the_timer() {
+        let mut b = Bench::new();
+        for s in 0..10 {
+            b.w.push_requested(rec(s, 0));
+        }
+        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
+        assert_eq!(b.d.deadline(), Some(Time::from_millis(1000)));
+        // Unit 0 is lost: 1..=6 arrive (out of order, so the timer keeps running) and declare it.
+        for u in 1..=6 {
+            b.arrive(u);
+        }
+        assert_eq!(b.lost, vec![0]);
+        assert!(b.w.declare_lost(9));
+        let mut take = vec![];
+        b.w.take_lost(8, &mut take);
+        assert_eq!(take, vec![0, 9]);
+        // Re-requesting a later unit does not move the timer …
+        b.w.mark_rerequested(9, |r| r.seq = 10);
+        let mut ctx = LossCtx { now: Time::from_millis(300), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[9], true);
+        assert_eq!(b.d.deadline(), Some(Time::from_millis(1000)));
+        // … re-requesting the earliest outstanding unit (req_una) does.
+        b.w.mark_rerequested(0, |r| r.seq = 11);
+        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[0], true);
+        assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
+    }
+
+    #[test]
+    fn the_earliest_missing_unit_counts_even_when_the_window_has_not_slid() {
+        // Verified streaming slides the window a block at a time: units 0 and 1 arrived but
+        // are still in it, unit 2 is the earliest missing one.
+        let mut b = Bench::new();
+        for s in 0..10 {
+            b.w.push_requested(rec(s, 0));
+        }
+        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
+        b.w.mark_received(0);
+        b.w.mark_received(1);
+        assert_eq!((b.w.una(), b.w.first_missing()), (0, Some(2)));
+        assert!(b.w.declare_lost(2));
+        let mut take = vec![];
+        b.w.take_lost(8, &mut take);
+        b.w.mark_rerequested(2, |r| r.seq = 10);
+        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        b.d.on_request(&mut ctx, &[2], true);
+        assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
     }
 
     #[test]

@@ -55,9 +55,11 @@ pub mod loss;
 pub mod pacer;
 pub mod rate;
 mod reassembly;
+mod recovery;
 pub mod rtt;
 pub mod sources;
 mod stats;
+pub mod unit_timers;
 pub mod window;
 
 pub use config::ReceiverConfig;
@@ -65,6 +67,7 @@ pub use loss::{LossCtx, LossDetector, StandardLoss};
 pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
+pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -86,7 +89,8 @@ use crate::wire::{
 use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
-use window::{UnitRecord, UnitState, Window};
+use recovery::LossWindow;
+use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
@@ -201,8 +205,22 @@ struct ProofAsk {
     /// The tag of the request before (its answer is still accepted, as a unit's).
     prev_tag: u32,
     sent_at: Time,
-    /// Requests for this proof so far: each waits twice as long as the one before.
+    /// Proofs asked for later that arrived before this one (3 → presumed lost, as a unit
+    /// passed by three later ones is, seed 000 §3.4).
+    passed: u8,
+    /// Requests for this proof so far after the first: a re-ask for want of an answer within
+    /// an RTO waits twice as long per try (proofs come from the origin, which may be farther
+    /// than the sources the data RTO follows, as with CCTCP's per-source RTOs).
     tries: u32,
+}
+
+/// Later proofs that must arrive before an earlier unanswered one is asked for again.
+const PROOF_REORDER: u8 = 3;
+
+/// How long a proof request waits for its answer before it is asked again: an RTO, doubled
+/// per earlier try (at most 64 RTOs).
+fn proof_wait(rto: Duration, a: &ProofAsk) -> Duration {
+    rto * (1u32 << a.tries.min(6))
 }
 
 /// Per-transfer state that exists once the size is known.
@@ -236,6 +254,8 @@ pub struct Path {
     rate: RateSampler,
     pacer: Pacer,
     ca_state: CaState,
+    /// The loss window after a timeout, for controllers that do not set their own.
+    loss_window: LossWindow,
     /// Recovery ends when `req_una` reaches this unit.
     recovery_point: u64,
     /// `req_nxt` at the last window reduction (conservative window adaptation).
@@ -270,6 +290,7 @@ impl Path {
             rate: RateSampler::default(),
             pacer: Pacer::new(cfg.pacing_credit),
             ca_state: CaState::Open,
+            loss_window: LossWindow::default(),
             recovery_point: 0,
             last_reduction_point: None,
             last_rtt_req: None,
@@ -589,8 +610,8 @@ impl Receiver {
     }
 
     fn window_quota(&self) -> u64 {
-        let cc = &self.path.cc;
-        if cc.cwnd_limits() { cc.cwnd().saturating_sub(self.inflight()) } else { u64::MAX }
+        let p = &self.path;
+        if p.cc.cwnd_limits() { p.loss_window.limit(p.cc.cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.
@@ -648,12 +669,10 @@ impl Receiver {
     }
 
     /// Whether `tag` names a request this receiver has outstanding for the object `eid`
-    /// (the latest or previous request of a unit still in flight).
+    /// (one of the latest requests of a unit still in flight, [`UnitRecord::answers`]).
     fn is_request_tag(&self, eid: &Eid, tag: u32) -> bool {
         let Some(t) = &self.transfer else { return false };
-        tag != 0
-            && *eid == t.eid
-            && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && (r.tag == tag || r.prev_tag == tag))
+        tag != 0 && *eid == t.eid && t.window.iter().any(|(_, r)| r.state == UnitState::Requested && r.answers(tag))
     }
 
     fn on_resolved(&mut self, now: Time, r: &ResolveResponse<'_>) {
@@ -744,10 +763,16 @@ impl Receiver {
         self.stats.nacks += 1;
         match n.code {
             NackCode::UnknownContent => {
-                let what = match &self.target {
+                let mut what = match &self.target {
                     Target::Name(s) => s.clone(),
                     Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
                 };
+                if matches!(self.phase, Phase::Transferring) {
+                    // Known when the transfer began: it changed or went away since (a
+                    // server's file rewritten). Say so, in the server's words.
+                    let detail: String = n.detail.chars().filter(|c| !c.is_control()).collect();
+                    what = format!("{what} (gone from the server during the transfer: {detail})");
+                }
                 self.fail(FetchError::NotFound(what));
             }
             // Busy does not count as hearing from the server: a forged stream of Busy must
@@ -769,7 +794,7 @@ impl Receiver {
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
         let mut refused = 0;
         for u in first..end {
-            let ours = t.window.get(u).is_some_and(|r| r.tag == n.tag || r.prev_tag == n.tag);
+            let ours = t.window.get(u).is_some_and(|r| r.answers(n.tag));
             if ours && t.window.declare_lost(u) {
                 refused += 1;
             }
@@ -820,6 +845,12 @@ impl Receiver {
         }
         let before = p.cc.cwnd();
         p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if kind == LossKind::Timeout && !p.cc.controls_recovery() {
+            p.loss_window.on_timeout(inflight);
+        }
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if kind == LossKind::Timeout && p.cc.cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
@@ -859,9 +890,9 @@ impl Receiver {
             self.stats.duplicates += 1;
             return;
         }
-        // Only an answer to one of our requests for this unit (its latest or the one
-        // before): a forger off the path must guess a random 32-bit tag.
-        if t.window.get(u).is_some_and(|r| d.tag != r.tag && d.tag != r.prev_tag) {
+        // Only an answer to one of our requests for this unit (its latest or one of the
+        // seven before): a forger off the path must guess a random 32-bit tag.
+        if t.window.get(u).is_some_and(|r| !r.answers(d.tag)) {
             self.stats.invalid += 1;
             return;
         }
@@ -962,6 +993,10 @@ impl Receiver {
             inflight,
             ca_state: p.ca_state,
         });
+        p.loss_window.on_arrival(p.cc.cwnd());
+        if p.cc.retime_pacing() {
+            p.pacer.retime(p.cc.pacing_rate());
+        }
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
@@ -983,7 +1018,20 @@ impl Receiver {
             self.stats.invalid += 1;
             return;
         }
-        t.proofs_asked.remove(&p.block);
+        let answered = t.proofs_asked.remove(&p.block).map(|a| a.sent_at);
+        // Proofs asked before this one and still missing were probably lost (they travel
+        // the data's path, in order): after PROOF_REORDER later ones, ask again at once
+        // rather than one RTO per block when the verifier reaches them.
+        if let Some(at) = answered {
+            for (&b, a) in t.proofs_asked.iter_mut() {
+                if a.sent_at < at {
+                    a.passed = a.passed.saturating_add(1);
+                    if a.passed == PROOF_REORDER {
+                        t.proofs_due.insert(b);
+                    }
+                }
+            }
+        }
         self.last_heard = now;
         self.stats.proofs_received += 1;
         let failed = t.reasm.add_proof(p.block, p.cvs().collect());
@@ -1025,27 +1073,46 @@ impl Receiver {
         }
     }
 
-    /// When the proof the next block waits for should be asked for again, if it is
-    /// missing.
+    /// When a proof should be asked for (again): at once for one due, or for the block the
+    /// verifier waits on if it was never asked; an RTO after the oldest unanswered request.
     fn proof_deadline(&self) -> Option<Time> {
         let t = self.transfer.as_ref()?;
-        let b = t.reasm.waiting_for_proof()?;
-        if t.proofs_due.contains(&b) {
+        if !t.proofs_due.is_empty() {
             return Some(Time::ZERO);
         }
-        let rto = self.path.loss_detector().rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial);
-        // Backed off per try: proofs come from the origin, which may be farther than the
-        // sources the data RTO follows.
-        Some(t.proofs_asked.get(&b).map_or(Time::ZERO, |a| a.sent_at + rto * (1u32 << a.tries.min(6))))
+        if let Some(b) = t.reasm.waiting_for_proof()
+            && !t.proofs_asked.contains_key(&b)
+        {
+            return Some(Time::ZERO);
+        }
+        let rto = self.proof_rto();
+        t.proofs_asked.values().map(|a| a.sent_at + proof_wait(rto, a)).min()
+    }
+
+    fn proof_rto(&self) -> Duration {
+        self.path.loss_detector().rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
     }
 
     /// Send the next due proof request, if any (not paced or window-limited: it is small
     /// and answered by one small datagram).
     fn transmit_proof(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        if buf.len() < MAX_DATAGRAM {
+            return None; // the call contract's buffer, as for requests
+        }
         if self.proof_deadline().is_some_and(|d| now >= d) {
+            let rto = self.proof_rto();
             let t = self.transfer.as_mut()?;
-            if let Some(b) = t.reasm.waiting_for_proof() {
+            if let Some(b) = t.reasm.waiting_for_proof()
+                && !t.proofs_asked.contains_key(&b)
+            {
                 t.proofs_due.insert(b);
+            }
+            // Every request unanswered for an RTO (backed off per try) goes again (not only
+            // the next block's).
+            for (&b, a) in &t.proofs_asked {
+                if a.sent_at + proof_wait(rto, a) <= now {
+                    t.proofs_due.insert(b);
+                }
             }
         }
         if self.transfer.as_ref()?.proofs_due.is_empty() {
@@ -1067,8 +1134,10 @@ impl Receiver {
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
         let n = q.encode(buf).ok()?;
-        let (prev_tag, tries) = t.proofs_asked.get(&b).map_or((tag, 0), |a| (a.tag, a.tries + 1));
-        t.proofs_asked.insert(b, ProofAsk { tag, prev_tag, sent_at: now, tries });
+        // A re-ask keeps the previous request's tag acceptable (as a unit's): its answer
+        // may still be on the way.
+        let (prev_tag, tries) = t.proofs_asked.get(&b).map_or((tag, 0), |a| (a.tag, a.tries.saturating_add(1)));
+        t.proofs_asked.insert(b, ProofAsk { tag, prev_tag, sent_at: now, passed: 0, tries });
         self.stats.proof_requests += 1;
         Some(n)
     }
@@ -1095,21 +1164,26 @@ impl Receiver {
         let was_app_limited = self.path.rate.is_app_limited();
 
         // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
-        // next new units (one contiguous range).
+        // next new units (one contiguous range). A controller that schedules re-requests
+        // after first-time requests (S1 §IV-D) gets the new units first, and lost units only
+        // when no new unit may be asked for.
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
+        let new_first = self.path.cc.new_units_first();
+        let new_allowed = self.new_units_allowed();
         let t = self.transfer.as_mut()?;
-        t.window.take_lost(n as usize, &mut units);
+        if !new_first || new_allowed == 0 {
+            t.window.take_lost(n as usize, &mut units);
+        }
         let retransmission = !units.is_empty();
         if !retransmission {
-            let count = n.min(self.new_units_allowed());
+            let count = n.min(new_allowed);
             if count == 0 {
                 // Allowed to ask for more, but there is nothing to ask for.
                 self.path.rate.mark_app_limited(inflight_before);
                 self.scratch = units;
                 return None;
             }
-            let t = self.transfer.as_mut()?;
             let next = t.window.next();
             units.extend(next..next + count);
             // The proofs of blocks starting in these units go out first.
@@ -1187,8 +1261,7 @@ impl Receiver {
                     }
                     r.sent_at = now;
                     r.tx = r.tx.saturating_add(1);
-                    r.prev_tag = r.tag;
-                    r.tag = tag;
+                    r.retag(tag);
                     r.req_id = req_id;
                     r.seq = seq;
                     r.snap = snap;
@@ -1201,7 +1274,7 @@ impl Receiver {
                     sent_at: now,
                     tx: 1,
                     tag,
-                    prev_tag: tag,
+                    prev_tags: [tag; PREV_TAGS],
                     req_id,
                     seq,
                     snap,

@@ -11,7 +11,10 @@ pub struct RtoConfig {
     pub min: Duration,
     /// Ceiling for backoff (ndnget: 60 s).
     pub max: Duration,
-    /// Clock granularity G of RFC 6298 §2.3, `RTO = SRTT + max(G, 4·RTTVAR)`: the least
+    /// RTTVAR multiplier K in `RTO = SRTT + max(G, K·RTTVAR)` (RFC 6298 and seed 000: 4; ndnget's
+    /// `--rto-k` default: 8).
+    pub k: u32,
+    /// Clock granularity G of RFC 6298 §2.3, `RTO = SRTT + max(G, K·RTTVAR)`: the least
     /// margin above SRTT, so that a steady path (RTTVAR → 0) does not get RTO = SRTT.
     pub granularity: Duration,
 }
@@ -22,6 +25,7 @@ impl Default for RtoConfig {
             initial: Duration::from_secs(1),
             min: Duration::from_millis(200),
             max: Duration::from_secs(60),
+            k: 4,
             granularity: Duration::ZERO,
         }
     }
@@ -58,7 +62,8 @@ impl RttEstimator {
         }
     }
 
-    /// Take a sample (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4, K = 4); clears any backoff.
+    /// Take a sample (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4, K from the config); clears any
+    /// backoff.
     pub fn on_sample(&mut self, r: Duration) {
         match self.srtt {
             None => {
@@ -73,7 +78,7 @@ impl RttEstimator {
         }
         let srtt = self.srtt.unwrap_or(r);
         // A ceiling below the floor (a misconfiguration) gives the floor.
-        let rto = srtt + (4 * self.rttvar).max(self.cfg.granularity);
+        let rto = srtt + (self.cfg.k * self.rttvar).max(self.cfg.granularity);
         self.base_rto = rto.min(self.cfg.max).max(self.cfg.min);
         self.backoff = 0;
         self.min = Some(self.min.map_or(r, |m| m.min(r)));
@@ -178,5 +183,13 @@ mod tests {
         }
         assert!(e.rttvar() < MS);
         assert_eq!(e.rto(), 70 * MS, "SRTT + G once 4·RTTVAR < G");
+    }
+
+    #[test]
+    fn k_scales_the_variance_term() {
+        // ndnget's K = 8: RTO = 100 + 8·50 = 500 ms after one 100 ms sample.
+        let mut e = RttEstimator::new(RtoConfig { k: 8, min: Duration::ZERO, ..RtoConfig::default() });
+        e.on_sample(100 * MS);
+        assert_eq!(e.rto(), 500 * MS);
     }
 }

@@ -39,6 +39,8 @@ struct Pipe {
     dead_at: Option<Time>,
     /// Units whose next Data has a byte flipped on the way (a corrupt cache), once each.
     corrupt_units: Vec<u64>,
+    /// Blocks whose next Proof is lost, once each.
+    drop_proofs: Vec<u64>,
 }
 
 impl Pipe {
@@ -61,6 +63,7 @@ impl Pipe {
             restart_at: None,
             dead_at: None,
             corrupt_units: vec![],
+            drop_proofs: vec![],
         }
     }
 
@@ -125,6 +128,12 @@ impl Pipe {
                     }
                 } else {
                     let mut bytes = bytes;
+                    if let Ok(Packet::Proof(pr)) = Packet::decode(&bytes)
+                        && let Some(i) = self.drop_proofs.iter().position(|&b| b == pr.block)
+                    {
+                        self.drop_proofs.remove(i);
+                        continue;
+                    }
                     if let Ok(Packet::Data(d)) = Packet::decode(&bytes) {
                         let u = d.offset / u64::from(self.rx.config().unit);
                         if let Some(i) = self.drop_units.iter().position(|&x| x == u) {
@@ -350,6 +359,35 @@ fn heavy_loss_both_ways_every_controller_keeps_its_timer_and_finishes() {
     }
 }
 
+/// Lost proofs are asked for again together, soon after later proofs arrive — not one
+/// per RTO as the verifier reaches each block (at 100 Mbit/s / 100 ms that stalled `bbr`
+/// for seconds behind a full receive window after Startup's losses).
+#[test]
+fn lost_proofs_are_asked_again_together_not_one_rto_each() {
+    let data = content(4_000_000);
+    let finish = |drop: Vec<u64>| {
+        // A receive window of 64 blocks: a verifier that waits soon stops the transfer.
+        let c = ReceiverConfig { recv_window: 1 << 20, ..cfg("fixed") };
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), c);
+        p.drop_proofs = drop;
+        let got = p.run(Duration::from_secs(60));
+        assert!(p.rx.is_finished(), "{:?}", p.rx.error());
+        assert_eq!(got, data);
+        assert!(p.drop_proofs.is_empty(), "every scripted loss happened");
+        (p.now, p.rx.stats().proof_requests, p.rx.stats().proofs_received)
+    };
+    let (clean, asked, got) = finish(vec![]);
+    assert_eq!(asked, got);
+    // Scattered losses (as a queue overflowing in Startup makes them), later proofs arriving.
+    let lost: Vec<u64> = (20..84).step_by(8).collect();
+    let (late, asked_again, _) = finish(lost.clone());
+    assert_eq!(asked_again, asked + lost.len() as u64, "each lost proof asked for once more");
+    // One RTT is 10 ms here. Asking again only when the verifier reached each block cost
+    // 40 ms (an RTT per lost proof once the window filled); asked together as soon as later
+    // proofs arrive, the losses are repaired before the verifier gets there.
+    assert!(late - clean < Duration::from_millis(20), "{:?} later", late - clean);
+}
+
 #[test]
 fn a_too_small_buffer_sends_nothing_and_loses_nothing() {
     let data = content(100_000);
@@ -365,6 +403,120 @@ fn a_too_small_buffer_sends_nothing_and_loses_nothing() {
     got.extend(p.run(Duration::from_secs(30)));
     assert!(p.rx.is_finished(), "{:?}", p.rx.error());
     assert_eq!(got, data);
+}
+
+#[test]
+fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_one() {
+    // A whole window is lost (an outage): nothing arrives, the timer expires and seed 000 §3.3
+    // declares every outstanding unit lost. The re-requests must not leave in one burst of the
+    // controller's window (64 for `fixed`, half of it for `aimd`) but start from in-flight + 1
+    // (RFC 5681 §3.1, Linux tcp_enter_loss) and grow with arrivals.
+    let data = content(1_000_000);
+    // BBR-CD's own loss detector (S1 §III) declares units lost one by one at T + RTprop +
+    // α·δ: there is no RFC 6298 expiry declaring a whole window lost at once. Seed 003's
+    // `cctcp`, `cctcp-single` and `icp` are their own loss detectors too, with one timer per
+    // unit, and each loss doubles their RTO (S3 §II-B; ICP's backoff) while Karn's rule
+    // takes no sample from a unit asked for again: here, where each of 200 new units is
+    // lost once, the timer backs off past the 10 s idle timeout before the losses end.
+    // `seed003_controllers_rerequest_one_unit_at_a_time_after_expiries` is their test.
+    let own_timers = ["bbr-cd", "cctcp", "cctcp-single", "icp"];
+    for &cc in CcConfig::NAMES.iter().filter(|n| !own_timers.contains(n)) {
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
+        // Let the window open, then lose everything outstanding once.
+        let mut got = p.run(Duration::from_millis(60));
+        let (una, next) = {
+            let units: Vec<u64> = std::iter::from_fn(|| p.rx.poll_event())
+                .filter_map(|e| match e {
+                    Event::Requested { units, .. } => Some(units),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            (p.rx.delivered_bytes() / 1000, units.iter().max().map_or(0, |m| m + 1))
+        };
+        let outstanding = p.rx.inflight();
+        assert!(outstanding >= 4, "{cc}: only {outstanding} in flight");
+        p.drop_units = (una..next + 200).collect();
+        got.extend(p.run(Duration::from_secs(30)));
+        assert!(p.rx.is_finished(), "{cc}: {:?}", p.rx.error());
+        assert_eq!(got, data, "{cc}");
+        assert!(p.rx.stats().timeouts >= 1, "{cc}");
+        // The first re-requests after the expiry, all at one instant: at most in-flight + 1.
+        let mut first: Option<(Time, u64)> = None;
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { time, units, retransmission: true } = e {
+                match first {
+                    None => first = Some((time, units.len() as u64)),
+                    Some((t, n)) if t == time => first = Some((t, n + units.len() as u64)),
+                    Some(_) => {}
+                }
+            }
+        }
+        let (_, burst) = first.expect("re-requests after the timeout");
+        assert!(burst <= 1, "{cc}: {burst} units re-requested at once after the timeout");
+    }
+}
+
+/// The previous test for seed 003's controllers, with per-unit timers: a window lost (and
+/// the next three units too, so that nothing is left in flight when the timers run out).
+/// They finish, and re-request one unit at a time — each as its source's window and pacing
+/// admit it (CCTCP, S3 §II-B, eq. 4) or from the receiver's loss window (ICP).
+#[test]
+fn seed003_controllers_rerequest_one_unit_at_a_time_after_expiries() {
+    let data = content(1_000_000);
+    for cc in ["cctcp", "cctcp-single", "icp"] {
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
+        let mut got = p.run(Duration::from_millis(60));
+        let requested: Vec<u64> = std::iter::from_fn(|| p.rx.poll_event())
+            .filter_map(|e| match e {
+                Event::Requested { units, .. } => Some(units),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let (una, next) = (p.rx.delivered_bytes() / 1000, requested.iter().max().map_or(0, |m| m + 1));
+        assert!(p.rx.inflight() >= 2, "{cc}: only {} in flight", p.rx.inflight());
+        p.drop_units = (una..next + 3).collect();
+        got.extend(p.run(Duration::from_secs(30)));
+        assert!(p.rx.is_finished(), "{cc}: {:?}", p.rx.error());
+        assert_eq!(got, data, "{cc}");
+        assert!(p.rx.stats().timeouts >= 1, "{cc}");
+        let mut first: Option<(Time, u64)> = None;
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { time, units, retransmission: true } = e {
+                match first {
+                    None => first = Some((time, units.len() as u64)),
+                    Some((t, n)) if t == time => first = Some((t, n + units.len() as u64)),
+                    Some(_) => {}
+                }
+            }
+        }
+        let (_, burst) = first.expect("re-requests after the timeout");
+        assert!(burst <= 1, "{cc}: {burst} units re-requested at once after the timeout");
+    }
+}
+
+/// Seed 001 §IV-D: BBR-CD asks for every new unit before it re-requests a lost one; the
+/// other controllers re-request first (seed 000 §3.1).
+#[test]
+fn rerequests_wait_for_new_units_only_when_the_controller_says_so() {
+    let data = content(300_000);
+    for (cc, new_first) in [("bbr-cd", true), ("bbr-cd:new_first=false", false), ("bbr", false)] {
+        let config = ReceiverConfig { trace: true, cc: cc.parse().unwrap(), ..cfg("bbr") };
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), config);
+        p.drop_units = vec![20];
+        let got = p.run(Duration::from_secs(30));
+        assert_eq!(got, data, "{cc}");
+        let mut requested = vec![];
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { units, retransmission, .. } = e {
+                requested.push((units, retransmission));
+            }
+        }
+        let rerequest = requested.iter().position(|(u, r)| *r && u.contains(&20)).expect("unit 20 re-requested");
+        let last_new = requested.iter().rposition(|(_, r)| !r).unwrap();
+        assert_eq!(rerequest > last_new, new_first, "{cc}: re-request at {rerequest}, last new request at {last_new}");
+    }
 }
 
 // ---- Forged answers (issue 11). The attacker knows everything public: the name, the EID,

@@ -9,9 +9,17 @@
 //! downstreams, each with its own tag, and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
 //!
-//! Its only state is the content store, the pending tables and the address tokens its next
-//! hops gave it, all bounded: it keeps nothing per receiver beyond a pending entry, which
-//! lives until answered or expired.
+//! Its only state is the content store, the pending tables, the address tokens its next
+//! hops gave it and the verification state ([`verify`]: blocks waiting to be checked, tree
+//! nodes known to be right), all bounded: it keeps nothing per receiver beyond a pending
+//! entry, which lives until answered or expired.
+//!
+//! # Verify before caching
+//!
+//! Data is forwarded downstream at once, but enters the content store only after every
+//! 16 KiB block it overlaps has been checked against the EID ([`verify`]); the router asks
+//! its upstream for the proofs it needs and answers receivers' proof requests from the
+//! nodes it verified. No unverified byte is ever cached (issue 11).
 //!
 //! # Address validation
 //!
@@ -45,6 +53,7 @@ pub mod cs;
 mod expiring;
 pub mod fib;
 mod pit;
+mod verify;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -70,6 +79,8 @@ use cs::{ContentStore, CsConfig, CsStats, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
 use pit::{PitEntry, PitKey};
+pub use verify::VerifyConfig;
+use verify::{Staging, Step};
 
 /// Buffer size [`Router::poll_transmit`] needs (the largest UDP payload).
 pub const MAX_DATAGRAM: usize = 65_535;
@@ -85,6 +96,11 @@ const POOL: usize = 1024;
 const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
 /// Next hops whose address tokens are remembered.
 const TOKENS: usize = 1024;
+/// How often a router asks for one block's proof before it gives up on caching the block.
+const PROOF_ATTEMPTS: u8 = 8;
+/// A proof not answered within 3 smoothed proof round trips (at least this long, at most a
+/// quarter of the pending lifetime) is asked for again.
+const MIN_PROOF_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// A datagram to send: to whom, and its length in the buffer given to
 /// [`Router::poll_transmit`] (as quinn-proto's `Transmit`).
@@ -120,6 +136,8 @@ pub struct RouterConfig {
     pub validation: ValidationConfig,
     /// Seed of the router's tags and of the store's randomness.
     pub seed: u64,
+    /// Bounds of verify-before-caching ([`verify`]).
+    pub verify: VerifyConfig,
 }
 
 impl Default for RouterConfig {
@@ -136,6 +154,7 @@ impl Default for RouterConfig {
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             validation: ValidationConfig::default(),
             seed: 0,
+            verify: VerifyConfig::default(),
         }
     }
 }
@@ -211,6 +230,15 @@ pub struct RouterStats {
     /// that made the router send a request again with a new token.
     pub retries_out: u64,
     pub retries_in: u64,
+    /// Verify before caching: blocks that verified (their units went to the store), that
+    /// failed (a wrong byte or proof: none of their units is cached), and that were
+    /// abandoned unfinished when staging was full; proof requests this router sent itself.
+    pub blocks_verified: u64,
+    pub blocks_failed: u64,
+    pub blocks_abandoned: u64,
+    pub proofs_requested: u64,
+    /// Proof requests this router answered from the tree nodes it knows.
+    pub proofs_served: u64,
 }
 
 /// What an upstream request carries besides its units (copied from the downstream request
@@ -258,6 +286,20 @@ struct Forwarded {
     retried: bool,
 }
 
+/// A proof request this router sent for a block in staging.
+#[derive(Debug)]
+struct OwnProof {
+    next_hop: SocketAddr,
+    eid: Eid,
+    block: u64,
+    depth: u8,
+    retried: bool,
+    /// Times asked so far (1 for the first request).
+    attempts: u8,
+    /// When the latest request left.
+    sent: Time,
+}
+
 /// A caching router. See the module docs for the call contract.
 #[derive(Debug)]
 pub struct Router {
@@ -267,6 +309,13 @@ pub struct Router {
     pit: ExpiringMap<PitKey, PitEntry>,
     upstream: ExpiringMap<u32, OutRequest>,
     control: ExpiringMap<u32, Forwarded>,
+    /// Verify before caching: unverified blocks, known tree nodes, own proof requests.
+    staging: Staging,
+    own_proofs: ExpiringMap<u32, OwnProof>,
+    /// Smoothed round trip of the router's own proof requests (RFC 6298's 1/8 gain, first
+    /// attempts only, as Karn's rule), to ask again soon after one is lost.
+    proof_srtt: Option<Duration>,
+    steps: Vec<Step>,
     lifetime: Duration,
     retx_suppression: Duration,
     max_waiting: usize,
@@ -295,6 +344,10 @@ impl Router {
             pit: ExpiringMap::new(cfg.pit_capacity),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
             control: ExpiringMap::new(CONTROL_CAPACITY),
+            staging: Staging::new(cfg.verify),
+            own_proofs: ExpiringMap::new(CONTROL_CAPACITY),
+            proof_srtt: None,
+            steps: Vec::new(),
             lifetime: cfg.lifetime,
             retx_suppression: cfg.retx_suppression,
             max_waiting: cfg.max_waiting.max(1),
@@ -329,6 +382,14 @@ impl Router {
     pub fn cs_bytes(&self) -> u64 {
         self.cs.bytes()
     }
+    /// Bytes of unverified blocks and units waiting on them ([`verify`]).
+    pub fn staging_bytes(&self) -> usize {
+        self.staging.bytes()
+    }
+    /// Tree nodes (chaining values) this router knows to be right.
+    pub fn known_nodes(&self) -> usize {
+        self.staging.known_len()
+    }
     /// Units pending.
     pub fn pit_len(&self) -> usize {
         self.pit.len()
@@ -337,14 +398,29 @@ impl Router {
     pub fn cs_contains(&self, eid: &Eid, offset: u64) -> bool {
         self.cs.contains(&(*eid, offset))
     }
-    /// Offer the unit of `eid` (an object of `total_size` bytes) at `offset` to the content
-    /// store as if it had come from upstream (admission and replacement apply): warming a
-    /// cache before a test or an experiment. Returns whether it is stored. Nobody checks
-    /// `payload` here; receivers verify what they get against the EID.
-    pub fn preload(&mut self, eid: Eid, offset: u64, total_size: u64, payload: &[u8]) -> bool {
-        let value = CachedUnit { total_size, payload: payload.into() };
-        self.cs.offer((eid, offset), value);
-        self.cs.contains(&(eid, offset))
+    /// Offer units `units` (indexes, of `unit` bytes) of an object the caller holds whole to
+    /// the content store, as if they had come from upstream and verified (admission and
+    /// replacement apply): warming a cache before a test or an experiment. The object must
+    /// hash to `eid` — checked here, so that no unverified byte is ever cached, as for Data
+    /// from upstream ([`verify`]); `None` if it does not. Returns how many of the units the
+    /// store holds afterwards.
+    pub fn preload(&mut self, eid: Eid, object: &[u8], unit: u16, units: core::ops::Range<u64>) -> Option<u64> {
+        if Eid::of(object) != eid || unit == 0 {
+            return None;
+        }
+        let (unit, total_size) = (u64::from(unit), object.len() as u64);
+        let mut held = 0;
+        for u in units {
+            let offset = u.saturating_mul(unit);
+            if offset >= total_size {
+                break;
+            }
+            let end = (offset + unit).min(total_size);
+            let value = CachedUnit { total_size, payload: object[offset as usize..end as usize].into() };
+            self.cs.offer((eid, offset), value);
+            held += u64::from(self.cs.contains(&(eid, offset)));
+        }
+        Some(held)
     }
     pub fn fib(&self) -> &Fib {
         &self.fib
@@ -358,7 +434,10 @@ impl Router {
 
     /// When [`Router::handle_timeout`] must next be called (the earliest expiry).
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.pit.next_expiry(), self.upstream.next_expiry(), self.control.next_expiry()].into_iter().flatten().min()
+        [self.pit.next_expiry(), self.upstream.next_expiry(), self.control.next_expiry(), self.own_proofs.next_expiry()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Drop what expired by `now`.
@@ -368,6 +447,14 @@ impl Router {
         }
         while self.upstream.pop_expired(now).is_some() {}
         while self.control.pop_expired(now).is_some() {}
+        while let Some((_, p)) = self.own_proofs.pop_expired(now) {
+            if p.attempts < PROOF_ATTEMPTS && self.staging.is_proving(p.eid, p.block) {
+                let again = OwnProof { attempts: p.attempts + 1, ..p };
+                self.request_proof(now, again);
+            } else {
+                self.staging.proof_refused(p.eid, p.block);
+            }
+        }
     }
 
     /// The next datagram to send, written into `buf` (≥ [`MAX_DATAGRAM`] bytes).
@@ -429,6 +516,9 @@ impl Router {
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
             Ok(Packet::ListResponse(l)) => self.on_control_response(from, l.tag, None, datagram),
             Ok(Packet::ProofRequest(p)) => self.on_proof_request(now, from, &p),
+            Ok(Packet::Proof(p)) if self.own_proofs.get(&p.tag).is_some_and(|o| o.next_hop == from) => {
+                self.on_own_proof(now, from, &p)
+            }
             Ok(Packet::Proof(p)) => self.on_control_response(from, p.tag, None, datagram),
             Ok(Packet::Retry(r)) => self.on_retry(now, from, &r),
             Err(e) if ty.is_request() => {
@@ -674,10 +764,26 @@ impl Router {
         self.forward_control(now, eid, pending);
     }
 
-    /// A proof request (verified streaming) goes where the EID's requests go; the router
-    /// keeps no hash trees, so it never answers one itself.
+    /// A proof request (verified streaming): answered here if this router knows every
+    /// sibling asked for (nodes of blocks it verified, [`verify`]) and the request does not
+    /// say ORIGIN; otherwise it goes where the EID's requests go.
     fn on_proof_request(&mut self, now: Time, from: SocketAddr, p: &ProofRequest<'_>) {
         self.stats.proofs += 1;
+        if !p.flags.contains(RequestFlags::ORIGIN)
+            && let Some(siblings) = self.staging.siblings(p.eid, p.block, p.depth)
+        {
+            let proof = wire::Proof {
+                hops: 0,
+                tag: p.tag,
+                eid: p.eid,
+                block: p.block,
+                served_by: self.id,
+                siblings: &siblings,
+            };
+            self.enqueue(from, proof.encoded_len(), |b| proof.encode(b).ok());
+            self.stats.proofs_served += 1;
+            return;
+        }
         let route = self.fib.route_eid(&p.eid);
         let Some(next_hop) = self.control_next_hop(from, p.hop_limit, p.tag, p.eid, route) else { return };
         let query = ControlQuery::Proof { flags: p.flags, eid: p.eid, block: p.block, depth: p.depth };
@@ -791,8 +897,12 @@ impl Router {
             }
             let Some(entry) = self.pit.remove(&key) else { continue };
             if !matched {
+                // Verify before caching: the unit waits in staging for its blocks.
                 let value = CachedUnit { total_size: d.total_size, payload: d.payload.into() };
-                self.cs.offer((d.eid, d.offset), value);
+                let mut steps = std::mem::take(&mut self.steps);
+                self.staging.add(d.eid, d.offset, value, &mut steps);
+                self.run_steps(now, from, &mut steps);
+                self.steps = steps;
                 matched = true;
             }
             let hops = d.hops.saturating_add(1);
@@ -819,6 +929,11 @@ impl Router {
     /// A Nack from upstream: pass it to everyone waiting for a unit it refuses.
     fn on_nack(&mut self, from: SocketAddr, n: &Nack<'_>, datagram: &[u8]) {
         self.stats.nacks_in += 1;
+        if self.own_proofs.get(&n.tag).is_some_and(|o| o.next_hop == from) {
+            let o = self.own_proofs.remove(&n.tag).expect("present");
+            self.staging.proof_refused(o.eid, o.block);
+            return;
+        }
         if self.control.get(&n.tag).is_some_and(|c| c.next_hop == from) {
             self.on_control_response(from, n.tag, None, datagram);
             return;
@@ -864,6 +979,13 @@ impl Router {
     /// A Retry from upstream: the next hop wants its token. Keep it and send the refused
     /// request again with it, once; its pending units keep their downstreams.
     fn on_retry(&mut self, now: Time, from: SocketAddr, r: &Retry<'_>) {
+        if self.own_proofs.get(&r.tag).is_some_and(|o| o.next_hop == from && !o.retried) {
+            self.stats.retries_in += 1;
+            self.keep_token(from, r.token);
+            let o = self.own_proofs.remove(&r.tag).expect("present");
+            self.request_proof(now, OwnProof { retried: true, ..o });
+            return;
+        }
         let out = self.upstream.get(&r.tag).is_some_and(|o| o.next_hop == from && !o.retried);
         let control = self.control.get(&r.tag).is_some_and(|c| c.next_hop == from && !c.retried);
         if !out && !control {
@@ -871,12 +993,7 @@ impl Router {
             return;
         }
         self.stats.retries_in += 1;
-        if self.tokens.len() >= TOKENS && !self.tokens.contains_key(&from) {
-            // Forget one: the next request to that hop pays a Retry again.
-            let victim = *self.tokens.keys().next().expect("non-empty");
-            self.tokens.remove(&victim);
-        }
-        self.tokens.insert(from, r.token.into());
+        self.keep_token(from, r.token);
         if out {
             let Some(o) = self.upstream.remove(&r.tag) else { return };
             let up = o.up;
@@ -926,6 +1043,86 @@ impl Router {
             }
             Some(d.len())
         });
+    }
+
+    /// The token `from` issued to this router, kept for later requests.
+    fn keep_token(&mut self, from: SocketAddr, token: &[u8]) {
+        if self.tokens.len() >= TOKENS && !self.tokens.contains_key(&from) {
+            // Forget one: the next request to that hop pays a Retry again.
+            let victim = *self.tokens.keys().next().expect("non-empty");
+            self.tokens.remove(&victim);
+        }
+        self.tokens.insert(from, token.into());
+    }
+
+    // ----- verify before caching (verify.rs) --------------------------------------------
+
+    /// Do what staging asked: cache verified units, ask `from` (where the Data came from)
+    /// for the proofs of whole blocks.
+    fn run_steps(&mut self, now: Time, from: SocketAddr, steps: &mut Vec<Step>) {
+        for step in steps.drain(..) {
+            match step {
+                Step::Cache(eid, offset, unit) => {
+                    self.cs.offer((eid, offset), unit);
+                }
+                Step::Prove { eid, block, depth } => {
+                    let p = OwnProof { next_hop: from, eid, block, depth, retried: false, attempts: 1, sent: now };
+                    self.request_proof(now, p);
+                }
+            }
+        }
+        let v = self.staging.stats;
+        (self.stats.blocks_verified, self.stats.blocks_failed, self.stats.blocks_abandoned) =
+            (v.verified, v.failed, v.abandoned);
+    }
+
+    fn request_proof(&mut self, now: Time, own: OwnProof) {
+        let OwnProof { next_hop: to, eid, block, depth, .. } = own;
+        if self.own_proofs.is_full() {
+            // Forget the oldest: its block waits in staging until abandoned.
+            if let Some((_, p)) = self.own_proofs.pop_expired(Time::MAX) {
+                self.staging.proof_refused(p.eid, p.block);
+            }
+        }
+        let tag = self.new_tag();
+        let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
+        let opt_len = write_address_token(&mut opts, self.tokens.get(&to).map(|t| &t[..]));
+        let p = ProofRequest {
+            flags: RequestFlags(0),
+            hop_limit: wire::DEFAULT_HOP_LIMIT,
+            tag,
+            eid,
+            block,
+            depth,
+            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+        };
+        self.enqueue(to, p.encoded_len(), |b| p.encode(b).ok());
+        self.stats.proofs_requested += 1;
+        let timeout = match self.proof_srtt {
+            Some(srtt) => (srtt * 3).clamp(MIN_PROOF_TIMEOUT, (self.lifetime / 4).max(MIN_PROOF_TIMEOUT)),
+            None => self.lifetime / 4,
+        };
+        let _ = self.own_proofs.insert(tag, OwnProof { sent: now, ..own }, now + timeout);
+    }
+
+    /// The answer to a proof request of this router's own.
+    fn on_own_proof(&mut self, now: Time, from: SocketAddr, p: &wire::Proof<'_>) {
+        let Some(o) = self.own_proofs.remove(&p.tag) else { return };
+        if o.attempts == 1 {
+            let sample = now - o.sent;
+            self.proof_srtt = Some(self.proof_srtt.map_or(sample, |s| (s * 7 + sample) / 8));
+        }
+        if p.eid != o.eid || p.block != o.block {
+            self.stats.unsolicited += 1;
+            self.staging.proof_refused(o.eid, o.block);
+            return;
+        }
+        let siblings: Vec<crate::tree::Cv> =
+            p.siblings.chunks_exact(32).map(|c| c.try_into().expect("32-byte chunks")).collect();
+        let mut steps = std::mem::take(&mut self.steps);
+        self.staging.proof(o.eid, o.block, &siblings, &mut steps);
+        self.run_steps(now, from, &mut steps);
+        self.steps = steps;
     }
 
     // ----- output ----------------------------------------------------------------------

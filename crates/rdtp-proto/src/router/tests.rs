@@ -156,8 +156,14 @@ fn a_miss_is_forwarded_and_the_data_cached_then_a_hit_is_served_locally() {
     assert_eq!(d.iter().map(|d| d.offset).collect::<Vec<_>>(), [0, 100, 200]);
     assert!(d.iter().all(|d| d.tag == 5 && d.hops == 1 && d.served_by == NodeId::ORIGIN));
     assert!(d.iter().all(|d| !d.flags.contains(DataFlags::CACHED)));
-    assert_eq!(r.cs_len(), 3);
     assert_eq!(r.pit_len(), 0);
+    // Verify before caching: the object's one block is not whole yet, so nothing is cached.
+    assert_eq!(r.cs_len(), 0);
+    assert!(r.staging_bytes() > 0);
+    let out = fetch(&mut r, t, RX1, 6, 3, 8);
+    assert_eq!(data_to(&out, RX1).len(), 8);
+    assert_eq!(r.cs_len(), 11, "the block hashed to the EID: all its units are cached");
+    assert_eq!((r.staging_bytes(), r.stats().blocks_verified, r.stats().proofs_requested), (0, 1, 0));
     // Again, from another receiver: all hits, nothing upstream.
     let out = fetch(&mut r, t, RX2, 77, 0, 3);
     assert!(upstream_requests(&out).is_empty());
@@ -167,7 +173,7 @@ fn a_miss_is_forwarded_and_the_data_cached_then_a_hit_is_served_locally() {
     assert!(d.iter().all(|d| d.served_by.to_string() == "r1"));
     assert_eq!(d[1].payload, &catalog_bytes()[100..200]);
     let s = r.stats();
-    assert_eq!((s.cs_hits, s.cs_misses, s.forwarded_units, s.upstream_requests), (3, 3, 3, 1));
+    assert_eq!((s.cs_hits, s.cs_misses, s.forwarded_units, s.upstream_requests), (3, 11, 11, 2));
 }
 
 fn catalog_bytes() -> Vec<u8> {
@@ -177,7 +183,12 @@ fn catalog_bytes() -> Vec<u8> {
 #[test]
 fn a_request_mixing_hits_and_misses_is_split() {
     let mut r = router(|_| {});
-    fetch(&mut r, Time::ZERO, RX1, 1, 2, 2); // caches units 2 and 3
+    fetch(&mut r, Time::ZERO, RX1, 1, 0, 11); // the whole object: cached once verified
+    // The last unit of the object is short: it is matched and cached too.
+    assert!(r.cs_contains(&eid(), 1000));
+    for u in (0..11).filter(|u| !(2..4).contains(u)) {
+        r.cs.remove(&(eid(), u * 100)); // keep units 2 and 3
+    }
     // Units 0..6: 2 and 3 from the store, the rest forwarded as two ranges.
     r.handle_datagram(Time::ZERO, addr(RX2), &request(9, 1, &[(0, 6)], 0));
     let out = drain(&mut r);
@@ -190,11 +201,6 @@ fn a_request_mixing_hits_and_misses_is_split() {
     };
     assert_eq!((up.unit, up.nonce, up.hop_limit, up.eid), (UNIT, 1, DEFAULT_HOP_LIMIT - 1, eid()));
     assert_ne!(up.tag, 9);
-    // The last unit of the object is short: it is matched and cached too.
-    let out = fetch(&mut r, Time::ZERO, RX1, 3, 10, 1);
-    let d = data_to(&out, RX1);
-    assert_eq!((d.len(), d[0].payload.len()), (1, 50));
-    assert!(r.cs_contains(&eid(), 1000));
 }
 
 #[test]
@@ -445,14 +451,17 @@ fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
 
 #[test]
 fn the_store_evicts_by_its_policy() {
-    let mut r = router(|c| c.cs = CsConfig { capacity_units: 2, replacement: Replacement::Lru, ..CsConfig::default() });
-    fetch(&mut r, Time::ZERO, RX1, 1, 0, 1);
-    fetch(&mut r, Time::ZERO, RX1, 2, 1, 1);
-    fetch(&mut r, Time::ZERO, RX1, 3, 0, 1); // a hit: unit 0 is now the most recent
-    fetch(&mut r, Time::ZERO, RX1, 4, 2, 1); // evicts unit 1
-    assert!(r.cs_contains(&eid(), 0) && r.cs_contains(&eid(), 200));
-    assert!(!r.cs_contains(&eid(), 100));
-    assert_eq!(r.cs_stats().evictions, 1);
+    let mut r = router(|c| c.cs = CsConfig { capacity_units: 3, replacement: Replacement::Lru, ..CsConfig::default() });
+    // The verified block's units go in in order: the last three stay.
+    fetch(&mut r, Time::ZERO, RX1, 1, 0, 11);
+    assert!((8..11).all(|u| r.cs_contains(&eid(), u * 100)));
+    assert_eq!(r.cs_stats().evictions, 8);
+    fetch(&mut r, Time::ZERO, RX1, 2, 8, 1); // a hit: unit 8 is now the most recent
+    fetch(&mut r, Time::ZERO, RX1, 3, 9, 1); // and then unit 9: unit 10 is the least
+    r.cs.offer((eid(), 0), CachedUnit { total_size: 1050, payload: catalog_bytes()[..100].into() });
+    assert!(r.cs_contains(&eid(), 800) && r.cs_contains(&eid(), 900) && r.cs_contains(&eid(), 0));
+    assert!(!r.cs_contains(&eid(), 1000));
+    assert_eq!(r.cs_stats().evictions, 9);
 }
 
 #[test]
@@ -592,8 +601,8 @@ fn forged_and_repeated_retries_send_nothing() {
 fn origin_requests_bypass_the_store_and_proofs_are_relayed() {
     let mut r = router(|_| {});
     let t = Time::ZERO;
-    fetch(&mut r, t, RX1, 5, 0, 3);
-    assert_eq!(r.cs_len(), 3);
+    fetch(&mut r, t, RX1, 5, 0, 11);
+    assert_eq!(r.cs_len(), 11);
     // A receiver whose block failed asks again with ORIGIN: forwarded, not a hit.
     r.handle_datagram(t, addr(RX2), &request(6, 99, &[(0, 2)], RequestFlags::ORIGIN));
     let out = drain(&mut r);
@@ -663,6 +672,23 @@ fn anticipating(tag: u32, nonce: u64, units: (u64, u32), anticipated: (u64, u32)
     b
 }
 
+/// A request for `n` units of `unit` bytes of `eid` from unit `first`.
+fn request_units(eid: Eid, unit: u16, tag: u32, first: u64, n: u32) -> Vec<u8> {
+    let r = Request {
+        flags: RequestFlags(0),
+        hop_limit: DEFAULT_HOP_LIMIT,
+        unit,
+        tag,
+        nonce: u64::from(tag) << 8,
+        eid,
+        range: ByteRange::new(first * u64::from(unit), n * u32::from(unit)),
+        options: Options::EMPTY,
+    };
+    let mut b = vec![0u8; r.encoded_len()];
+    r.encode(&mut b).unwrap();
+    b
+}
+
 use crate::wire::annotation::Annotation;
 
 /// S3 §II-A at one router: a forwarded request carries the list and earlier annotations on,
@@ -672,7 +698,8 @@ use crate::wire::annotation::Annotation;
 #[test]
 fn anticipated_interests_are_annotated_carried_and_returned_without_state() {
     let mut r = router(|_| {});
-    fetch(&mut r, Time::ZERO, RX1, 1, 4, 2); // the store holds units 4 and 5
+    // The store holds units 4 and 5 (verified: the whole object hashes to its EID).
+    assert_eq!(r.preload(eid(), &catalog_bytes(), UNIT, 4..6), Some(2));
     let earlier = Annotation { node: NodeId::label("r0").unwrap(), time: 99, held: 0b1, hops: 0, flags: 0 };
     // Unit 0, listing units 1–6: r1 holds the 4th and 5th listed (bits 3 and 4).
     let t_i = Time::from_millis(10);
@@ -717,7 +744,7 @@ fn anticipated_interests_are_annotated_carried_and_returned_without_state() {
 #[test]
 fn annotations_are_bounded() {
     let mut r = router(|_| {});
-    fetch(&mut r, Time::ZERO, RX1, 1, 2, 1);
+    assert_eq!(r.preload(eid(), &catalog_bytes(), UNIT, 2..3), Some(1));
     let eight: Vec<Annotation> =
         (0..8).map(|i| Annotation { node: NodeId::from_u64(1000 + i), time: i, held: 1, hops: 0, flags: 0 }).collect();
     r.handle_datagram(Time::ZERO, addr(RX1), &anticipating(3, 5, (0, 1), (1, 2), &eight));
@@ -727,4 +754,221 @@ fn annotations_are_bounded() {
     r.handle_datagram(Time::ZERO, addr(RX1), &anticipating(4, 6, (0, 1), (1, 65), &[]));
     let out = drain(&mut r);
     assert_eq!(nacks_to(&out, RX1)[0].code, NackCode::Malformed);
+}
+
+/// Annotations and verify before caching together: units still in staging are neither
+/// announced in an annotation nor served; once their block verified, a hit carries the
+/// request's anticipated interests, its nonce and this router's annotation back in front of
+/// the verified payload. A store cannot be warmed with bytes that are not the EID's.
+#[test]
+fn only_verified_units_are_announced_and_served_with_their_annotations() {
+    let mut r = router(|_| {});
+    let bytes = catalog_bytes();
+    let mut wrong = bytes.clone();
+    wrong[150] ^= 1;
+    assert_eq!(r.preload(eid(), &wrong, UNIT, 0..11), None);
+    assert_eq!(r.cs_len(), 0);
+    // Units 4 and 5 came from upstream but the block is not whole: staging only.
+    fetch(&mut r, Time::ZERO, RX1, 1, 4, 2);
+    assert!(r.cs_len() == 0 && r.staging_bytes() > 0);
+    r.handle_datagram(Time::ZERO, addr(RX2), &anticipating(2, 0x77, (0, 1), (1, 6), &[]));
+    let out = drain(&mut r);
+    let up = upstream(&out);
+    let Ok(Packet::Request(fwd)) = Packet::decode(&up[0]) else { panic!() };
+    assert_eq!(fwd.options.annotations().count(), 0, "nothing announced from staging");
+    for a in serve(&out) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    drain(&mut r);
+    // The rest of the block: it hashes to the EID and all 11 units are cached.
+    fetch(&mut r, Time::ZERO, RX1, 3, 1, 3);
+    fetch(&mut r, Time::ZERO, RX1, 4, 6, 5);
+    assert_eq!((r.cs_len(), r.staging_bytes(), r.stats().blocks_verified), (11, 0, 1));
+    r.handle_datagram(Time::from_millis(1), addr(RX2), &anticipating(5, 0x99, (0, 1), (1, 6), &[]));
+    let hit = drain(&mut r);
+    assert!(upstream(&hit).is_empty());
+    let d = data_to(&hit, RX2);
+    assert!(d[0].flags.contains(DataFlags::CACHED));
+    assert_eq!(d[0].payload, &bytes[..100]);
+    assert_eq!(d[0].options.request_nonce(), Some(0x99));
+    let anns: Vec<Annotation> = d[0].options.annotations().collect();
+    assert_eq!(anns, [Annotation { node: r.id(), time: 0, held: 0b111111, hops: 0, flags: Annotation::RETURNED }]);
+}
+
+/// The datagrams in `out` that go upstream.
+fn upstream(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
+    out.iter().filter(|(to, _)| *to == addr(UP)).map(|(_, d)| d.clone()).collect()
+}
+
+/// What a server holding `cat` answers to everything in `out` that goes upstream.
+fn answers(server: &mut Server, cat: &MemoryCatalog, out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
+    let mut all = vec![];
+    let mut buf = vec![0u8; 65536];
+    for (_, d) in out.iter().filter(|(to, _)| *to == addr(UP)) {
+        let mut reply = server.handle(Time::ZERO, addr(ME), cat, d);
+        while let Some(n) = reply.next_datagram(&mut buf) {
+            all.push(buf[..n].to_vec());
+        }
+    }
+    all
+}
+
+/// An object of three blocks (16 KiB, 16 KiB, 7232 bytes; 16 units of 1 KiB per block) with
+/// bytes `i % m`, its EID and catalogue, a server and a router in front of it.
+fn three_blocks(m: u32) -> (Vec<u8>, Eid, MemoryCatalog, Server, Router) {
+    let data: Vec<u8> = (0..40_000u32).map(|i| (i % m) as u8).collect();
+    let e = Eid::of(&data);
+    let cat = MemoryCatalog::new([("big".to_string(), data.clone())]);
+    (data, e, cat, open_server(), router(|_| {}))
+}
+
+#[test]
+fn blocks_are_cached_only_once_verified_and_a_forged_block_never() {
+    let (data, e, cat, mut server, mut r) = three_blocks(253);
+    let t = Time::ZERO;
+    let unit = 1024u16;
+
+    // Block 0: forwarded at once, then the router asks for its proof (the whole path,
+    // two siblings) and caches nothing until it comes.
+    r.handle_datagram(t, addr(RX1), &request_units(e, unit, 1, 0, 16));
+    let out = drain(&mut r);
+    for a in answers(&mut server, &cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    assert_eq!(data_to(&out, RX1).len(), 16, "Data goes downstream before verification");
+    let proofs: Vec<_> = out
+        .iter()
+        .filter_map(|(to, d)| match Packet::decode(d) {
+            Ok(Packet::ProofRequest(p)) if *to == addr(UP) => Some((p.block, p.depth)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(proofs, [(0, 2)]);
+    assert_eq!((r.cs_len(), r.stats().proofs_requested), (0, 1));
+    for a in answers(&mut server, &cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    assert!(drain(&mut r).is_empty(), "the router's own proof goes to no receiver");
+    assert_eq!((r.cs_len(), r.stats().blocks_verified), (16, 1));
+
+    // Block 1 with one byte changed on the way: still forwarded (the receiver checks it
+    // and asks again), but its node is known from block 0's proof, the check fails without
+    // a round trip, and none of its units is cached.
+    r.handle_datagram(t, addr(RX1), &request_units(e, unit, 2, 16, 16));
+    let out = drain(&mut r);
+    let mut replies = answers(&mut server, &cat, &out);
+    let last = replies[5].len() - 1;
+    replies[5][last] ^= 0x40;
+    for a in &replies {
+        r.handle_datagram(t, addr(UP), a);
+    }
+    let out = drain(&mut r);
+    assert_eq!(data_to(&out, RX1).len(), 16);
+    assert!(out.iter().all(|(to, _)| *to == addr(RX1)), "no proof needed: {}", out.len());
+    assert_eq!((r.cs_len(), r.stats().blocks_failed, r.staging_bytes()), (16, 1, 0));
+
+    // Block 2 (the short last one): its node is known too, verified on arrival.
+    r.handle_datagram(t, addr(RX1), &request_units(e, unit, 3, 32, 8));
+    let out = drain(&mut r);
+    for a in answers(&mut server, &cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    drain(&mut r);
+    assert_eq!((r.cs_len(), r.stats().blocks_verified, r.stats().proofs_requested), (24, 2, 1));
+
+    // Another receiver: blocks 0 and 2 from the store, block 1 from upstream, all right.
+    r.handle_datagram(t, addr(RX2), &request_units(e, unit, 4, 0, 40));
+    let out = drain(&mut r);
+    let hits = data_to(&out, RX2);
+    assert_eq!(hits.len(), 24);
+    for d in &hits {
+        assert_eq!(d.payload, &data[d.offset as usize..d.offset as usize + d.payload.len()]);
+    }
+    let up = upstream_requests(&out);
+    assert_eq!(up, [[ByteRange::new(16 * 1024, 16 * 1024)]]);
+
+    // Proofs of verified blocks are answered here (the origin may be unreachable);
+    // with ORIGIN, or for a block whose nodes the router does not know, they go upstream.
+    let outboard = crate::tree::Outboard::of(&data);
+    let ask = |r: &mut Router, tag: u32, block: u64, depth: u8, flags: u8| {
+        let q = ProofRequest {
+            flags: RequestFlags(flags),
+            hop_limit: DEFAULT_HOP_LIMIT,
+            tag,
+            eid: e,
+            block,
+            depth,
+            options: Options::EMPTY,
+        };
+        let mut b = vec![0u8; 256];
+        let n = q.encode(&mut b).unwrap();
+        r.handle_datagram(t, addr(RX2), &b[..n]);
+        drain(r)
+    };
+    // Block 1 failed here, but its siblings are nodes block 0's proof taught.
+    for (block, depth) in [(0, 2), (0, 1), (2, 1), (1, 2)] {
+        let out = ask(&mut r, 7, block, depth, 0);
+        let Ok(Packet::Proof(p)) = Packet::decode(&out[0].1) else { panic!("{out:?}") };
+        assert_eq!(
+            (out.len(), out[0].0, p.tag, p.block, p.served_by.to_string()),
+            (1, addr(RX2), 7, block, "r1".into())
+        );
+        assert_eq!(p.cvs().collect::<Vec<_>>(), outboard.proof(block, depth.into()).unwrap());
+    }
+    assert_eq!(r.stats().proofs_served, 4);
+    let out = ask(&mut r, 8, 0, 2, RequestFlags::ORIGIN);
+    assert!(matches!(Packet::decode(&out[0].1), Ok(Packet::ProofRequest(_))) && out[0].0 == addr(UP));
+    assert_eq!(r.stats().proofs_served, 4);
+}
+
+#[test]
+fn a_forged_proof_caches_nothing_and_proofs_from_strangers_are_ignored() {
+    let (_, e, cat, mut server, mut r) = three_blocks(251);
+    let t = Time::ZERO;
+    r.handle_datagram(t, addr(RX1), &request_units(e, 1024, 1, 0, 16));
+    let out = drain(&mut r);
+    for a in answers(&mut server, &cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    let mut proof = answers(&mut server, &cat, &out).pop().unwrap();
+    // The same Proof from another address: not the one asked, ignored.
+    r.handle_datagram(t, addr(RX2), &proof);
+    assert_eq!((r.cs_len(), r.stats().blocks_failed), (0, 0));
+    // A sibling changed: the block fails, nothing is cached, staging is empty.
+    let last = proof.len() - 1;
+    proof[last] ^= 1;
+    r.handle_datagram(t, addr(UP), &proof);
+    assert_eq!((r.cs_len(), r.stats().blocks_failed, r.staging_bytes()), (0, 1, 0));
+    // The real one, late: its request is answered already, nothing happens.
+    proof[last] ^= 1;
+    r.handle_datagram(t, addr(UP), &proof);
+    assert_eq!((r.cs_len(), r.stats().blocks_verified), (0, 0));
+
+    // A proof lost on the way is asked for again (soon: 3 smoothed proof round trips, at
+    // least 20 ms; up to 8 times in all).
+    r.handle_datagram(t, addr(RX1), &request_units(e, 1024, 2, 0, 16));
+    let out = drain(&mut r);
+    for a in answers(&mut server, &cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    drain(&mut r); // the proof request, lost
+    let mut now = t;
+    let mut asked = 1;
+    while let Some(at) = r.poll_timeout() {
+        now = at;
+        r.handle_timeout(now);
+        let out = drain(&mut r);
+        asked += out.iter().filter(|(_, d)| matches!(Packet::decode(d), Ok(Packet::ProofRequest(_)))).count();
+        if asked == 3 {
+            // The third gets through.
+            for a in answers(&mut server, &cat, &out) {
+                r.handle_datagram(now, addr(UP), &a);
+            }
+            break;
+        }
+    }
+    assert_eq!((asked, r.cs_len(), r.stats().blocks_verified), (3, 16, 1));
+    assert!(now - t < Duration::from_millis(100), "asked again within tens of ms: {:?}", now - t);
 }

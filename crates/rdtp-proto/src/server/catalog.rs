@@ -10,15 +10,26 @@ use crate::eid::Eid;
 use crate::tree::{Outboard, OutboardBuilder};
 use crate::wire::ListEntry;
 
-/// Reading content failed (the runtime's I/O error, reduced to a message).
+/// Why reading content failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("content read failed: {0}")]
-pub struct ReadError(pub String);
+pub enum ReadError {
+    /// The read itself failed (the runtime's I/O error, reduced to a message). The server
+    /// answers `Internal`.
+    #[error("content read failed: {0}")]
+    Failed(String),
+    /// The object is no longer served: its EID is unknown, or the bytes behind it changed
+    /// (a file modified in place) so they are not the EID's any more. The server answers
+    /// `UnknownContent`, never the changed bytes.
+    #[error("the object is gone or changed")]
+    Gone,
+}
 
-/// A set of named, immutable objects.
+/// A set of named objects, each immutable under its EID.
 ///
 /// Implementations must be cheap to query: the server calls [`Catalog::size_of`] once per
-/// request and [`Catalog::read_at`] once per Data packet.
+/// request and [`Catalog::read_at`] once per Data packet. A catalogue whose objects can
+/// change (files) must never return bytes that are not its EID's: it answers
+/// [`ReadError::Gone`] instead, and stops knowing the EID.
 pub trait Catalog {
     /// Size in bytes of the object `eid`, if this catalogue has it.
     fn size_of(&self, eid: &Eid) -> Option<u64>;
@@ -27,6 +38,13 @@ pub trait Catalog {
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
     /// EID and size of the object called `name`.
     fn resolve(&self, name: &str) -> Option<(Eid, u64)>;
+    /// Whether `name` (which [`Catalog::resolve`] does not know now) is being indexed: a
+    /// file just added or changed, being hashed. The server answers a resolve with `Busy`
+    /// (ask again shortly) instead of `UnknownContent`. Default: never.
+    fn is_pending(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
     /// The name of `eid`, if it has one.
     fn name_of(&self, eid: &Eid) -> Option<&str>;
     /// Number of entries (for listing).
@@ -54,8 +72,10 @@ pub trait Content {
 
 impl Content for Vec<u8> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let start = usize::try_from(offset).map_err(|_| ReadError("offset".into()))?;
-        let src = self.get(start..start + buf.len()).ok_or_else(|| ReadError("range outside object".into()))?;
+        let start = usize::try_from(offset).map_err(|_| ReadError::Failed("offset".into()))?;
+        let src = self
+            .get(start..start.saturating_add(buf.len()))
+            .ok_or_else(|| ReadError::Failed("range outside object".into()))?;
         buf.copy_from_slice(src);
         Ok(())
     }
@@ -130,9 +150,9 @@ impl<T: Content> Catalog for Index<T> {
         self.get(eid).map(|(_, s, _)| s)
     }
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let (_, size, content) = self.get(eid).ok_or_else(|| ReadError("unknown EID".into()))?;
+        let (_, size, content) = self.get(eid).ok_or(ReadError::Gone)?;
         if offset.checked_add(buf.len() as u64).is_none_or(|end| end > size) {
-            return Err(ReadError("range outside object".into()));
+            return Err(ReadError::Failed("range outside object".into()));
         }
         content.read_at(offset, buf)
     }

@@ -28,8 +28,10 @@
 //! Malformed input never panics: it is dropped (not rdtp) or answered with a Nack.
 
 mod catalog;
+mod share;
 
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
+pub use share::ShareConfig;
 
 use std::net::SocketAddr;
 
@@ -58,6 +60,8 @@ pub struct ServerConfig {
     pub max_reply_bytes: u64,
     /// Address validation (tokens, the 3× limit toward unvalidated addresses).
     pub validation: ValidationConfig,
+    /// The send budget and its fair share between sources ([`share`]; off by default).
+    pub share: ShareConfig,
 }
 
 impl Default for ServerConfig {
@@ -69,6 +73,7 @@ impl Default for ServerConfig {
             max_units_per_request: 256,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             validation: ValidationConfig::default(),
+            share: ShareConfig::default(),
         }
     }
 }
@@ -90,6 +95,8 @@ pub struct ServerStats {
     pub retries: u64,
     /// Proof requests (verified streaming).
     pub proofs: u64,
+    /// Requests refused with `Busy`: their source was over its share of the send budget.
+    pub busy: u64,
 }
 
 /// The stateless server core.
@@ -97,6 +104,7 @@ pub struct ServerStats {
 pub struct Server {
     config: ServerConfig,
     validator: Validator,
+    share: share::FairShare,
     stats: ServerStats,
 }
 
@@ -108,7 +116,12 @@ impl Default for Server {
 
 impl Server {
     pub fn new(config: ServerConfig) -> Self {
-        Server { validator: Validator::new(config.validation.clone()), config, stats: ServerStats::default() }
+        Server {
+            validator: Validator::new(config.validation.clone()),
+            share: share::FairShare::new(config.share.clone()),
+            config,
+            stats: ServerStats::default(),
+        }
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -117,6 +130,12 @@ impl Server {
 
     pub fn stats(&self) -> &ServerStats {
         &self.stats
+    }
+
+    /// Sources that asked for Data recently (as the fair share last counted them; 0 when
+    /// no send budget is configured).
+    pub fn active_sources(&self) -> usize {
+        self.share.active()
     }
 
     /// Largest datagram a reply to a request with this `unit` can produce.
@@ -194,7 +213,7 @@ impl Server {
             return ReplyKind::Retry { tag, token: self.validator.issue(now, from) };
         }
         match packet {
-            Packet::Request(req) => self.classify_request(catalog, req),
+            Packet::Request(req) => self.classify_request(now, from, catalog, req),
             Packet::ResolveRequest(r) => {
                 self.stats.resolves += 1;
                 classify_resolve(catalog, r)
@@ -211,7 +230,13 @@ impl Server {
         }
     }
 
-    fn classify_request<'a, C: Catalog + ?Sized>(&mut self, catalog: &'a C, req: Request<'a>) -> ReplyKind<'a> {
+    fn classify_request<'a, C: Catalog + ?Sized>(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        catalog: &'a C,
+        req: Request<'a>,
+    ) -> ReplyKind<'a> {
         self.stats.requests += 1;
         let echo =
             |code, detail| ReplyKind::Nack(NackInfo { code, tag: req.tag, eid: req.eid, range: req.range, detail });
@@ -233,6 +258,10 @@ impl Server {
         let Some(size) = catalog.size_of(&req.eid) else {
             return echo(NackCode::UnknownContent, "no object with this EID");
         };
+        if !self.share.admit(now, from, reply_bytes) {
+            self.stats.busy += 1;
+            return echo(NackCode::Busy, "over this source's share of the server's send budget");
+        }
         ReplyKind::Data(DataCursor {
             annotations,
             tag: req.tag,
@@ -279,17 +308,15 @@ fn classify_resolve<'a, C: Catalog + ?Sized>(catalog: &'a C, r: ResolveRequest<'
     match found {
         Some((eid, size, name)) => ReplyKind::Resolved(ResolveResponse { tag: r.tag, eid, size, name }),
         None => {
-            let eid = match r.query {
-                Query::Eid(e) => e,
-                Query::Name(_) => Eid::default(),
+            let (eid, code, detail) = match r.query {
+                Query::Eid(e) => (e, NackCode::UnknownContent, "no such name or EID"),
+                // A file being (re)hashed: the receiver asks again on its resolve timer.
+                Query::Name(name) if catalog.is_pending(name) => {
+                    (Eid::default(), NackCode::Busy, "this name is being indexed; ask again shortly")
+                }
+                Query::Name(_) => (Eid::default(), NackCode::UnknownContent, "no such name or EID"),
             };
-            ReplyKind::Nack(NackInfo {
-                code: NackCode::UnknownContent,
-                tag: r.tag,
-                eid,
-                range: ByteRange::new(0, 0),
-                detail: "no such name or EID",
-            })
+            ReplyKind::Nack(NackInfo { code, tag: r.tag, eid, range: ByteRange::new(0, 0), detail })
         }
     }
 }
@@ -479,21 +506,16 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             return None;
         }
         if let Err(e) = self.catalog.read_at(&cur.eid, cur.next, &mut buf[header_len..total]) {
-            let _ = e;
             let rest = ByteRange::new(cur.next, u32::try_from(cur.end - cur.next).unwrap_or(u32::MAX));
             cur.next = cur.end;
             cur.primary = None;
             cur.extra_index = usize::MAX; // stop after this Nack
-            return self.emit_nack(
-                &NackInfo {
-                    code: NackCode::Internal,
-                    tag: cur.tag,
-                    eid: cur.eid,
-                    range: rest,
-                    detail: "server failed to read the content",
-                },
-                buf,
-            );
+            let (code, detail) = match e {
+                // Changed under the transfer: the bytes there are not this EID's any more.
+                ReadError::Gone => (NackCode::UnknownContent, "the object changed or was removed on the server"),
+                ReadError::Failed(_) => (NackCode::Internal, "server failed to read the content"),
+            };
+            return self.emit_nack(&NackInfo { code, tag: cur.tag, eid: cur.eid, range: rest, detail }, buf);
         }
         let flags = DataFlags(0).with(DataFlags::LAST, cur.next + len as u64 == cur.size);
         let header = Data {
@@ -519,7 +541,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
 mod tests {
     use super::*;
     use crate::wire::tlv::{write_address_token, write_extra_ranges};
-    use crate::wire::{RequestFlags, ResolveResponse};
+    use crate::wire::{ListEntry, RequestFlags, ResolveResponse};
 
     const CLIENT: &str = "192.0.2.10:4000";
 
@@ -714,6 +736,71 @@ mod tests {
         let n = write_address_token(&mut opts, Some(&forged));
         let out = collect_from(&mut s, &cat, Time::from_millis(5), me, &request(eid, 1000, 0, 4000, &opts[..n]));
         assert!(matches!(Packet::decode(&out[0]), Ok(Packet::Retry(_))));
+    }
+
+    /// A catalogue whose object changes under a transfer (a file overwritten in place) and
+    /// whose names can be pending (being hashed).
+    struct Changing {
+        inner: MemoryCatalog,
+        /// Reads from this offset on find the object changed.
+        changed_from: u64,
+    }
+
+    impl Catalog for Changing {
+        fn size_of(&self, eid: &Eid) -> Option<u64> {
+            self.inner.size_of(eid)
+        }
+        fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            if offset + buf.len() as u64 > self.changed_from {
+                return Err(ReadError::Gone);
+            }
+            self.inner.read_at(eid, offset, buf)
+        }
+        fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+            self.inner.resolve(name)
+        }
+        fn is_pending(&self, name: &str) -> bool {
+            name == "being-hashed"
+        }
+        fn name_of(&self, eid: &Eid) -> Option<&str> {
+            self.inner.name_of(eid)
+        }
+        fn len(&self) -> usize {
+            self.inner.len()
+        }
+        fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+            self.inner.entry(index)
+        }
+    }
+
+    /// Issue 11, files that change: the bytes read before the change go out, then one
+    /// `UnknownContent` Nack for the rest — never changed bytes, never `Internal`.
+    #[test]
+    fn an_object_that_changes_mid_reply_is_nacked_as_unknown() {
+        let cat = Changing { inner: catalog(), changed_from: 2500 };
+        let eid = eid_of(&cat.inner);
+        let mut s = open_server();
+        let req = request(eid, 1000, 0, 4000, &[]);
+        let mut reply = s.handle(Time::ZERO, CLIENT.parse().unwrap(), &cat, &req);
+        let mut buf = vec![0u8; 65536];
+        let mut out = vec![];
+        while let Some(n) = reply.next_datagram(&mut buf) {
+            out.push(buf[..n].to_vec());
+        }
+        assert_eq!(out.len(), 3, "two units, then one Nack");
+        assert_eq!(Data::decode(&out[1]).unwrap().offset, 1000);
+        let nack = Nack::decode(&out[2]).unwrap();
+        assert_eq!((nack.code, nack.tag, nack.offset, nack.length), (NackCode::UnknownContent, 42, 2000, 2000));
+        // A name being hashed is Busy (ask again), an unknown one UnknownContent.
+        let mut b = [0u8; 64];
+        let options = Options::EMPTY;
+        for (name, code) in [("being-hashed", NackCode::Busy), ("nope", NackCode::UnknownContent)] {
+            let n = ResolveRequest { hop_limit: 1, tag: 7, query: Query::Name(name), options }.encode(&mut b).unwrap();
+            let mut reply = s.handle(Time::ZERO, CLIENT.parse().unwrap(), &cat, &b[..n]);
+            let n = reply.next_datagram(&mut buf).unwrap();
+            let nack = Nack::decode(&buf[..n]).unwrap();
+            assert_eq!((nack.code, nack.tag), (code, 7), "{name}");
+        }
     }
 
     /// 256 units of the largest unit would be 16 MiB for one 66-byte request: refused.

@@ -4,15 +4,21 @@
 //! `-q`, ndnget's summary goes to stderr. With `--json` the summary is one JSON object
 //! instead: on stdout when the content goes to a file (`-o FILE`, including
 //! `-o /dev/null`), on stderr when the content goes to stdout.
+//!
+//! `-o FILE` is written under a temporary name in FILE's directory and renamed to FILE once
+//! the whole object matched its EID ([`rdtp::output`]); on failure, SIGINT or SIGTERM the
+//! temporary file is removed and FILE is left as it was (exit 130 or 143 for the signals).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_size, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
+use rdtp::output::Output;
+use rdtp::signals;
 use rdtp::{Fetch, Target};
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -20,7 +26,9 @@ use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_s
 #[derive(clap::Args, Debug)]
 #[command(after_help = concat!(
     "A 64-digit hexadecimal NAME|EID is an EID; anything else is a name. \
-     On failure a partially written output file is removed.\n\n",
+     -o FILE is written under a temporary name in FILE's directory and renamed to FILE only \
+     once the whole object matched its EID: on failure, Ctrl-C (SIGINT) or SIGTERM the \
+     temporary file is removed and FILE is left as it was.\n\n",
     exit_codes_help!()
 ))]
 pub struct Args {
@@ -30,7 +38,8 @@ pub struct Args {
     /// Object name, or its EID (64 hex digits).
     #[arg(value_name = "NAME|EID")]
     pub target: String,
-    /// Write the content to FILE instead of stdout (`-` = stdout).
+    /// Write the content to FILE instead of stdout (`-` = stdout); FILE appears only once
+    /// the object is complete and verified.
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
     /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
@@ -44,6 +53,19 @@ pub struct Args {
     /// bbrp_pace 8 is 2); short for the key probe_gain=G.
     #[arg(long, value_name = "G")]
     pub probe_gain: Option<f64>,
+    /// Initial window in units, as ndnget's --init-cwnd: short for the key init_cwnd of the
+    /// controller (aimd, cubic, sirc, bbr-cd, the bbr family).
+    #[arg(long, value_name = "N")]
+    pub init_cwnd: Option<f64>,
+    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step).
+    #[arg(long, value_name = "X")]
+    pub aimd_step: Option<f64>,
+    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta).
+    #[arg(long, value_name = "X")]
+    pub aimd_beta: Option<f64>,
+    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta).
+    #[arg(long, value_name = "X")]
+    pub cubic_beta: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).
     #[arg(long, value_name = "N", conflicts_with = "unit")]
     pub mtu: Option<usize>,
@@ -59,6 +81,9 @@ pub struct Args {
     /// Maximum retransmission timeout, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     pub max_rto: u64,
+    /// RTTVAR multiplier K of the retransmission timeout SRTT + K·RTTVAR (ndnget: 8).
+    #[arg(long, value_name = "K", default_value_t = 4)]
+    pub rto_k: u32,
     /// Give up after this many seconds without an answer from the server.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,
@@ -112,8 +137,41 @@ pub struct Args {
     pub interval: Option<Duration>,
     /// Fetch over kernel TCP from `rdtp serve --tcp` (comparison baseline, not rdtp; the
     /// server's --tcp-cc controls it; the content is still checked against its EID).
-    #[arg(long, conflicts_with_all = ["window", "probe_gain", "mtu", "unit", "recv_window", "log_cwnd", "log_rtt", "initial_rate", "interval"])]
+    #[arg(long, conflicts_with_all = [
+        "window", "probe_gain", "init_cwnd", "aimd_step", "aimd_beta", "cubic_beta", "mtu", "unit", "recv_window",
+        "log_cwnd", "log_rtt", "initial_rate", "interval",
+    ])]
     pub tcp: bool,
+}
+
+/// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
+/// `init_cwnd`, `--aimd-step`/`--aimd-beta` are aimd's `step`/`beta` and `--cubic-beta` is
+/// cubic's `beta` (refused with other controllers, so `--aimd-beta` never sets cubic's beta).
+fn ndnget_options(
+    spec: &str,
+    init_cwnd: Option<f64>,
+    aimd_step: Option<f64>,
+    aimd_beta: Option<f64>,
+    cubic_beta: Option<f64>,
+) -> Result<String> {
+    let name = spec.split(':').next().unwrap_or(spec);
+    let mut out = spec.to_string();
+    let mut add = |key: &str, v: Option<f64>, only: Option<(&str, &str)>| -> Result<()> {
+        let Some(v) = v else { return Ok(()) };
+        if let Some((cc, option)) = only
+            && name != cc
+        {
+            return Err(Error::Usage(format!("{option} is for --cc {cc}, not {name}")));
+        }
+        out.push(if out.contains(':') { ',' } else { ':' });
+        out.push_str(&format!("{key}={v}"));
+        Ok(())
+    };
+    add("init_cwnd", init_cwnd, None)?;
+    add("step", aimd_step, Some(("aimd", "--aimd-step")))?;
+    add("beta", aimd_beta, Some(("aimd", "--aimd-beta")))?;
+    add("beta", cubic_beta, Some(("cubic", "--cubic-beta")))?;
+    Ok(out)
 }
 
 /// `--initial-rate`: payload bytes/s, or `None` for the normal start (no option, or `auto`
@@ -190,8 +248,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
+    let cc = ndnget_options(&a.cc, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
     let mut fetch = Fetch::new(server, target.clone())
-        .cc(cc_config(&a.cc, a.window, a.probe_gain)?)
+        .cc(cc_config(&cc, a.window, a.probe_gain)?)
+        .rto_k(a.rto_k)
         .reorder_threshold(a.reorder_threshold)
         .min_rto(Duration::from_millis(a.min_rto))
         .max_rto(Duration::from_millis(a.max_rto))
@@ -221,7 +281,11 @@ pub fn run(a: Args) -> Result<i32> {
     }
 
     let to_stdout_content = a.output == "-";
-    let (mut out, created) = open_output(&a.output)?;
+    // From here on SIGINT/SIGTERM end the fetch (exit 130/143) through the driver, which
+    // waits with them unblocked, so the temporary output file is always removed.
+    let (stop, _blocked) = stop_signals()?;
+    fetch = fetch.stop_on_signals(stop);
+    let mut out = Output::open(&a.output)?;
 
     if a.verbose {
         let what = describe(&target);
@@ -238,7 +302,7 @@ pub fn run(a: Args) -> Result<i32> {
             };
             Reporter::start(reader.monitor(), every, format, out)
         });
-        let copied = copy_object(&mut reader, Sink::Write(&mut out), bar.as_ref());
+        let copied = copy_object(&mut reader, Sink::Write(out.writer()), bar.as_ref());
         if let Some(r) = reporter {
             r.finish();
         }
@@ -247,51 +311,28 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let (reader, copied) = match result {
-        Ok(x) => x,
-        Err(e) => {
-            discard_partial(out, created);
-            return Err(e);
-        }
-    };
+    // On any failure the output is dropped, which removes its temporary file.
+    let (reader, copied) = result?;
     let summary = reader.summary();
     drop(reader);
+    let done = copied.and_then(|_| out.finish());
     if a.json {
         let line = format!("{}\n", summary.to_json());
         if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
     }
-    match copied {
-        Ok(_) => {
-            if !a.quiet && !a.json {
-                to_stderr(&summary.to_text());
-            }
-            Ok(EXIT_OK)
-        }
-        Err(e) => {
-            discard_partial(out, created);
-            Err(e)
-        }
+    done?;
+    if !a.quiet && !a.json {
+        to_stderr(&summary.to_text());
     }
+    Ok(EXIT_OK)
 }
 
-/// Remove an output file left incomplete or unverified by a failed fetch.
-pub(super) fn discard_partial(out: Box<dyn Write>, created: Option<PathBuf>) {
-    drop(out);
-    if let Some(p) = created {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-/// The output of a fetch: stdout for `-`, else a created file. The path is returned when it
-/// is a regular file, so a failed fetch can remove what it wrote.
-pub(crate) fn open_output(output: &str) -> Result<(Box<dyn Write>, Option<PathBuf>)> {
-    if output == "-" {
-        return Ok((Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock())), None));
-    }
-    let path = PathBuf::from(output);
-    let f = File::create(&path).map_err(|e| Error::io(format!("cannot open output file {}", path.display()), e))?;
-    let regular = f.metadata().map(|m| m.is_file()).unwrap_or(false);
-    Ok((Box::new(BufWriter::with_capacity(1 << 20, f)), regular.then_some(path)))
+/// SIGINT and SIGTERM raise the returned flag instead of killing the process, and are
+/// blocked in this thread (and the threads it starts) until the guard drops.
+pub(super) fn stop_signals() -> Result<(signals::Flag, signals::Blocked)> {
+    let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+    let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
+    Ok((flag, blocked))
 }
 
 /// How a fetch target is named in verbose output.
@@ -299,5 +340,27 @@ pub(crate) fn describe(target: &Target) -> String {
     match target {
         Target::Name(n) => format!("name {n:?}"),
         Target::Eid(e) | Target::Known { eid: e, .. } => format!("EID {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ndnget_options_become_keys_of_their_controller_only() {
+        assert_eq!(ndnget_options("cubic", Some(1.0), None, None, Some(0.8)).unwrap(), "cubic:init_cwnd=1,beta=0.8");
+        assert_eq!(
+            ndnget_options("aimd:rto_only=true", None, Some(2.0), Some(0.6), None).unwrap(),
+            "aimd:rto_only=true,step=2,beta=0.6"
+        );
+        assert_eq!(ndnget_options("bbr-cd", Some(4.0), None, None, None).unwrap(), "bbr-cd:init_cwnd=4");
+        let e = ndnget_options("cubic", None, None, Some(0.6), None).unwrap_err();
+        assert_eq!((e.exit_code(), e.to_string().contains("--aimd-beta is for --cc aimd")), (2, true), "{e}");
+        assert!(ndnget_options("aimd", None, None, None, Some(0.6)).is_err());
+        // The spec then parses as usual: bbr's init_cwnd is an integer.
+        assert!(cc_config("bbr:init_cwnd=1.5", None, None).is_err());
+        assert!(matches!(cc_config("cubic:init_cwnd=1,beta=0.8", None, None),
+            Ok(rdtp_proto::cc::CcConfig::Cubic(c)) if c.beta == 0.8 && c.init_cwnd == 1.0));
     }
 }

@@ -28,7 +28,7 @@ pub enum Command {
     /// A caching router between receivers and servers (content store, coalescing, forwarding).
     Route(route::Args),
     /// Fetch one object by name or EID; content goes to stdout (or -o FILE).
-    Fetch(fetch::Args),
+    Fetch(Box<fetch::Args>),
     /// List a server's catalogue: SIZE  EID  NAME.
     Ls(ls::Args),
     /// Serve a generated object in-process and fetch it over loopback (no files needed).
@@ -50,7 +50,7 @@ pub fn run(cmd: Command) -> Result<i32> {
     match cmd {
         Command::Serve(a) => serve::run(a),
         Command::Route(a) => route::run(a),
-        Command::Fetch(a) => fetch::run(a),
+        Command::Fetch(a) => fetch::run(*a),
         Command::Ls(a) => ls::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),

@@ -137,7 +137,7 @@ pub fn run(a: Args) -> Result<i32> {
 
     let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
     let mut next_tick = interval.map(|i| Instant::now() + i);
-    let result = rt.run_with(Some(blocked.wait_mask()), |rt| {
+    let result = rt.run_with(Some(&blocked), |rt| {
         if stop.raised() {
             return Next::Stop;
         }

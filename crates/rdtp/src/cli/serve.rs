@@ -2,16 +2,18 @@
 //! kernel TCP instead, the comparison baseline of [`rdtp::tcp`]).
 //!
 //! Prints `rdtp: serving N objects (X bytes) on ADDR` to stderr once listening (tests and
-//! scripts parse the address from it) and the aggregate counters on shutdown.
+//! scripts parse the address from it), a line per file added, changed or removed later
+//! (the directory is rescanned, [`rdtp::catalog`]), and the aggregate counters on shutdown.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rdtp::args::parse_size;
 use rdtp::error::{EXIT_OK, Error, Result};
-use rdtp::server::{ServeOptions, ServerRuntime};
-use rdtp::{IndexProgress, open_dir};
+use rdtp::server::{ServeOptions, Served, ServerRuntime};
+use rdtp::{DirCatalog, DirOptions, IndexProgress};
 use rdtp_proto::server::{Catalog, PatternCatalog, ServerConfig};
 
 use super::to_stderr;
@@ -34,9 +36,19 @@ pub struct Args {
     /// Most units one request may ask for (larger requests are refused).
     #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_units_per_request)]
     pub max_units: u32,
+    /// Look for new, changed and deleted files every SECS seconds (0: never; a file changed
+    /// in place is then only withdrawn). Changed files are hashed again in the background
+    /// and served under their new EID; their old EID gets "unknown content", never new bytes.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub rescan: f64,
     /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
     #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
     pub pattern: Option<String>,
+    /// Most Data this server sends (e.g. 1Gbps), shared evenly between the sources asking
+    /// now; a source over its share gets Busy, which receivers take as congestion (seed 000
+    /// §6's token-bucket send queue). Default: no limit.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
     #[command(flatten)]
     pub validation: super::ValidationArgs,
     /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
@@ -61,12 +73,24 @@ pub fn run(a: Args) -> Result<i32> {
     if a.max_units == 0 {
         return Err(Error::Usage("--max-units must be at least 1".into()));
     }
+    if !(a.rescan.is_finite() && a.rescan >= 0.0) {
+        return Err(Error::Usage("--rescan must be a number of seconds ≥ 0".into()));
+    }
+    let rate = match a.max_rate.as_deref() {
+        None => None,
+        Some(r) => match rdtp_units::parse_rate(r) {
+            Ok(bps) if bps > 0.0 => Some(bps / 8.0),
+            Ok(_) => return Err(Error::Usage("--max-rate must be above zero".into())),
+            Err(e) => return Err(Error::Usage(format!("invalid --max-rate: {e}"))),
+        },
+    };
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
         config: ServerConfig {
             id: a.id,
             max_units_per_request: a.max_units,
             validation: a.validation.config(),
+            share: rdtp_proto::server::ShareConfig { rate, ..Default::default() },
             ..ServerConfig::default()
         },
     };
@@ -77,26 +101,26 @@ pub fn run(a: Args) -> Result<i32> {
             serve(Arc::new(PatternCatalog::new([(PATTERN_NAME.to_string(), size, 1)])), size, options, tcp)
         }
         (None, Some(dir)) => {
-            let catalog = open_dir(dir, IndexProgress::Stderr)?;
+            let mut catalog =
+                DirCatalog::open(dir, DirOptions { progress: IndexProgress::Stderr, ..DirOptions::default() })?;
+            if a.rescan > 0.0 {
+                catalog = catalog.watch(Duration::from_secs_f64(a.rescan))?;
+            }
             let total = catalog.total_size();
-            serve(Arc::new(catalog), total, options, tcp)
+            serve(catalog, total, options, tcp)
         }
         (None, None) => Err(Error::Usage("give a DIR to serve".into())),
     }
 }
 
-fn serve<C: Catalog>(
-    catalog: Arc<C>,
-    total_bytes: u64,
-    options: ServeOptions,
-    tcp: Option<Option<String>>,
-) -> Result<i32> {
+fn serve<S: Served>(source: S, total_bytes: u64, options: ServeOptions, tcp: Option<Option<String>>) -> Result<i32> {
     if let Some(cc) = tcp {
-        return super::tcp::serve(catalog, total_bytes, options.listen, cc);
+        return super::tcp::serve(source, total_bytes, options.listen, cc);
     }
-    let mut rt = ServerRuntime::bind(catalog.clone(), options)?;
+    let count = source.catalog().len();
+    let mut rt = ServerRuntime::bind(source, options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
-    to_stderr(&format!("rdtp: serving {} objects ({total_bytes} bytes) on {addr}\n", catalog.len()));
+    to_stderr(&format!("rdtp: serving {count} objects ({total_bytes} bytes) on {addr}\n"));
     let stats = rt.run_until_signal()?;
     to_stderr(&format!("rdtp: shutting down: {stats}\n"));
     Ok(EXIT_OK)

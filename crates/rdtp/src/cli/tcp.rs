@@ -3,25 +3,23 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use rdtp::args::{parse_server, parse_target};
 use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp::output::Output;
+use rdtp::server::Served;
+use rdtp::signals;
 use rdtp::tcp::{TcpFetch, TcpServeOptions, TcpServer};
 use rdtp_proto::server::Catalog;
 
-use super::fetch::{Args as FetchArgs, discard_partial};
+use super::fetch::Args as FetchArgs;
 use super::{progress_bar, to_stderr, to_stdout};
 
 /// Serve `catalog` over TCP until SIGINT/SIGTERM.
-pub fn serve<C: Catalog + ?Sized>(
-    catalog: Arc<C>,
-    total_bytes: u64,
-    listen: Option<SocketAddr>,
-    cc: Option<String>,
-) -> Result<i32> {
-    let mut server = TcpServer::bind(catalog.clone(), TcpServeOptions { listen, cc: cc.clone() })?;
+pub fn serve<S: Served>(source: S, total_bytes: u64, listen: Option<SocketAddr>, cc: Option<String>) -> Result<i32> {
+    let count = source.catalog().len();
+    let mut server = TcpServer::bind(source, TcpServeOptions { listen, cc: cc.clone() })?;
     let addr = server.local_addr().map_err(|e| Error::network("getsockname", e))?;
     let cc_name = match cc {
         Some(c) => c,
@@ -30,10 +28,7 @@ pub fn serve<C: Catalog + ?Sized>(
             .unwrap_or_else(|_| "kernel default".into()),
     };
     // Same shape as the UDP server's line ("… on ADDR" last), so scripts parse both alike.
-    to_stderr(&format!(
-        "rdtp: serving {} objects ({total_bytes} bytes) over TCP (cc {cc_name}) on {addr}\n",
-        catalog.len()
-    ));
+    to_stderr(&format!("rdtp: serving {count} objects ({total_bytes} bytes) over TCP (cc {cc_name}) on {addr}\n"));
     let stats = server.run_until_signal()?;
     to_stderr(&format!("rdtp: shutting down: {stats}\n"));
     Ok(EXIT_OK)
@@ -49,13 +44,17 @@ pub fn fetch(a: &FetchArgs) -> Result<i32> {
     let fetch = TcpFetch::new(server, target.clone()).timeout(Duration::from_secs_f64(a.timeout));
 
     let to_stdout_content = a.output == "-";
-    let (mut out, created) = super::fetch::open_output(&a.output)?;
+    // SIGINT/SIGTERM stop the transfer at the next write (blocking reads have a timeout, so
+    // a signal interrupts them rather than being restarted), and the output is removed.
+    let stop = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
+    let mut out = Output::open(&a.output)?;
     if a.verbose {
         let what = super::fetch::describe(&target);
         to_stderr(&format!("Fetching {what} from {server} over kernel TCP\n"));
     }
     let bar = progress_bar(!a.quiet && !a.verbose);
-    let result = fetch.run(&mut out, |size, got| {
+    let mut writer = Stoppable { inner: out.writer(), stop: &stop };
+    let result = fetch.run(&mut writer, |size, got| {
         if let Some(b) = &bar {
             b.set_length(size);
             b.set_position(got);
@@ -64,15 +63,12 @@ pub fn fetch(a: &FetchArgs) -> Result<i32> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let result = result.and_then(|s| out.flush().map(|_| s).map_err(|e| Error::io("cannot write the output", e)));
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            discard_partial(out, created);
-            return Err(e);
-        }
-    };
-    drop(out);
+    if let Some(signal) = stop.signal() {
+        return Err(Error::Interrupted(signal as i32));
+    }
+    // On failure the output is dropped, which removes its temporary file.
+    let summary = result?;
+    out.finish()?;
     if a.json {
         let line = format!("{}\n", summary.to_json());
         if to_stdout_content { to_stderr(&line) } else { to_stdout(&line)? }
@@ -80,4 +76,22 @@ pub fn fetch(a: &FetchArgs) -> Result<i32> {
         to_stderr(&summary.to_text());
     }
     Ok(EXIT_OK)
+}
+
+/// A writer that fails once a stop signal came (the TCP fetch then ends).
+struct Stoppable<'a> {
+    inner: &'a mut dyn Write,
+    stop: &'a signals::Flag,
+}
+
+impl Write for Stoppable<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.stop.raised() {
+            return Err(std::io::Error::other("interrupted"));
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }

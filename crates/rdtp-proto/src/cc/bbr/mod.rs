@@ -99,15 +99,24 @@ impl Keyed for BbrConfig {
 
 impl BbrConfig {
     /// The name the receiver reports: `bbr-wifi` with the WiFi changes, else `bbrp` with a
-    /// probing gain other than 1.25, else `bbr`.
+    /// probing gain other than 1.25, else `bbr-orig` with an initial window of 1, else `bbr`.
     pub fn name(&self) -> &'static str {
         if self.wifi {
             "bbr-wifi"
         } else if self.probe_bw_gain != BbrConfig::default().probe_bw_gain {
             "bbrp"
+        } else if self.init_cwnd == 1 {
+            "bbr-orig"
         } else {
             "bbr"
         }
+    }
+
+    /// `bbr-orig`: the original BBR as seed 001 ran it in NDN (S1 §IV-A: min RTT over 10 s,
+    /// max delivery rate over 10 rounds, the draft's state machine, "the starting window size
+    /// is set to 1 for all schemes").
+    pub fn orig() -> Self {
+        BbrConfig { init_cwnd: 1, ..Self::default() }
     }
 
     /// The `bbr-wifi` configuration.
@@ -364,6 +373,9 @@ impl Controller for Bbr {
     }
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt
+    }
+    fn controls_recovery(&self) -> bool {
+        true // packet conservation and restore, cwnd.rs
     }
     fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
         self.start_informed(now, bytes_per_sec)

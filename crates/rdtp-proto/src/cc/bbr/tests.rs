@@ -28,6 +28,11 @@ impl Script {
 
     /// One arrival with a delivery-rate sample measuring `self.bw` over one RTT.
     fn ack(&mut self, b: &mut Bbr, inflight: u64) {
+        self.ack_in(b, inflight, CaState::Open, 0);
+    }
+
+    /// One arrival in loss-recovery state `ca_state` that declared `losses` units lost.
+    fn ack_in(&mut self, b: &mut Bbr, inflight: u64, ca_state: CaState, losses: u64) {
         self.now += Duration::from_secs_f64(1.0 / self.bw);
         self.delivered += 1;
         let window = (self.bw * self.rtt.as_secs_f64()).round().max(1.0) as u64;
@@ -47,11 +52,11 @@ impl Script {
             },
             rtt: Some(self.rtt),
             srtt: Some(self.rtt),
-            losses: 0,
-            lost_total: 0,
+            losses,
+            lost_total: losses,
             prior_inflight: inflight + 1,
             inflight,
-            ca_state: CaState::Open,
+            ca_state,
         };
         b.on_ack(&rs);
     }
@@ -165,6 +170,39 @@ fn timeout_cuts_window_to_inflight_plus_one() {
     b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Timeout, inflight: 0, first_in_window: true });
     assert_eq!(b.cwnd(), 1);
     assert!(before > 1);
+}
+
+#[test]
+fn fast_recovery_conserves_packets_for_a_round_then_restores() {
+    // Linux bbr_set_cwnd_to_recover_or_restore: in the first round of Recovery the window is
+    // what is in flight plus what arrived (one unit out per unit in), then it grows again by
+    // at most the units acked, and leaving Recovery restores the window saved at its start.
+    let mut b = Bbr::new(BbrConfig::default(), params(3));
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(90), |_| 400);
+    s.run(&mut b, Duration::from_millis(300), |_| 200);
+    assert_eq!(b.mode(), Mode::ProbeBw);
+    let before = b.cwnd();
+    b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Fast, inflight: 150, first_in_window: true });
+    // The arrival that declared 10 units lost: window = in flight + 1.
+    s.ack_in(&mut b, 140, CaState::Recovery, 10);
+    assert_eq!(b.cwnd(), 141);
+    // Conservation: whatever the model's target, the window follows in-flight + acked.
+    for inflight in (100..140).rev() {
+        s.ack_in(&mut b, inflight, CaState::Recovery, 0);
+        assert_eq!(b.cwnd(), 141, "conservation keeps cwnd at max(cwnd, inflight + acked)");
+    }
+    // A round later (200 arrivals at 20 ms ≫ one round), conservation ends: +1 per arrival.
+    for _ in 0..200 {
+        s.ack_in(&mut b, 100, CaState::Recovery, 0);
+    }
+    assert!(b.cwnd() > 141 && b.cwnd() <= before, "{} vs {before}", b.cwnd());
+    // Recovery over: back to the window saved when it began (then bounded by the model).
+    let during = b.cwnd();
+    s.ack_in(&mut b, 100, CaState::Open, 0);
+    let target = b.inflight_target(b.bw(), b.cwnd_gain);
+    assert_eq!(b.cwnd(), before.min(target));
+    assert!(b.cwnd() > during);
 }
 
 #[test]

@@ -73,6 +73,9 @@
 //! * **Sources** are told apart by node id, at most [`sources::MAX_SOURCES`] per flow;
 //!   their order is their hop count as last seen in a Data or an annotation.
 //! * `cctcp-single` paces too (eq. 4 with the flow's SRTT and window).
+//! * **Recovery** is S3 §II-B's alone: the receiver's loss window after a timeout
+//!   (`receiver/recovery.rs`) limits only controllers whose one window limits requests
+//!   ([`Controller::cwnd_limits`]); these windows are per source, enforced in `admit`.
 
 pub mod locate;
 pub mod sources;
@@ -146,6 +149,8 @@ impl CctcpConfig {
             initial: secs(self.initial_rto),
             min: secs(self.min_rto),
             max: secs(self.max_rto),
+            // RFC 6298's K = 4 (S3 §II-B: Jacobson's estimator per source).
+            k: 4,
             granularity: secs(self.granularity),
         }
     }

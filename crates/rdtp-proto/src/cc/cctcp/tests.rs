@@ -59,7 +59,7 @@ impl Bench {
             sent_at: self.now,
             tx: 1,
             tag: 1,
-            prev_tag: 1,
+            prev_tags: [1; crate::receiver::window::PREV_TAGS],
             req_id: unit,
             seq: unit,
             snap: SendSnapshot::default(),

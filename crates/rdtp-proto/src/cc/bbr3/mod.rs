@@ -1,0 +1,411 @@
+//! `bbr3`: receiver-based BBRv3 after draft-ietf-ccwg-bbr-06 ("the draft" below; section
+//! numbers are its). `bbr` stays seed 000's BBRv1 port of Linux `tcp_bbr.c`.
+//!
+//! What BBRv3 adds to v1, and why rdtp wants it: v1 bounds in-flight only by `2 × BDP` and
+//! keeps probing with pacing gain 1.25 for one round every eight, whatever the losses; v3
+//! learns from loss how much may be in flight (`inflight_hi`, the draft's
+//! `inflight_longterm`, set when a probe loses more than 2 % of what was in flight) and what
+//! the path delivers now (`bw_lo`/`inflight_lo`, the draft's `bw_shortterm` /
+//! `inflight_shortterm`, cut by β = 0.7 per lossy round), cruises with 15 % headroom below
+//! `inflight_hi`, probes only every 2–3 s (or Reno-coexistence rounds), leaves Startup on
+//! high loss, and drains its Startup queue with pacing gain 0.5 instead of 0.35.
+//!
+//! # Files: one per state, plus the model and the window
+//!
+//! | file | draft | what |
+//! |---|---|---|
+//! | [`state`] | §5.1 | the states with their data, the legal transitions, the gains (§5.6.1) |
+//! | [`startup`] | §5.3.1 | gain 2.77 (4 ln 2), full-pipe estimator, exit on high loss |
+//! | [`drain`] | §5.3.2 | gain 0.5 until in-flight ≤ BDP or 3 rounds |
+//! | [`probe_bw`] | §5.3.3.8–9 | the cycle shared by the four ProbeBW states: when to probe, `AdaptLongTermModel` |
+//! | [`probe_bw_down`] | §5.3.3.1 | gain 0.9 until in-flight ≤ BDP and below `inflight_hi` − headroom |
+//! | [`probe_bw_cruise`] | §5.3.3.2 | gain 1.0 with headroom until it is time to probe |
+//! | [`probe_bw_refill`] | §5.3.3.3 | one round at gain 1.0 with the short-term bounds reset |
+//! | [`probe_bw_up`] | §5.3.3.4–7 | gain 1.25 (window gain 2.25), `inflight_hi` grown 1, 2, 4 … units per round |
+//! | [`probe_rtt`] | §5.3.4 | every 5 s without a lower RTT: window ½ BDP for 200 ms and a round |
+//! | [`model`] | §5.5 | rounds, `max_bw` (two cycles), loss rounds, `bw_lo`/`inflight_lo`, loss too high? |
+//! | [`cwnd`] | §5.6 | pacing rate, send quantum, `max_inflight`, the window and its bounds, recovery |
+//!
+//! # Receiver-driven
+//!
+//! An "ACK" is an arriving unit ([`AckSample`]); a "packet" is a unit; a transmission is a
+//! request, so its "in-flight at transmit" (`RS.tx_in_flight`) and the losses so far
+//! (`P.lost`) travel in the request's cookie ([`Controller::on_request`]) and come back with
+//! each of its units. The send quantum (§5.6.3) is the request aggregation of seed 000
+//! eq. 8: one millisecond of the pacing rate in units, at least 1, at most L (the draft's
+//! 64 KB cap); the offload budget is three requests (§5.5.8.1, as `bbr`'s quantization
+//! budget). Data lengths are in units, rates in units per second.
+//!
+//! # Not implemented
+//!
+//! * `HandleLostPacket` per lost unit (§5.5.10.2): the receiver reports how many units an
+//!   arrival declared lost, not which, so the loss-rate test runs per arrival on the arriving
+//!   unit's sample (`RS.lost` vs `RS.tx_in_flight`), as Linux `bbr_adapt_upper_bounds` also
+//!   does.
+//! * `BBR.extra_acked` (§5.5.9): in Startup, where the bandwidth estimate trails the arrival
+//!   rate, it adds up to a whole window of in-flight; `bbr` leaves it out as well.
+//! * Spurious-recovery undo (§5.5.11): the receiver does not detect spurious recoveries.
+
+mod cwnd;
+mod drain;
+mod model;
+mod probe_bw;
+mod probe_bw_cruise;
+mod probe_bw_down;
+mod probe_bw_refill;
+mod probe_bw_up;
+mod probe_rtt;
+mod startup;
+mod state;
+#[cfg(test)]
+mod tests;
+
+use core::time::Duration;
+
+use rand_core::SeedableRng;
+use rand_pcg::Pcg32;
+
+use super::spec::{Key, Keyed, Kind, key};
+use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, RequestInfo};
+use crate::time::Time;
+use model::MaxBwFilter;
+use probe_bw::Cycle;
+
+pub use state::Mode;
+
+/// BBR.LossThresh: the most loss a probe may cause, per round (§2.8).
+pub const LOSS_THRESH: f64 = 0.02;
+/// BBR.Beta: the multiplicative decrease per lossy round (§2.8).
+pub const BETA: f64 = 0.7;
+/// BBR.Headroom: the share of `inflight_hi` left free for others while cruising (§2.8).
+pub const HEADROOM: f64 = 0.15;
+/// BBR.MinPipeCwnd: the least window, in units (§2.8).
+pub const MIN_PIPE_CWND: u64 = 4;
+/// BBR.DefaultCwndGain: the window gain of every state but ProbeBW_UP and ProbeRTT (§2.6).
+pub const CWND_GAIN: f64 = 2.0;
+/// BBR.PacingMarginPercent: pace 1 % below the estimate (§2.5).
+pub const PACING_MARGIN: f64 = 0.99;
+
+/// `bbr3` parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bbr3Config {
+    /// Initial window in units (C.InitialCwnd; `bbr`'s default, Linux TCP_INIT_CWND).
+    pub init_cwnd: u64,
+    /// Enter ProbeRTT when no lower RTT was seen for 5 s (§5.3.4).
+    pub probe_rtt: bool,
+}
+
+impl Default for Bbr3Config {
+    fn default() -> Self {
+        Bbr3Config { init_cwnd: 10, probe_rtt: true }
+    }
+}
+
+impl Keyed for Bbr3Config {
+    const KEYS: &'static [Key<Self>] = &[
+        key!(
+            init_cwnd,
+            Kind::Int { min: 1, max: u32::MAX as u64 },
+            "initial window and BDP before an RTT sample, units (the draft's C.InitialCwnd)"
+        ),
+        key!(probe_rtt, Kind::Bool, "enter ProbeRTT (½ BDP) when no lower RTT was seen for 5 s"),
+    ];
+}
+
+/// What one arrival tells BBR: the draft's rate sample `RS` (§2.3) plus the connection state
+/// it reads.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Sample {
+    pub now: Time,
+    /// RS.delivery_rate, units/s; 0 if the sample is invalid.
+    pub delivery_rate: f64,
+    /// RS.delivered: units delivered while the arriving unit was outstanding.
+    pub delivered: u64,
+    /// P.delivered of the arriving unit: C.delivered when it was requested.
+    pub prior_delivered: u64,
+    /// RS.is_app_limited.
+    pub is_app_limited: bool,
+    /// RS.rtt.
+    pub rtt: Option<Duration>,
+    /// RS.newly_acked (1: every unit is its own event).
+    pub newly_acked: u64,
+    /// RS.newly_lost: units this arrival declared lost.
+    pub newly_lost: u64,
+    /// RS.tx_in_flight: in flight when the arriving unit's request left, its own units included.
+    pub tx_in_flight: u64,
+    /// RS.lost: units declared lost since the arriving unit's request left.
+    pub lost: u64,
+    /// C.inflight after the arrival.
+    pub inflight: u64,
+}
+
+/// The cookie of a request: in flight when it left (its units included), C.lost then (mod
+/// 2³¹), and whether the receiver was application-limited.
+fn cookie(tx_in_flight: u64, lost: u64, app_limited: bool) -> u64 {
+    (tx_in_flight.min(u64::from(u32::MAX)) << 32) | ((lost & 0x7fff_ffff) << 1) | u64::from(app_limited)
+}
+
+/// `(tx_in_flight, lost, app_limited)` of a [`cookie`].
+fn uncookie(c: u64) -> (u64, u64, bool) {
+    (c >> 32, (c >> 1) & 0x7fff_ffff, c & 1 == 1)
+}
+
+/// The `bbr3` controller.
+#[derive(Debug)]
+pub struct Bbr3 {
+    cfg: Bbr3Config,
+    params: CcParams,
+    rng: Pcg32,
+    state: state::State,
+    /// C.cwnd, units.
+    cwnd: u64,
+    /// C.pacing_rate, bytes/s.
+    pacing_rate: f64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    has_seen_rtt: bool,
+    /// A request has left (the min-RTT clocks start then, as `bbr`'s do).
+    started: bool,
+
+    // Connection state the draft reads (C.*).
+    delivered: u64,
+    lost: u64,
+    inflight: u64,
+    /// Round in which a request last filled the window (C.is_cwnd_limited).
+    cwnd_limited_round: Option<u64>,
+    /// In flight (its own units included) and application-limitation of the request about to
+    /// leave, between `on_send` and `on_request`.
+    pending: (u64, bool),
+
+    // Rounds (§5.5.1).
+    round_count: u64,
+    round_start: bool,
+    next_round_delivered: u64,
+
+    // The model (§2.9–2.10, §5.5).
+    max_bw: MaxBwFilter,
+    /// BBR.bw = min(max_bw, bw_lo), units/s.
+    bw: f64,
+    /// BBR.bw_shortterm (`bw_lo`), units/s; infinite when unset.
+    bw_lo: f64,
+    /// BBR.inflight_shortterm (`inflight_lo`), units; `u64::MAX` when unset.
+    inflight_lo: u64,
+    /// BBR.inflight_longterm (`inflight_hi`), units; `u64::MAX` when unset.
+    inflight_hi: u64,
+    bw_latest: f64,
+    inflight_latest: u64,
+    loss_round_start: bool,
+    loss_round_delivered: u64,
+    is_loss_in_round: bool,
+    /// Arrivals of this round that declared losses (Startup's "discontiguous lost ranges").
+    loss_events_in_round: u32,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Time,
+    probe_rtt_min_delay: Option<Duration>,
+    probe_rtt_min_stamp: Time,
+    probe_rtt_expired: bool,
+
+    // Startup's full-pipe estimator (§2.13).
+    full_bw: f64,
+    full_bw_count: u32,
+    full_bw_now: bool,
+    full_bw_reached: bool,
+
+    // ProbeBW (§2.14).
+    cycle: Cycle,
+
+    // Loss recovery and idle restarts.
+    prior_cwnd: u64,
+    prev_ca_state: CaState,
+    /// Round in which the current fast recovery began.
+    recovery_round: Option<u64>,
+    /// BBR.packet_conservation: in the first round of fast recovery, one unit requested per
+    /// unit arrived (§5.6.4.4); it ends once a unit requested after this C.delivered arrives.
+    packet_conservation: Option<u64>,
+    idle_restart: bool,
+}
+
+impl Bbr3 {
+    pub fn new(cfg: Bbr3Config, params: CcParams) -> Self {
+        let mut b = Bbr3 {
+            rng: Pcg32::seed_from_u64(params.seed),
+            state: state::State::Startup,
+            cwnd: cfg.init_cwnd,
+            pacing_rate: 0.0,
+            pacing_gain: startup::PACING_GAIN,
+            cwnd_gain: startup::CWND_GAIN,
+            has_seen_rtt: false,
+            started: false,
+            delivered: 0,
+            lost: 0,
+            inflight: 0,
+            cwnd_limited_round: None,
+            pending: (0, false),
+            round_count: 0,
+            round_start: false,
+            next_round_delivered: 0,
+            max_bw: MaxBwFilter::default(),
+            bw: 0.0,
+            bw_lo: f64::INFINITY,
+            inflight_lo: u64::MAX,
+            inflight_hi: u64::MAX,
+            bw_latest: 0.0,
+            inflight_latest: 0,
+            loss_round_start: false,
+            loss_round_delivered: 0,
+            is_loss_in_round: false,
+            loss_events_in_round: 0,
+            min_rtt: None,
+            min_rtt_stamp: Time::ZERO,
+            probe_rtt_min_delay: None,
+            probe_rtt_min_stamp: Time::ZERO,
+            probe_rtt_expired: false,
+            full_bw: 0.0,
+            full_bw_count: 0,
+            full_bw_now: false,
+            full_bw_reached: false,
+            cycle: Cycle::default(),
+            prior_cwnd: 0,
+            prev_ca_state: CaState::Open,
+            recovery_round: None,
+            packet_conservation: None,
+            idle_restart: false,
+            cfg,
+            params,
+        };
+        b.init_pacing_rate(None);
+        b.enter_startup();
+        b
+    }
+
+    /// Current state.
+    pub fn mode(&self) -> Mode {
+        self.state.mode()
+    }
+    /// BBR.max_bw, units/s.
+    pub fn max_bw(&self) -> f64 {
+        self.max_bw.get()
+    }
+    /// BBR.bw, units/s.
+    pub fn bw(&self) -> f64 {
+        self.bw
+    }
+    /// BBR.min_rtt.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+    /// BBR.inflight_longterm, units (`None`: not set).
+    pub fn inflight_hi(&self) -> Option<u64> {
+        (self.inflight_hi != u64::MAX).then_some(self.inflight_hi)
+    }
+    /// BBR.inflight_shortterm, units (`None`: not set).
+    pub fn inflight_lo(&self) -> Option<u64> {
+        (self.inflight_lo != u64::MAX).then_some(self.inflight_lo)
+    }
+    /// BBR.full_bw_reached.
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    /// BBR.pacing_gain.
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    /// The draft's rate sample from the receiver's.
+    fn sample(&self, rs: &AckSample) -> Sample {
+        let (tx_in_flight, p_lost, cookie_app_limited) = uncookie(rs.cookie);
+        Sample {
+            now: rs.now,
+            delivery_rate: rs.rate.units_per_sec().unwrap_or(0.0),
+            delivered: rs.rate.delivered,
+            prior_delivered: rs.rate.prior_delivered,
+            is_app_limited: rs.rate.is_app_limited || cookie_app_limited,
+            rtt: rs.rtt,
+            newly_acked: rs.acked,
+            newly_lost: rs.losses,
+            tx_in_flight,
+            lost: (rs.lost_total & 0x7fff_ffff).wrapping_sub(p_lost) & 0x7fff_ffff,
+            inflight: rs.inflight,
+        }
+    }
+
+    /// C.is_cwnd_limited: a request filled the window in this round or the last.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited_round.is_some_and(|r| r + 1 >= self.round_count)
+    }
+
+    /// UpdateModelAndState (§5.2.3).
+    fn update_model_and_state(&mut self, s: &Sample) {
+        self.update_latest_delivery_signals(s);
+        self.update_congestion_signals(s);
+        self.check_full_bw_reached(s);
+        self.check_startup_done(s);
+        self.check_drain_done(s);
+        self.update_probe_bw_cycle_phase(s);
+        self.update_min_rtt(s);
+        self.check_probe_rtt(s);
+        self.advance_latest_delivery_signals(s);
+        self.bound_bw_for_model();
+    }
+}
+
+impl Controller for Bbr3 {
+    fn name(&self) -> &'static str {
+        "bbr3"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.pacing_rate)
+    }
+    fn aggregation(&self) -> u32 {
+        self.send_quantum()
+    }
+    fn state(&self) -> &'static str {
+        self.mode().name()
+    }
+    fn on_send(&mut self, now: Time, units: u64, inflight: u64, app_limited: bool) {
+        if !self.started {
+            // OnInit: BBR.min_rtt_stamp = Now() (and ProbeRTT's clock with it).
+            self.started = true;
+            self.min_rtt_stamp = now;
+            self.probe_rtt_min_stamp = now;
+            self.cycle.stamp = now;
+        }
+        self.handle_restart_from_idle(now, inflight, app_limited);
+        if inflight + units >= self.cwnd {
+            self.cwnd_limited_round = Some(self.round_count);
+        }
+        self.pending = (inflight + units, app_limited);
+    }
+    fn on_request(&mut self, _req: &RequestInfo<'_>) -> u64 {
+        cookie(self.pending.0, self.lost, self.pending.1)
+    }
+    fn on_ack(&mut self, rs: &AckSample) {
+        self.delivered = rs.delivered;
+        self.lost = rs.lost_total;
+        self.inflight = rs.inflight;
+        self.on_recovery_state(rs.ca_state);
+        let s = self.sample(rs);
+        if s.newly_lost > 0 {
+            self.note_loss();
+        }
+        if !self.has_seen_rtt && rs.srtt.is_some() {
+            self.init_pacing_rate(rs.srtt);
+        }
+        self.update_model_and_state(&s);
+        // UpdateControlParameters (§5.2.3); the send quantum is computed when asked for.
+        self.set_pacing_rate();
+        self.set_cwnd(&s);
+    }
+    fn on_congestion(&mut self, e: &CongestionEvent) {
+        self.handle_congestion(e);
+    }
+    fn wants_app_limited(&self) -> bool {
+        self.mode() == Mode::ProbeRtt // HandleProbeRTT: MarkConnectionAppLimited
+    }
+    fn controls_recovery(&self) -> bool {
+        true // §5.6.4.4, cwnd.rs
+    }
+}

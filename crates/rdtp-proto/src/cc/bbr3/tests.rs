@@ -1,0 +1,380 @@
+//! BBRv3's states and model driven by scripted arrivals.
+
+use core::time::Duration;
+
+use super::*;
+use crate::cc::{LossKind, RateSample};
+use crate::node::ServedBy;
+
+const UNIT: u16 = 1000;
+
+fn bbr3(seed: u64) -> Bbr3 {
+    Bbr3::new(Bbr3Config::default(), CcParams { unit: UNIT, max_aggregation: 64, seed })
+}
+
+/// A scripted path: the bottleneck delivers `bw` units/s with RTT `rtt`; each arrival's rate
+/// sample covers one RTT of deliveries.
+struct Script {
+    now: Time,
+    delivered: u64,
+    lost: u64,
+    /// C.lost after each arrival (index: C.delivered), for P.lost.
+    lost_hist: Vec<u64>,
+    bw: f64,
+    rtt: Duration,
+}
+
+/// What one scripted arrival looks like besides the path.
+#[derive(Clone, Copy)]
+struct Arrival {
+    inflight: u64,
+    /// In flight when the arriving unit was requested.
+    tx_in_flight: u64,
+    /// Units this arrival declares lost.
+    losses: u64,
+    ca_state: CaState,
+    rtt: Option<Duration>,
+}
+
+impl Script {
+    fn new(bw: f64, rtt_ms: u64) -> Self {
+        Script {
+            now: Time::from_millis(1),
+            delivered: 0,
+            lost: 0,
+            lost_hist: vec![0],
+            bw,
+            rtt: Duration::from_millis(rtt_ms),
+        }
+    }
+
+    fn bdp(&self) -> u64 {
+        (self.bw * self.rtt.as_secs_f64()).round() as u64
+    }
+
+    fn arrive(&mut self, b: &mut Bbr3, a: Arrival) {
+        self.now += Duration::from_secs_f64(1.0 / self.bw);
+        self.delivered += 1;
+        let window = self.bdp().max(1);
+        let prior = self.delivered.saturating_sub(window);
+        // Requested when `prior` units had been delivered: C.lost was then what it was after
+        // that arrival.
+        let lost_at_send = self.lost_hist[prior as usize];
+        self.lost += a.losses;
+        b.on_ack(&AckSample {
+            now: self.now,
+            unit: self.delivered,
+            source: ServedBy::default(),
+            cookie: cookie(a.tx_in_flight, lost_at_send, false),
+            delivered: self.delivered,
+            acked: 1,
+            rate: RateSample {
+                delivered: self.delivered - prior,
+                interval: Some(self.rtt),
+                prior_delivered: prior,
+                is_app_limited: false,
+            },
+            rtt: a.rtt,
+            srtt: Some(self.rtt),
+            losses: a.losses,
+            lost_total: self.lost,
+            prior_inflight: a.inflight + 1,
+            inflight: a.inflight,
+            ca_state: a.ca_state,
+        });
+        self.lost_hist.push(self.lost);
+    }
+
+    /// A loss-free arrival with `inflight` outstanding (and as many when it was requested).
+    fn ack(&mut self, b: &mut Bbr3, inflight: u64) {
+        let rtt = Some(self.rtt);
+        self.arrive(b, Arrival { inflight, tx_in_flight: inflight, losses: 0, ca_state: CaState::Open, rtt });
+    }
+
+    /// Arrivals for `d`, with in-flight chosen from the controller.
+    fn run(&mut self, b: &mut Bbr3, d: Duration, inflight: impl Fn(&Bbr3) -> u64) {
+        let end = self.now + d;
+        while self.now < end {
+            let i = inflight(b);
+            self.ack(b, i);
+        }
+    }
+
+    /// Arrivals until the controller is in `mode` (at most `limit` of time).
+    fn run_until(&mut self, b: &mut Bbr3, mode: Mode, limit: Duration, inflight: impl Fn(&Bbr3) -> u64) {
+        let end = self.now + limit;
+        while b.mode() != mode {
+            assert!(self.now < end, "not in {mode:?} after {limit:?}: {:?}", b.mode());
+            let i = inflight(b);
+            self.ack(b, i);
+        }
+    }
+}
+
+/// The flow in steady state on a 10k units/s, 20 ms path (BDP 200 units): past Startup and
+/// Drain, cruising.
+fn cruising(seed: u64) -> (Bbr3, Script) {
+    let mut b = bbr3(seed);
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    assert!(b.full_bw_reached());
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    (b, s)
+}
+
+#[test]
+fn starts_in_startup_with_gain_4_ln_2_and_window_gain_2() {
+    let b = bbr3(0);
+    assert_eq!(b.mode(), Mode::Startup);
+    assert_eq!(b.name(), "bbr3");
+    assert!((b.pacing_gain() - 2.7726).abs() < 1e-3);
+    assert_eq!(b.cwnd_gain, 2.0);
+    assert_eq!(b.cwnd(), 10);
+    assert!(b.controls_recovery());
+}
+
+#[test]
+fn startup_drain_and_cruise_on_a_flat_bandwidth() {
+    let mut b = bbr3(1);
+    let mut s = Script::new(10_000.0, 20);
+    // Three rounds without 25 % growth: the pipe is full → Drain at gain 0.5.
+    s.run(&mut b, Duration::from_millis(90), |_| 400);
+    assert!(b.full_bw_reached());
+    assert_eq!(b.mode(), Mode::Drain, "in-flight 400 > BDP keeps Drain");
+    assert_eq!(b.pacing_gain(), 0.5);
+    assert_eq!(b.inflight_hi(), None, "no loss: no upper bound");
+    // In-flight at the BDP: ProbeBW_DOWN, and in the same arrival CRUISE (nothing to drain).
+    s.ack(&mut b, 200);
+    assert_eq!(b.mode(), Mode::ProbeBwCruise);
+    assert_eq!(b.cycle.ack_phase, probe_bw::AckPhase::ProbeStopping, "the cycle began in DOWN");
+    assert!((b.max_bw() - 10_000.0).abs() < 1.0);
+    // The window converges to 2 × BDP (the send quantum's budget is smaller).
+    s.run(&mut b, Duration::from_millis(200), |_| 200);
+    assert_eq!(b.cwnd(), 400);
+    assert_eq!(b.send_quantum(), 9, "eq. 8: 10k units/s × 0.99 × 1 ms");
+}
+
+#[test]
+fn drain_ends_after_three_rounds_even_with_a_queue() {
+    let mut b = bbr3(2);
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(90), |_| 400);
+    assert_eq!(b.mode(), Mode::Drain);
+    // In-flight never falls (another flow holds the queue): Drain ends after 3 rounds anyway.
+    s.run_until(&mut b, Mode::ProbeBwDown, Duration::from_millis(100), |_| 400);
+}
+
+#[test]
+fn startup_leaves_on_high_loss_with_inflight_hi() {
+    let mut b = bbr3(3);
+    let mut s = Script::new(10_000.0, 20);
+    // Two rounds of growth, then fast recovery with a loss at every 20th arrival (5 % of
+    // in-flight) while the bandwidth still grows: the plateau test cannot fire.
+    s.run(&mut b, Duration::from_millis(40), |b| b.cwnd());
+    b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Fast, inflight: 300, first_in_window: true });
+    let mut i = 0;
+    while b.mode() == Mode::Startup {
+        assert!(i < 2000, "still in Startup after {i} lossy arrivals");
+        i += 1;
+        let losses = u64::from(i % 20 == 0);
+        s.arrive(
+            &mut b,
+            Arrival { inflight: 300, tx_in_flight: 300, losses, ca_state: CaState::Recovery, rtt: Some(s.rtt) },
+        );
+        s.bw *= 1.0012; // +27 % per 200-arrival round: no plateau
+    }
+    assert_eq!(b.mode(), Mode::Drain);
+    assert!(b.full_bw_reached());
+    let hi = b.inflight_hi().expect("inflight_hi set on leaving Startup");
+    assert!(hi >= s.bdp() - 1, "inflight_hi {hi} ≥ BDP {}", s.bdp());
+}
+
+#[test]
+fn cruise_refill_up_down_cycle() {
+    let (mut b, mut s) = cruising(4);
+    // CRUISE lasts 2–3 s (the Reno bound, min(BDP, 63) = 63 rounds of 20 ms, is 1.26 s).
+    let start = s.now;
+    s.run_until(&mut b, Mode::ProbeBwRefill, Duration::from_secs(4), |_| 200);
+    let waited = s.now - start;
+    assert!(waited > Duration::from_millis(1000) && waited < Duration::from_millis(1400), "{waited:?}");
+    assert_eq!(b.pacing_gain(), 1.0);
+    // One round of REFILL, then UP at 1.25 with window gain 2.25.
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_millis(45), |_| 200);
+    assert_eq!((b.pacing_gain(), b.cwnd_gain), (1.25, 2.25));
+    // The bandwidth does not grow: after three rounds UP ends → DOWN at 0.9.
+    s.run_until(&mut b, Mode::ProbeBwDown, Duration::from_millis(120), |_| 250);
+    assert_eq!(b.pacing_gain(), 0.9);
+    // Queue drained (in-flight ≤ BDP): CRUISE.
+    s.ack(&mut b, 200);
+    assert_eq!(b.mode(), Mode::ProbeBwCruise);
+}
+
+#[test]
+fn up_ends_once_a_quarter_bdp_queue_built_after_a_min_rtt() {
+    let (mut b, mut s) = cruising(11);
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
+    let up = s.now;
+    // In-flight 1.3 × BDP, no loss, flat bandwidth: the estimated-queue exit (§5.3.3.4) ends
+    // the probe a min RTT (20 ms) after it began — not at once, and not only after the
+    // three-round plateau (60 ms) or a loss.
+    s.run_until(&mut b, Mode::ProbeBwDown, Duration::from_millis(50), |_| 260);
+    let took = s.now - up;
+    assert!(took >= Duration::from_millis(20) && took < Duration::from_millis(22), "{took:?}");
+    assert_eq!(b.inflight_hi(), None, "no loss: no upper bound");
+    // At exactly 1.25 × BDP the probe goes on (the prose's `>`), until the plateau.
+    let (mut b, mut s) = cruising(11);
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
+    s.run(&mut b, Duration::from_millis(30), |_| 250);
+    assert_eq!(b.mode(), Mode::ProbeBwUp);
+}
+
+#[test]
+fn loss_above_two_percent_in_up_sets_inflight_hi_and_goes_down() {
+    let (mut b, mut s) = cruising(5);
+    s.run_until(&mut b, Mode::ProbeBwUp, Duration::from_secs(4), |_| 200);
+    s.run(&mut b, Duration::from_millis(25), |_| 240); // a round into the probe
+    assert_eq!(b.mode(), Mode::ProbeBwUp);
+    // One unit in ten is lost: once more than 2 % of what was in flight when the arriving
+    // unit was requested (240) has been lost since, the probe stops.
+    let mut i = 0;
+    while b.mode() == Mode::ProbeBwUp {
+        i += 1;
+        assert!(i < 100, "still probing after {i} lossy arrivals");
+        let losses = u64::from(i % 10 == 0);
+        s.arrive(
+            &mut b,
+            Arrival { inflight: 240, tx_in_flight: 240, losses, ca_state: CaState::Recovery, rtt: Some(s.rtt) },
+        );
+    }
+    assert_eq!(b.mode(), Mode::ProbeBwDown);
+    assert!(i >= 50, "2 % of 240 is 4.8: the fifth loss ({i} arrivals) stops it");
+    assert_eq!(b.inflight_hi(), Some(240), "max(tx_in_flight 240, 0.7 × BDP 200)");
+    // In DOWN the window is capped by inflight_hi; in CRUISE 15 % below it.
+    assert!(b.cwnd() <= 240);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_millis(200), |_| 190);
+    s.ack(&mut b, 190);
+    s.ack(&mut b, 190);
+    assert_eq!(b.cwnd(), 240 - 36, "inflight_hi − 15 % headroom");
+}
+
+#[test]
+fn losses_in_cruise_cut_the_short_term_bounds_by_at_most_beta_per_round() {
+    let (mut b, mut s) = cruising(6);
+    // The path now delivers half as fast, and every round loses a unit: each round the
+    // short-term model follows the latest round's delivery, but falls by at most 30 %.
+    s.bw = 5_000.0;
+    let mut bws = vec![b.bw()];
+    for i in 1..=800 {
+        let losses = u64::from(i % 50 == 0);
+        s.arrive(&mut b, Arrival { inflight: 100, tx_in_flight: 100, losses, ca_state: CaState::Open, rtt: None });
+        if b.bw() != *bws.last().unwrap() {
+            bws.push(b.bw());
+        }
+    }
+    assert!(bws.len() >= 3, "{bws:?}");
+    for w in bws.windows(2) {
+        assert!(w[1] >= BETA * w[0] - 1e-9, "fell by more than β in a round: {bws:?}");
+    }
+    assert!((b.bw() - 5_000.0).abs() < 1.0, "{bws:?}");
+    let lo = b.inflight_lo().expect("inflight_lo set by lossy rounds");
+    assert!(b.cwnd() <= lo, "cwnd {} ≤ inflight_lo {lo}", b.cwnd());
+}
+
+#[test]
+fn probe_rtt_every_five_seconds_at_half_the_bdp() {
+    let (mut b, mut s) = cruising(7);
+    let entered = loop {
+        s.ack(&mut b, 200);
+        if b.mode() == Mode::ProbeRtt {
+            break s.now;
+        }
+        assert!(s.now < Time::from_millis(7000), "no ProbeRTT within 5 s of the last lower RTT");
+    };
+    assert!(entered > Time::from_millis(5000));
+    assert_eq!(b.cwnd(), 100, "½ BDP");
+    assert!(b.wants_app_limited());
+    // In-flight falls to ½ BDP; ≥ 200 ms and a round later, back to CRUISE with the window.
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_millis(400), |_| 100);
+    assert!(s.now - entered >= Duration::from_millis(200));
+    s.ack(&mut b, 150);
+    assert!(b.cwnd() >= 340, "window restored: {}", b.cwnd());
+    // The next one is 5 s later, not before.
+    let left = s.now;
+    s.run_until(&mut b, Mode::ProbeRtt, Duration::from_secs(6), |_| 200);
+    assert!(s.now - left >= Duration::from_millis(4999), "{:?}", s.now - left);
+}
+
+#[test]
+fn a_lower_rtt_postpones_probe_rtt() {
+    let (mut b, mut s) = cruising(8);
+    for ms in [19, 18, 17] {
+        s.run(&mut b, Duration::from_secs(4), |_| 200);
+        s.arrive(
+            &mut b,
+            Arrival {
+                inflight: 200,
+                tx_in_flight: 200,
+                losses: 0,
+                ca_state: CaState::Open,
+                rtt: Some(Duration::from_millis(ms)),
+            },
+        );
+        assert_ne!(b.mode(), Mode::ProbeRtt);
+    }
+    assert_eq!(b.min_rtt(), Some(Duration::from_millis(17)));
+}
+
+#[test]
+fn fast_recovery_conserves_units_for_a_round_then_restores() {
+    let (mut b, mut s) = cruising(12);
+    let before = b.cwnd();
+    assert!(before > 300, "{before}");
+    b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Fast, inflight: 190, first_in_window: true });
+    assert_eq!(b.cwnd(), 191, "in-flight + the arriving unit");
+    let rec =
+        |inflight, losses| Arrival { inflight, tx_in_flight: 200, losses, ca_state: CaState::Recovery, rtt: None };
+    // The arrival that found the loss takes it out; conservation keeps in-flight + 1 open.
+    s.arrive(&mut b, rec(190, 1));
+    assert_eq!(b.cwnd(), 191);
+    // For the rest of the round (units requested before recovery), one out per one in: the
+    // window follows in-flight instead of growing by every arrival.
+    for _ in 0..150 {
+        s.arrive(&mut b, rec(150, 0));
+        assert_eq!(b.cwnd(), 191);
+    }
+    // A round later the window grows again …
+    for _ in 0..100 {
+        s.arrive(&mut b, rec(150, 0));
+    }
+    assert!(b.cwnd() > 191 && b.cwnd() < before, "{}", b.cwnd());
+    // … and leaving recovery restores the window saved when it began, within the short-term
+    // bound the lossy round set (§5.5.10.3: inflight_lo, cut by at most β).
+    s.ack(&mut b, 150);
+    let lo = b.inflight_lo().expect("the lossy round set inflight_lo");
+    assert!(lo >= 191 && lo < before, "{lo}");
+    assert_eq!(b.cwnd(), before.min(lo));
+}
+
+#[test]
+fn timeout_cuts_window_to_inflight_plus_one_and_recovery_restores_it() {
+    let (mut b, mut s) = cruising(9);
+    let before = b.cwnd();
+    b.on_congestion(&CongestionEvent { now: s.now, kind: LossKind::Timeout, inflight: 0, first_in_window: true });
+    assert_eq!(b.cwnd(), 1);
+    s.arrive(&mut b, Arrival { inflight: 0, tx_in_flight: 1, losses: 0, ca_state: CaState::Loss, rtt: None });
+    assert!(b.cwnd() < 10, "grows by what arrived: {}", b.cwnd());
+    s.ack(&mut b, 1);
+    assert_eq!(b.cwnd(), before, "leaving recovery restores the window");
+}
+
+#[test]
+fn cookie_carries_inflight_losses_and_app_limitation() {
+    for (tx, lost, app) in [(0, 0, false), (12345, 678, true), (u64::from(u32::MAX), 0x7fff_ffff, false)] {
+        assert_eq!(uncookie(cookie(tx, lost, app)), (tx, lost, app));
+    }
+    // C.lost wraps at 2³¹: RS.lost is still the difference.
+    let mut b = bbr3(10);
+    b.on_send(Time::from_millis(1), 5, 10, false);
+    let c = b.on_request(&RequestInfo { now: Time::from_millis(1), units: &[1, 2, 3, 4, 5], retransmission: false });
+    assert_eq!(uncookie(c), (15, 0, false));
+}

@@ -1,0 +1,318 @@
+//! `bbr-cd`: BBR-CD, seed 001's BBR-guided congestion control for data fetching (S1 §III).
+//!
+//! S1 Fig. 2's four components, and where they are:
+//! * **BDP Estimator** ([`estimator`]): `RTprop` = the *average* RTT over a window
+//!   `W = β × (latest average RTT)` (β = 8), `BtlBw` = the average delivery rate over W, and
+//!   δ = the standard deviation of the RTTs over W (S1 §III-B).
+//! * **Loss Detector** ([`loss`]): a unit requested at T is lost if not received by
+//!   `T + RTprop + α·δ` (α = 10), instead of seed 000's fast re-request and RFC 6298 timer; it
+//!   is supplied to the receiver through [`Controller::loss_detector`]. A unit's later
+//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`loss`]).
+//! * **Inflight Controller** ([`state`], one file per state: [`startup`], [`drain`],
+//!   [`probe_bw`], [`probe_rtt`]): `cwnd = cwnd_gain × BtlBw × RTprop + quanta` with
+//!   `quanta` = 3 units (S1 §III-B), gains set by the state; initial window 1 (§III-C a).
+//! * **Interest Scheduler**: pacing at `pacing_gain × BtlBw` (the receiver's pacer spaces
+//!   requests by unit / pacing rate), and first-time requests before re-requests
+//!   ([`Controller::new_units_first`]; S1 §IV-D: "it prioritizes the transmission of the
+//!   initial interests over retransmissions").
+//!
+//! **RTT filtering** (S1 §III-B): no RTT or delivery-rate sample from a re-requested unit
+//! (the request cookie marks re-requests; an original answered late is as ambiguous as the
+//! re-request) and none from a unit served by the receiver's own cache. rdtp receivers have
+//! no cache of their own; a receiver fetching through a caching router *on its own host* (as
+//! an NDN consumer through its local NFD) says so with `local_cache=true`, and then units that
+//! router's store serves (hops 0, cached) give no sample. Units from the AP's or any other
+//! router's store are samples like any other: averaging over both is the point of BBR-CD.
+//!
+//! Choices S1 leaves open, each documented where it is made: delivery-rate samples taken
+//! while application-limited are left out (as BBR does; otherwise ProbeRTT's 4 units/s would
+//! pull BtlBw down); losses do not change the window (S1 reacts to them only by re-requesting
+//! and, when samples stop, ProbeRTT); S1's "next send time = now() + packet_size/pacing_rate
+//! after each data arrival or timeout" is the pacing interval between requests, recomputed
+//! at every arrival and timeout from the current rate but only ever moved earlier
+//! ([`Controller::retime_pacing`]) — re-anchoring it at `now()` every arrival would starve the
+//! sender whenever data arrives faster than that interval (Drain, the 3/4 phase), and never
+//! recomputing it would hold the first request after ProbeRTT for ProbeRTT's 250 ms, long
+//! enough (W is 8 RTTs) to fall back into ProbeRTT for good; the delivery rate is S1's
+//! (units delivered since the request over its RTT, [`delivery_rate`]), not BBR's; quanta is 3 *requests* of the current aggregation (3 units
+//! at S1's 8600-byte packets, where requests carry one unit); ProbeRTT's entry and exit are
+//! explained in [`probe_rtt`].
+
+mod drain;
+pub mod estimator;
+pub mod loss;
+mod probe_bw;
+mod probe_rtt;
+mod startup;
+mod state;
+
+use rand_core::SeedableRng;
+use rand_pcg::Pcg32;
+
+use super::spec::{Key, Keyed, Kind, key};
+use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, RequestInfo, aggregation_count};
+use crate::time::Time;
+use estimator::BdpEstimator;
+use loss::{BbrCdLoss, Threshold};
+use state::State;
+
+pub use state::Mode;
+
+/// Cookie of a re-request ([`Controller::on_request`]).
+const REREQUEST: u64 = 1;
+
+/// BBR-CD's parameters (S1's values by default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BbrCdConfig {
+    /// β: the estimator's window is β average RTTs (S1 §III-B: 8 for 802.11n).
+    pub beta: f64,
+    /// α: a unit is lost after RTprop + α·δ (S1 §III-B: 10).
+    pub alpha: f64,
+    /// Startup gain (S1 §III-C a: 2.885).
+    pub high_gain: f64,
+    /// Window headroom in requests (S1 §III-B: 3 packets).
+    pub quanta: u64,
+    /// Initial window in units (S1 §III-C a: 1).
+    pub init_cwnd: u64,
+    /// ProbeRTT's request rate k, units per second (S1 §III-C d: 4).
+    pub probe_rtt_rate: f64,
+    /// Arrivals over W below which ProbeRTT begins, and after which it ends (S1: 4 RTT
+    /// samples; see [`probe_rtt`] for why every arrival counts).
+    pub min_samples: u32,
+    /// First-time requests before re-requests (S1 §IV-D).
+    pub new_first: bool,
+    /// The first-hop router runs on the receiver's host: its store's units give no samples.
+    pub local_cache: bool,
+    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`loss`]; S1 is silent on units
+    /// lost more than once).
+    pub backoff: bool,
+}
+
+impl Default for BbrCdConfig {
+    fn default() -> Self {
+        BbrCdConfig {
+            beta: 8.0,
+            alpha: 10.0,
+            high_gain: 2.885,
+            quanta: 3,
+            init_cwnd: 1,
+            probe_rtt_rate: 4.0,
+            min_samples: 4,
+            new_first: true,
+            local_cache: false,
+            backoff: true,
+        }
+    }
+}
+
+impl Keyed for BbrCdConfig {
+    const KEYS: &'static [Key<Self>] = &[
+        key!(beta, Kind::Float { min: 1.0, max: 1000.0 }, "window W = beta × average RTT (S1 §III-B)"),
+        key!(alpha, Kind::Float { min: 0.0, max: 1000.0 }, "lost after RTprop + alpha × RTT std dev (S1 §III-B)"),
+        key!(high_gain, Kind::Float { min: 1.0, max: 10.0 }, "Startup pacing and window gain (S1 §III-C a)"),
+        key!(quanta, Kind::Int { min: 0, max: 1000 }, "window headroom, requests (S1 §III-B: 3 packets)"),
+        key!(init_cwnd, Kind::Int { min: 1, max: u32::MAX as u64 }, "initial window, units (S1 §III-C a)"),
+        key!(
+            "probe_rtt_rate" => probe_rtt_rate,
+            Kind::Float { min: 0.1, max: 1e6 },
+            "ProbeRTT request rate k, units/s (S1 §III-C d)"
+        ),
+        key!(
+            min_samples,
+            Kind::Int { min: 1, max: 1_000_000 },
+            "arrivals over W below which ProbeRTT starts, and after which it ends (S1 §III-C d)"
+        ),
+        key!(new_first, Kind::Bool, "first-time requests before re-requests (S1 §IV-D)"),
+        key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (S1 §III-B)"),
+        key!(backoff, Kind::Bool, "a unit's k-th request waits 2^(k-1) loss thresholds (S1 is silent on it)"),
+    ];
+}
+
+/// The BBR-CD controller.
+#[derive(Debug)]
+pub struct BbrCd {
+    cfg: BbrCdConfig,
+    params: CcParams,
+    rng: Pcg32,
+    state: State,
+    est: BdpEstimator,
+    threshold: Threshold,
+    loss_taken: bool,
+    cwnd: u64,
+    /// Bytes per second; `None` until there is a BtlBw.
+    pacing_rate: Option<f64>,
+    // Round counting (BBR's, by delivered units) for Startup's plateau check.
+    next_round_delivered: u64,
+    round_start: bool,
+    full_bw_reached: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    last_probe_rtt_exit: Option<Time>,
+}
+
+impl BbrCd {
+    pub fn new(cfg: BbrCdConfig, params: CcParams) -> Self {
+        BbrCd {
+            rng: Pcg32::seed_from_u64(params.seed),
+            est: BdpEstimator::new(cfg.beta),
+            cwnd: cfg.init_cwnd.max(1),
+            cfg,
+            params,
+            state: State::Startup,
+            threshold: Threshold::default(),
+            loss_taken: false,
+            pacing_rate: None,
+            next_round_delivered: 0,
+            round_start: false,
+            full_bw_reached: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            last_probe_rtt_exit: None,
+        }
+    }
+
+    /// Current state.
+    pub fn mode(&self) -> Mode {
+        self.state.mode()
+    }
+    /// The BDP Estimator.
+    pub fn estimator(&self) -> &BdpEstimator {
+        &self.est
+    }
+    /// Whether Startup has filled the pipe.
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    /// The loss threshold `RTprop + α·δ`, once there is one.
+    pub fn loss_threshold(&self) -> Option<core::time::Duration> {
+        self.threshold.get()
+    }
+
+    /// Slide the estimator's window to `now`, publish the loss threshold, check ProbeRTT entry.
+    fn refresh(&mut self, now: Time) {
+        self.est.update(now);
+        if let (Some(rtprop), Some(delta)) = (self.est.rtprop(), self.est.delta()) {
+            self.threshold.set(rtprop + delta.mul_f64(self.cfg.alpha));
+        }
+        self.check_probe_rtt_entry(now);
+    }
+
+    /// `pacing_gain × BtlBw` in bytes/s, or ProbeRTT's k units/s.
+    fn pacing_rate_bytes(&self, pacing_gain: f64) -> Option<f64> {
+        let unit = f64::from(self.params.unit);
+        if matches!(self.state, State::ProbeRtt(_)) {
+            return Some(self.cfg.probe_rtt_rate * unit);
+        }
+        self.est.btlbw().map(|bw| pacing_gain * bw * unit)
+    }
+
+    /// `gain × BDP + quanta` in units (S1 §III-B), once there is a BDP.
+    fn inflight_target(&self, gain: f64) -> u64 {
+        match self.est.bdp() {
+            Some(bdp) => ((gain * bdp).ceil() as u64 + self.cfg.quanta * u64::from(self.aggregation())).max(1),
+            None => self.cwnd,
+        }
+    }
+
+    /// Set the window and pacing rate from the estimates and the state's gains.
+    fn set_knobs(&mut self) {
+        let (pacing_gain, cwnd_gain) = self.gains();
+        self.pacing_rate = self.pacing_rate_bytes(pacing_gain);
+        self.cwnd = self.inflight_target(cwnd_gain);
+    }
+
+    /// Round counting (Linux `bbr_update_bw`'s): a round ends when a unit requested after the
+    /// previous round's end is delivered.
+    fn update_round(&mut self, rs: &AckSample) {
+        self.round_start = false;
+        if rs.rate.interval.is_some() && rs.rate.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = rs.delivered;
+            self.round_start = true;
+        }
+    }
+}
+
+/// S1 §III-B's delivery rate of one data: "the ratio between the amount of data delivered and
+/// the time elapsed" over "the interval between interest sent and data received", i.e. the
+/// units delivered since this unit was requested (itself included) over its RTT, in units/s.
+///
+/// Not BBR's `max(send_elapsed, ack_elapsed)` interval: averaged (S1's BtlBw is a mean, not
+/// BBR's max), the max of two noisy intervals is biased low, every sample a little below the
+/// rate the flow is paced at, and the estimate ratchets down cycle after cycle (measured over
+/// 802.11n with 8600-byte units: from 50 to 24 Mbit/s within 2 s, then stuck there).
+pub fn delivery_rate(delivered: u64, rtt: core::time::Duration) -> Option<f64> {
+    let secs = rtt.as_secs_f64();
+    (secs > 0.0 && delivered > 0).then(|| delivered as f64 / secs)
+}
+
+impl Controller for BbrCd {
+    fn name(&self) -> &'static str {
+        "bbr-cd"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        self.pacing_rate
+    }
+    fn aggregation(&self) -> u32 {
+        self.pacing_rate.map_or(1, |r| aggregation_count(r, self.params.unit, self.params.max_aggregation))
+    }
+    fn state(&self) -> &'static str {
+        self.mode().name()
+    }
+    fn on_send(&mut self, now: Time, _units: u64, _inflight: u64, _app_limited: bool) {
+        self.refresh(now);
+        self.set_knobs();
+    }
+    fn on_request(&mut self, req: &RequestInfo<'_>) -> u64 {
+        if req.retransmission { REREQUEST } else { 0 }
+    }
+    fn on_ack(&mut self, rs: &AckSample) {
+        // S1 §III-B RTT filtering: nothing from re-requested units or the own cache.
+        let rerequested = rs.cookie == REREQUEST;
+        let own_cache = self.cfg.local_cache && rs.source.cached && rs.source.hops == 0;
+        let admitted = !(rerequested || own_cache);
+        self.est.on_arrival(rs.now);
+        self.on_probe_rtt_arrival(rs.now);
+        if admitted && let Some(rtt) = rs.rtt {
+            self.est.on_rtt(rs.now, rtt);
+            if !rs.rate.is_app_limited
+                && let Some(bw) = delivery_rate(rs.rate.delivered, rtt)
+            {
+                self.est.on_rate(rs.now, bw);
+            }
+        }
+        self.update_round(rs);
+        self.refresh(rs.now);
+        self.check_full_bw_reached(rs);
+        self.check_drain(rs);
+        self.update_cycle_phase(rs);
+        self.set_knobs();
+    }
+    fn on_congestion(&mut self, e: &CongestionEvent) {
+        // Losses do not shrink the window (S1 reacts by re-requesting; if samples stop
+        // coming, ProbeRTT). The timeout is an event the scheduler runs at (§III-C).
+        self.refresh(e.now);
+        self.set_knobs();
+    }
+    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
+        if self.loss_taken {
+            return None;
+        }
+        self.loss_taken = true;
+        Some(Box::new(BbrCdLoss::new(self.threshold.clone(), self.cfg.backoff)))
+    }
+    fn new_units_first(&self) -> bool {
+        self.cfg.new_first
+    }
+    fn retime_pacing(&self) -> bool {
+        true // S1 §III-B: the next send time is computed after each arrival or timeout
+    }
+    fn wants_app_limited(&self) -> bool {
+        matches!(self.state, State::ProbeRtt(_))
+    }
+}
+
+#[cfg(test)]
+mod tests;

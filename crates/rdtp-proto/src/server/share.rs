@@ -1,0 +1,199 @@
+//! Fair share at the server (issue 11; seed 000 §6's future work: "a Token-Bucket based send
+//! queue"). A global send budget, split evenly between the sources active right now, with
+//! memory that does not grow with receivers.
+//!
+//! Sources are hashed (keyed BLAKE3 of the address, so nobody can aim at another's slot)
+//! into a fixed array of token buckets. Every slot refills at `rate / active`, where `active`
+//! counts the slots that asked for anything in the last [`ShareConfig::active_window`]; the
+//! global bucket refills at `rate`. A request is served if both its slot and the global
+//! bucket are not in debt, and then debits both by the bytes it will be answered with (so a
+//! request larger than a bucket still goes, and its source waits until the debt is paid);
+//! otherwise it gets `Busy` — which receivers treat as congestion and which costs the server
+//! one small Nack. One greedy source therefore gets its share and no more, and the others
+//! keep theirs; alone, a source gets the whole budget (the split is work-conserving within
+//! one active window).
+//!
+//! Limits, said plainly: a source is an address (IP and port). A receiver that sends from
+//! many ports takes many shares, and receivers behind one address share one; two sources
+//! hashed into one slot share it (1024 slots by default). The state is the same size
+//! whatever the number of receivers: [`ShareConfig::slots`] buckets of 24 bytes.
+
+use std::net::SocketAddr;
+
+use core::time::Duration;
+
+use crate::time::Time;
+
+/// The server's send budget and how it is shared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareConfig {
+    /// Bytes per second of Data the server sends at most, over all receivers; `None` (the
+    /// default) sends whatever is asked, as seed 000's server does.
+    pub rate: Option<f64>,
+    /// Token-bucket slots sources are hashed into.
+    pub slots: usize,
+    /// Tokens a bucket holds at most: this long at its rate.
+    pub burst: Duration,
+    /// A slot counts as active for this long after its last request.
+    pub active_window: Duration,
+    /// Key of the hash of addresses into slots.
+    pub key: [u8; 32],
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        ShareConfig {
+            rate: None,
+            slots: 1024,
+            burst: Duration::from_millis(20),
+            active_window: Duration::from_millis(200),
+            key: [0x5a; 32],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Bucket {
+    tokens: f64,
+    last: Time,
+}
+
+impl Bucket {
+    fn refill(&mut self, now: Time, rate: f64, cap: f64) {
+        let dt = if now > self.last { (now - self.last).as_secs_f64() } else { 0.0 };
+        self.tokens = (self.tokens + dt * rate).min(cap);
+        self.last = self.last.max(now);
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    bucket: Bucket,
+    /// When this slot last asked (`None`: never).
+    seen: Option<Time>,
+}
+
+/// Per-source token buckets, hashed, bounded.
+#[derive(Debug)]
+pub(crate) struct FairShare {
+    cfg: ShareConfig,
+    global: Bucket,
+    slots: Vec<Slot>,
+    active: usize,
+    last_sweep: Option<Time>,
+}
+
+impl FairShare {
+    pub(crate) fn new(cfg: ShareConfig) -> Self {
+        let n = if cfg.rate.is_some() { cfg.slots.max(1) } else { 0 };
+        FairShare { slots: vec![Slot::default(); n], cfg, global: Bucket::default(), active: 0, last_sweep: None }
+    }
+
+    /// Sources active now (as last counted).
+    pub(crate) fn active(&self) -> usize {
+        self.active
+    }
+
+    /// May `from` be sent `bytes` now? Debits the buckets if so.
+    pub(crate) fn admit(&mut self, now: Time, from: SocketAddr, bytes: u64) -> bool {
+        let Some(rate) = self.cfg.rate else { return true };
+        let window = self.cfg.active_window;
+        let is_active = |s: &Slot| s.seen.is_some_and(|t| t + window > now);
+        if self.last_sweep.is_none_or(|t| now >= t + window) {
+            self.active = self.slots.iter().filter(|s| is_active(s)).count();
+            self.last_sweep = Some(now);
+        }
+        let i = self.slot_of(from);
+        if !is_active(&self.slots[i]) {
+            self.active += 1;
+        }
+        let share = rate / self.active.max(1) as f64;
+        let burst = self.cfg.burst.as_secs_f64();
+        let slot = &mut self.slots[i];
+        if slot.seen.is_none() {
+            // A new source starts with a full bucket.
+            slot.bucket = Bucket { tokens: share * burst, last: now };
+        }
+        slot.seen = Some(now);
+        slot.bucket.refill(now, share, share * burst);
+        self.global.refill(now, rate, rate * burst);
+        if slot.bucket.tokens < 0.0 || self.global.tokens < 0.0 {
+            return false;
+        }
+        slot.bucket.tokens -= bytes as f64;
+        self.global.tokens -= bytes as f64;
+        true
+    }
+
+    fn slot_of(&self, from: SocketAddr) -> usize {
+        let mut b = [0u8; 18];
+        match from.ip() {
+            std::net::IpAddr::V4(a) => b[..4].copy_from_slice(&a.octets()),
+            std::net::IpAddr::V6(a) => b[..16].copy_from_slice(&a.octets()),
+        }
+        b[16..].copy_from_slice(&from.port().to_be_bytes());
+        let h = blake3::keyed_hash(&self.cfg.key, &b);
+        let x = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
+        (x % self.slots.len() as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(n: u16) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 1], 4000 + n))
+    }
+
+    /// Two sources ask as fast as they like for 2 s (one 10× as often); returns the bytes
+    /// each was granted.
+    fn run(cfg: ShareConfig, asks: &[(u16, Duration, u64)]) -> Vec<u64> {
+        let mut s = FairShare::new(cfg);
+        let mut got = vec![0u64; asks.len()];
+        let mut next: Vec<Time> = vec![Time::ZERO; asks.len()];
+        let end = Time::ZERO + Duration::from_secs(2);
+        loop {
+            let (i, &t) = next.iter().enumerate().min_by_key(|(_, t)| **t).unwrap();
+            if t >= end {
+                break;
+            }
+            let (src, every, bytes) = asks[i];
+            if s.admit(t, addr(src), bytes) {
+                got[i] += bytes;
+            }
+            next[i] = t + every;
+        }
+        got
+    }
+
+    #[test]
+    fn a_greedy_source_gets_its_share_and_the_other_keeps_its_own() {
+        let cfg = ShareConfig { rate: Some(10e6), ..ShareConfig::default() };
+        // Greedy: 64 KB every 1 ms (64 MB/s asked); normal: 64 KB every 10 ms (6.4 MB/s).
+        let got = run(cfg.clone(), &[(1, Duration::from_millis(1), 65_536), (2, Duration::from_millis(10), 65_536)]);
+        let total: u64 = got.iter().sum();
+        // The budget holds (2 s at 10 MB/s, plus a burst and one request of debt each).
+        assert!(total <= 20_000_000 + 2 * 200_000 + 2 * 65_536, "{got:?}");
+        // An equal split is 5 MB/s each: the normal source asks for 6.4 and keeps ≥ 80 % of 5.
+        assert!(got[1] as f64 >= 0.8 * 10e6, "{got:?}");
+        assert!(got[0] as f64 <= 1.2 * 10e6, "greedy held to its share: {got:?}");
+        // Alone, the greedy source gets the whole budget.
+        let alone = run(cfg.clone(), &[(1, Duration::from_millis(1), 65_536)]);
+        assert!(alone[0] as f64 >= 0.9 * 20e6, "{alone:?}");
+        // No budget configured: everything is granted.
+        let open = run(ShareConfig::default(), &[(1, Duration::from_millis(1), 65_536)]);
+        assert_eq!(open[0], 2000 * 65_536);
+    }
+
+    #[test]
+    fn memory_does_not_grow_with_sources() {
+        let mut s = FairShare::new(ShareConfig { rate: Some(1e6), slots: 64, ..ShareConfig::default() });
+        for i in 0..10_000u32 {
+            let from = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 7000));
+            s.admit(Time::ZERO + Duration::from_micros(u64::from(i)), from, 1000);
+        }
+        assert_eq!(s.slots.len(), 64);
+        assert!(s.active() <= 64);
+    }
+}
