@@ -5,7 +5,7 @@
 
 KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 001:
 s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; seed 002: s2fig,
-s2informed); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
+s2informed; seed 003: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
 directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
 table of the numbers, into OUT_DIR); seed 002's kinds name both after OUT_DIR
 (seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
@@ -39,6 +39,9 @@ COLORS = {
     "rdtp-bbrp-2": "#8c564b",
     "tcp-bbr": "#ff7f0e",
     "tcp-cubic": "#2ca02c",
+    "rdtp-cctcp": "#d62728",
+    "rdtp-cctcp-single": "#e377c2",
+    "rdtp-icp": "#17becf",
 }
 
 
@@ -177,7 +180,12 @@ def fmt(x, digits=1):
 
 def fig7a(out, png):
     rows = points(out)
-    labels = ["rdtp-bbr", "tcp-bbr", "tcp-cubic"]
+    # The flows the sweep compares, in its order (seed 000: rdtp-bbr, tcp-bbr, tcp-cubic;
+    # seed003-wired.toml: rdtp with bbr, cctcp, cctcp-single, icp).
+    labels = []
+    for r in rows:
+        if r["flow.0"] not in labels:
+            labels.append(r["flow.0"])
     configs = []
     for r in rows:
         c = (rate_mbps(r["topology.rate"]), r["topology.rtt"])
@@ -186,14 +194,15 @@ def fig7a(out, png):
     configs.sort(key=lambda c: (c[0], num(c[1].rstrip("ms"))))
     table = {(rate_mbps(r["topology.rate"]), r["topology.rtt"], r["flow.0"]): r for r in rows}
     fig, (ax_u, ax_r) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
-    width = 0.27
+    width = 0.8 / len(labels)
     for i, label in enumerate(labels):
-        xs = [k + (i - 1) * width for k in range(len(configs))]
+        xs = [k + (i - (len(labels) - 1) / 2) * width for k in range(len(configs))]
         cells = [table.get((c[0], c[1], label), {}) for c in configs]
         util = [num(r.get("utilisation")) * 100 for r in cells]
         rtt = [num(r.get("mean_rtt_ms")) for r in cells]
-        ax_u.bar(xs, util, width, label=label, color=COLORS[label], yerr=[ci(r, "utilisation", 100) for r in cells], capsize=2)
-        ax_r.bar(xs, rtt, width, label=label, color=COLORS[label], yerr=[ci(r, "mean_rtt_ms") for r in cells], capsize=2)
+        color = COLORS.get(label)
+        ax_u.bar(xs, util, width, label=label, color=color, yerr=[ci(r, "utilisation", 100) for r in cells], capsize=2)
+        ax_r.bar(xs, rtt, width, label=label, color=color, yerr=[ci(r, "mean_rtt_ms") for r in cells], capsize=2)
     ax_u.set_ylabel("bottleneck utilisation (%)")
     ax_u.set_ylim(0, 105)
     ax_u.axhline(90, color="grey", lw=0.8, ls=":")
@@ -206,8 +215,9 @@ def fig7a(out, png):
     fig.savefig(png, dpi=90)
 
     lines = [
-        "| bottleneck | base RTT | rdtp bbr util. | TCP BBR util. | TCP CUBIC util. | rdtp bbr RTT ms | TCP BBR RTT ms | TCP CUBIC RTT ms |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| bottleneck | base RTT | " + " | ".join(f"{l} util." for l in labels) + " | "
+        + " | ".join(f"{l} RTT ms" for l in labels) + " |",
+        "|---:|---:|" + "---:|" * (2 * len(labels)),
     ]
     for c in configs:
         u = [pm(table.get((c[0], c[1], l), {}), "utilisation", 1, 100) + " %" for l in labels]
@@ -1056,13 +1066,156 @@ def s2informed(out, png):
 KINDS.update({"s2fig": s2fig, "s2informed": s2informed})
 
 
+# ----- seed 003 (CCTCP): flow completion times of a Poisson × Zipf workload -----
+
+S3_CC = ["cctcp", "cctcp-single", "icp"]
+S3_COLORS = {"cctcp": "#1f77b4", "cctcp-single": "#ff7f0e", "icp": "#2ca02c"}
+
+
+def s3_fetches(run_dir):
+    """The measured fetches of a run (fetches.csv rows started after the warm-up)."""
+    return [f for f in read_csv(os.path.join(run_dir, "fetches.csv")) if f["measured"] == "1"]
+
+
+def s3_fct(fetches):
+    """Completion times (s) of the measured fetches that completed, sorted."""
+    return sorted(num(f["fct_s"]) for f in fetches if f["completed"] == "1")
+
+
+def s3_hit_ratios(run_dir, warmup):
+    """Per router, hits / lookups over the measured part of the run (cs.csv after warm-up)."""
+    hits, looks = {}, {}
+    for r in read_csv(os.path.join(run_dir, "cs.csv")):
+        if num(r["time_s"]) <= warmup:
+            continue
+        n = r["node"]
+        hits[n] = hits.get(n, 0) + num(r["cs_hits"])
+        looks[n] = looks.get(n, 0) + num(r["cs_hits"]) + num(r["cs_misses"])
+    return {n: (hits[n] / looks[n] if looks[n] else float("nan")) for n in hits}
+
+
+def s3_stats(fetches):
+    """Mean FCT and its 95 % half-width (normal approximation over fetches), and per fetch
+    means of timeouts, spurious losses (late arrivals + duplicates) and sources."""
+    fct = s3_fct(fetches)
+    n = len(fct)
+    mean = sum(fct) / n if n else float("nan")
+    sd = math.sqrt(sum((x - mean) ** 2 for x in fct) / (n - 1)) if n > 1 else float("nan")
+    done = [f for f in fetches if f["completed"] == "1"]
+    per = lambda col: sum(num(f[col]) for f in done) / len(done) if done else float("nan")  # noqa: E731
+    spurious = sum(num(f["late_arrivals"]) + num(f["duplicates"]) for f in done) / len(done) if done else float("nan")
+    return {
+        "n": len(fetches),
+        "done": n,
+        "mean": mean,
+        "ci": 1.96 * sd / math.sqrt(n) if n > 1 else float("nan"),
+        "median": fct[n // 2] if n else float("nan"),
+        "timeouts": per("timeouts"),
+        "spurious": spurious,
+        "sources": per("n_sources"),
+        "multi": sum(1 for f in done if num(f["n_sources"]) > 1) / len(done) if done else float("nan"),
+    }
+
+
+def s3_key(r, col):
+    return r.get(col, "")
+
+
+def s3fig4(out, png):
+    """Seed 003 Fig. 4: FCT CDFs per protocol for each cache size × α of one caching policy."""
+    rows = runs(out, per_run=True)
+    warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
+    sizes = sorted({s3_key(r, "topology.router.*.cs_size") for r in rows}, key=lambda v: num(v))
+    alphas = sorted({s3_key(r, "flow.*.alpha") for r in rows}, key=lambda v: num(v))
+    fig, axes = plt.subplots(len(sizes), len(alphas), figsize=(5 * len(alphas), 3.6 * len(sizes)), squeeze=False)
+    table = ["| cache size (units) | α | protocol | measured fetches | completed | mean FCT (s) | median FCT (s) | "
+             "timeouts / fetch | spurious losses / fetch | sources / fetch | fetches from > 1 source |",
+             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    reductions = ["", "| cache size (units) | α | mean FCT: cctcp vs cctcp-single | cctcp vs icp |", "|---:|---:|---:|---:|"]
+    hits = ["", "| cache size (units) | α | protocol | hit ratio per router (h1, p1 … p6, h2), after warm-up |",
+            "|---:|---:|---|---|"]
+    for i, size in enumerate(sizes):
+        for j, alpha in enumerate(alphas):
+            ax = axes[i][j]
+            means = {}
+            for cc in S3_CC:
+                sel = [r for r in rows if s3_key(r, "topology.router.*.cs_size") == size
+                       and s3_key(r, "flow.*.alpha") == alpha and s3_key(r, "flow.*.cc") == cc]
+                if not sel:
+                    continue
+                fetches = s3_fetches(sel[0]["_dir"])
+                fct = s3_fct(fetches)
+                st = s3_stats(fetches)
+                means[cc] = st["mean"]
+                if fct:
+                    ax.step(fct, [(k + 1) / len(fct) for k in range(len(fct))], where="post",
+                            color=S3_COLORS[cc], label=f"{cc} (mean {fmt(st['mean'], 2)} s)")
+                table.append(f"| {size} | {alpha} | {cc} | {st['n']} | {st['done']} | {fmt(st['mean'], 2)} ± "
+                             f"{fmt(st['ci'], 2)} | {fmt(st['median'], 2)} | {fmt(st['timeouts'], 1)} | "
+                             f"{fmt(st['spurious'], 1)} | {fmt(st['sources'], 2)} | {fmt(100 * st['multi'], 0)} % |")
+                hr = s3_hit_ratios(sel[0]["_dir"], warmup)
+                order = ["h1"] + [f"p{k}" for k in range(1, 7)] + ["h2"]
+                hits.append(f"| {size} | {alpha} | {cc} | " + ", ".join(fmt(100 * hr.get(n, float('nan')), 1) for n in order) + " % |")
+            red = lambda a, b: fmt(100 * (1 - means[a] / means[b]), 1) + " %" if a in means and b in means else "–"  # noqa: E731
+            reductions.append(f"| {size} | {alpha} | {red('cctcp', 'cctcp-single')} | {red('cctcp', 'icp')} |")
+            ax.set_title(f"C = {size} units per router, α = {alpha}", fontsize=9)
+            ax.set_xlabel("flow completion time (s)")
+            ax.set_ylabel("CDF")
+            ax.set_xscale("log")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Seed 003 Fig. 4, ours: {os.path.basename(os.path.normpath(out))}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return table + reductions + hits
+
+
+def s3fig5(out, png):
+    """Seed 003 Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P)."""
+    rows = runs(out, per_run=True)
+    delays = sorted({s3_key(r, "topology.link.*.delay") for r in rows}, key=lambda v: num(v.rstrip("ms")))
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    table = ["| T_link | protocol | completed fetches | mean FCT (s) | median FCT (s) | timeouts / fetch | "
+             "spurious losses / fetch |", "|---:|---|---:|---:|---:|---:|---:|"]
+    for cc in S3_CC:
+        xs, ys, es, sp = [], [], [], []
+        for d in delays:
+            sel = [r for r in rows if s3_key(r, "topology.link.*.delay") == d and s3_key(r, "flow.*.cc") == cc]
+            if not sel:
+                continue
+            st = s3_stats(s3_fetches(sel[0]["_dir"]))
+            xs.append(num(d.rstrip("ms")))
+            ys.append(st["mean"])
+            es.append(st["ci"])
+            sp.append(st["spurious"])
+            table.append(f"| {d} | {cc} | {st['done']} | {fmt(st['mean'], 2)} ± {fmt(st['ci'], 2)} | "
+                         f"{fmt(st['median'], 2)} | {fmt(st['timeouts'], 1)} | {fmt(st['spurious'], 1)} |")
+        ax[0].errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=S3_COLORS[cc], label=cc)
+        ax[1].plot(xs, sp, marker="o", color=S3_COLORS[cc], label=cc)
+    ax[0].set_xlabel("T_link (ms)")
+    ax[0].set_ylabel("mean flow completion time (s), 95 % CI over fetches")
+    ax[1].set_xlabel("T_link (ms)")
+    ax[1].set_ylabel("spurious losses per fetch (late arrivals + duplicates)")
+    for a in ax:
+        a.grid(alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle("Seed 003 Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return table
+
+
+# Seed 003's Fig. 4 has one file per caching policy: its files are named after OUT_DIR.
+KINDS.update({"s3fig4": s3fig4, "s3fig5": s3fig5})
+
+
 def main():
     if len(sys.argv) < 3 or sys.argv[1] not in KINDS:
         sys.exit(f"usage: {sys.argv[0]} {{{','.join(KINDS)}}} OUT_DIR [PNG_DIR]")
     kind, out = sys.argv[1], sys.argv[2]
     png_dir = sys.argv[3] if len(sys.argv) > 3 else out
     os.makedirs(png_dir, exist_ok=True)
-    name = os.path.basename(os.path.normpath(out)) if kind.startswith("s2") else kind
+    name = os.path.basename(os.path.normpath(out)) if kind.startswith("s2") or kind == "s3fig4" else kind
     png = os.path.join(png_dir, f"{name}.png")
     lines = KINDS[kind](out, png)
     with open(os.path.join(out, f"{name}.md"), "w") as f:

@@ -5,7 +5,8 @@
 -- or for one run: tshark -X lua_script:tools/wireshark/rdtp.lua -r capture.pcap
 --
 -- Decodes every message (Request, Data, Nack, ResolveRequest, ResolveResponse, ListRequest,
--- ListResponse, Retry, ProofRequest, Proof) and option (EXTRA_RANGES, ROUTER_ANNOTATION, ADDRESS_TOKEN; unknown
+-- ListResponse, Retry, ProofRequest, Proof) and option (EXTRA_RANGES, ANTICIPATED, REQUEST_NONCE,
+-- ROUTER_ANNOTATION, ADDRESS_TOKEN; unknown
 -- ones as raw TLVs), on UDP ports 7447 (rdtp serve) and 7448 (rdtp route), and on any
 -- other UDP port by heuristic (magic "RD", a known version and type). Filter fields start
 -- with "rdtp." (Analyze › Expert information lists malformed datagrams and Nacks).
@@ -34,6 +35,8 @@ local TYPES = {
 
 local OPTIONS = {
     [0x01] = "EXTRA_RANGES",
+    [0x02] = "ANTICIPATED",
+    [0x03] = "REQUEST_NONCE",
     [0x40] = "ROUTER_ANNOTATION",
     [0x41] = "ADDRESS_TOKEN",
 }
@@ -87,6 +90,16 @@ f.option_value = ProtoField.bytes("rdtp.option.value", "Value")
 f.range_offset = ProtoField.uint64("rdtp.range.offset", "Range offset")
 f.range_length = ProtoField.uint32("rdtp.range.length", "Range length")
 f.token = ProtoField.bytes("rdtp.token", "Address token", base.NONE)
+-- seed 003 anticipated interests and router annotations
+f.anticipated_offset = ProtoField.uint64("rdtp.anticipated.offset", "Anticipated range offset")
+f.anticipated_length = ProtoField.uint32("rdtp.anticipated.length", "Anticipated range length")
+f.request_nonce = ProtoField.uint64("rdtp.request_nonce", "Nonce of the request answered", base.HEX)
+f.annotation_node = ProtoField.string("rdtp.annotation.node", "Annotating router")
+f.annotation_time = ProtoField.uint64("rdtp.annotation.time", "Time, ns (T_I, or T_D - T_I once returned)")
+f.annotation_held = ProtoField.uint64("rdtp.annotation.held", "Anticipated units held (bitmap)", base.HEX)
+f.annotation_hops = ProtoField.uint8("rdtp.annotation.hops", "Hops towards the receiver")
+f.annotation_flags = ProtoField.uint8("rdtp.annotation.flags", "Flags", base.HEX)
+f.annotation_returned = ProtoField.bool("rdtp.annotation.returned", "RETURNED", 8, nil, 0x01)
 f.token_epoch = ProtoField.uint32("rdtp.token.epoch", "Epoch (rdtp nodes' tokens)")
 f.token_mac = ProtoField.bytes("rdtp.token.mac", "MAC", base.NONE)
 -- Data
@@ -200,6 +213,33 @@ local function dissect_options(tvb, tree, at, len, unit)
                 end
                 ranges[#ranges + 1] = { ro, rl }
             end
+        elseif t == 0x02 then
+            if l == 0 or l % 12 ~= 0 or l > 96 then
+                error({ rdtp = "ANTICIPATED length is not 1-8 ranges of 12 bytes" }, 0)
+            end
+            for r = v, v + l - 12, 12 do
+                local item = sub:add(f.anticipated_offset, tvb(r, 8))
+                sub:add(f.anticipated_length, tvb(r + 8, 4))
+                if unit and unit > 0 then
+                    local ro, rl = tvb(r, 8):uint64(), tvb(r + 8, 4):uint()
+                    item:append_text(string.format(" (units %s–%s)", tostring(ro / unit), tostring((ro + rl) / unit - 1)))
+                end
+            end
+        elseif t == 0x03 then
+            if l ~= 8 then
+                error({ rdtp = "REQUEST_NONCE must be 8 bytes" }, 0)
+            end
+            sub:add(f.request_nonce, tvb(v, 8))
+        elseif t == 0x40 then
+            if l ~= 26 then
+                error({ rdtp = "ROUTER_ANNOTATION must be 26 bytes" }, 0)
+            end
+            sub:add(f.annotation_node, tvb(v, 8), node_id(tvb(v, 8)))
+            sub:add(f.annotation_time, tvb(v + 8, 8))
+            sub:add(f.annotation_held, tvb(v + 16, 8))
+            sub:add(f.annotation_hops, tvb(v + 24, 1))
+            local fl = sub:add(f.annotation_flags, tvb(v + 25, 1))
+            fl:add(f.annotation_returned, tvb(v + 25, 1))
         elseif t == 0x41 then
             if l < 1 or l > 64 then
                 error({ rdtp = "ADDRESS_TOKEN must be 1–64 bytes" }, 0)

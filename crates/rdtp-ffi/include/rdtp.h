@@ -64,7 +64,8 @@ typedef struct RdtpReceiverConfig {
   // "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
   // controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
   const char *cc;
-  // Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4).
+  // Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4), less the room a
+  // controller listing anticipated interests needs for annotations (cctcp: 1060).
   uint16_t unit;
   // Aggregation limit L; 0 = 64.
   uint32_t max_aggregation;
@@ -142,6 +143,9 @@ typedef struct RdtpStats {
   // Current window (units) and pacing rate (bytes/s; negative if unpaced).
   uint64_t cwnd;
   double pacing_rate;
+  // Units that arrived after being declared lost, before being asked for again
+  // (spurious losses; see `rdtp_proto::receiver::Stats::late_arrivals`).
+  uint64_t late_arrivals;
 } RdtpStats;
 
 // A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),

@@ -56,7 +56,8 @@ pub struct RdtpReceiverConfig {
     /// "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
     /// controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
     pub cc: *const c_char,
-    /// Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4).
+    /// Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4), less the room a
+    /// controller listing anticipated interests needs for annotations (cctcp: 1060).
     pub unit: u16,
     /// Aggregation limit L; 0 = 64.
     pub max_aggregation: u32,
@@ -173,6 +174,9 @@ pub struct RdtpStats {
     /// Current window (units) and pacing rate (bytes/s; negative if unpaced).
     pub cwnd: u64,
     pub pacing_rate: f64,
+    /// Units that arrived after being declared lost, before being asked for again
+    /// (spurious losses; see `rdtp_proto::receiver::Stats::late_arrivals`).
+    pub late_arrivals: u64,
 }
 
 /// Aggregate server counters.
@@ -266,9 +270,11 @@ unsafe fn cc_config(spec: *const c_char) -> Result<CcConfig, String> {
 unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
     let cc = unsafe { cc_config(c.cc) }.ok()?;
     let d = ReceiverConfig::default();
+    // The default unit fits a 1500-byte MTU with the options this controller's Data carry.
+    let unit = if c.unit == 0 { d.unit - cc.data_options_room() } else { c.unit };
     Some(ReceiverConfig {
         cc,
-        unit: if c.unit == 0 { d.unit } else { c.unit },
+        unit,
         max_aggregation: if c.max_aggregation == 0 { d.max_aggregation } else { c.max_aggregation },
         reorder_threshold: if c.reorder_threshold == 0 { d.reorder_threshold } else { c.reorder_threshold },
         recv_window: if c.recv_window == 0 { d.recv_window } else { c.recv_window },
@@ -277,6 +283,7 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
             min: nonzero_ns(c.min_rto_ns, d.rto.min),
             max: nonzero_ns(c.max_rto_ns, d.rto.max),
             k: if c.rto_k == 0 { d.rto.k } else { c.rto_k },
+            granularity: d.rto.granularity,
         },
         idle_timeout: nonzero_ns(c.idle_timeout_ns, d.idle_timeout),
         seed: c.seed,
@@ -547,6 +554,7 @@ pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpReceiver, out: *mut 
         inflight: r.rx.inflight(),
         cwnd: c.cwnd(),
         pacing_rate: c.pacing_rate().unwrap_or(-1.0),
+        late_arrivals: s.late_arrivals,
     };
 }
 

@@ -311,6 +311,14 @@ impl Net {
         }
     }
 
+    /// The router at node `n`, to change it (warm its store, add routes).
+    pub fn router_mut(&mut self, n: NodeIx) -> &mut Router {
+        match &mut self.nodes[n].kind {
+            NodeKind::Router(r) => r,
+            k => panic!("node {n} is not a router: {k:?}"),
+        }
+    }
+
     /// The server at node `n`.
     pub fn server(&self, n: NodeIx) -> &Server {
         match &self.nodes[n].kind {

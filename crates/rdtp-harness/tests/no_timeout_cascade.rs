@@ -12,6 +12,12 @@ use core::time::Duration;
 use rdtp_harness::{PathConfig, single_flow};
 use rdtp_proto::cc::CcConfig;
 
+/// Seed 003's `cctcp`, `cctcp-single` and `icp` are their own loss detectors too: one timer
+/// per unit and no fast re-request (S3 §I: out of order is no sign of loss in an ICN), so
+/// every queue drop is found by its unit's timer and counted as a timeout. For them the
+/// cascade this test is about would show as more timeouts than drops.
+const SEED003_OWN_TIMERS: [&str; 3] = ["cctcp", "cctcp-single", "icp"];
+
 #[test]
 fn no_timeout_cascade_at_10mbps_100ms_1bdp() {
     let path = PathConfig::new(10e6, Duration::from_millis(100)).with_queue_bdp(1.0);
@@ -29,7 +35,12 @@ fn no_timeout_cascade_at_10mbps_100ms_1bdp() {
         let rerequested = r.units_rerequested as f64 / r.units_requested as f64;
         eprintln!("{cc}: {r:?}");
         assert!(r.byte_exact, "{cc}");
-        assert!(r.timeouts <= 2, "{cc}: {} timeouts", r.timeouts);
+        if SEED003_OWN_TIMERS.contains(&cc) {
+            // Every expiry is a drop found by its unit's timer: none is spurious.
+            assert!(r.timeouts <= r.queue_drops, "{cc}: {} timeouts, {} drops", r.timeouts, r.queue_drops);
+        } else {
+            assert!(r.timeouts <= 2, "{cc}: {} timeouts", r.timeouts);
+        }
         assert!(rerequested <= 0.02, "{cc}: {:.2} % of units re-requested", rerequested * 100.0);
     }
 }

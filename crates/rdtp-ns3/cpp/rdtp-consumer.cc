@@ -37,6 +37,17 @@ RdtpConsumer::GetTypeId()
                           StringValue("object"),
                           MakeStringAccessor(&RdtpConsumer::m_objectName),
                           MakeStringChecker())
+            .AddAttribute("ObjectEid",
+                          "The object's EID in hex (64 digits), with ObjectSize: fetch it without "
+                          "resolving ObjectName first (no resolution round trip)",
+                          StringValue(""),
+                          MakeStringAccessor(&RdtpConsumer::m_objectEid),
+                          MakeStringChecker())
+            .AddAttribute("ObjectSize",
+                          "The object's size in bytes (with ObjectEid)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdtpConsumer::m_objectSize),
+                          MakeUintegerChecker<uint64_t>())
             .AddAttribute("Controller",
                           "Congestion controller spec NAME[:KEY=VALUE,...], e.g. bbr, bbr-wifi, "
                           "bbrp:probe_gain=2, fixed:window=32 (rdtp_cc_help() lists them all)",
@@ -121,7 +132,8 @@ RdtpConsumer::GetTypeId()
 }
 
 RdtpConsumer::RdtpConsumer()
-    : m_unit(0),
+    : m_objectSize(0),
+      m_unit(0),
       m_maxAggregation(0),
       m_seed(0),
       m_rcvBufSize(8 << 20),
@@ -153,6 +165,12 @@ void
 RdtpConsumer::DoDispose()
 {
     m_timer.Cancel();
+    if (m_socket)
+    {
+        // Release the port (a workload disposes of finished consumers without stopping them).
+        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->Close();
+    }
     m_socket = nullptr;
     rdtp_receiver_free(m_rx);
     m_rx = nullptr;
@@ -179,7 +197,19 @@ RdtpConsumer::StartApplication()
     cfg.rto_k = m_rtoK;
     cfg.idle_timeout_ns = static_cast<uint64_t>(std::max<int64_t>(0, m_idleTimeout.GetNanoSeconds()));
     m_startTime = Simulator::Now();
-    m_rx = rdtp_receiver_new(&cfg, m_objectName.c_str(), NowNs());
+    if (m_objectEid.empty())
+    {
+        m_rx = rdtp_receiver_new(&cfg, m_objectName.c_str(), NowNs());
+    }
+    else
+    {
+        uint8_t eid[32];
+        if (m_objectEid.size() != 64)
+            NS_FATAL_ERROR("RdtpConsumer: ObjectEid must be 64 hex digits");
+        for (int i = 0; i < 32; i++)
+            eid[i] = static_cast<uint8_t>(std::stoi(m_objectEid.substr(2 * i, 2), nullptr, 16));
+        m_rx = rdtp_receiver_new_known(&cfg, eid, m_objectSize, NowNs());
+    }
     if (m_rx == nullptr)
     {
         char why[512] = "";

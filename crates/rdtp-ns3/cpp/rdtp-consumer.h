@@ -86,6 +86,8 @@ class RdtpConsumer : public Application
     // Attributes
     Address m_remote;
     std::string m_objectName;
+    std::string m_objectEid;
+    uint64_t m_objectSize;
     std::string m_controller;
     uint32_t m_unit;
     uint32_t m_maxAggregation;

@@ -97,6 +97,7 @@ InstallRouters(const Net& net,
         Ptr<RdtpRouter> r = CreateObject<RdtpRouter>();
         std::string node;
         std::vector<std::pair<std::string, std::string>> routes;
+        std::vector<std::pair<std::string, InetSocketAddress>> resolved;
         Configure(r, item, node, routes);
         Ptr<Node> at = NamedNode(net, node);
         r->SetAttribute("Label", StringValue(node.size() <= 8 ? node : "router"));
@@ -109,12 +110,22 @@ InstallRouters(const Net& net,
                 r->SetDefaultRoute(next);
             else
                 r->AddRoute(prefix, next);
+            resolved.emplace_back(prefix, next);
         }
         at->AddApplication(r);
         r->SetStartTime(start);
-        placed.push_back({node, r});
+        placed.push_back({node, r, resolved});
     }
     return placed;
+}
+
+void
+RouteObject(const std::vector<PlacedRouter>& routers, const std::string& server, const std::string& eidHex)
+{
+    for (const auto& r : routers)
+        for (const auto& [prefix, next] : r.routes)
+            if (prefix == server)
+                r.app->AddRoute(eidHex, next);
 }
 
 } // namespace ns3

@@ -27,7 +27,14 @@ struct PlacedRouter
 {
     std::string node;
     Ptr<RdtpRouter> app;
+    /// Its routes: name prefix ("" = the default route) and next hop.
+    std::vector<std::pair<std::string, InetSocketAddress>> routes;
 };
+
+/// Route the EID `eidHex` of an object of server `server` at every router the way it routes
+/// the server's name prefix (or by its default route): requests that skip resolution (a
+/// workload's known objects) then find their way without the routers learning the EID.
+void RouteObject(const std::vector<PlacedRouter>& routers, const std::string& server, const std::string& eidHex);
 
 /// Node `name` of `net` (Fail if it has none).
 Ptr<Node> NamedNode(const Net& net, const std::string& name);

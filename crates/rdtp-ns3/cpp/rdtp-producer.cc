@@ -129,6 +129,28 @@ RdtpProducer::CreateServer()
     rdtp_server_set_validation(m_server, m_validation, nullptr);
 }
 
+bool
+RdtpProducer::Resolve(const std::string& name, std::string& eidHex, uint64_t& size)
+{
+    if (m_server == nullptr)
+    {
+        CreateServer();
+    }
+    uint8_t eid[32];
+    if (!rdtp_server_resolve(m_server, name.c_str(), eid, &size))
+    {
+        return false;
+    }
+    static const char* digits = "0123456789abcdef";
+    eidHex.clear();
+    for (uint8_t b : eid)
+    {
+        eidHex += digits[b >> 4];
+        eidHex += digits[b & 15];
+    }
+    return true;
+}
+
 void
 RdtpProducer::StartApplication()
 {

@@ -31,6 +31,9 @@ class RdtpProducer : public Application
 
     /// The server's aggregate counters.
     RdtpServerStats GetServerStats() const;
+    /// The EID (hex) and size of object `name`, as the server would resolve it (creates the
+    /// server from the Objects attribute if it was not yet). False if it has no such object.
+    bool Resolve(const std::string& name, std::string& eidHex, uint64_t& size);
 
     /// A datagram received from / sent to a consumer, with the consumer's address.
     typedef void (*PacketAddressCallback)(Ptr<const Packet> packet, const Address& peer);

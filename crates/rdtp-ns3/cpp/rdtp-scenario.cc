@@ -3,8 +3,9 @@
 // Topologies (built by rdtp-topology.cc, shared with the real-time emulator): "dumbbell"
 // (server - router - bottleneck - router - N clients), "wifi" (server - wired p2p - AP -
 // N stations) and "graph" (rdtp-graph.cc: named servers, routers and clients). Flows: rdtp
-// (RdtpConsumer/RdtpProducer around the real core), tcp-bbr / tcp-cubic (BulkSendApplication
-// + PacketSink with ns-3's TCP models), udp (saturating OnOff CBR). Caching routers
+// (RdtpConsumer/RdtpProducer around the real core), workload (RdtpWorkload: Poisson × Zipf
+// fetches of a catalogue, seed 003 §III; fetches.csv), tcp-bbr / tcp-cubic
+// (BulkSendApplication + PacketSink with ns-3's TCP models), udp (saturating OnOff CBR). Caching routers
 // (RdtpRouter, placed by rdtp-placement.cc) on the nodes --Routers names. Writes
 // timeseries.csv, flows.csv, queue.csv, cs.csv (with routers) and run.toml into --Out. No
 // protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc / rdtp-router.cc.
@@ -16,6 +17,7 @@
 #include "rdtp-run.h"
 #include "rdtp-topology.h"
 #include "rdtp-wifi-monitor.h"
+#include "rdtp-workload.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -87,6 +89,13 @@ struct FlowSpec
     bool up = false;    // tcp/udp: client → server (seed 002's uplink stations)
     /// rdtp informed start: "" (none), "auto" (the station's own estimate), or bytes/s.
     std::string initialRate;
+    // workload (seed 003 §III): fetches per second, Zipf exponent, catalogue size, the servers
+    // the objects are spread over (round robin by rank) and each one's first hop ("-": none).
+    double requests = 0.0;
+    double alpha = 0.8;
+    uint32_t objects = 0;
+    std::vector<std::string> servers;
+    std::vector<std::string> vias;
 };
 
 /// Seed 002's listeners: the sniffer node's monitor (wifi.csv, joins.csv) and each informed
@@ -181,6 +190,16 @@ ParseFlows(const std::string& text, double duration)
                         Fail("flow dir must be up or down");
                     f.up = v == "up";
                 }
+                else if (k == "requests")
+                    f.requests = std::stod(v);
+                else if (k == "alpha")
+                    f.alpha = std::stod(v);
+                else if (k == "objects")
+                    f.objects = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "servers")
+                    f.servers = Split(v, ':');
+                else if (k == "vias")
+                    f.vias = Split(v, ':');
                 else if (k == "initial_rate")
                 {
                     if (v != "auto")
@@ -204,10 +223,13 @@ ParseFlows(const std::string& text, double duration)
         {
             f.cc = f.kind.substr(4);
         }
-        else if (f.kind == "rdtp")
+        else if (f.kind == "rdtp" || f.kind == "workload")
         {
             if (f.cc.empty())
                 f.cc = "bbr";
+            if (f.kind == "workload" &&
+                (f.requests <= 0 || f.objects == 0 || f.size == 0 || f.servers.empty() || f.vias.size() != f.servers.size()))
+                Fail("a workload needs requests > 0, objects > 0, size > 0, servers and as many vias");
         }
         else if (f.kind == "udp")
         {
@@ -215,7 +237,7 @@ ParseFlows(const std::string& text, double duration)
         }
         else
         {
-            Fail("unknown flow kind '" + f.kind + "' (rdtp, tcp-bbr, tcp-cubic, tcp-reno, udp)");
+            Fail("unknown flow kind '" + f.kind + "' (rdtp, workload, tcp-bbr, tcp-cubic, tcp-reno, udp)");
         }
         if (f.stop < 0 || f.stop > duration)
             f.stop = duration;
@@ -361,6 +383,13 @@ NameSeed(const Params& p, const std::string& name)
     return SplitMix64((uint64_t(p.seed) << 32) ^ (uint64_t(p.run) << 8) ^ s);
 }
 
+/// The name of the object of Zipf rank `rank` in a workload's catalogue of `size`-byte objects.
+std::string
+CatalogueName(const std::string& server, uint64_t size, uint32_t rank)
+{
+    return (server.empty() ? "" : server + "/") + "cat-" + std::to_string(size) + "-" + std::to_string(rank);
+}
+
 Objects
 PlanObjects(std::vector<FlowSpec>& flows, const Net& net, const Params& p)
 {
@@ -369,6 +398,18 @@ PlanObjects(std::vector<FlowSpec>& flows, const Net& net, const Params& p)
     std::vector<std::string> bulkNames;
     for (auto& f : flows)
     {
+        if (f.kind == "workload")
+        {
+            // The catalogue: rank i (from 1) is <server>/cat-<size>-<i>, servers in turn.
+            for (uint32_t i = 1; i <= f.objects; i++)
+            {
+                const std::string& server = f.servers[(i - 1) % f.servers.size()];
+                const std::string name = CatalogueName(server, f.size, i);
+                o.sizes[name] = f.size;
+                o.server[name] = server;
+            }
+            continue;
+        }
         if (f.kind != "rdtp")
             continue;
         const std::string prefix = f.server.empty() ? "" : f.server + "/";
@@ -539,6 +580,112 @@ InstallRdtpFlow(const Params& p,
     return c;
 }
 
+/// fetches.csv: one row per fetch of every workload flow (seed 003 §III's flow completion
+/// times), written as fetches end.
+class FetchLog
+{
+  public:
+    explicit FetchLog(const std::string& dir, double warmup)
+        : m_out(dir + "/fetches.csv"),
+          m_warmup(warmup)
+    {
+        m_out << "flow,fetch,client,cc,object,rank,server,start_s,finish_s,fct_s,completed,failed,measured,"
+                 "bytes,timeouts,late_arrivals,duplicates,rerequested,lost,n_sources,cached_bytes,sources\n";
+    }
+
+    void Row(uint32_t flow, const FlowSpec& f, const WorkloadFetch& w, double settle)
+    {
+        const double start = w.start.GetSeconds() - settle;
+        const bool done = !w.finish.IsNegative();
+        const double finish = done ? w.finish.GetSeconds() - settle : std::nan("");
+        uint64_t cached = 0;
+        std::vector<std::pair<std::string, uint64_t>> shares;
+        for (const RdtpSource& src : w.sources)
+        {
+            shares.emplace_back(NodeIdLabel(src.node), src.bytes);
+            if (src.cached)
+                cached += src.bytes;
+        }
+        std::sort(shares.begin(), shares.end(), [](const auto& a, const auto& b) {
+            return a.second != b.second ? a.second > b.second : a.first < b.first;
+        });
+        std::string list;
+        for (const auto& [label, bytes] : shares)
+            list += (list.empty() ? "" : ";") + label + ":" + std::to_string(bytes);
+        const RdtpStats& st = w.stats;
+        m_out << flow << "," << w.index << "," << f.client << "," << f.cc.substr(0, f.cc.find(':')) << ","
+              << w.object->name << "," << w.rank << "," << w.object->server << "," << Fmt(start, 6) << ","
+              << (done ? Fmt(finish, 6) : "") << "," << (done ? Fmt(finish - start, 6) : "") << ","
+              << (done ? 1 : 0) << "," << (w.failed ? 1 : 0) << "," << (start >= m_warmup ? 1 : 0) << ","
+              << w.bytes << "," << st.timeouts << "," << st.late_arrivals << "," << st.duplicates << ","
+              << st.units_rerequested << "," << st.units_lost << "," << w.sources.size() << "," << cached
+              << "," << list << "\n";
+    }
+
+  private:
+    std::ofstream m_out;
+    double m_warmup;
+};
+
+/// A workload flow (seed 003 §III): an RdtpWorkload on its client fetching the catalogue's
+/// objects — their EIDs from the producers, so no fetch waits for a resolution — each fetch
+/// into fetches.csv; the bytes of all its fetches count as the flow's.
+Ptr<RdtpWorkload>
+InstallWorkloadFlow(const Params& p,
+                    const Net& net,
+                    const FlowSpec& f,
+                    uint32_t i,
+                    FlowRecord* fr,
+                    FlowRecorder* rec,
+                    const std::vector<Producer>& producers,
+                    FetchLog* log)
+{
+    Ptr<Node> client = net.clients[f.client];
+    std::vector<WorkloadObject> catalogue;
+    for (uint32_t rank = 1; rank <= f.objects; rank++)
+    {
+        const size_t k = (rank - 1) % f.servers.size();
+        WorkloadObject o;
+        o.server = f.servers[k];
+        o.name = CatalogueName(o.server, f.size, rank);
+        auto prod = std::find_if(producers.begin(), producers.end(), [&o](const Producer& x) { return x.node == o.server; });
+        if (prod == producers.end() || !prod->app->Resolve(o.name, o.eid, o.size))
+            Fail("workload object " + o.name + " has no producer");
+        FlowSpec hop = f;
+        hop.server = o.server;
+        hop.via = f.vias[k] == "-" ? "" : f.vias[k];
+        o.firstHop = FirstHop(net, p, hop, client);
+        catalogue.push_back(o);
+    }
+    Ptr<RdtpWorkload> w = CreateObject<RdtpWorkload>();
+    w->SetAttribute("Rate", DoubleValue(f.requests));
+    w->SetAttribute("Alpha", DoubleValue(f.alpha));
+    w->SetAttribute("Controller", StringValue(f.cc));
+    w->SetAttribute("Unit", UintegerValue(f.unit));
+    w->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
+    w->SetAttribute("Stream", IntegerValue(1000 + 2 * int64_t(i)));
+    w->SetCatalogue(std::move(catalogue));
+    const double settle = p.settle;
+    w->SetFetchDone([log, i, f, settle](const WorkloadFetch& fetch) { log->Row(i, f, fetch, settle); });
+    client->AddApplication(w);
+    w->SetStartTime(AtScenario(p, f.start));
+    w->SetStopTime(AtScenario(p, f.stop));
+    Must(w->TraceConnectWithoutContext("Delivered", Callback<void, uint64_t>([fr, rec](uint64_t n) {
+                                      fr->OnBytes(ScenarioNow(), rec->Window(), n);
+                                  })), "w Delivered");
+    return w;
+}
+
+/// Route every workload object's EID at every caching router as its server's name.
+void
+RouteWorkloadObjects(const std::vector<Ptr<RdtpWorkload>>& workloads, const std::vector<PlacedRouter>& routers)
+{
+    for (const auto& w : workloads)
+        if (w)
+            for (const WorkloadObject& o : w->Catalogue())
+                RouteObject(routers, o.server, o.eid);
+}
+
 /// A udp flow: a saturating OnOff CBR source on the server, a PacketSink on the client.
 void
 InstallUdpFlow(const Params& p, const Net& net, const FlowSpec& f, uint16_t port, FlowRecord* fr, FlowRecorder* rec)
@@ -672,7 +819,7 @@ InstallTcpFlow(const Params& p,
 }
 
 /// Every flow on its client, recorded by `recorder`; the rdtp consumers by flow index
-/// (null for the baselines).
+/// (null for the baselines), and the workloads likewise.
 std::vector<Ptr<RdtpConsumer>>
 InstallFlows(const Params& p,
              const Net& net,
@@ -680,10 +827,14 @@ InstallFlows(const Params& p,
              const Objects& objects,
              const std::string& globalTcp,
              FlowRecorder& recorder,
-             WifiObservers& wifi)
+             WifiObservers& wifi,
+             const std::vector<Producer>& producers,
+             FetchLog* fetchLog,
+             std::vector<Ptr<RdtpWorkload>>& workloads)
 {
     FlowRecorder* rec = &recorder;
     std::vector<Ptr<RdtpConsumer>> consumers(flows.size());
+    workloads.assign(flows.size(), nullptr);
     for (uint32_t i = 0; i < flows.size(); i++)
     {
         const FlowSpec& f = flows[i];
@@ -696,11 +847,13 @@ InstallFlows(const Params& p,
         r.client = f.client;
         r.start = f.start;
         r.stop = f.stop;
-        r.objectSize = f.kind == "rdtp" ? objects.sizes.at(f.object) : f.size;
+        r.objectSize = f.kind == "rdtp" ? objects.sizes.at(f.object) : (f.kind == "workload" ? 0 : f.size);
         FlowRecord* fr = &rec->Add(r);
         const uint16_t port = static_cast<uint16_t>(50000 + i);
         if (f.kind == "rdtp")
             consumers[i] = InstallRdtpFlow(p, net, f, i, fr, rec, wifi);
+        else if (f.kind == "workload")
+            workloads[i] = InstallWorkloadFlow(p, net, f, i, fr, rec, producers, fetchLog);
         else if (f.kind == "udp")
             InstallUdpFlow(p, net, f, port, fr, rec);
         else // tcp-bbr / tcp-cubic / tcp-reno
@@ -1014,8 +1167,12 @@ rdtp_ns3_run(int argc, char** argv)
     FlowRecorder recorder(p.out, window, p.interval);
     const std::vector<Producer> producers = InstallProducers(net, p, objects);
     WifiObservers wifi;
+    std::unique_ptr<FetchLog> fetchLog;
+    if (std::any_of(flows.begin(), flows.end(), [](const FlowSpec& f) { return f.kind == "workload"; }))
+        fetchLog = std::make_unique<FetchLog>(p.out, p.warmup);
+    std::vector<Ptr<RdtpWorkload>> workloads;
     const std::vector<Ptr<RdtpConsumer>> consumers =
-        InstallFlows(p, net, flows, objects, o.globalTcp, recorder, wifi);
+        InstallFlows(p, net, flows, objects, o.globalTcp, recorder, wifi, producers, fetchLog.get(), workloads);
     StartSniffer(p, net, flows, wifi);
     if (p.requests)
         RecordRequests(p, consumers);
@@ -1023,6 +1180,7 @@ rdtp_ns3_run(int argc, char** argv)
         StopWhenDone(flows, consumers);
     std::unique_ptr<CsTracer> cs;
     const std::vector<PlacedRouter> routers = InstallCachingRouters(p, net, recorder, cs);
+    RouteWorkloadObjects(workloads, routers);
     QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
     if (net.attachQueue)
         net.attachQueue(&qmon);
@@ -1033,6 +1191,9 @@ rdtp_ns3_run(int argc, char** argv)
     Simulator::Stop(AtScenario(p, p.duration));
     Simulator::Run();
     o.simulated = Simulator::Now().GetSeconds();
+    for (const auto& w : workloads)
+        if (w)
+            w->Flush();
     CollectRdtpStats(consumers, recorder);
     if (cs)
     {

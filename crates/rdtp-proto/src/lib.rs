@@ -8,7 +8,8 @@
 //! * [`wire`] — the datagram format (version 3; `docs/PROTOCOL.md` has layouts and vectors);
 //! * [`receiver`] — the receiver state machine: request window, RTT/RTO, delivery-rate
 //!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
-//! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`;
+//! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`, `cctcp` (seed 003:
+//!   a window and an RTO per expected source, from anticipated interests), `cctcp-single`, `icp`;
 //! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
 //! * [`lister`] — the client side of catalogue listing;
 //! * [`router`] — the caching router: content store, pending requests (coalescing),

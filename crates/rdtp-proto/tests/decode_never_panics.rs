@@ -139,6 +139,179 @@ proptest! {
     }
 }
 
+/// An option area of seed 003's items with arbitrary contents and counts (within and beyond
+/// the bounds): an `ANTICIPATED` list, a nonce, annotations, in a shuffled order.
+fn annotation_area() -> impl Strategy<Value = Vec<u8>> {
+    use rdtp_proto::wire::annotation::Annotation;
+    (
+        proptest::collection::vec((any::<u64>(), any::<u32>()), 0..10),
+        proptest::option::of(any::<u64>()),
+        proptest::collection::vec((any::<u64>(), any::<u64>(), any::<u64>(), any::<u8>(), any::<u8>()), 0..10),
+        any::<bool>(),
+    )
+        .prop_map(|(ranges, nonce, anns, small)| {
+            let mut v = Vec::new();
+            if !ranges.is_empty() {
+                v.push(0x02);
+                v.extend_from_slice(&((ranges.len() * 12) as u16).to_be_bytes());
+                for (o, l) in ranges {
+                    // Small values too, so that some lists are valid for a 1000-byte unit.
+                    let (o, l) = if small { (o % 50_000 * 1000, l % 80 * 1000) } else { (o, l) };
+                    v.extend_from_slice(&o.to_be_bytes());
+                    v.extend_from_slice(&l.to_be_bytes());
+                }
+            }
+            if let Some(n) = nonce {
+                let at = v.len();
+                v.resize(at + 11, 0);
+                rdtp_proto::wire::annotation::write_request_nonce(&mut v[at..], n);
+            }
+            for (node, time, held, hops, flags) in anns {
+                let a = Annotation { node: rdtp_proto::NodeId::from_u64(node % 4), time, held, hops, flags };
+                let at = v.len();
+                v.resize(at + 29, 0);
+                a.write(&mut v[at..]);
+            }
+            v
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+    /// Seed 003's options in Requests and Data: decoding never panics and round-trips; the
+    /// routers' in-place rewrite on the way back never panics, keeps the length and leaves a
+    /// decodable Data decodable; a router and a server answer such requests with datagrams
+    /// that decode, and the router keeps nothing once they are answered.
+    #[test]
+    fn anticipated_interests_and_annotations(opts in annotation_area(), unit in 64u16..2000, now in any::<u64>()) {
+        use rdtp_proto::wire::{ByteRange, Data, DataFlags, Options, Request, RequestFlags};
+        use rdtp_proto::wire::annotation::on_return;
+        let Ok(options) = Options::parse(&opts) else { return Ok(()) };
+        let cat = catalog();
+        let (eid, size) = rdtp_proto::server::Catalog::resolve(&cat, "x").unwrap();
+        let req = Request {
+            flags: RequestFlags(0),
+            hop_limit: 8,
+            unit,
+            tag: 1,
+            nonce: 2,
+            eid,
+            range: ByteRange::new(0, u32::from(unit)),
+            options,
+        };
+        let mut rbuf = vec![0u8; req.encoded_len()];
+        req.encode(&mut rbuf).unwrap();
+        prop_assert_eq!(Packet::decode(&rbuf).unwrap(), Packet::Request(req));
+        let d = Data {
+            flags: DataFlags(0),
+            hops: 0,
+            tag: 1,
+            eid,
+            offset: 0,
+            total_size: size,
+            served_by: rdtp_proto::NodeId::ORIGIN,
+            options,
+            payload: &[1, 2, 3],
+        };
+        let mut dbuf = vec![0u8; d.encoded_len()];
+        d.encode(&mut dbuf).unwrap();
+        for me in 0..4 {
+            on_return(&mut dbuf, rdtp_proto::NodeId::from_u64(me), now);
+            prop_assert_eq!(dbuf.len(), d.encoded_len());
+            prop_assert!(Packet::decode(&dbuf).is_ok());
+        }
+        // Through a router to a server and back.
+        use std::net::SocketAddr;
+        use rdtp_proto::router::{Router, RouterConfig, fib::Fib, MAX_DATAGRAM};
+        let (rx, up): (SocketAddr, SocketAddr) = ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap());
+        let open = ValidationConfig { enabled: false, ..ValidationConfig::default() };
+        let mut router = Router::new(RouterConfig { fib: Fib::new(Some(up)), validation: open.clone(), ..RouterConfig::default() });
+        let mut server = Server::new(ServerConfig { validation: open, ..ServerConfig::default() });
+        router.handle_datagram(Time::ZERO, rx, &rbuf);
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        let mut upstream = vec![];
+        while let Some(t) = router.poll_transmit(&mut buf) {
+            prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
+            if t.to == up {
+                upstream.push(buf[..t.len].to_vec());
+            }
+        }
+        for u in upstream {
+            let mut reply = server.handle(Time::ZERO, "10.0.0.3:3".parse().unwrap(), &cat, &u);
+            let mut answers = vec![];
+            while let Some(n) = reply.next_datagram(&mut buf) {
+                answers.push(buf[..n].to_vec());
+            }
+            for a in answers {
+                prop_assert!(Packet::decode(&a).is_ok());
+                router.handle_datagram(Time::from_millis(1), up, &a);
+            }
+        }
+        while let Some(t) = router.poll_transmit(&mut buf) {
+            prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
+        }
+        prop_assert_eq!(router.pit_len(), 0);
+    }
+
+    /// A `cctcp` receiver mid-transfer survives Data that answer its own requests (their
+    /// tags and nonces right, as a forger on the path could make them) with arbitrary
+    /// anticipated lists and annotations, and from arbitrary sources.
+    #[test]
+    fn cctcp_receiver_survives_forged_annotations(
+        datagrams in proptest::collection::vec((any::<u64>(), annotation_area()), 1..30)
+    ) {
+        use rdtp_proto::wire::{Data, DataFlags, Options};
+        let cat = catalog();
+        let (eid, size) = rdtp_proto::server::Catalog::resolve(&cat, "x").unwrap();
+        let cfg = ReceiverConfig { cc: "cctcp".parse().unwrap(), unit: 1000, ..ReceiverConfig::default() };
+        let mut rx = Receiver::new(cfg, Target::Known { eid, size }, Time::ZERO);
+        let mut buf = vec![0u8; 2048];
+        let mut asked: Vec<(u32, u64, u64)> = vec![];
+        let mut t = Time::ZERO;
+        for (pick, mut opts) in datagrams {
+            while let Some(n) = rx.poll_transmit(t, &mut buf) {
+                if let Ok(Packet::Request(r)) = Packet::decode(&buf[..n]) {
+                    asked.push((r.tag, r.nonce, r.range.offset));
+                }
+            }
+            if asked.is_empty() {
+                break;
+            }
+            let (tag, nonce, offset) = asked[(pick % asked.len() as u64) as usize];
+            let Ok(o) = Options::parse(&opts) else { continue };
+            if o.request_nonce().is_some() {
+                continue;
+            }
+            let at = opts.len();
+            opts.resize(at + 11, 0);
+            rdtp_proto::wire::annotation::write_request_nonce(&mut opts[at..], nonce);
+            let Ok(options) = Options::parse(&opts) else { continue };
+            let len = (size - offset).min(1000) as usize;
+            let payload = vec![7u8; len];
+            let d = Data {
+                flags: DataFlags(if pick % 2 == 0 { DataFlags::CACHED } else { 0 }),
+                hops: (pick % 5) as u8,
+                tag,
+                eid,
+                offset,
+                total_size: size,
+                served_by: rdtp_proto::NodeId::from_u64(pick % 3),
+                options,
+                payload: &payload,
+            };
+            let mut out = vec![0u8; 4096];
+            if let Ok(n) = d.encode(&mut out) {
+                rx.handle_datagram(t, &out[..n]);
+            }
+            t += core::time::Duration::from_millis(1 + pick % 50);
+            rx.handle_timeout(t);
+            let _ = rx.read(&mut buf);
+            prop_assert!(rx.controller().path_states().len() <= 32);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3_000))]
 

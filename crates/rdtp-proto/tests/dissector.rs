@@ -128,6 +128,14 @@ const VECTOR_FIELDS: &[&str] = &[
     "rdtp.proof.depth",
     "rdtp.proof.count",
     "rdtp.proof.sibling",
+    "rdtp.anticipated.offset",
+    "rdtp.anticipated.length",
+    "rdtp.request_nonce",
+    "rdtp.annotation.node",
+    "rdtp.annotation.time",
+    "rdtp.annotation.held",
+    "rdtp.annotation.hops",
+    "rdtp.annotation.returned",
 ];
 
 /// What the dissector must show for `bytes`, from this crate's decoding of them.
@@ -141,6 +149,28 @@ fn expected(bytes: &[u8]) -> BTreeMap<&'static str, String> {
     let token = |o: &rdtp_proto::wire::Options<'_>, m: &mut BTreeMap<_, _>| {
         if let Some(t) = o.address_token() {
             m.insert("rdtp.token", hex::encode(t));
+        }
+    };
+    // Seed 003's anticipated interests and annotations (Request and Data).
+    let annotations = |o: &rdtp_proto::wire::Options<'_>, m: &mut BTreeMap<_, _>| {
+        let list: Vec<_> = o.anticipated().collect();
+        if !list.is_empty() {
+            m.insert("rdtp.anticipated.offset", join(list.iter().map(|x| x.offset.to_string()).collect()));
+            m.insert("rdtp.anticipated.length", join(list.iter().map(|x| x.length.to_string()).collect()));
+        }
+        if let Some(n) = o.request_nonce() {
+            m.insert("rdtp.request_nonce", format!("0x{n:016x}"));
+        }
+        let a: Vec<_> = o.annotations().collect();
+        if !a.is_empty() {
+            m.insert("rdtp.annotation.node", join(a.iter().map(|x| x.node.to_string()).collect()));
+            m.insert("rdtp.annotation.time", join(a.iter().map(|x| x.time.to_string()).collect()));
+            m.insert("rdtp.annotation.held", join(a.iter().map(|x| format!("0x{:016x}", x.held)).collect()));
+            m.insert("rdtp.annotation.hops", join(a.iter().map(|x| x.hops.to_string()).collect()));
+            m.insert(
+                "rdtp.annotation.returned",
+                join(a.iter().map(|x| u8::from(x.is_returned()).to_string()).collect()),
+            );
         }
     };
     match &p {
@@ -160,6 +190,7 @@ fn expected(bytes: &[u8]) -> BTreeMap<&'static str, String> {
                 m.insert("rdtp.range.length", join(extra.iter().map(|x| x.length.to_string()).collect()));
             }
             token(&r.options, &mut m);
+            annotations(&r.options, &mut m);
         }
         Packet::Data(d) => {
             m.insert("rdtp.data.flags", format!("0x{:02x}", d.flags.0));
@@ -171,6 +202,7 @@ fn expected(bytes: &[u8]) -> BTreeMap<&'static str, String> {
             m.insert("rdtp.total_size", d.total_size.to_string());
             m.insert("rdtp.served_by", d.served_by.to_string());
             m.insert("rdtp.payload", hex::encode(d.payload));
+            annotations(&d.options, &mut m);
         }
         Packet::Nack(n) => {
             m.insert("rdtp.nack.code", n.code.to_u8().to_string());
@@ -251,7 +283,7 @@ fn dissector_decodes_every_protocol_md_vector_as_the_codec_does() {
         return;
     }
     let vectors = vectors();
-    assert!(vectors.len() >= 13, "{} vectors", vectors.len());
+    assert!(vectors.len() >= 15, "{} vectors", vectors.len());
     let types: BTreeSet<u8> = vectors.iter().map(|(_, b)| b[3]).collect();
     assert_eq!(types, (1..=10).collect(), "the vectors cover every message type");
     let path = temp_pcap("vectors");

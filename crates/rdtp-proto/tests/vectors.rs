@@ -2,7 +2,8 @@
 //! to the same bytes. The document is the source of the bytes; this file holds their meaning.
 
 use rdtp_proto::tree::{self, Outboard, Verifier};
-use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, DataFlags, NackCode, Packet, Query, RequestFlags};
+use rdtp_proto::wire::annotation::{Annotation, on_return};
+use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, Data, DataFlags, NackCode, Options, Packet, Query, RequestFlags};
 use rdtp_proto::{Eid, NodeId};
 
 mod common;
@@ -62,6 +63,81 @@ fn data_cached() {
         assert_eq!(d.options.raw(), b"");
         assert_eq!(d.payload, b"twelve bytes");
     });
+}
+
+/// Seed 003 §II-A: a request listing anticipated units, annotated by router r1.
+#[test]
+fn request_anticipated() {
+    round_trip("request-anticipated", |p| {
+        let Packet::Request(r) = p else { panic!("{p:?}") };
+        assert_eq!((r.hop_limit, r.unit, r.tag, r.nonce), (31, 1000, 0x0a0b_0c0d, 0x0102_0304_0506_0708));
+        assert_eq!(r.range, ByteRange::new(0, 1000));
+        assert!(r.validate().is_ok());
+        assert_eq!(r.options.anticipated_offsets(1000).collect::<Vec<_>>(), [1000, 2000, 3000, 4000]);
+        let a: Vec<Annotation> = r.options.annotations().collect();
+        assert_eq!(
+            a,
+            [Annotation { node: NodeId::label("r1").unwrap(), time: 100_000_000_000, held: 0b110, hops: 0, flags: 0 }]
+        );
+        assert_eq!(r.options.request_nonce(), None);
+    });
+}
+
+/// Its answer from the origin, back through r2 and r1, and what a receiver computes from it.
+#[test]
+fn data_annotated() {
+    round_trip("data-annotated", |p| {
+        let Packet::Data(d) = p else { panic!("{p:?}") };
+        assert_eq!((d.hops, d.tag, d.offset, d.total_size, d.served_by), (2, 5, 0, 5000, NodeId::ORIGIN));
+        assert_eq!(d.options.request_nonce(), Some(0x0102_0304_0506_0708));
+        assert_eq!(d.options.anticipated().collect::<Vec<_>>(), [ByteRange::new(1000, 4000)]);
+        let a: Vec<Annotation> = d.options.annotations().collect();
+        let returned = |name: &str, ms: u64, held: u64, hops: u8| Annotation {
+            node: NodeId::label(name).unwrap(),
+            time: ms * 1_000_000,
+            held,
+            hops,
+            flags: Annotation::RETURNED,
+        };
+        assert_eq!(a, [returned("r1", 20, 0b110, 0), returned("r2", 12, 0b1000, 1)]);
+        // Eq. 1 with 22 ms at the receiver.
+        let rtt: Vec<u64> = a.iter().map(|x| 22 - x.time / 1_000_000).collect();
+        assert_eq!(rtt, [2, 10]);
+        assert_eq!(d.payload, b"twelve bytes");
+    });
+    // The same bytes come out of the origin's echo of the request r2 forwarded (r1's, plus
+    // r2's annotation) and the rewrite on the way back (at r2 12 ms after it forwarded the
+    // request, at r1 20 ms after).
+    let request = vector("request-anticipated");
+    let Ok(Packet::Request(req)) = Packet::decode(&request) else { panic!() };
+    let r2 = Annotation { node: NodeId::label("r2").unwrap(), time: 7, held: 0b1000, hops: 0, flags: 0 };
+    let mut opts = req.options.raw().to_vec();
+    let mut item = [0u8; 29];
+    r2.write(&mut item);
+    opts.extend_from_slice(&item);
+    // The origin's echo: the list and the annotations as they came, then the nonce.
+    let at = opts.len();
+    opts.resize(at + 11, 0);
+    rdtp_proto::wire::annotation::write_request_nonce(&mut opts[at..], req.nonce);
+    let d = Data {
+        flags: DataFlags(0),
+        hops: 0,
+        tag: 5,
+        eid: eid(),
+        offset: 0,
+        total_size: 5000,
+        served_by: NodeId::ORIGIN,
+        options: Options::parse(&opts).unwrap(),
+        payload: b"twelve bytes",
+    };
+    let mut dg = vec![0u8; d.encoded_len()];
+    d.encode(&mut dg).unwrap();
+    // Each router rewrites the annotations, and adds one to the Data's hop count.
+    on_return(&mut dg, NodeId::label("r2").unwrap(), 7 + 12_000_000);
+    rdtp_proto::wire::set_hops(&mut dg, 1);
+    on_return(&mut dg, NodeId::label("r1").unwrap(), 100_000_000_000 + 20_000_000);
+    rdtp_proto::wire::set_hops(&mut dg, 2);
+    assert_eq!(hex::encode(&dg), hex::encode(vector("data-annotated")));
 }
 
 #[test]
@@ -178,6 +254,8 @@ fn every_vector_in_the_document_is_tested() {
         "request-basic",
         "request-ranges",
         "data-cached",
+        "request-anticipated",
+        "data-annotated",
         "nack-unknown",
         "nack-busy",
         "resolve-name",

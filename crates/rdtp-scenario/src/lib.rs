@@ -455,6 +455,12 @@ pub struct Flow {
     /// rdtp: informed start (seed 002): "auto" (the rate the receiver's station predicts from
     /// what it overhears; WiFi only; normal start when there is no estimate) or a rate.
     pub initial_rate: Option<Quantity>,
+    /// workload (seed 003 §III; graph topologies): fetches started per second on the client
+    /// (a Poisson process), each for an object of a catalogue of `objects` objects of `size`
+    /// bytes spread over every server in turn, drawn from a Zipf(`alpha`) popularity.
+    pub requests: Option<f64>,
+    pub alpha: Option<f64>,
+    pub objects: Option<u32>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -756,6 +762,23 @@ fn validate(s: &Scenario) -> Result<(), String> {
             "rdtp" => {
                 rdtp_cc(f).parse::<CcConfig>().map_err(|e| format!("flow {i}: rdtp cc: {e}"))?;
             }
+            "workload" => {
+                rdtp_cc(f).parse::<CcConfig>().map_err(|e| format!("flow {i}: workload cc: {e}"))?;
+                if s.topology.kind != "graph" {
+                    return Err(format!(
+                        "flow {i}: a workload needs a graph topology (its objects live on its servers)"
+                    ));
+                }
+                if !f.requests.is_some_and(|r| r > 0.0 && r.is_finite()) {
+                    return Err(format!("flow {i}: a workload needs requests (fetches per second) > 0"));
+                }
+                if f.objects.is_none_or(|n| n == 0) || f.size.is_none() {
+                    return Err(format!("flow {i}: a workload needs objects ≥ 1 and size"));
+                }
+                if f.alpha.is_some_and(|a| !(a >= 0.0 && a.is_finite())) {
+                    return Err(format!("flow {i}: alpha must be ≥ 0"));
+                }
+            }
             "tcp" => {
                 if let Some(c) = cc
                     && !["bbr", "cubic", "reno"].contains(&c)
@@ -764,7 +787,7 @@ fn validate(s: &Scenario) -> Result<(), String> {
                 }
             }
             "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
-            k => return Err(format!("flow {i}: kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
+            k => return Err(format!("flow {i}: kind '{k}' (rdtp, workload, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
         }
         match (kind, f.direction.as_deref()) {
             (_, None | Some("down")) => {}
@@ -826,7 +849,26 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                 (k, _) => k.to_string(),
             };
             let mut spec = format!("kind={kind},client={client},start={}", f.start);
-            if kind == "rdtp" {
+            if kind == "workload" {
+                // Every server holds objects; each has its own first hop from this client.
+                let servers = s.topology.nodes_with_role("server");
+                let mut vias = Vec::new();
+                for sv in &servers {
+                    let hop = paths.first_hop(client, sv).map_err(|e| format!("flow client {client}: {e}"))?;
+                    vias.push(hop.unwrap_or("-"));
+                }
+                write!(
+                    spec,
+                    ",requests={},alpha={},objects={},servers={},vias={}",
+                    f.requests.unwrap_or(1.0),
+                    f.alpha.unwrap_or(0.8),
+                    f.objects.unwrap_or(1),
+                    servers.join(":"),
+                    vias.join(":")
+                )
+                .unwrap();
+            }
+            if kind == "rdtp" || kind == "workload" {
                 // The spec's own separators would split the flow list: rdtp-scenario.cc decodes %XX.
                 let cc = rdtp_cc(f).replace('%', "%25").replace(',', "%2C").replace(';', "%3B");
                 write!(spec, ",cc={cc}").unwrap();
@@ -1220,6 +1262,29 @@ kind = "tcp"
 client = 1
 server = "s2"
 "#;
+
+    /// A workload (seed 003) spreads its catalogue over every server and tells rdtp-sim each
+    /// one's first hop from its client; it needs a graph and its rates and sizes.
+    #[test]
+    fn workloads_name_every_server_and_its_first_hop() {
+        let flow = "[[flow]]\nkind = \"workload\"\ncc = \"cctcp\"\nrequests = 0.5\nobjects = 100\nsize = 1000000\nunit = 1000\ncount = 2\n";
+        let text = GRAPH.split("[[flow]]").next().unwrap().to_string() + flow;
+        let (_, runs) = expand(&text, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "o").unwrap();
+        let want = "--Flows=kind=workload,client=0,start=0,requests=0.5,alpha=0.8,objects=100,servers=s1:s2,\
+                    vias=edge:edge,cc=cctcp,size=1000000,server=s1,unit=1000;kind=workload,client=1,start=0,\
+                    requests=0.5,alpha=0.8,objects=100,servers=s1:s2,vias=edge:edge,cc=cctcp,size=1000000,server=s1,unit=1000";
+        assert!(args.contains(&want.to_string()), "{args:?}");
+        for (bad, why) in [
+            (text.replace("requests = 0.5\n", ""), "requests"),
+            (text.replace("objects = 100\n", ""), "objects"),
+            (text.replace("cc = \"cctcp\"", "cc = \"reno\""), "workload cc"),
+            (FILE.split("[[flow]]").next().unwrap().to_string() + flow, "graph topology"),
+        ] {
+            let e = expand(&bad, &[]).map(|_| ()).unwrap_err();
+            assert!(e.contains(why), "want '{why}': {e}");
+        }
+    }
 
     #[test]
     fn graphs_are_checked_and_passed_on_by_node_name() {

@@ -196,8 +196,13 @@ impl Fetch {
         let ipv6 = self.server.ip().to_canonical().is_ipv6();
         let unit = match self.unit {
             UnitChoice::Unit(u) => u,
-            UnitChoice::Mtu(m) => unit_for_mtu(m, ipv6)
-                .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?,
+            UnitChoice::Mtu(m) => {
+                let u = unit_for_mtu(m, ipv6)
+                    .ok_or_else(|| Error::Usage(format!("MTU {m} is too small to carry a {MIN_UNIT}-byte unit")))?;
+                // A controller that lists anticipated interests (seed 003) gets Data with
+                // annotations before the payload: keep them within the MTU.
+                u.saturating_sub(self.config.cc.data_options_room()).max(MIN_UNIT)
+            }
         };
         if !(MIN_UNIT..=MAX_UNIT).contains(&unit) {
             return Err(Error::Usage(format!("unit must be between {MIN_UNIT} and {MAX_UNIT} bytes, not {unit}")));

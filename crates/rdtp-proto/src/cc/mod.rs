@@ -18,13 +18,21 @@
 //!   ([`AckSample::source`]: node, router hops, cached or origin), so a controller can keep a
 //!   window and an RTO per source (CCTCP) or drop samples from a cache (BBR-CD).
 //! * **Release times** — [`Controller::release_time`] may hold the next request until an
-//!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing.
+//!   instant of its choosing (an inter-data-gap pacer), on top of the rate pacing;
+//!   [`Controller::admit`] may hold back a particular unit (CCTCP: until the window and the
+//!   pacing of the source expected to serve it allow, seed 003 eq. 4).
+//! * **Anticipated interests** — [`Controller::anticipation`] makes the receiver list the
+//!   units it will ask for next in every request, and [`Controller::on_annotated`] hands the
+//!   controller what caching routers said about them on the way (seed 003 §II-A).
+//! * **Being its own loss detector** — [`Controller::own_loss_detector`]: when the windows
+//!   and the timeouts are one state (CCTCP's per-source RTOs, ICP's timer), the controller
+//!   implements [`LossDetector`] itself.
 //!
 //! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
 //!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
 //!
 //! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`; seed 001's `bbr-orig`,
-//! `bbr-cd`, `sirc`, `cubic`) are listed in one table,
+//! `bbr-cd`, `sirc`, `cubic`; seed 003's `cctcp`, `cctcp-single`, `icp`) are listed in one table,
 //! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
 //! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
 
@@ -33,18 +41,22 @@ pub mod aimd;
 pub mod bbr;
 pub mod bbr3;
 pub mod bbr_cd;
+pub mod cctcp;
 pub mod cubic;
 pub mod fixed;
+pub mod icp;
 pub mod registry;
 pub mod sirc;
 pub mod spec;
+pub mod unit_timers;
 pub mod windowed_filter;
 
 use core::fmt;
 use core::time::Duration;
 
-use crate::node::ServedBy;
+use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
+use crate::wire::annotation::Annotation;
 
 pub use crate::receiver::loss::LossDetector;
 pub use aggregation::aggregation_count;
@@ -119,6 +131,47 @@ pub struct RequestInfo<'a> {
     pub units: &'a [u64],
     /// They were asked for before (lost).
     pub retransmission: bool,
+}
+
+/// What a Data said about anticipated interests (seed 003 §II-A): it answered a request
+/// that listed units, and routers on the way annotated which of them they hold. Given to
+/// [`Controller::on_annotated`] only when the Data carries the nonce of the very request it
+/// answers (so the times are this request's), before [`Controller::on_ack`] for the unit.
+#[derive(Clone, Copy, Debug)]
+pub struct Annotated<'a> {
+    /// `T_D`: when the Data arrived (receiver's clock).
+    pub now: Time,
+    /// The unit that arrived.
+    pub unit: u64,
+    /// `T_I`: when its request left (receiver's clock).
+    pub sent_at: Time,
+    /// Who served it.
+    pub source: ServedBy,
+    /// The units the request listed, in order (bit `i` of an annotation's bitmap is
+    /// `anticipated[i]`).
+    pub anticipated: &'a [u64],
+    /// The returned annotations (`time` = `T_D(k) − T_I(k)`, `hops` = routers between `k`
+    /// and the receiver), in the order routers added them.
+    pub annotations: &'a [Annotation],
+}
+
+/// One source's congestion state, for traces and tests ([`Controller::path_states`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathState {
+    /// The node (origin or router); [`NodeId::UNKNOWN`] for units whose source is unknown.
+    pub node: NodeId,
+    /// Routers between it and the receiver, as last seen.
+    pub hops: u8,
+    /// Window, units.
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    pub srtt: Option<Duration>,
+    /// The retransmission timeout units expected from it get.
+    pub rto: Duration,
+    /// Units requested from it and outstanding.
+    pub inflight: u64,
+    /// RTT samples it took (from its own Data and, by seed 003 eq. 1, from annotations).
+    pub samples: u64,
 }
 
 /// What kind of loss was detected.
@@ -225,6 +278,37 @@ pub trait Controller: fmt::Debug + Send {
         let _ = (now, bytes_per_sec);
         false
     }
+    /// Anticipated interests (seed 003 §II-A): list this many units after each request's own
+    /// (the next ones not yet requested) in the request, so caching routers can say which
+    /// they hold. 0 (the default): none.
+    fn anticipation(&self) -> u32 {
+        0
+    }
+    /// A Data carried its request's anticipated interests and the routers' annotations back
+    /// (see [`Annotated`]).
+    fn on_annotated(&mut self, report: &Annotated<'_>) {
+        let _ = report;
+    }
+    /// Whether `unit` may be requested now as far as this controller's own per-unit rules go:
+    /// `None` yes, `Some(t)` not before `t` (`Time::MAX`: not until a unit arrives or is
+    /// declared lost). The default never holds a unit back.
+    fn admit(&self, unit: u64) -> Option<Time> {
+        let _ = unit;
+        None
+    }
+    /// The controller as its own loss detector, if it is one (then the receiver uses it
+    /// instead of [`Controller::loss_detector`]'s or the default; see [`LossDetector`]).
+    fn own_loss_detector(&mut self) -> Option<&mut dyn LossDetector> {
+        None
+    }
+    /// The same, to read.
+    fn own_loss_detector_ref(&self) -> Option<&dyn LossDetector> {
+        None
+    }
+    /// Per-source state, if the controller keeps state per source (for traces and tests).
+    fn path_states(&self) -> Vec<PathState> {
+        Vec::new()
+    }
 }
 
 /// Which controller to build, with its parameters: `"bbr:probe_gain=1.5".parse()`, and
@@ -238,6 +322,8 @@ pub enum CcConfig {
     BbrCd(bbr_cd::BbrCdConfig),
     Sirc(sirc::SircConfig),
     Cubic(cubic::CubicConfig),
+    Cctcp(cctcp::CctcpConfig),
+    Icp(icp::IcpConfig),
 }
 
 impl Default for CcConfig {

@@ -7,7 +7,7 @@
 //! three `match` arms below; a new knob touches only its controller's file.
 
 use super::spec::Knobs;
-use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, bbr3, cubic, fixed, sirc};
+use super::{CcConfig, CcParams, Controller, aimd, bbr, bbr_cd, bbr3, cctcp, cubic, fixed, icp, sirc};
 
 /// A name specs accept.
 pub struct Entry {
@@ -71,6 +71,21 @@ pub const CONTROLLERS: &[Entry] = &[
         about: "ndnget's CUBIC pipeline (β 0.7, C 0.4, fast convergence, one decrease per window, per-unit RTO timers)",
         base: || CcConfig::Cubic(cubic::CubicConfig::default()),
     },
+    Entry {
+        name: "cctcp",
+        about: "CCTCP (seed 003): anticipated interests, a window and an RTO per expected source, virtual loss",
+        base: || CcConfig::Cctcp(cctcp::CctcpConfig::default()),
+    },
+    Entry {
+        name: "cctcp-single",
+        about: "CCTCP without anticipated interests (seed 003 §III): one window and one RTO per flow",
+        base: || CcConfig::Cctcp(cctcp::CctcpConfig::single()),
+    },
+    Entry {
+        name: "icp",
+        about: "ICP (Carofiglio et al., as seed 003 §III configures it): AIMD, one timer from all RTT samples",
+        base: || CcConfig::Icp(icp::IcpConfig::default()),
+    },
 ];
 
 const NAME_LIST: [&str; CONTROLLERS.len()] = {
@@ -117,6 +132,18 @@ impl CcConfig {
             CcConfig::BbrCd(_) => "bbr-cd",
             CcConfig::Sirc(_) => "sirc",
             CcConfig::Cubic(_) => "cubic",
+            CcConfig::Cctcp(c) => c.name(),
+            CcConfig::Icp(_) => "icp",
+        }
+    }
+
+    /// Bytes of options the Data answering this controller's requests may carry before the
+    /// payload (anticipated interests and annotations, seed 003): a unit sized for an MTU
+    /// must leave this much room ([`crate::wire::annotation::ANNOTATION_ROOM`], or 0).
+    pub fn data_options_room(&self) -> u16 {
+        match self {
+            CcConfig::Cctcp(c) if c.per_source && c.anticipate > 0 => crate::wire::annotation::ANNOTATION_ROOM,
+            _ => 0,
         }
     }
 
@@ -130,6 +157,8 @@ impl CcConfig {
             CcConfig::BbrCd(c) => c,
             CcConfig::Sirc(c) => c,
             CcConfig::Cubic(c) => c,
+            CcConfig::Cctcp(c) => c,
+            CcConfig::Icp(c) => c,
         }
     }
 
@@ -142,6 +171,8 @@ impl CcConfig {
             CcConfig::BbrCd(c) => c,
             CcConfig::Sirc(c) => c,
             CcConfig::Cubic(c) => c,
+            CcConfig::Cctcp(c) => c,
+            CcConfig::Icp(c) => c,
         }
     }
 
@@ -155,6 +186,8 @@ impl CcConfig {
             CcConfig::BbrCd(c) => Box::new(bbr_cd::BbrCd::new(c.clone(), params)),
             CcConfig::Sirc(c) => Box::new(sirc::Sirc::new(c.clone(), params)),
             CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c.clone(), params)),
+            CcConfig::Cctcp(c) => Box::new(cctcp::Cctcp::new(c.clone(), params)),
+            CcConfig::Icp(c) => Box::new(icp::Icp::new(c.clone(), params)),
         }
     }
 }
@@ -171,7 +204,25 @@ mod tests {
         }
         assert_eq!(
             CcConfig::NAMES,
-            ["bbr", "bbr-wifi", "bbrp", "bbr3", "aimd", "fixed", "bbr-orig", "bbr-cd", "sirc", "cubic"]
+            [
+                "bbr",
+                "bbr-wifi",
+                "bbrp",
+                "bbr3",
+                "aimd",
+                "fixed",
+                "bbr-orig",
+                "bbr-cd",
+                "sirc",
+                "cubic",
+                "cctcp",
+                "cctcp-single",
+                "icp"
+            ]
         );
+        // Only a controller listing anticipated interests gets annotated Data.
+        let room: Vec<u16> =
+            CcConfig::NAMES.iter().map(|n| CcConfig::from_name(n).unwrap().data_options_room()).collect();
+        assert_eq!(room, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 342, 0, 0]);
     }
 }

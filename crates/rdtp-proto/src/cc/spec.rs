@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! spec  = name [ ":" key "=" value *( "," key "=" value ) ]
-//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed
+//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed,
+//!         bbr-orig, bbr-cd, sirc, cubic, cctcp, cctcp-single, icp
 //! key   = a key the controller declares next to its config struct (its `Keyed::KEYS`)
 //! value = true | false            for switches
 //!       | unsigned integer        for counts
@@ -300,7 +301,7 @@ pub fn help() -> String {
     );
     for entry in CONTROLLERS {
         let base = (entry.base)();
-        out.push_str(&format!("\n{:<10}{}\n", entry.name, entry.about));
+        out.push_str(&format!("\n{:<14}{}\n", entry.name, entry.about));
         let family = registry::family(&base);
         if family.name != entry.name {
             // An alias: say which keys make it, rather than repeat the family's list.
@@ -350,6 +351,7 @@ mod tests {
         let e = parse("reno").unwrap_err().to_string();
         assert_eq!(e, format!("unknown controller 'reno' (controllers: {})", CcConfig::NAMES.join(", ")));
         assert!(e.contains("bbr, bbr-wifi, bbrp, bbr3, aimd, fixed"), "{e}");
+        assert!(e.contains("cctcp, cctcp-single, icp"), "{e}");
         let e = parse("aimd:probe_gain=2").unwrap_err().to_string();
         assert_eq!(
             e,
@@ -408,7 +410,7 @@ mod tests {
     fn help_lists_every_controller_and_key() {
         let h = help();
         for entry in CONTROLLERS {
-            assert!(h.contains(&format!("\n{:<10}{}", entry.name, entry.about)), "{h}");
+            assert!(h.contains(&format!("\n{:<14}{}", entry.name, entry.about)), "{h}");
             for k in (entry.base)().knobs().key_values() {
                 assert!(h.contains(&format!("{}=", k.name)), "{} missing:\n{h}", k.name);
             }

@@ -213,6 +213,7 @@ mod tests {
             seq,
             snap: SendSnapshot::default(),
             cookie: 0,
+            nonce: 0,
         }
     }
 

@@ -76,14 +76,15 @@ use core::time::Duration;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
-use crate::cc::{AckSample, CaState, CcParams, CongestionEvent, Controller, LossKind, RequestInfo};
+use crate::cc::{AckSample, Annotated, CaState, CcParams, CongestionEvent, Controller, LossKind, RequestInfo};
 use crate::eid::Eid;
 use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
+use crate::wire::annotation::{Annotation, MAX_ANNOTATIONS, MAX_ANTICIPATED_UNITS, write_anticipated};
 use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
-    DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Proof, ProofRequest, Query,
-    Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
+    ByteRange, DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Proof,
+    ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
 use rate::RateSampler;
@@ -201,10 +202,16 @@ pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
 #[derive(Clone, Copy, Debug)]
 struct ProofAsk {
     tag: u32,
+    /// The tag of the request before (its answer is still accepted, as a unit's).
+    prev_tag: u32,
     sent_at: Time,
     /// Proofs asked for later that arrived before this one (3 → presumed lost, as a unit
     /// passed by three later ones is, seed 000 §3.4).
     passed: u8,
+    /// Requests for this proof so far after the first: a re-ask for want of an answer within
+    /// an RTO waits twice as long per try (proofs come from the origin, which may be farther
+    /// than the sources the data RTO follows, as with CCTCP's per-source RTOs).
+    tries: u32,
     /// Units requested after this proof that arrived before it (it left first and travels
     /// the same path: 3 → presumed lost). Groups make proofs rare (one per 512 KiB), so
     /// later proofs come too late to tell; this rule fires once per block, as a router
@@ -216,6 +223,12 @@ struct ProofAsk {
 
 /// Later proofs that must arrive before an earlier unanswered one is asked for again.
 const PROOF_REORDER: u8 = 3;
+
+/// How long a proof request waits for its answer before it is asked again: an RTO, doubled
+/// per earlier try (at most 64 RTOs).
+fn proof_wait(rto: Duration, a: &ProofAsk) -> Duration {
+    rto * (1u32 << a.tries.min(6))
+}
 
 /// Per-transfer state that exists once the size is known.
 #[derive(Debug)]
@@ -242,7 +255,8 @@ struct Transfer {
 #[derive(Debug)]
 pub struct Path {
     cc: Box<dyn Controller>,
-    loss: Box<dyn LossDetector>,
+    /// The loss detector, unless the controller is its own ([`Controller::own_loss_detector`]).
+    loss: Option<Box<dyn LossDetector>>,
     rtt: RttEstimator,
     rate: RateSampler,
     pacer: Pacer,
@@ -258,10 +272,24 @@ pub struct Path {
     lost_total: u64,
 }
 
+/// The loss detector of a path, from its fields (so that the estimator stays borrowable).
+fn detector<'a>(
+    cc: &'a mut Box<dyn Controller>,
+    loss: &'a mut Option<Box<dyn LossDetector>>,
+) -> &'a mut dyn LossDetector {
+    match loss {
+        Some(l) => l.as_mut(),
+        None => cc.own_loss_detector().expect("a controller without a detector has its own"),
+    }
+}
+
 impl Path {
     fn new(cfg: &ReceiverConfig) -> Self {
         let mut cc = cfg.cc.build(CcParams { unit: cfg.unit, max_aggregation: cfg.max_aggregation, seed: cfg.seed });
-        let loss = cc.loss_detector().unwrap_or_else(|| Box::new(StandardLoss::new(cfg.reorder_threshold)));
+        let loss = match cc.own_loss_detector() {
+            Some(_) => None,
+            None => Some(cc.loss_detector().unwrap_or_else(|| Box::new(StandardLoss::new(cfg.reorder_threshold)))),
+        };
         Path {
             cc,
             loss,
@@ -283,7 +311,10 @@ impl Path {
     }
     /// The loss detector.
     pub fn loss_detector(&self) -> &dyn LossDetector {
-        self.loss.as_ref()
+        match &self.loss {
+            Some(l) => l.as_ref(),
+            None => self.cc.own_loss_detector_ref().expect("a controller without a detector has its own"),
+        }
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -487,13 +518,16 @@ impl Receiver {
             Phase::Finished | Phase::Failed(_) => None,
             Phase::Resolving { next_try, .. } => Some((*next_try).min(self.idle_deadline())),
             Phase::Transferring => {
-                let mut t = self.path.loss.deadline();
+                let mut t = self.path.loss_detector().deadline();
                 if self.waiting_for_server() {
                     t = Some(t.map_or(self.idle_deadline(), |x| x.min(self.idle_deadline())));
                 }
                 if self.has_sendable() && self.window_quota() > 0 {
-                    let p = self.path.next_release();
-                    t = Some(t.map_or(p, |x| x.min(p)));
+                    let admit = self.admit_time().unwrap_or(Time::ZERO);
+                    if admit < Time::MAX {
+                        let p = self.path.next_release().max(admit);
+                        t = Some(t.map_or(p, |x| x.min(p)));
+                    }
                 }
                 if let Some(p) = self.proof_deadline() {
                     t = Some(t.map_or(p, |x| x.min(p)));
@@ -524,7 +558,7 @@ impl Receiver {
             self.fail(e);
             return;
         }
-        if self.path.loss.deadline().is_some_and(|d| now >= d) {
+        if self.path.loss_detector().deadline().is_some_and(|d| now >= d) {
             self.on_loss_timer(now);
         }
     }
@@ -607,6 +641,13 @@ impl Receiver {
         let window = self.cfg.recv_window.max(2 * crate::tree::BLOCK_LEN);
         let room = window.saturating_sub(outstanding) / unit;
         room.min(t.units - t.window.next())
+    }
+
+    /// When the controller lets the unit that would be requested next go ([`Controller::admit`]).
+    fn admit_time(&self) -> Option<Time> {
+        let t = self.transfer.as_ref()?;
+        let next = t.window.first_lost().or_else(|| (self.new_units_allowed() > 0).then(|| t.window.next()))?;
+        self.path.cc.admit(next)
     }
 
     fn has_sendable(&self) -> bool {
@@ -705,7 +746,7 @@ impl Receiver {
                 t.window.refuse(u);
             }
             if t.window.inflight() == 0 {
-                self.path.loss.reset(); // nothing outstanding: no retransmission timer
+                detector(&mut self.path.cc, &mut self.path.loss).reset(); // nothing outstanding: no timer
             }
         }
         self.stats.retries += 1;
@@ -783,7 +824,7 @@ impl Receiver {
 
     fn fail(&mut self, e: FetchError) {
         self.phase = Phase::Failed(e.clone());
-        self.path.loss.reset();
+        detector(&mut self.path.cc, &mut self.path.loss).reset();
         if let Some(t) = self.transfer.as_mut() {
             t.window.clear();
         }
@@ -792,7 +833,7 @@ impl Receiver {
 
     fn finish(&mut self, now: Time) {
         self.stats.finished = Some(now);
-        self.path.loss.reset();
+        detector(&mut self.path.cc, &mut self.path.loss).reset();
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
         self.phase = Phase::Finished;
@@ -837,7 +878,7 @@ impl Receiver {
         self.lost_scratch.clear();
         let p = &mut self.path;
         let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        let Some(kind) = p.loss.on_timeout(&mut ctx) else { return };
+        let Some(kind) = detector(&mut p.cc, &mut p.loss).on_timeout(&mut ctx) else { return };
         if kind == LossKind::Timeout {
             self.stats.timeouts += 1;
         }
@@ -888,6 +929,10 @@ impl Receiver {
                 }
             }
         }
+        if rec.state == UnitState::Lost {
+            // Declared lost, and here before it was asked for again: the loss was not one.
+            self.stats.late_arrivals += 1;
+        }
         let in_order = u == t.reasm.una();
         let source = ServedBy { node: d.served_by, hops: d.hops, cached: d.flags.contains(DataFlags::CACHED) };
         self.stats.units_received += 1;
@@ -911,7 +956,7 @@ impl Receiver {
                     rtt: r,
                     srtt: p.rtt.srtt().unwrap_or(r),
                     rttvar: p.rtt.rttvar(),
-                    rto: p.loss.rto(&p.rtt).unwrap_or_default(),
+                    rto: p.loss_detector().rto(&p.rtt).unwrap_or_default(),
                 }));
             }
         }
@@ -931,7 +976,12 @@ impl Receiver {
         // Loss detection: fast re-request (§3.4) and the timer restart (§3.3) by default.
         self.lost_scratch.clear();
         let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        p.loss.on_arrival(&mut ctx, &arrival, in_order);
+        detector(&mut p.cc, &mut p.loss).on_arrival(&mut ctx, &arrival, in_order);
+        // Seed 003 §II-A: what the caches on the way said about the units the request
+        // anticipated — only if this Data carries that very request's annotations.
+        if p.cc.anticipation() > 0 && d.tag == rec.tag && d.options.request_nonce() == Some(rec.nonce) {
+            report_annotations(p.cc.as_mut(), now, u, rec.sent_at, source, d, unit);
+        }
         let losses = self.lost_scratch.len() as u64;
         if losses > 0 {
             p.lost_total += losses;
@@ -988,7 +1038,7 @@ impl Receiver {
     /// A proof answering one of our proof requests.
     fn on_proof(&mut self, now: Time, p: &Proof<'_>) {
         let Some(t) = self.transfer.as_mut() else { return };
-        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| a.tag == p.tag && p.tag != 0);
+        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| (a.tag == p.tag || a.prev_tag == p.tag) && p.tag != 0);
         if !asked || p.eid != t.eid || p.cvs().count() != t.reasm.proof_depth(p.block) {
             self.stats.invalid += 1;
             return;
@@ -1061,11 +1111,11 @@ impl Receiver {
             return Some(Time::ZERO);
         }
         let rto = self.proof_rto();
-        t.proofs_asked.values().map(|a| a.sent_at + rto).min()
+        t.proofs_asked.values().map(|a| a.sent_at + proof_wait(rto, a)).min()
     }
 
     fn proof_rto(&self) -> Duration {
-        self.path.loss.rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
+        self.path.loss_detector().rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
     }
 
     /// Send the next due proof request, if any (not paced or window-limited: it is small
@@ -1082,9 +1132,10 @@ impl Receiver {
             {
                 t.proofs_due.insert(b);
             }
-            // Every request unanswered for an RTO goes again (not only the next block's).
+            // Every request unanswered for an RTO (backed off per try) goes again (not only
+            // the next block's).
             for (&b, a) in &t.proofs_asked {
-                if a.sent_at + rto <= now {
+                if a.sent_at + proof_wait(rto, a) <= now {
                     t.proofs_due.insert(b);
                 }
             }
@@ -1108,8 +1159,12 @@ impl Receiver {
             options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
         };
         let n = q.encode(buf).ok()?;
-        let early_used = t.proofs_asked.get(&b).is_some_and(|a| a.early_used);
-        t.proofs_asked.insert(b, ProofAsk { tag, sent_at: now, passed: 0, passed_by_data: 0, early_used });
+        // A re-ask keeps the previous request's tag acceptable (as a unit's): its answer
+        // may still be on the way.
+        let (prev_tag, tries, early_used) =
+            t.proofs_asked.get(&b).map_or((tag, 0, false), |a| (a.tag, a.tries.saturating_add(1), a.early_used));
+        t.proofs_asked
+            .insert(b, ProofAsk { tag, prev_tag, sent_at: now, passed: 0, tries, passed_by_data: 0, early_used });
         self.stats.proof_requests += 1;
         Some(n)
     }
@@ -1121,6 +1176,11 @@ impl Receiver {
         }
         let quota = self.window_quota();
         if quota == 0 {
+            return None;
+        }
+        // The controller may hold back the unit that would go next (CCTCP: until the window
+        // and the pacing of the source expected to serve it allow, seed 003 eq. 4).
+        if self.admit_time().is_some_and(|t| now < t) {
             return None;
         }
         let unit = u64::from(self.cfg.unit);
@@ -1186,7 +1246,15 @@ impl Receiver {
         let mut opts = [0u8; MAX_DATAGRAM];
         let ranges_len = extra_ranges_len(ranges.len() - 1);
         write_extra_ranges(&mut opts[..ranges_len], &ranges[1..]);
-        let opt_len = ranges_len + write_address_token(&mut opts[ranges_len..], self.token.as_deref());
+        let mut opt_len = ranges_len + write_address_token(&mut opts[ranges_len..], self.token.as_deref());
+        // Seed 003 §II-A: the units this receiver will ask for next, for caches to annotate.
+        let after = t.window.next().max(units_sent.last().map_or(0, |u| u + 1));
+        let ahead =
+            u64::from(self.path.cc.anticipation()).min(MAX_ANTICIPATED_UNITS).min(t.units.saturating_sub(after));
+        if ahead > 0 {
+            let list = ByteRange::new(after * unit, (ahead * unit) as u32);
+            opt_len += write_anticipated(&mut opts[opt_len..], &[list]);
+        }
         let req = Request {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
@@ -1225,6 +1293,7 @@ impl Receiver {
                     r.seq = seq;
                     r.snap = snap;
                     r.cookie = cookie;
+                    r.nonce = nonce;
                 });
             } else {
                 t.window.push_requested(UnitRecord {
@@ -1237,12 +1306,13 @@ impl Receiver {
                     seq,
                     snap,
                     cookie,
+                    nonce,
                 });
             }
         }
         self.lost_scratch.clear();
         let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        p.loss.on_request(&mut ctx, units_sent, retransmission);
+        detector(&mut p.cc, &mut p.loss).on_request(&mut ctx, units_sent, retransmission);
         if self.cfg.trace {
             self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
@@ -1281,6 +1351,44 @@ impl Receiver {
             self.events.push_back(Event::Congestion(s));
         }
     }
+}
+
+/// Hand the controller what a Data says about its request's anticipated interests
+/// ([`Controller::on_annotated`]): the listed units and the returned annotations. A list that
+/// does not name whole units of ours is not our request's: nothing is reported.
+fn report_annotations(
+    cc: &mut dyn Controller,
+    now: Time,
+    unit_index: u64,
+    sent_at: Time,
+    source: ServedBy,
+    d: &Data<'_>,
+    unit: u64,
+) {
+    let mut anticipated = [0u64; MAX_ANTICIPATED_UNITS as usize];
+    let mut n = 0;
+    for o in d.options.anticipated_offsets(unit) {
+        if o % unit != 0 {
+            return;
+        }
+        anticipated[n] = o / unit;
+        n += 1;
+    }
+    let none = Annotation { node: NodeId::UNKNOWN, time: 0, held: 0, hops: 0, flags: 0 };
+    let mut annotations = [none; MAX_ANNOTATIONS];
+    let mut m = 0;
+    for a in d.options.annotations().filter(Annotation::is_returned).take(MAX_ANNOTATIONS) {
+        annotations[m] = a;
+        m += 1;
+    }
+    cc.on_annotated(&Annotated {
+        now,
+        unit: unit_index,
+        sent_at,
+        source,
+        anticipated: &anticipated[..n],
+        annotations: &annotations[..m],
+    });
 }
 
 #[cfg(test)]

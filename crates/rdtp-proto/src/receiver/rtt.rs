@@ -11,9 +11,12 @@ pub struct RtoConfig {
     pub min: Duration,
     /// Ceiling for backoff (ndnget: 60 s).
     pub max: Duration,
-    /// RTTVAR multiplier K in `RTO = SRTT + K·RTTVAR` (RFC 6298 and seed 000: 4; ndnget's
+    /// RTTVAR multiplier K in `RTO = SRTT + max(G, K·RTTVAR)` (RFC 6298 and seed 000: 4; ndnget's
     /// `--rto-k` default: 8).
     pub k: u32,
+    /// Clock granularity G of RFC 6298 §2.3, `RTO = SRTT + max(G, K·RTTVAR)`: the least
+    /// margin above SRTT, so that a steady path (RTTVAR → 0) does not get RTO = SRTT.
+    pub granularity: Duration,
 }
 
 impl Default for RtoConfig {
@@ -23,6 +26,7 @@ impl Default for RtoConfig {
             min: Duration::from_millis(200),
             max: Duration::from_secs(60),
             k: 4,
+            granularity: Duration::ZERO,
         }
     }
 }
@@ -73,7 +77,9 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        self.base_rto = (srtt + self.cfg.k * self.rttvar).clamp(self.cfg.min, self.cfg.max);
+        // A ceiling below the floor (a misconfiguration) gives the floor.
+        let rto = srtt + (self.cfg.k * self.rttvar).max(self.cfg.granularity);
+        self.base_rto = rto.min(self.cfg.max).max(self.cfg.min);
         self.backoff = 0;
         self.min = Some(self.min.map_or(r, |m| m.min(r)));
         self.max = self.max.max(r);
@@ -166,6 +172,17 @@ mod tests {
         e.clear_backoff();
         assert_eq!(e.rto(), 200 * MS);
         assert_eq!(e.samples(), 2, "clearing the backoff takes no sample");
+    }
+
+    #[test]
+    fn granularity_keeps_a_margin_on_a_steady_path() {
+        let cfg = RtoConfig { min: Duration::ZERO, granularity: 10 * MS, ..RtoConfig::default() };
+        let mut e = RttEstimator::new(cfg);
+        for _ in 0..50 {
+            e.on_sample(60 * MS);
+        }
+        assert!(e.rttvar() < MS);
+        assert_eq!(e.rto(), 70 * MS, "SRTT + G once 4·RTTVAR < G");
     }
 
     #[test]

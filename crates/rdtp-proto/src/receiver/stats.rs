@@ -20,6 +20,10 @@ pub struct Stats {
     pub bytes_received: u64,
     /// Units received again after they had already arrived.
     pub duplicates: u64,
+    /// Units that arrived after they had been declared lost, before they were asked for
+    /// again: losses that were not (spurious timeouts). A loss whose unit was asked for
+    /// again and then arrived twice counts as a duplicate instead.
+    pub late_arrivals: u64,
     /// Datagrams that were not valid answers for this transfer.
     pub invalid: u64,
     /// Request datagrams sent (including resolves).

@@ -414,8 +414,14 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
     // (RFC 5681 §3.1, Linux tcp_enter_loss) and grow with arrivals.
     let data = content(1_000_000);
     // BBR-CD's own loss detector (S1 §III) declares units lost one by one at T + RTprop +
-    // α·δ: there is no RFC 6298 expiry declaring a whole window lost at once.
-    for &cc in CcConfig::NAMES.iter().filter(|&&n| n != "bbr-cd") {
+    // α·δ: there is no RFC 6298 expiry declaring a whole window lost at once. Seed 003's
+    // `cctcp`, `cctcp-single` and `icp` are their own loss detectors too, with one timer per
+    // unit, and each loss doubles their RTO (S3 §II-B; ICP's backoff) while Karn's rule
+    // takes no sample from a unit asked for again: here, where each of 200 new units is
+    // lost once, the timer backs off past the 10 s idle timeout before the losses end.
+    // `seed003_controllers_rerequest_one_unit_at_a_time_after_expiries` is their test.
+    let own_timers = ["bbr-cd", "cctcp", "cctcp-single", "icp"];
+    for &cc in CcConfig::NAMES.iter().filter(|n| !own_timers.contains(n)) {
         let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
         // Let the window open, then lose everything outstanding once.
         let mut got = p.run(Duration::from_millis(60));
@@ -437,6 +443,45 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
         assert_eq!(got, data, "{cc}");
         assert!(p.rx.stats().timeouts >= 1, "{cc}");
         // The first re-requests after the expiry, all at one instant: at most in-flight + 1.
+        let mut first: Option<(Time, u64)> = None;
+        while let Some(e) = p.rx.poll_event() {
+            if let Event::Requested { time, units, retransmission: true } = e {
+                match first {
+                    None => first = Some((time, units.len() as u64)),
+                    Some((t, n)) if t == time => first = Some((t, n + units.len() as u64)),
+                    Some(_) => {}
+                }
+            }
+        }
+        let (_, burst) = first.expect("re-requests after the timeout");
+        assert!(burst <= 1, "{cc}: {burst} units re-requested at once after the timeout");
+    }
+}
+
+/// The previous test for seed 003's controllers, with per-unit timers: a window lost (and
+/// the next three units too, so that nothing is left in flight when the timers run out).
+/// They finish, and re-request one unit at a time — each as its source's window and pacing
+/// admit it (CCTCP, S3 §II-B, eq. 4) or from the receiver's loss window (ICP).
+#[test]
+fn seed003_controllers_rerequest_one_unit_at_a_time_after_expiries() {
+    let data = content(1_000_000);
+    for cc in ["cctcp", "cctcp-single", "icp"] {
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
+        let mut got = p.run(Duration::from_millis(60));
+        let requested: Vec<u64> = std::iter::from_fn(|| p.rx.poll_event())
+            .filter_map(|e| match e {
+                Event::Requested { units, .. } => Some(units),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let (una, next) = (p.rx.delivered_bytes() / 1000, requested.iter().max().map_or(0, |m| m + 1));
+        assert!(p.rx.inflight() >= 2, "{cc}: only {} in flight", p.rx.inflight());
+        p.drop_units = (una..next + 3).collect();
+        got.extend(p.run(Duration::from_secs(30)));
+        assert!(p.rx.is_finished(), "{cc}: {:?}", p.rx.error());
+        assert_eq!(got, data, "{cc}");
+        assert!(p.rx.stats().timeouts >= 1, "{cc}");
         let mut first: Option<(Time, u64)> = None;
         while let Some(e) = p.rx.poll_event() {
             if let Event::Requested { time, units, retransmission: true } = e {

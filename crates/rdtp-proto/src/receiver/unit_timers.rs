@@ -109,6 +109,7 @@ mod tests {
             seq: 0,
             snap: SendSnapshot::default(),
             cookie: 0,
+            nonce: 0,
         }
     }
 

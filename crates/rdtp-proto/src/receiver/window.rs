@@ -55,6 +55,8 @@ pub struct UnitRecord {
     pub snap: SendSnapshot,
     /// What the controller asked to keep for this request ([`crate::cc::Controller::on_request`]).
     pub cookie: u64,
+    /// Nonce of its latest request (a Data carrying this request's annotations names it).
+    pub nonce: u64,
 }
 
 impl UnitRecord {
@@ -117,6 +119,10 @@ impl Window {
     /// Whether lost units wait for a re-request.
     pub fn has_lost(&self) -> bool {
         !self.lost.is_empty()
+    }
+    /// The lowest lost unit waiting for a re-request (the next to be asked for again).
+    pub fn first_lost(&self) -> Option<u64> {
+        self.lost.first().copied()
     }
     #[cfg(test)]
     pub(crate) fn lost_count(&self) -> usize {
@@ -266,6 +272,7 @@ mod tests {
             seq: 0,
             snap: SendSnapshot::default(),
             cookie: 0,
+            nonce: 0,
         };
         assert!(r.answers(100) && !r.answers(101));
         for tag in 101..=110 {

@@ -48,6 +48,7 @@
 //! `buf` must hold [`MAX_DATAGRAM`] bytes. Drain `poll_transmit` after every call: answers
 //! queue up until drained. `now` must never go backwards.
 
+mod annotate;
 pub mod cs;
 mod expiring;
 pub mod fib;
@@ -66,12 +67,14 @@ use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::time::Time;
 use crate::token::{MAX_TOKEN_LEN, ValidationConfig, Validator};
+use crate::wire::annotation::on_return;
 use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
     self, ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, ListRequest, Nack,
     NackCode, Options, Packet, PacketType, ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse,
     Retry,
 };
+use annotate::Anticipation;
 use cs::{ContentStore, CsConfig, CsStats, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
@@ -240,13 +243,16 @@ pub struct RouterStats {
 
 /// What an upstream request carries besides its units (copied from the downstream request
 /// that caused it).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Upstream {
     flags: RequestFlags,
     hop_limit: u8,
     nonce: u64,
     eid: Eid,
     unit: u16,
+    /// Anticipated interests and annotations, this router's included (S3 §II-A); raw option
+    /// items, empty if the request anticipated nothing.
+    annotations: Box<[u8]>,
 }
 
 /// An upstream request the router sent: what a Nack or Retry answering it refers to.
@@ -391,6 +397,30 @@ impl Router {
     /// Whether the content store holds the unit of `eid` at `offset` (no counters change).
     pub fn cs_contains(&self, eid: &Eid, offset: u64) -> bool {
         self.cs.contains(&(*eid, offset))
+    }
+    /// Offer units `units` (indexes, of `unit` bytes) of an object the caller holds whole to
+    /// the content store, as if they had come from upstream and verified (admission and
+    /// replacement apply): warming a cache before a test or an experiment. The object must
+    /// hash to `eid` — checked here, so that no unverified byte is ever cached, as for Data
+    /// from upstream ([`verify`]); `None` if it does not. Returns how many of the units the
+    /// store holds afterwards.
+    pub fn preload(&mut self, eid: Eid, object: &[u8], unit: u16, units: core::ops::Range<u64>) -> Option<u64> {
+        if Eid::of(object) != eid || unit == 0 {
+            return None;
+        }
+        let (unit, total_size) = (u64::from(unit), object.len() as u64);
+        let mut held = 0;
+        for u in units {
+            let offset = u.saturating_mul(unit);
+            if offset >= total_size {
+                break;
+            }
+            let end = (offset + unit).min(total_size);
+            let value = CachedUnit { total_size, payload: object[offset as usize..end as usize].into() };
+            self.cs.offer((eid, offset), value);
+            held += u64::from(self.cs.contains(&(eid, offset)));
+        }
+        Some(held)
     }
     pub fn fib(&self) -> &Fib {
         &self.fib
@@ -540,6 +570,12 @@ impl Router {
         self.note_unit_size(req.unit);
         let unit = u64::from(req.unit);
         let retransmission = req.flags.contains(RequestFlags::RETRANSMISSION);
+        // S3 §II-A: which anticipated units this store holds (looked at, not counted as lookups).
+        let cs = &self.cs;
+        let anticipation = Anticipation::of(req, self.id, now, |o| {
+            cs.peek(&(req.eid, o)).is_some_and(|c: &CachedUnit| c.fits(o, unit))
+        });
+        let mut echo = anticipation.as_ref().map(Anticipation::echo);
         let mut forward = std::mem::take(&mut self.forward);
         let mut refused = std::mem::take(&mut self.refused);
         forward.clear();
@@ -548,7 +584,7 @@ impl Router {
             let mut offset = r.offset;
             while offset < r.end() {
                 self.stats.units_requested += 1;
-                match self.unit_requested(now, from, req, offset, retransmission) {
+                match self.unit_requested(now, from, req, offset, retransmission, &mut echo) {
                     Verdict::Served => {}
                     Verdict::Waiting => {}
                     Verdict::Forward => forward.push(offset),
@@ -557,9 +593,15 @@ impl Router {
                 offset += unit;
             }
         }
-        let up =
-            Upstream { flags: req.flags, hop_limit: req.hop_limit - 1, nonce: req.nonce, eid: req.eid, unit: req.unit };
-        self.forward_upstream(now, next_hop, up, &forward, false);
+        let up = Upstream {
+            flags: req.flags,
+            hop_limit: req.hop_limit - 1,
+            nonce: req.nonce,
+            eid: req.eid,
+            unit: req.unit,
+            annotations: anticipation.as_ref().map(Anticipation::upstream).unwrap_or_default(),
+        };
+        self.forward_upstream(now, next_hop, &up, &forward, false);
         // One Nack per run of consecutive refused units with the same reason.
         let mut i = 0;
         while i < refused.len() {
@@ -581,7 +623,8 @@ impl Router {
     }
 
     /// One unit of a downstream's request: answer it, join it to a pending entry, or mark
-    /// it for forwarding.
+    /// it for forwarding. The first unit answered from the store carries `echo` (the
+    /// request's anticipated interests and annotations, S3 §II-A), which is then used up.
     fn unit_requested(
         &mut self,
         now: Time,
@@ -589,6 +632,7 @@ impl Router {
         req: &Request<'_>,
         offset: u64,
         retransmission: bool,
+        echo: &mut Option<Vec<u8>>,
     ) -> Verdict {
         let unit = u64::from(req.unit);
         // ORIGIN: the receiver found a block it got wrong; the store may be what is wrong.
@@ -598,6 +642,7 @@ impl Router {
         {
             // Encode straight from the store into a queued buffer (no copy of the payload
             // besides the one into the datagram).
+            let options = echo.take().unwrap_or_default();
             let d = Data {
                 flags: DataFlags(DataFlags::CACHED)
                     .with(DataFlags::LAST, offset + c.payload.len() as u64 == c.total_size),
@@ -607,7 +652,7 @@ impl Router {
                 offset,
                 total_size: c.total_size,
                 served_by: self.id,
-                options: Options::EMPTY,
+                options: Options::parse(&options).unwrap_or(Options::EMPTY),
                 payload: &c.payload,
             };
             let mut b = self.pool.pop().unwrap_or_default();
@@ -658,7 +703,7 @@ impl Router {
 
     /// Send the units at `offsets` (of `up`'s EID and unit) to `next_hop`, as few requests
     /// as the range and unit limits allow, with the token `next_hop` issued (if any).
-    fn forward_upstream(&mut self, now: Time, next_hop: SocketAddr, up: Upstream, offsets: &[u64], retried: bool) {
+    fn forward_upstream(&mut self, now: Time, next_hop: SocketAddr, up: &Upstream, offsets: &[u64], retried: bool) {
         let max_units = (self.max_units_per_request as usize).max(1);
         // Most ranges that fit the reply limit as well (a full request of unit-sized ranges).
         let by_bytes = self.max_reply_bytes / (u64::from(up.unit) + DATA_HEADER_LEN as u64);
@@ -669,10 +714,14 @@ impl Router {
             let (sent, later) = rest.split_at(used);
             rest = later;
             let tag = self.new_tag();
-            let mut opts = [0u8; extra_ranges_len(MAX_RANGES) + address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
+            let mut opts = [0u8; extra_ranges_len(MAX_RANGES)
+                + address_token_len(Some(&[0; MAX_TOKEN_LEN]))
+                + crate::wire::annotation::MAX_AREA];
             let mut opt_len = extra_ranges_len(ranges.len() - 1);
             write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
             opt_len += write_address_token(&mut opts[opt_len..], self.tokens.get(&next_hop).map(|t| &t[..]));
+            opts[opt_len..opt_len + up.annotations.len()].copy_from_slice(&up.annotations);
+            opt_len += up.annotations.len();
             let req = Request {
                 flags: up.flags,
                 hop_limit: up.hop_limit,
@@ -690,7 +739,7 @@ impl Router {
                     e.note_forwarded(tag, next_hop, now);
                 }
             }
-            let record = OutRequest { next_hop, up, offsets: sent.to_vec(), retried };
+            let record = OutRequest { next_hop, up: up.clone(), offsets: sent.to_vec(), retried };
             if self.upstream.is_full() {
                 // Forget the oldest: a Nack answering it will find nothing (its units expire).
                 self.upstream.pop_expired(Time::MAX);
@@ -818,7 +867,9 @@ impl Router {
 
     // ----- answers from upstream -------------------------------------------------------
 
-    /// A Data from upstream: satisfy the pending entries it answers (see PROTOCOL.md).
+    /// A Data from upstream: satisfy the pending entries it answers (see PROTOCOL.md). Its
+    /// annotations are updated on the way (S3 §II-A: `T_D − T_I` for this router's own,
+    /// one more hop for the others).
     fn on_data(&mut self, now: Time, from: SocketAddr, d: &Data<'_>, datagram: &[u8]) {
         self.stats.data_in += 1;
         self.stats.bytes_in += d.payload.len() as u64;
@@ -855,11 +906,15 @@ impl Router {
                 matched = true;
             }
             let hops = d.hops.saturating_add(1);
+            let (id, has_annotations) = (self.id, d.options.annotations().next().is_some());
             for w in entry.downstream {
                 self.enqueue(w.peer, datagram.len(), |b| {
                     b.copy_from_slice(datagram);
                     wire::rewrite_response(b, w.tag);
                     wire::set_hops(b, hops);
+                    if has_annotations {
+                        on_return(b, id, now.as_nanos());
+                    }
                     Some(datagram.len())
                 });
                 self.stats.data_out += 1;
@@ -942,7 +997,8 @@ impl Router {
         if out {
             let Some(o) = self.upstream.remove(&r.tag) else { return };
             let up = o.up;
-            // Only units still waiting for this request go again.
+            // Only units still waiting for this request go again (with the annotations they
+            // went with the first time).
             let offsets: Vec<u64> = o
                 .offsets
                 .into_iter()
@@ -952,7 +1008,7 @@ impl Router {
                         .is_some_and(|e| e.answered_by(r.tag, from))
                 })
                 .collect();
-            self.forward_upstream(now, from, up, &offsets, true);
+            self.forward_upstream(now, from, &up, &offsets, true);
         } else if let Some(mut c) = self.control.remove(&r.tag) {
             c.retried = true;
             let eid = match c.query {

@@ -647,6 +647,31 @@ fn origin_requests_bypass_the_store_and_proofs_are_relayed() {
     assert!(drain(&mut r).is_empty());
 }
 
+/// A request for `units` (first, count) listing `anticipated` (first, count) as anticipated
+/// interests (S3 §II-A), with annotations already added by routers before this one.
+fn anticipating(tag: u32, nonce: u64, units: (u64, u32), anticipated: (u64, u32), before: &[Annotation]) -> Vec<u8> {
+    use crate::wire::annotation::write_anticipated;
+    let u = u64::from(UNIT);
+    let mut opts = [0u8; 512];
+    let mut n = write_anticipated(&mut opts, &[ByteRange::new(anticipated.0 * u, anticipated.1 * u32::from(UNIT))]);
+    for a in before {
+        n += a.write(&mut opts[n..]);
+    }
+    let r = Request {
+        flags: RequestFlags(0),
+        hop_limit: DEFAULT_HOP_LIMIT,
+        unit: UNIT,
+        tag,
+        nonce,
+        eid: eid(),
+        range: ByteRange::new(units.0 * u, units.1 * u32::from(UNIT)),
+        options: Options::parse(&opts[..n]).unwrap(),
+    };
+    let mut b = vec![0u8; r.encoded_len()];
+    r.encode(&mut b).unwrap();
+    b
+}
+
 /// A request for `n` units of `unit` bytes of `eid` from unit `first`.
 fn request_units(eid: Eid, unit: u16, tag: u32, first: u64, n: u32) -> Vec<u8> {
     let r = Request {
@@ -662,6 +687,117 @@ fn request_units(eid: Eid, unit: u16, tag: u32, first: u64, n: u32) -> Vec<u8> {
     let mut b = vec![0u8; r.encoded_len()];
     r.encode(&mut b).unwrap();
     b
+}
+
+use crate::wire::annotation::Annotation;
+
+/// S3 §II-A at one router: a forwarded request carries the list and earlier annotations on,
+/// with this router's own (T_I on its clock, the bitmap of the listed units it holds) only
+/// if it holds one; a hit carries them back with the nonce and the router's own, returned;
+/// the Data coming back through it gets T_D − T_I; nothing of it stays in the router.
+#[test]
+fn anticipated_interests_are_annotated_carried_and_returned_without_state() {
+    let mut r = router(|_| {});
+    // The store holds units 4 and 5 (verified: the whole object hashes to its EID).
+    assert_eq!(r.preload(eid(), &catalog_bytes(), UNIT, 4..6), Some(2));
+    let earlier = Annotation { node: NodeId::label("r0").unwrap(), time: 99, held: 0b1, hops: 0, flags: 0 };
+    // Unit 0, listing units 1–6: r1 holds the 4th and 5th listed (bits 3 and 4).
+    let t_i = Time::from_millis(10);
+    r.handle_datagram(t_i, addr(RX1), &anticipating(7, 0xabc, (0, 1), (1, 6), &[earlier]));
+    let out = drain(&mut r);
+    let up = out.iter().find(|(to, _)| *to == addr(UP)).unwrap();
+    let Ok(Packet::Request(fwd)) = Packet::decode(&up.1) else { panic!() };
+    assert_eq!(fwd.options.anticipated().collect::<Vec<_>>(), [ByteRange::new(100, 600)]);
+    let anns: Vec<Annotation> = fwd.options.annotations().collect();
+    assert_eq!(anns[0], earlier, "earlier annotations unchanged");
+    assert_eq!(anns[1], Annotation { node: r.id(), time: t_i.as_nanos(), held: 0b11000, hops: 0, flags: 0 });
+    // A request listing only units it does not hold: carried on, nothing added.
+    r.handle_datagram(t_i, addr(RX2), &anticipating(8, 0xdef, (1, 1), (2, 2), &[]));
+    let out2 = drain(&mut r);
+    let Ok(Packet::Request(fwd2)) = Packet::decode(&out2[0].1) else { panic!() };
+    assert_eq!((fwd2.options.anticipated().count(), fwd2.options.annotations().count()), (1, 0));
+    // The origin answers unit 0 at 30 ms; the Data reaches the receiver with r1's annotation
+    // returned: 20 ms spent beyond r1, 0 hops; r0's (not r1's, not returned) untouched.
+    let answers = serve(&out);
+    r.handle_datagram(Time::from_millis(30), addr(UP), &answers[0]);
+    let back = drain(&mut r);
+    let d = data_to(&back, RX1);
+    assert_eq!((d.len(), d[0].options.request_nonce()), (1, Some(0xabc)));
+    let anns: Vec<Annotation> = d[0].options.annotations().collect();
+    assert_eq!(anns[0], earlier);
+    assert_eq!((anns[1].time, anns[1].hops, anns[1].is_returned()), (20_000_000, 0, true));
+    // A hit: unit 4, listing 5–7: r1 holds the first listed; its Data carries it all back.
+    r.handle_datagram(Time::from_millis(40), addr(RX2), &anticipating(9, 0x123, (4, 1), (5, 3), &[earlier]));
+    let hit = drain(&mut r);
+    let d = data_to(&hit, RX2);
+    assert!(d[0].flags.contains(DataFlags::CACHED));
+    assert_eq!(d[0].options.request_nonce(), Some(0x123));
+    assert_eq!(d[0].options.anticipated().collect::<Vec<_>>(), [ByteRange::new(500, 300)]);
+    let anns: Vec<Annotation> = d[0].options.annotations().collect();
+    assert_eq!(anns, [earlier, Annotation { node: r.id(), time: 0, held: 0b1, hops: 0, flags: Annotation::RETURNED }]);
+    // Stateless: once answered, nothing pending remains (unit 1 still waits for the origin).
+    assert_eq!(r.pit_len(), 1);
+}
+
+/// Annotations are bounded: a request that already carries 8 gets no ninth, and a request
+/// listing more than 64 units is refused as malformed.
+#[test]
+fn annotations_are_bounded() {
+    let mut r = router(|_| {});
+    assert_eq!(r.preload(eid(), &catalog_bytes(), UNIT, 2..3), Some(1));
+    let eight: Vec<Annotation> =
+        (0..8).map(|i| Annotation { node: NodeId::from_u64(1000 + i), time: i, held: 1, hops: 0, flags: 0 }).collect();
+    r.handle_datagram(Time::ZERO, addr(RX1), &anticipating(3, 5, (0, 1), (1, 2), &eight));
+    let out = drain(&mut r);
+    let Ok(Packet::Request(fwd)) = Packet::decode(&out[0].1) else { panic!() };
+    assert_eq!(fwd.options.annotations().collect::<Vec<_>>(), eight);
+    r.handle_datagram(Time::ZERO, addr(RX1), &anticipating(4, 6, (0, 1), (1, 65), &[]));
+    let out = drain(&mut r);
+    assert_eq!(nacks_to(&out, RX1)[0].code, NackCode::Malformed);
+}
+
+/// Annotations and verify before caching together: units still in staging are neither
+/// announced in an annotation nor served; once their block verified, a hit carries the
+/// request's anticipated interests, its nonce and this router's annotation back in front of
+/// the verified payload. A store cannot be warmed with bytes that are not the EID's.
+#[test]
+fn only_verified_units_are_announced_and_served_with_their_annotations() {
+    let mut r = router(|_| {});
+    let bytes = catalog_bytes();
+    let mut wrong = bytes.clone();
+    wrong[150] ^= 1;
+    assert_eq!(r.preload(eid(), &wrong, UNIT, 0..11), None);
+    assert_eq!(r.cs_len(), 0);
+    // Units 4 and 5 came from upstream but the block is not whole: staging only.
+    fetch(&mut r, Time::ZERO, RX1, 1, 4, 2);
+    assert!(r.cs_len() == 0 && r.staging_bytes() > 0);
+    r.handle_datagram(Time::ZERO, addr(RX2), &anticipating(2, 0x77, (0, 1), (1, 6), &[]));
+    let out = drain(&mut r);
+    let up = upstream(&out);
+    let Ok(Packet::Request(fwd)) = Packet::decode(&up[0]) else { panic!() };
+    assert_eq!(fwd.options.annotations().count(), 0, "nothing announced from staging");
+    for a in serve(&out) {
+        r.handle_datagram(Time::ZERO, addr(UP), &a);
+    }
+    drain(&mut r);
+    // The rest of the block: it hashes to the EID and all 11 units are cached.
+    fetch(&mut r, Time::ZERO, RX1, 3, 1, 3);
+    fetch(&mut r, Time::ZERO, RX1, 4, 6, 5);
+    assert_eq!((r.cs_len(), r.staging_bytes(), r.stats().blocks_verified), (11, 0, 1));
+    r.handle_datagram(Time::from_millis(1), addr(RX2), &anticipating(5, 0x99, (0, 1), (1, 6), &[]));
+    let hit = drain(&mut r);
+    assert!(upstream(&hit).is_empty());
+    let d = data_to(&hit, RX2);
+    assert!(d[0].flags.contains(DataFlags::CACHED));
+    assert_eq!(d[0].payload, &bytes[..100]);
+    assert_eq!(d[0].options.request_nonce(), Some(0x99));
+    let anns: Vec<Annotation> = d[0].options.annotations().collect();
+    assert_eq!(anns, [Annotation { node: r.id(), time: 0, held: 0b111111, hops: 0, flags: Annotation::RETURNED }]);
+}
+
+/// The datagrams in `out` that go upstream.
+fn upstream(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Vec<u8>> {
+    out.iter().filter(|(to, _)| *to == addr(UP)).map(|(_, d)| d.clone()).collect()
 }
 
 /// What a server holding `cat` answers to everything in `out` that goes upstream.

@@ -140,7 +140,7 @@ impl Server {
 
     /// Largest datagram a reply to a request with this `unit` can produce.
     pub fn max_datagram_size(unit: u16) -> usize {
-        (DATA_HEADER_LEN + usize::from(unit))
+        (DATA_HEADER_LEN + crate::wire::annotation::MAX_AREA + usize::from(unit))
             .max(LIST_MAX_DATAGRAM)
             .max(crate::wire::NACK_HEADER_LEN + crate::wire::NACK_MAX_DETAIL)
     }
@@ -244,7 +244,13 @@ impl Server {
             self.stats.malformed += 1;
             return echo(NackCode::Malformed, why);
         }
-        let reply_bytes = req.total_units().saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64);
+        // S3 §II-A: the answer's first Data carries the request's anticipated interests and
+        // router annotations back, with its nonce (no larger than the request's own options).
+        let annotations = annotation_echo(&req);
+        let reply_bytes = req
+            .total_units()
+            .saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64)
+            .saturating_add(annotations.len() as u64);
         if req.total_units() > u64::from(self.config.max_units_per_request) || reply_bytes > self.config.max_reply_bytes
         {
             return echo(NackCode::TooLarge, "request asks for more than this server serves per request");
@@ -257,6 +263,7 @@ impl Server {
             return echo(NackCode::Busy, "over this source's share of the server's send budget");
         }
         ReplyKind::Data(DataCursor {
+            annotations,
             tag: req.tag,
             eid: req.eid,
             unit: u64::from(req.unit),
@@ -268,6 +275,22 @@ impl Server {
             end: 0,
         })
     }
+}
+
+/// The options the first Data answering `req` carries (S3 §II-A): its `ANTICIPATED` list and
+/// router annotations, and its nonce; nothing if it anticipates nothing. The origin adds no
+/// annotation of its own: it holds every unit, which a receiver infers from `served by`.
+fn annotation_echo(req: &Request<'_>) -> Vec<u8> {
+    if req.options.anticipated().next().is_none() {
+        return Vec::new();
+    }
+    use crate::wire::annotation::{MAX_AREA, NONCE_ITEM_LEN, write_request_nonce};
+    let mut v = Vec::with_capacity(MAX_AREA);
+    req.options.copy_annotation_items(&mut v);
+    let at = v.len();
+    v.resize(at + NONCE_ITEM_LEN, 0);
+    write_request_nonce(&mut v[at..], req.nonce);
+    v
 }
 
 fn malformed_detail(e: &DecodeError) -> &'static str {
@@ -339,6 +362,8 @@ impl NackInfo {
 
 /// Position inside the ranges of one request. Lives only while that request is answered.
 struct DataCursor<'a> {
+    /// Options for the next Data (the annotation echo, first Data only).
+    annotations: Vec<u8>,
     tag: u32,
     eid: Eid,
     unit: u64,
@@ -474,11 +499,13 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             }
         }
         let len = (cur.end - cur.next).min(cur.unit) as usize;
-        let total = DATA_HEADER_LEN + len;
+        let options = core::mem::take(&mut cur.annotations);
+        let header_len = DATA_HEADER_LEN + options.len();
+        let total = header_len + len;
         if buf.len() < total {
             return None;
         }
-        if let Err(e) = self.catalog.read_at(&cur.eid, cur.next, &mut buf[DATA_HEADER_LEN..total]) {
+        if let Err(e) = self.catalog.read_at(&cur.eid, cur.next, &mut buf[header_len..total]) {
             let rest = ByteRange::new(cur.next, u32::try_from(cur.end - cur.next).unwrap_or(u32::MAX));
             cur.next = cur.end;
             cur.primary = None;
@@ -499,7 +526,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             offset: cur.next,
             total_size: cur.size,
             served_by: self.id,
-            options: Options::EMPTY,
+            options: Options::parse(&options).unwrap_or(Options::EMPTY),
             payload: &[],
         };
         header.encode_header(buf, len as u16).ok()?;
@@ -591,6 +618,31 @@ mod tests {
         assert_eq!((nack.code, nack.offset), (NackCode::RangeBeyondEnd, 20_000));
         assert_eq!(Data::decode(&out[2]).unwrap().offset, 5000);
         assert_eq!(Data::decode(&out[3]).unwrap().offset, 6000);
+    }
+
+    /// S3 §II-A: the first Data of the answer carries the list and the annotations back with
+    /// the request's nonce; the other Data carry nothing extra.
+    #[test]
+    fn the_first_data_echoes_anticipated_interests_and_annotations() {
+        use crate::wire::annotation::{Annotation, write_anticipated};
+        let cat = catalog();
+        let mut s = open_server();
+        let mut opts = [0u8; 128];
+        let mut n = write_anticipated(&mut opts, &[ByteRange::new(3000, 2000)]);
+        let a = Annotation { node: NodeId::label("r1").unwrap(), time: 5, held: 0b10, hops: 0, flags: 0 };
+        n += a.write(&mut opts[n..]);
+        let out = collect(&mut s, &cat, &request(eid_of(&cat), 1000, 0, 3000, &opts[..n]));
+        assert_eq!(out.len(), 3);
+        let d: Vec<Data<'_>> = out.iter().map(|d| Data::decode(d).unwrap()).collect();
+        assert_eq!(d[0].options.request_nonce(), Some(9));
+        assert_eq!(d[0].options.anticipated().collect::<Vec<_>>(), [ByteRange::new(3000, 2000)]);
+        assert_eq!(d[0].options.annotations().collect::<Vec<_>>(), [a]);
+        assert!(d[1].options.raw().is_empty() && d[2].options.raw().is_empty());
+        // Contents are unchanged by the options before them.
+        let mut want = [0u8; 1000];
+        cat.read_at(&eid_of(&cat), 0, &mut want).unwrap();
+        assert_eq!(d[0].payload, want);
+        assert!(out[0].len() <= Server::max_datagram_size(1000));
     }
 
     #[test]

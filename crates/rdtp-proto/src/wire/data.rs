@@ -46,7 +46,8 @@ pub struct Data<'a> {
     pub total_size: u64,
     /// The node that produced this packet: the origin, or the router whose store held it.
     pub served_by: NodeId,
-    /// TLV options (same encoding as a Request's); none are defined for Data yet.
+    /// TLV options (same encoding as a Request's): the anticipated-interest list, the
+    /// request's nonce and routers' annotations copied from the request ([`super::annotation`]).
     pub options: Options<'a>,
     pub payload: &'a [u8],
 }
@@ -91,15 +92,18 @@ impl<'a> Data<'a> {
         Ok(w.position())
     }
 
-    /// Write only the header into `out[..DATA_HEADER_LEN]`, announcing `payload_len` payload
-    /// bytes, for a caller that reads the payload straight into `out[DATA_HEADER_LEN..]` (the
-    /// server does, to avoid a copy). `self.payload` is not written (leave it empty), and
-    /// options are not allowed here.
-    pub fn encode_header(&self, out: &mut [u8], payload_len: u16) -> Result<(), BufferTooSmall> {
-        debug_assert!(self.options.raw().is_empty(), "encode_header writes no options");
-        let mut w = Writer::with_prefix(out, DATA_HEADER_LEN, PacketType::Data)?;
-        self.write_header_fields(&mut w, payload_len, 0);
-        Ok(())
+    /// Write only the header and the options into `out`, announcing `payload_len` payload
+    /// bytes, for a caller that reads the payload straight into the buffer after them (the
+    /// server does, to avoid a copy). `self.payload` is not written (leave it empty).
+    /// Returns where the payload goes (`DATA_HEADER_LEN` + options).
+    pub fn encode_header(&self, out: &mut [u8], payload_len: u16) -> Result<usize, BufferTooSmall> {
+        let raw = self.options.raw();
+        let too_big = BufferTooSmall { needed: usize::MAX, available: out.len() };
+        let opt_len = u16::try_from(raw.len()).map_err(|_| too_big)?;
+        let mut w = Writer::with_prefix(out, DATA_HEADER_LEN + raw.len(), PacketType::Data)?;
+        self.write_header_fields(&mut w, payload_len, opt_len);
+        w.bytes(raw);
+        Ok(w.position())
     }
 
     fn write_header_fields(&self, w: &mut Writer<'_>, payload_len: u16, opt_len: u16) {
@@ -143,7 +147,7 @@ mod tests {
         assert_eq!(Data::decode(&buf[..n]).unwrap(), d);
         // Header-only encoding produces the same bytes.
         let mut hdr = [0u8; DATA_HEADER_LEN];
-        Data { payload: &[], ..d }.encode_header(&mut hdr, 100).unwrap();
+        assert_eq!(Data { payload: &[], ..d }.encode_header(&mut hdr, 100), Ok(DATA_HEADER_LEN));
         assert_eq!(&hdr[..], &buf[..DATA_HEADER_LEN]);
         // A router's in-place rewrite changes the tag and hops only.
         super::super::rewrite_response(&mut buf[..n], 77);
@@ -161,6 +165,12 @@ mod tests {
         let n = d.encode(&mut buf).unwrap();
         assert_eq!(n, DATA_HEADER_LEN + 5 + 10);
         assert_eq!(Data::decode(&buf[..n]).unwrap(), d);
+        // Header and options alone, the payload read in after them: the same bytes.
+        let mut two = [0u8; 200];
+        let at = Data { payload: &[], ..d }.encode_header(&mut two, 10).unwrap();
+        assert_eq!(at, DATA_HEADER_LEN + 5);
+        two[at..at + 10].copy_from_slice(&payload);
+        assert_eq!(two[..n], buf[..n]);
     }
 
     #[test]

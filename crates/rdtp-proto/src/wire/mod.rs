@@ -18,6 +18,7 @@
 //! | 0x09 | [`ProofRequest`] — hash-tree siblings of one block (verified streaming) | receiver → server |
 //! | 0x0A | [`Proof`] | server → receiver |
 
+pub mod annotation;
 mod codec;
 mod data;
 mod list;

@@ -112,6 +112,20 @@ impl<'a> Request<'a> {
                 return Err("range overflows 64-bit offsets");
             }
         }
+        // S3 §II-A: anticipated interests name whole units, at most 64 of them.
+        let mut anticipated = 0u64;
+        for r in self.options.anticipated() {
+            if r.length == 0 || r.length % u32::from(self.unit) != 0 {
+                return Err("anticipated range is not a positive multiple of the unit");
+            }
+            if r.offset.checked_add(u64::from(r.length)).is_none() {
+                return Err("anticipated range overflows 64-bit offsets");
+            }
+            anticipated += u64::from(r.length / u32::from(self.unit));
+        }
+        if anticipated > super::annotation::MAX_ANTICIPATED_UNITS {
+            return Err("more than 64 anticipated units");
+        }
         Ok(())
     }
 
@@ -199,5 +213,19 @@ mod tests {
         req.unit = 1412;
         req.range.offset = u64::MAX - 10;
         assert!(req.validate().is_err());
+    }
+
+    #[test]
+    fn anticipated_units_are_whole_and_at_most_64() {
+        use crate::wire::annotation::write_anticipated;
+        let check = |ranges: &[ByteRange]| {
+            let mut opts = [0u8; 128];
+            let n = write_anticipated(&mut opts, ranges);
+            sample(&opts[..n]).validate()
+        };
+        assert!(check(&[ByteRange::new(1412 * 14, 1412 * 60), ByteRange::new(0, 1412 * 4)]).is_ok());
+        assert!(check(&[ByteRange::new(0, 1412 * 65)]).is_err(), "65 units");
+        assert!(check(&[ByteRange::new(0, 1000)]).is_err(), "not a multiple of the unit");
+        assert!(check(&[ByteRange::new(u64::MAX - 10, 1412)]).is_err(), "overflow");
     }
 }

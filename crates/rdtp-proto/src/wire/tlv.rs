@@ -12,7 +12,14 @@ pub mod types {
     /// Further byte ranges of the same object: `n × (offset: u64, length: u32)`.
     /// Lets one request ask for discrete fragments, e.g. several lost units (seed 000 §3.1).
     pub const EXTRA_RANGES: u8 = 0x01;
-    /// Reserved for caching routers' annotations on requests (seed 003, a later issue).
+    /// Anticipated interests (seed 003 §II-A): `n × (offset: u64, length: u32)`, the units a
+    /// receiver intends to ask for next (in a Request; copied into the Data answering it).
+    /// See [`super::super::annotation`].
+    pub const ANTICIPATED: u8 = 0x02;
+    /// In a Data: the nonce of the request whose `ANTICIPATED` list and annotations it
+    /// carries (8 bytes).
+    pub const REQUEST_NONCE: u8 = 0x03;
+    /// A caching router's annotation (seed 003 §II-A): node id, time, held units, hops.
     pub const ROUTER_ANNOTATION: u8 = 0x40;
     /// An address-validation token the node this request goes to issued to its sender
     /// (1–64 bytes, opaque; see [`crate::token`]): with it the node answers in full, without
@@ -55,10 +62,12 @@ impl<'a> Options<'a> {
     pub const EMPTY: Options<'static> = Options { raw: &[] };
 
     /// Validate an option area: every item complete, known items well-formed, no unknown
-    /// critical item, at most one `EXTRA_RANGES` and one `ADDRESS_TOKEN`.
+    /// critical item, at most one `EXTRA_RANGES`, `ADDRESS_TOKEN`, `ANTICIPATED` and
+    /// `REQUEST_NONCE`, at most 8 `ROUTER_ANNOTATION`s.
     pub fn parse(raw: &'a [u8]) -> Result<Self, DecodeError> {
         let mut seen_ranges = false;
         let mut seen_token = false;
+        let mut seen_annotation = [0usize; 3];
         for item in (TlvIter { rest: raw }) {
             let (ty, value) = item?;
             match ty {
@@ -80,7 +89,9 @@ impl<'a> Options<'a> {
                     }
                     seen_token = true;
                 }
-                types::ROUTER_ANNOTATION => {}
+                types::ANTICIPATED | types::REQUEST_NONCE | types::ROUTER_ANNOTATION => {
+                    super::annotation::check_item(ty, value, &mut seen_annotation).map_err(DecodeError::Invalid)?;
+                }
                 t if t >= types::CRITICAL_MIN => return Err(DecodeError::Invalid("unknown critical option")),
                 _ => {}
             }
@@ -106,13 +117,7 @@ impl<'a> Options<'a> {
 
     /// Ranges carried in `EXTRA_RANGES`, in order.
     pub fn extra_ranges(&self) -> impl Iterator<Item = ByteRange> + 'a {
-        self.get(types::EXTRA_RANGES).unwrap_or(&[]).chunks_exact(RANGE_LEN).map(|c| {
-            let mut o = [0u8; 8];
-            o.copy_from_slice(&c[..8]);
-            let mut l = [0u8; 4];
-            l.copy_from_slice(&c[8..]);
-            ByteRange { offset: u64::from_be_bytes(o), length: u32::from_be_bytes(l) }
-        })
+        ranges_of(self.get(types::EXTRA_RANGES).unwrap_or(&[]))
     }
 
     /// The `ADDRESS_TOKEN`, if any.
@@ -124,6 +129,17 @@ impl<'a> Options<'a> {
     pub fn extra_range_count(&self) -> usize {
         self.get(types::EXTRA_RANGES).map_or(0, |v| v.len() / RANGE_LEN)
     }
+}
+
+/// The ranges of an item value made of `offset (8) · length (4)` entries.
+pub(crate) fn ranges_of(value: &[u8]) -> impl Iterator<Item = ByteRange> + '_ {
+    value.chunks_exact(RANGE_LEN).map(|c| {
+        let mut o = [0u8; 8];
+        o.copy_from_slice(&c[..8]);
+        let mut l = [0u8; 4];
+        l.copy_from_slice(&c[8..]);
+        ByteRange { offset: u64::from_be_bytes(o), length: u32::from_be_bytes(l) }
+    })
 }
 
 struct TlvIter<'a> {
@@ -202,12 +218,17 @@ pub const fn extra_ranges_len(n: usize) -> usize {
 /// Panics if `out` is shorter than [`extra_ranges_len`] or the item exceeds 65 535 bytes;
 /// callers size both from the range count.
 pub fn write_extra_ranges(out: &mut [u8], ranges: &[ByteRange]) -> usize {
+    write_ranges_item(out, types::EXTRA_RANGES, ranges)
+}
+
+/// Write an item of type `ty` whose value is `ranges` (none: nothing written).
+pub(crate) fn write_ranges_item(out: &mut [u8], ty: u8, ranges: &[ByteRange]) -> usize {
     if ranges.is_empty() {
         return 0;
     }
     let value_len = ranges.len() * RANGE_LEN;
-    let len = u16::try_from(value_len).expect("EXTRA_RANGES larger than 65535 bytes");
-    out[0] = types::EXTRA_RANGES;
+    let len = u16::try_from(value_len).expect("a range list larger than 65535 bytes");
+    out[0] = ty;
     out[1..3].copy_from_slice(&len.to_be_bytes());
     for (i, r) in ranges.iter().enumerate() {
         let at = TLV_HEADER_LEN + i * RANGE_LEN;
@@ -250,7 +271,7 @@ mod tests {
     #[test]
     fn unknown_items_skipped_unless_critical() {
         assert!(Options::parse(&[0x22, 0, 2, 9, 9]).is_ok());
-        assert!(Options::parse(&[types::ROUTER_ANNOTATION, 0, 1, 7]).is_ok());
+        assert!(Options::parse(&[0x3f, 0, 1, 7]).is_ok());
         let mut buf = [0u8; 32];
         let n = write_address_token(&mut buf, Some(b"tok"));
         assert_eq!(n, address_token_len(Some(b"tok")));
