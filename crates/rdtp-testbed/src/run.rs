@@ -746,6 +746,10 @@ fn start_server(
         if let Some(c) = cc {
             args.extend(["--tcp-cc".to_string(), c.to_string()]);
         }
+    } else {
+        // One serving thread per CPU it may use (one where unpinned, as the TCP baseline's
+        // single event loop and seed 000's server): CPU time is what is compared.
+        args.extend(["--workers".to_string(), cpus.map_or(1, <[usize]>::len).max(1).to_string()]);
     }
     let d = start_daemon(ctx, ns, &label, &args, "rdtp: serving", logs, cpus)?;
     Ok(Server { d, kind, port, flows: 0 })

@@ -40,10 +40,16 @@
 //! - **The directory is rescanned** in the background ([`DirCatalog::watch`]; `rdtp serve
 //!   --rescan SECS`, default 1 s): new files are hashed and appear, deleted ones disappear,
 //!   changed ones are hashed again and served under their new EID. The scan and the hashing
-//!   run on their own thread at low priority (nice 10), 1 MiB at a time; the serving thread
-//!   only swaps in the new catalogue between datagrams ([`Served::refresh`]: one atomic
-//!   load per receive batch), and the old one is freed on the scanner's thread. A change
-//!   seen by a read or a resolve wakes the scanner at once.
+//!   run on their own thread at low priority (nice 10), 1 MiB at a time; each serving
+//!   thread only swaps in the new catalogue between datagrams ([`Served::refresh`]: one
+//!   atomic load per receive batch), and the old one is freed on the scanner's thread. A
+//!   change seen by a read or a resolve wakes the scanner at once.
+//!
+//! # Several serving threads
+//!
+//! A server with several workers gives each a [`DirView`] ([`DirCatalog::view`]): the
+//! catalogue as of its own last refresh and its own checked read windows, so the threads
+//! share no lock on the way from a file to a datagram.
 //!
 //! Why `stat` polling rather than inotify: the read check is needed whatever notices
 //! changes (a notification arrives after the bytes changed), and on top of it inotify needs
@@ -53,12 +59,13 @@
 //! stretches to ten times the walk's duration, so a huge directory costs at most about a
 //! tenth of a core.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -69,7 +76,7 @@ use rdtp_proto::tree::{Outboard, OutboardBuilder};
 use rdtp_proto::wire::{ListEntry, RESOLVE_MAX_NAME};
 
 use crate::error::{Error, Result};
-use crate::server::Served;
+use crate::server::{Parallel, Served};
 use crate::signals;
 
 /// How chatty a [`DirCatalog`] is on stderr.
@@ -197,7 +204,8 @@ impl FileEntry {
     }
 }
 
-/// Checked bytes of served files, 64 KiB each.
+/// Checked bytes of served files, 64 KiB each. Each [`DirView`] (each serving thread) has
+/// its own, so no lock is taken on the way from a file to a datagram.
 struct Window {
     entry: Option<Arc<FileEntry>>,
     start: u64,
@@ -216,6 +224,21 @@ impl Windows {
             .map(|_| Window { entry: None, start: 0, len: 0, buf: vec![0u8; WINDOW].into_boxed_slice() })
             .collect();
         Windows { slots, next: 0 }
+    }
+
+    /// Fill `out` with the bytes of `e` at `offset`, through the windows.
+    fn read(&mut self, e: &Arc<FileEntry>, offset: u64, out: &mut [u8]) -> std::result::Result<(), ReadError> {
+        let mut done = 0usize;
+        while done < out.len() {
+            let pos = offset + done as u64;
+            let i = self.slot(e, pos)?;
+            let win = &self.slots[i];
+            let from = (pos - win.start) as usize;
+            let n = (win.len - from).min(out.len() - done);
+            out[done..done + n].copy_from_slice(&win.buf[from..from + n]);
+            done += n;
+        }
+        Ok(())
     }
 
     /// The slot holding byte `pos` of `e`, reading (and checking) it if none does.
@@ -242,7 +265,6 @@ impl Windows {
 
 /// Shared by the catalogues a [`DirCatalog`] serves over time and its scanner.
 struct Shared {
-    windows: Mutex<Windows>,
     /// Names being hashed (new, changed or changing files).
     pending: Mutex<HashSet<String>>,
     /// Whether a scan is wanted now (a change was seen, or the scanner must stop).
@@ -255,21 +277,6 @@ impl Shared {
     fn nudge(&self) {
         *lock(&self.wake) = true;
         self.cond.notify_all();
-    }
-
-    fn read(&self, e: &Arc<FileEntry>, offset: u64, out: &mut [u8]) -> std::result::Result<(), ReadError> {
-        let mut w = lock(&self.windows);
-        let mut done = 0usize;
-        while done < out.len() {
-            let pos = offset + done as u64;
-            let i = w.slot(e, pos)?;
-            let win = &w.slots[i];
-            let from = (pos - win.start) as usize;
-            let n = (win.len - from).min(out.len() - done);
-            out[done..done + n].copy_from_slice(&win.buf[from..from + n]);
-            done += n;
-        }
-        Ok(())
     }
 }
 
@@ -310,6 +317,26 @@ impl DirSnapshot {
         self.by_eid.get(eid)?.iter().map(|&i| &self.entries[i]).find(|e| e.live())
     }
 
+    /// Read `buf` at `offset` of `eid` with `read`, after the range checks; a change seen
+    /// drops the object.
+    fn read_with(
+        &self,
+        eid: &Eid,
+        offset: u64,
+        buf: &mut [u8],
+        read: impl FnOnce(&Arc<FileEntry>, u64, &mut [u8]) -> std::result::Result<(), ReadError>,
+    ) -> std::result::Result<(), ReadError> {
+        let e = self.live(eid).ok_or(ReadError::Gone)?;
+        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > e.size()) {
+            return Err(ReadError::Failed("range outside object".into()));
+        }
+        let r = read(e, offset, buf);
+        if r == Err(ReadError::Gone) {
+            self.drop_entry(e);
+        }
+        r
+    }
+
     /// Stop serving `e` (its file changed) and wake the scanner.
     fn drop_entry(&self, e: &FileEntry) {
         if !e.stale.swap(true, Ordering::AcqRel) {
@@ -323,16 +350,10 @@ impl Catalog for DirSnapshot {
         self.live(eid).map(|e| e.size())
     }
 
+    /// Reads straight from the file, checked, without windows: what a [`DirView`] reads
+    /// through its windows, for callers that read once (a server reads through a view).
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> std::result::Result<(), ReadError> {
-        let e = self.live(eid).ok_or(ReadError::Gone)?;
-        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > e.size()) {
-            return Err(ReadError::Failed("range outside object".into()));
-        }
-        let r = self.shared.read(e, offset, buf);
-        if r == Err(ReadError::Gone) {
-            self.drop_entry(e);
-        }
-        r
+        self.read_with(eid, offset, buf, |e, offset, buf| e.read_checked(offset, buf))
     }
 
     fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
@@ -375,19 +396,103 @@ impl Catalog for DirSnapshot {
     }
 }
 
-/// Catalogues the scanner built, handed to the server.
-#[derive(Default)]
+/// Catalogues the scanner built, handed to the serving threads.
 struct Mailbox {
-    latest: Mutex<Option<Arc<DirSnapshot>>>,
-    fresh: AtomicBool,
-    /// Catalogues the server no longer uses, freed by the scanner (not the serving thread).
+    latest: Mutex<Arc<DirSnapshot>>,
+    /// Bumped with every catalogue published: a view whose own count differs takes
+    /// `latest` (one atomic load per refresh otherwise).
+    generation: AtomicU64,
+    /// Catalogues no view uses any more, freed by the scanner (not a serving thread).
     retired: Mutex<Vec<Arc<DirSnapshot>>>,
 }
 
 impl Mailbox {
     fn publish(&self, snapshot: DirSnapshot) {
-        *lock(&self.latest) = Some(Arc::new(snapshot));
-        self.fresh.store(true, Ordering::Release);
+        *lock(&self.latest) = Arc::new(snapshot);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// One serving thread's handle on a [`DirCatalog`]'s objects ([`DirCatalog::view`]): the
+/// catalogue as of its last [`Served::refresh`], and its own read windows, so serving
+/// threads share no lock. Not `Sync`: one thread serves from it.
+pub struct DirView {
+    current: Arc<DirSnapshot>,
+    seen: u64,
+    mailbox: Arc<Mailbox>,
+    windows: RefCell<Windows>,
+}
+
+impl std::fmt::Debug for DirView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirView").field("objects", &self.current.entries.len()).finish_non_exhaustive()
+    }
+}
+
+impl DirView {
+    fn new(mailbox: Arc<Mailbox>) -> DirView {
+        let seen = mailbox.generation.load(Ordering::Acquire);
+        let current = lock(&mailbox.latest).clone();
+        DirView { current, seen, mailbox, windows: RefCell::new(Windows::new()) }
+    }
+
+    /// Sum of the objects' sizes.
+    pub fn total_size(&self) -> u64 {
+        self.current.total_size()
+    }
+}
+
+impl Served for DirView {
+    type Catalog = DirView;
+
+    fn catalog(&self) -> &DirView {
+        self
+    }
+
+    fn refresh(&mut self) {
+        let generation = self.mailbox.generation.load(Ordering::Acquire);
+        if generation == self.seen {
+            return;
+        }
+        self.seen = generation;
+        let new = lock(&self.mailbox.latest).clone();
+        let old = std::mem::replace(&mut self.current, new);
+        lock(&self.mailbox.retired).push(old);
+    }
+}
+
+impl Parallel for DirView {
+    type Worker = DirView;
+    fn worker(&self) -> DirView {
+        DirView::new(self.mailbox.clone())
+    }
+}
+
+impl Catalog for DirView {
+    fn size_of(&self, eid: &Eid) -> Option<u64> {
+        self.current.size_of(eid)
+    }
+    fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> std::result::Result<(), ReadError> {
+        let mut windows = self.windows.borrow_mut();
+        self.current.read_with(eid, offset, buf, |e, offset, buf| windows.read(e, offset, buf))
+    }
+    fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+        self.current.resolve(name)
+    }
+    fn is_pending(&self, name: &str) -> bool {
+        self.current.is_pending(name)
+    }
+    fn name_of(&self, eid: &Eid) -> Option<&str> {
+        self.current.name_of(eid)
+    }
+    fn len(&self) -> usize {
+        self.current.len()
+    }
+    fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+        self.current.entry(index)
+    }
+    fn outboard(&self, eid: &Eid) -> Option<&Outboard> {
+        self.current.outboard(eid)
     }
 }
 
@@ -593,7 +698,8 @@ impl Indexer {
 /// it as a [`Catalog`] (the objects as of the last refresh). Build one with [`open_dir`] or
 /// [`DirCatalog::open`]; [`DirCatalog::watch`] starts the background scanner.
 pub struct DirCatalog {
-    current: Arc<DirSnapshot>,
+    /// This handle's view (more: [`DirCatalog::view`]).
+    view: DirView,
     mailbox: Arc<Mailbox>,
     shared: Arc<Shared>,
     /// The indexer, while no scanner thread owns it.
@@ -604,7 +710,7 @@ pub struct DirCatalog {
 impl std::fmt::Debug for DirCatalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DirCatalog")
-            .field("objects", &self.current.entries.len())
+            .field("objects", &self.view.current.entries.len())
             .field("watching", &self.scanner.is_some())
             .finish_non_exhaustive()
     }
@@ -629,7 +735,6 @@ impl DirCatalog {
             ));
         }
         let shared = Arc::new(Shared {
-            windows: Mutex::new(Windows::new()),
             pending: Mutex::new(HashSet::new()),
             wake: Mutex::new(false),
             cond: Condvar::new(),
@@ -645,8 +750,12 @@ impl DirCatalog {
             first_done: false,
         };
         indexer.scan(&mut |_| {})?;
-        let current = Arc::new(indexer.snapshot());
-        Ok(DirCatalog { current, mailbox: Arc::default(), shared, indexer: Some(indexer), scanner: None })
+        let mailbox = Arc::new(Mailbox {
+            latest: Mutex::new(Arc::new(indexer.snapshot())),
+            generation: AtomicU64::new(0),
+            retired: Mutex::default(),
+        });
+        Ok(DirCatalog { view: DirView::new(mailbox.clone()), mailbox, shared, indexer: Some(indexer), scanner: None })
     }
 
     /// Rescan the directory every `every` (and at once when a served file is seen to have
@@ -705,11 +814,10 @@ impl DirCatalog {
     pub fn rescan(&mut self) -> Result<()> {
         match self.indexer.as_mut() {
             Some(ix) => {
-                let mut latest = None;
-                ix.scan(&mut |s| latest = Some(s))?;
-                if let Some(s) = latest {
-                    self.current = Arc::new(s);
-                }
+                let mailbox = &self.mailbox;
+                ix.scan(&mut |s| mailbox.publish(s))?;
+                self.view.refresh();
+                lock(&self.mailbox.retired).clear();
                 Ok(())
             }
             None => {
@@ -721,52 +829,59 @@ impl DirCatalog {
 
     /// Sum of the objects' sizes.
     pub fn total_size(&self) -> u64 {
-        self.current.total_size()
+        self.view.total_size()
+    }
+
+    /// Another handle on these objects for another serving thread, with its own read
+    /// windows; it takes up the changes the scanner finds on its own refreshes.
+    pub fn view(&self) -> DirView {
+        DirView::new(self.mailbox.clone())
     }
 }
 
 impl Served for DirCatalog {
-    type Catalog = DirSnapshot;
+    type Catalog = DirView;
 
-    fn catalog(&self) -> &DirSnapshot {
-        &self.current
+    fn catalog(&self) -> &DirView {
+        &self.view
     }
 
     fn refresh(&mut self) {
-        if !self.mailbox.fresh.swap(false, Ordering::AcqRel) {
-            return;
-        }
-        if let Some(new) = lock(&self.mailbox.latest).take() {
-            let old = std::mem::replace(&mut self.current, new);
-            lock(&self.mailbox.retired).push(old);
-        }
+        self.view.refresh();
+    }
+}
+
+impl Parallel for DirCatalog {
+    type Worker = DirView;
+    fn worker(&self) -> DirView {
+        self.view()
     }
 }
 
 impl Catalog for DirCatalog {
     fn size_of(&self, eid: &Eid) -> Option<u64> {
-        self.current.size_of(eid)
+        self.view.size_of(eid)
     }
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> std::result::Result<(), ReadError> {
-        self.current.read_at(eid, offset, buf)
+        self.view.read_at(eid, offset, buf)
     }
     fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
-        self.current.resolve(name)
+        self.view.resolve(name)
     }
     fn is_pending(&self, name: &str) -> bool {
-        self.current.is_pending(name)
+        self.view.is_pending(name)
     }
     fn name_of(&self, eid: &Eid) -> Option<&str> {
-        self.current.name_of(eid)
+        self.view.name_of(eid)
     }
     fn len(&self) -> usize {
-        self.current.len()
+        self.view.len()
     }
     fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
-        self.current.entry(index)
+        self.view.entry(index)
     }
     fn outboard(&self, eid: &Eid) -> Option<&Outboard> {
-        self.current.outboard(eid)
+        self.view.outboard(eid)
     }
 }
 
@@ -1007,5 +1122,33 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         drop(c); // stops and joins the scanner
+    }
+
+    #[test]
+    fn every_workers_view_takes_up_changes_on_its_own_refresh() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("x"), b"first").unwrap();
+        let mut c = DirCatalog::open(dir.path(), opts()).unwrap();
+        let mut views: Vec<DirView> = (0..3).map(|_| c.worker()).collect();
+        let mut buf = [0u8; 5];
+        for v in &views {
+            v.read_at(&Eid::of(b"first"), 0, &mut buf).unwrap();
+            assert_eq!(&buf, b"first");
+        }
+        fs::write(dir.path().join("y"), b"other").unwrap();
+        std::thread::sleep(Duration::from_millis(60)); // let it settle
+        c.rescan().unwrap();
+        assert!(c.catalog().resolve("y").is_some());
+        // A view sees the old objects until it refreshes, then the new ones.
+        assert!(views[0].resolve("y").is_none());
+        for v in &mut views {
+            v.refresh();
+            let (eid, _) = v.resolve("y").expect("the new file");
+            v.read_at(&eid, 0, &mut buf).unwrap();
+            assert_eq!(&buf, b"other");
+        }
+        // Views outlive the catalogue and keep serving what they have.
+        drop(c);
+        views[1].read_at(&Eid::of(b"first"), 0, &mut buf).unwrap();
     }
 }

@@ -72,7 +72,7 @@ pub mod tokens;
 pub mod trace;
 pub mod wifi;
 
-pub use catalog::{DirCatalog, DirOptions, DirSnapshot, IndexProgress, open_dir};
+pub use catalog::{DirCatalog, DirOptions, DirSnapshot, DirView, IndexProgress, open_dir};
 pub use clock::Clock;
 pub use error::{Error, Result};
 pub use fetch::{Fetch, FetchMonitor, FetchReader, Progress};

@@ -1,5 +1,5 @@
-//! The server runtime: one UDP socket, one thread, the stateless
-//! [`rdtp_proto::server::Server`] core and a [`Catalog`].
+//! The server runtime: UDP sockets, one thread per socket, each with the stateless
+//! [`rdtp_proto::server::Server`] core and a view of the [`Catalog`].
 //!
 //! Requests arrive in batches (`recvmmsg`, GRO split by stride); each is handed to the
 //! core and its reply datagrams go back to the request's source, equal-size Data packets
@@ -7,9 +7,22 @@
 //! address, no sessions: its memory is the catalogue plus fixed buffers, whatever the
 //! number of receivers (the paper's central claim about the sender).
 //!
+//! # Workers
+//!
+//! [`ServeOptions::workers`] loops serve at once, each on its own thread and its own socket
+//! bound to the same address with `SO_REUSEPORT`: the kernel spreads sources over the
+//! sockets by a hash of their addresses, so a receiver talks to one worker for as long as
+//! its address stays the same. Because the server keeps no per-receiver state, the workers
+//! share nothing on the hot path: each has its own core, buffers and read windows
+//! ([`Parallel::worker`]); they share the token secret (a token one worker minted is valid
+//! at all) and the clock. The first socket is bound without `SO_REUSEPORT`, so a port
+//! another server already holds is refused as before rather than shared. A send budget
+//! (`--max-rate`) is split evenly between the workers.
+//!
 //! Run it in the current thread with [`ServerRuntime::run`] (the `rdtp serve` command
 //! stops it on SIGINT/SIGTERM with [`ServerRuntime::run_until_signal`]) or in a background
-//! thread with [`spawn`], which returns a [`ServerHandle`] to stop it.
+//! thread with [`spawn`], which returns a [`ServerHandle`] to stop it. Workers beyond the
+//! first run on threads of their own, started and stopped with it.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -34,6 +47,13 @@ pub struct ServeOptions {
     /// default) is replaced by a random one at bind, so tokens cannot be minted by others
     /// and die with the process.
     pub config: ServerConfig,
+    /// Serving threads, each with its own socket (see the module docs); 0 counts as 1.
+    pub workers: usize,
+}
+
+/// Serving threads that use every core this process may run on.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Aggregate counters of a finished server run: the core's plus the socket's.
@@ -47,6 +67,19 @@ pub struct RunStats {
     pub sends: u64,
     /// Reply datagrams dropped because the socket stayed full or sending failed.
     pub send_drops: u64,
+    /// Datagrams received by each worker, in the order of their sockets.
+    pub datagrams_per_worker: Vec<u64>,
+}
+
+impl RunStats {
+    /// Add another worker's counters.
+    fn add(&mut self, o: &RunStats) {
+        self.core.add(&o.core);
+        self.datagrams_in += o.datagrams_in;
+        self.sends += o.sends;
+        self.send_drops += o.send_drops;
+        self.datagrams_per_worker.extend_from_slice(&o.datagrams_per_worker);
+    }
 }
 
 impl std::fmt::Display for RunStats {
@@ -91,8 +124,24 @@ impl<C: Catalog + ?Sized> Served for Arc<C> {
     }
 }
 
-/// A bound server, ready to run.
-pub struct ServerRuntime<S> {
+/// What several serving threads can serve at once: each worker gets its own handle, which
+/// sees the same objects (and, after its own [`Served::refresh`], the same changes).
+pub trait Parallel: Served {
+    /// A worker's handle.
+    type Worker: Served<Catalog = Self::Catalog> + Send + 'static;
+    /// A handle for one more worker thread.
+    fn worker(&self) -> Self::Worker;
+}
+
+impl<C: Catalog + Send + Sync + ?Sized + 'static> Parallel for Arc<C> {
+    type Worker = Arc<C>;
+    fn worker(&self) -> Arc<C> {
+        self.clone()
+    }
+}
+
+/// One serving loop: a socket, a core, a handle on the catalogue.
+struct Worker<S> {
     sock: UdpSocket,
     state: UdpSocketState,
     core: Server,
@@ -102,50 +151,95 @@ pub struct ServerRuntime<S> {
     stats: RunStats,
 }
 
-impl<S: Served> ServerRuntime<S> {
-    /// Bind the socket (see [`ServeOptions::listen`]).
+/// A bound server, ready to run: its first worker runs in the thread that runs it, the
+/// others (bound already, so the port is theirs) on threads started by the run.
+pub struct ServerRuntime<S: Parallel> {
+    first: Worker<S>,
+    others: Vec<Worker<S::Worker>>,
+}
+
+impl<S: Parallel> ServerRuntime<S> {
+    /// Bind the sockets (see [`ServeOptions::listen`] and [`ServeOptions::workers`]).
     pub fn bind(source: S, mut options: ServeOptions) -> Result<Self> {
         crate::tokens::fill_secret(&mut options.config.validation)?;
         // The fair-share slots' hash key: secret too, so nobody can aim at another's slot.
         options.config.share.key = blake3::derive_key("rdtp fair-share slots", &options.config.validation.secret);
+        let workers = options.workers.max(1);
+        if let Some(rate) = options.config.share.rate.as_mut() {
+            // A source always reaches the same worker: each gives its sources a share of its
+            // part of the budget.
+            *rate /= workers as f64;
+        }
         let sock = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)
         })?;
-        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
-        Ok(ServerRuntime {
-            sock,
-            state,
-            core: Server::new(options.config),
-            clock: Clock::new(),
-            source,
-            stop: StopSignal::new()?,
-            stats: RunStats::default(),
-        })
+        let clock = Clock::new();
+        let config = options.config;
+        let mut others = Vec::with_capacity(workers - 1);
+        if workers > 1 {
+            let local = sock.local_addr().map_err(|e| Error::network("getsockname", e))?;
+            socket::set_reuse_port(&sock).map_err(|e| Error::network("SO_REUSEPORT", e))?;
+            for _ in 1..workers {
+                let s = socket::bind_reuse_port(local)
+                    .map_err(|e| Error::network(format!("cannot add a worker socket on {local}"), e))?;
+                others.push(Worker::new(s, Server::new(config.clone()), clock, source.worker())?);
+            }
+        }
+        Ok(ServerRuntime { first: Worker::new(sock, Server::new(config), clock, source)?, others })
     }
 
-    /// The address the socket is bound to.
+    /// The address the sockets are bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.sock.local_addr()
+        self.first.sock.local_addr()
     }
 
-    /// The catalogue being served now.
+    /// Serving threads (sockets).
+    pub fn workers(&self) -> usize {
+        1 + self.others.len()
+    }
+
+    /// The catalogue being served now (by the first worker).
     pub fn catalog(&self) -> &S::Catalog {
-        self.source.catalog()
+        self.first.source.catalog()
     }
 
     /// Serve until [`ServerHandle::stop`] (for [`spawn`]ed servers) or forever.
     pub fn run(&mut self) -> Result<RunStats> {
-        self.run_loop(None)
+        self.run_all(None)
     }
 
     /// Serve until SIGINT or SIGTERM arrives (installs handlers for both and blocks them
     /// outside the wait, so a signal is never missed, even while the server is too busy
-    /// ever to wait).
+    /// ever to wait). The other workers' threads start with the signals blocked, so the
+    /// first worker's wait is where they arrive.
     pub fn run_until_signal(&mut self) -> Result<RunStats> {
         let flag = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
         let blocked = signals::Blocked::new(&signals::STOP).map_err(|e| Error::network("sigprocmask", e))?;
-        self.run_loop(Some((&flag, &blocked)))
+        self.run_all(Some((&flag, &blocked)))
+    }
+
+    /// Start the other workers, run the first here, then stop the others; the counters of all.
+    fn run_all(&mut self, signals: Option<(&signals::Flag, &signals::Blocked)>) -> Result<RunStats> {
+        let mut running = Vec::with_capacity(self.others.len());
+        for mut w in self.others.drain(..) {
+            let addr = w.sock.local_addr().map_err(|e| Error::network("getsockname", e))?;
+            let stopper = w.stop.remote()?;
+            running.push(Background::spawn("rdtp-server", addr, stopper, move || w.run_loop(None))?);
+        }
+        let first = self.first.run_loop(signals);
+        let mut total = first?;
+        for r in running {
+            total.add(&r.stop()?);
+        }
+        Ok(total)
+    }
+}
+
+impl<S: Served> Worker<S> {
+    fn new(sock: UdpSocket, core: Server, clock: Clock, source: S) -> Result<Self> {
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        Ok(Worker { sock, state, core, clock, source, stop: StopSignal::new()?, stats: RunStats::default() })
     }
 
     /// Whether to stop: asked by the handle, or (with `signals`) one of the signals came —
@@ -201,6 +295,7 @@ impl<S: Served> ServerRuntime<S> {
         self.stats.core = self.core.stats().clone();
         self.stats.sends = out.sends;
         self.stats.send_drops = out.dropped;
+        self.stats.datagrams_per_worker = vec![self.stats.datagrams_in];
         Ok(self.stats.clone())
     }
 }
@@ -226,9 +321,9 @@ pub type ServerHandle = Background<RunStats>;
 /// let stats = server.stop().unwrap();
 /// assert_eq!(stats.core.requests, 0);
 /// ```
-pub fn spawn<S: Served + Send + 'static>(source: S, options: ServeOptions) -> Result<ServerHandle> {
+pub fn spawn<S: Parallel + Send + 'static>(source: S, options: ServeOptions) -> Result<ServerHandle> {
     let mut rt = ServerRuntime::bind(source, options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
-    let stopper = rt.stop.remote()?;
+    let stopper = rt.first.stop.remote()?;
     Background::spawn("rdtp-server", addr, stopper, move || rt.run())
 }

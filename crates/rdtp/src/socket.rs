@@ -29,14 +29,34 @@ const RECV_BUF: usize = 1 << 16;
 /// Create a UDP socket bound to `addr` with big buffers. An IPv6 wildcard address is
 /// bound dual-stack (IPv4 clients arrive as v4-mapped addresses).
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+    bind_with(addr, false)
+}
+
+fn bind_with(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
     let domain = if addr.is_ipv4() { Domain::IPV4 } else { Domain::IPV6 };
     let sock = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {
         sock.set_only_v6(false)?;
     }
     set_buffers(&sock);
+    if reuse_port {
+        sock.set_reuse_port(true)?;
+    }
     sock.bind(&addr.into())?;
     Ok(sock.into())
+}
+
+/// Let more sockets bind `sock`'s address (`SO_REUSEPORT`), after it was bound alone: a
+/// server's first socket is bound without it, so an address another process holds is
+/// refused, and then opened to the server's own further workers.
+pub fn set_reuse_port(sock: &UdpSocket) -> io::Result<()> {
+    socket2::SockRef::from(sock).set_reuse_port(true)
+}
+
+/// Another socket on `addr` (held by a socket made [`set_reuse_port`]), with big buffers:
+/// the kernel spreads incoming datagrams over them by a hash of the source address.
+pub fn bind_reuse_port(addr: SocketAddr) -> io::Result<UdpSocket> {
+    bind_with(addr, true)
 }
 
 /// Bind the server's socket: `listen` if given, else `[::]:7447` dual-stack, falling back

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rdtp::args::parse_size;
 use rdtp::error::{EXIT_OK, Error, Result};
-use rdtp::server::{ServeOptions, Served, ServerRuntime};
+use rdtp::server::{Parallel, ServeOptions, ServerRuntime};
 use rdtp::{DirCatalog, DirOptions, IndexProgress};
 use rdtp_proto::server::{Catalog, PatternCatalog, ServerConfig};
 
@@ -49,6 +49,10 @@ pub struct Args {
     /// §6's token-bucket send queue). Default: no limit.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
+    /// Serving threads, each with its own socket on the address (SO_REUSEPORT; the kernel
+    /// spreads receivers over them). Default: one per CPU core.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
     #[command(flatten)]
     pub validation: super::ValidationArgs,
     /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
@@ -84,8 +88,12 @@ pub fn run(a: Args) -> Result<i32> {
             Err(e) => return Err(Error::Usage(format!("invalid --max-rate: {e}"))),
         },
     };
+    if a.workers == Some(0) {
+        return Err(Error::Usage("--workers must be at least 1".into()));
+    }
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
+        workers: a.workers.unwrap_or_else(rdtp::server::default_workers),
         config: ServerConfig {
             id: a.id,
             max_units_per_request: a.max_units,
@@ -113,14 +121,18 @@ pub fn run(a: Args) -> Result<i32> {
     }
 }
 
-fn serve<S: Served>(source: S, total_bytes: u64, options: ServeOptions, tcp: Option<Option<String>>) -> Result<i32> {
+fn serve<S: Parallel>(source: S, total_bytes: u64, options: ServeOptions, tcp: Option<Option<String>>) -> Result<i32> {
     if let Some(cc) = tcp {
         return super::tcp::serve(source, total_bytes, options.listen, cc);
     }
     let count = source.catalog().len();
     let mut rt = ServerRuntime::bind(source, options)?;
     let addr = rt.local_addr().map_err(|e| Error::network("getsockname", e))?;
-    to_stderr(&format!("rdtp: serving {count} objects ({total_bytes} bytes) on {addr}\n"));
+    let workers = match rt.workers() {
+        1 => String::new(),
+        n => format!(" with {n} workers"),
+    };
+    to_stderr(&format!("rdtp: serving {count} objects ({total_bytes} bytes){workers} on {addr}\n"));
     let stats = rt.run_until_signal()?;
     to_stderr(&format!("rdtp: shutting down: {stats}\n"));
     Ok(EXIT_OK)
