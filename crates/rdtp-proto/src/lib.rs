@@ -67,6 +67,22 @@
 //!
 //! See [`receiver`] for the full contract and [`server`] for the server's.
 
+/// `pub fn add(&mut self, other: &Self)` for a struct of counters, adding every field
+/// listed; the pattern names them all, so a field added later and not listed is a compile
+/// error rather than a counter silently left out of totals.
+macro_rules! impl_add {
+    ($t:ty { $($f:ident),* $(,)? }) => {
+        impl $t {
+            /// Add `other`'s counts (several workers, or several runs, counted together).
+            pub fn add(&mut self, other: &$t) {
+                let Self { $($f),* } = other;
+                $( self.$f += *$f; )*
+            }
+        }
+    };
+}
+pub(crate) use impl_add;
+
 pub mod cc;
 pub mod eid;
 pub mod lister;

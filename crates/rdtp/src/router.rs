@@ -1,10 +1,31 @@
-//! The router runtime: one UDP socket, one thread, the [`rdtp_proto::router::Router`] core.
+//! The router runtime: the [`rdtp_proto::router::Router`] core on UDP sockets, on one
+//! thread or several.
 //!
-//! Downstreams (receivers, routers nearer to them) and next hops (servers, routers nearer to
-//! the content) all talk to the same socket, as NFD's UDP face does. Datagrams arrive in
-//! batches (`recvmmsg` with GRO); the core's answers leave in GSO batches per destination.
-//! The runtime adds no protocol logic: the core decides everything, the runtime moves bytes
-//! and time and reports the core's counters ([`Snapshot`]).
+//! Downstreams (receivers, routers nearer to them) talk to the listening socket; requests
+//! the router sends itself (to servers, routers nearer to the content) leave from an
+//! *upstream* socket of its own (an ephemeral port on the listening address), where their
+//! answers come back: a datagram's type says which socket it leaves from (requests upstream,
+//! answers downstream). Datagrams arrive in batches (`recvmmsg` with GRO); the core's answers
+//! leave in GSO batches per destination. The runtime adds no protocol logic: the core
+//! decides everything, the runtime moves bytes and time and reports the core's counters
+//! ([`Snapshot`]).
+//!
+//! # Workers
+//!
+//! With [`RouteOptions::workers`] > 1 each worker is a whole router core on its own thread,
+//! with its own listening socket (`SO_REUSEPORT` on one address, the first bound alone so a
+//! port someone holds is refused) and its own upstream socket, and a share of the limits
+//! (content store, pending table, staging: each `1/workers` of the configured size). The
+//! listening sockets' group steers each request by the object it asks for (a BPF program,
+//! `steering_program`), so every request for one object reaches the same worker whoever
+//! sends it: coalescing and hits work across receivers as on one core, and the store's
+//! capacity is not divided by duplicates. One object is served by one core (as one name
+//! prefix is by one forwarding thread in NDN-DPDK); many objects use them all. Answers from upstream return to
+//! the worker that asked. Workers share no lock on the hot path; they tell each other the
+//! routes they learn from resolve answers (a channel each, drained after every receive,
+//! before the datagrams are handled — a request that follows a resolve can only be
+//! received after the route was sent), and publish their counters for reports at most
+//! every 50 ms.
 //!
 //! Run it in the current thread with [`RouterRuntime::run_with`] (the `rdtp route` command
 //! does, with signal handling and periodic reports) or in a background thread with
@@ -12,12 +33,15 @@
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::router::cs::CsStats;
 use rdtp_proto::router::{Router, RouterConfig, RouterStats};
+use rdtp_proto::wire::PacketType;
 use serde::Serialize;
 
 use crate::background::{Background, StopSignal};
@@ -33,6 +57,9 @@ pub struct RouteOptions {
     pub listen: Option<SocketAddr>,
     /// The core's configuration: id, forwarding table, content store, tables' limits.
     pub config: RouterConfig,
+    /// Routing threads, each a router core with its own sockets (see the module docs); 0
+    /// counts as 1.
+    pub workers: usize,
 }
 
 /// The socket's counters.
@@ -44,6 +71,8 @@ pub struct SocketStats {
     pub sends: u64,
     /// Datagrams dropped because the socket stayed full or sending failed.
     pub send_drops: u64,
+    /// Datagrams received by each worker (its listening and upstream sockets).
+    pub datagrams_per_worker: Vec<u64>,
 }
 
 /// Everything a router can report at one instant.
@@ -136,6 +165,22 @@ impl std::fmt::Display for Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Add another worker's counters and gauges.
+    fn add(&mut self, o: &Snapshot) {
+        self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+        self.router.add(&o.router);
+        self.cs.add(&o.cs);
+        self.cs_entries += o.cs_entries;
+        self.cs_bytes += o.cs_bytes;
+        self.pit_entries += o.pit_entries;
+        self.socket.datagrams_in += o.socket.datagrams_in;
+        self.socket.sends += o.socket.sends;
+        self.socket.send_drops += o.socket.send_drops;
+        self.socket.datagrams_per_worker.extend_from_slice(&o.socket.datagrams_per_worker);
+    }
+}
+
 /// What the loop does after a wake-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -145,60 +190,181 @@ pub enum Next {
     Continue(Option<Duration>),
 }
 
-/// A bound router, ready to run.
-pub struct RouterRuntime {
+/// A learned route: an EID and the next hop that resolved it.
+type LearnedRoute = (rdtp_proto::Eid, SocketAddr);
+
+/// How often a worker publishes its counters for reports, at most.
+const PUBLISH_EVERY: Duration = Duration::from_millis(50);
+
+/// One socket and quinn-udp's state for it.
+struct Sock {
     sock: UdpSocket,
     state: UdpSocketState,
     local: SocketAddr,
+}
+
+impl Sock {
+    fn new(sock: UdpSocket) -> Result<Sock> {
+        let local = sock.local_addr().map_err(|e| Error::network("getsockname", e))?;
+        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
+        Ok(Sock { sock, state, local })
+    }
+}
+
+/// What workers share: each one's latest counters (for the reports of the first).
+struct Board {
+    slots: Vec<Mutex<Snapshot>>,
+}
+
+/// One router core with its sockets.
+struct Worker {
+    index: usize,
+    down: Sock,
+    up: Sock,
     core: Router,
     clock: Clock,
     stop: StopSignal,
     socket_stats: SocketStats,
+    board: Arc<Board>,
+    routes_in: Receiver<LearnedRoute>,
+    routes_out: Vec<Sender<LearnedRoute>>,
+}
+
+/// A bound router, ready to run: its first worker runs in the thread that runs it, the
+/// others (bound already) on threads the run starts.
+pub struct RouterRuntime {
+    first: Worker,
+    others: Vec<Worker>,
+}
+
+/// The runtime as [`RouterRuntime::run_with`]'s callback sees it.
+pub struct Running<'a> {
+    first: &'a Worker,
+}
+
+impl Running<'_> {
+    /// The counters now: the first worker's, and the others' as last published (≤ 50 ms old).
+    pub fn snapshot(&self) -> Snapshot {
+        self.first.total()
+    }
+}
+
+/// Where a Request's EID starts in its datagram, and a ProofRequest's (`docs/PROTOCOL.md`).
+const REQUEST_EID_AT: u32 = 20;
+const PROOF_REQUEST_EID_AT: u32 = 12;
+
+/// The program that steers requests among the workers' sockets by *what* they ask for,
+/// not by who asks: socket `(first four bytes of the EID) mod workers` for a Request and a
+/// ProofRequest, as NDN-DPDK dispatches Interests to forwarding threads by a hash of their
+/// name (the EID is a hash already). Every request for one object reaches the same worker
+/// — its content store, pending entries, staged blocks and verified tree nodes — from
+/// whichever receiver. Anything else (resolves, lists, malformed datagrams) goes by the
+/// kernel's usual hash of the addresses. One object is thus served by one core: scaling
+/// comes from many objects.
+fn steering_program(workers: u32) -> Vec<libc::sock_filter> {
+    use libc::{BPF_A, BPF_ABS, BPF_ALU, BPF_B, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MOD, BPF_RET, BPF_W, sock_filter};
+    let op = |code: u32, k: u32| sock_filter { code: code as u16, jt: 0, jf: 0, k };
+    // Compare the type with `ty`; not equal: skip the three instructions of `pick`.
+    let is = |ty: PacketType| sock_filter { code: (BPF_JMP | BPF_JEQ | BPF_K) as u16, jt: 0, jf: 3, k: ty as u32 };
+    let pick = |eid_at: u32| {
+        [op(BPF_LD | BPF_W | BPF_ABS, eid_at), op(BPF_ALU | BPF_MOD | BPF_K, workers.max(1)), op(BPF_RET | BPF_A, 0)]
+    };
+    let mut prog = vec![op(BPF_LD | BPF_B | BPF_ABS, 3), is(PacketType::Request)];
+    prog.extend(pick(REQUEST_EID_AT));
+    prog.push(is(PacketType::ProofRequest));
+    prog.extend(pick(PROOF_REQUEST_EID_AT));
+    prog.push(op(BPF_RET | BPF_K, u32::MAX)); // no socket of that index: the usual hash
+    prog
+}
+
+/// The configuration of worker `index` of `workers`: limits divided between them, its own
+/// randomness, learned routes exported when there are others to teach.
+fn worker_config(config: &RouterConfig, index: usize, workers: usize) -> RouterConfig {
+    let mut c = config.clone();
+    if workers > 1 {
+        let share = |n: usize| n.div_ceil(workers);
+        c.cs.capacity_units = share(c.cs.capacity_units);
+        if c.cs.capacity_bytes != u64::MAX {
+            c.cs.capacity_bytes = c.cs.capacity_bytes.div_ceil(workers as u64);
+        }
+        c.pit_capacity = share(c.pit_capacity).max(1);
+        c.verify.staging_bytes = share(c.verify.staging_bytes);
+        c.verify.known_nodes = share(c.verify.known_nodes);
+        c.export_learned_routes = true;
+        let mix = (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        c.seed ^= mix;
+        c.cs.seed ^= mix;
+    }
+    c
 }
 
 impl RouterRuntime {
-    /// Bind the socket (see [`RouteOptions::listen`]).
+    /// Bind the sockets (see [`RouteOptions::listen`] and [`RouteOptions::workers`]).
     pub fn bind(mut options: RouteOptions) -> Result<Self> {
         // As a server's: a random secret unless one was given.
         crate::tokens::fill_secret(&mut options.config.validation)?;
-        let sock = socket::bind_server(options.listen).map_err(|e| {
+        let workers = options.workers.max(1);
+        let first = socket::bind_server(options.listen).map_err(|e| {
             let addr = options.listen.map_or_else(|| format!("[::]:{}", socket::DEFAULT_PORT), |a| a.to_string());
             Error::network(format!("cannot listen on {addr}"), e)
         })?;
-        let local = sock.local_addr().map_err(|e| Error::network("getsockname", e))?;
-        let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
-        Ok(RouterRuntime {
-            sock,
-            state,
-            local,
-            core: Router::new(options.config),
-            clock: Clock::new(),
-            stop: StopSignal::new()?,
-            socket_stats: SocketStats::default(),
-        })
-    }
-
-    /// The address the socket is bound to.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local
-    }
-
-    /// The core.
-    pub fn core(&self) -> &Router {
-        &self.core
-    }
-
-    /// The counters now.
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            elapsed_s: self.clock.now().as_secs_f64(),
-            router: self.core.stats().clone(),
-            cs: *self.core.cs_stats(),
-            cs_entries: self.core.cs_len(),
-            cs_bytes: self.core.cs_bytes(),
-            pit_entries: self.core.pit_len(),
-            socket: self.socket_stats.clone(),
+        let local = first.local_addr().map_err(|e| Error::network("getsockname", e))?;
+        let mut downs = vec![first];
+        if workers > 1 {
+            socket::set_reuse_port(&downs[0]).map_err(|e| Error::network("SO_REUSEPORT", e))?;
+            for _ in 1..workers {
+                downs.push(
+                    socket::bind_reuse_port(local)
+                        .map_err(|e| Error::network(format!("cannot add a worker socket on {local}"), e))?,
+                );
+            }
+            socket::steer_reuse_port(&downs[0], &mut steering_program(workers as u32)).map_err(|e| {
+                Error::network("cannot steer requests between the workers (SO_ATTACH_REUSEPORT_CBPF)", e)
+            })?;
         }
+        let board = Arc::new(Board { slots: (0..workers).map(|_| Mutex::new(Snapshot::default())).collect() });
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| channel()).unzip();
+        let clock = Clock::new();
+        let mut built = Vec::with_capacity(workers);
+        for (index, (down, routes_in)) in downs.into_iter().zip(receivers).enumerate() {
+            let up = socket::bind(SocketAddr::new(local.ip(), 0))
+                .map_err(|e| Error::network(format!("cannot bind an upstream socket on {}", local.ip()), e))?;
+            let routes_out = senders.iter().enumerate().filter(|&(i, _)| i != index).map(|(_, s)| s.clone()).collect();
+            built.push(Worker {
+                index,
+                down: Sock::new(down)?,
+                up: Sock::new(up)?,
+                core: Router::new(worker_config(&options.config, index, workers)),
+                clock,
+                stop: StopSignal::new()?,
+                socket_stats: SocketStats::default(),
+                board: board.clone(),
+                routes_in,
+                routes_out,
+            });
+        }
+        let mut built = built.into_iter();
+        let first = built.next().expect("at least one worker");
+        Ok(RouterRuntime { first, others: built.collect() })
+    }
+
+    /// The address the listening sockets are bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.first.down.local
+    }
+
+    /// Routing threads (router cores).
+    pub fn workers(&self) -> usize {
+        1 + self.others.len()
+    }
+
+    /// The counters now (of every worker).
+    pub fn snapshot(&self) -> Snapshot {
+        let mut s = self.first.snapshot();
+        for w in &self.others {
+            s.add(&w.snapshot());
+        }
+        s
     }
 
     /// Route until [`RouterHandle::stop`] (for [`spawn`]ed routers) or forever.
@@ -206,19 +372,122 @@ impl RouterRuntime {
         self.run_with(None, |_| Next::Continue(None))
     }
 
-    /// Route until `each` — called after every wake-up, and at least as often as it asks —
-    /// says [`Next::Stop`]. With `signals`, their mask is installed during waits only (see
-    /// `crate::socket::wait`), so signals blocked elsewhere interrupt a wait at once, and
-    /// pending ones are delivered on every turn, so a router too busy ever to wait still
-    /// sees them.
+    /// Route until `each` — called in the first worker after every wake-up, and at least as
+    /// often as it asks — says [`Next::Stop`]. With `signals`, their mask is installed
+    /// during waits only (see `crate::socket::wait`), so signals blocked elsewhere interrupt
+    /// a wait at once, and pending ones are delivered on every turn, so a router too busy
+    /// ever to wait still sees them; the other workers' threads start with them blocked.
+    /// Returns the counters of all workers.
     pub fn run_with(
         &mut self,
         signals: Option<&signals::Blocked>,
-        mut each: impl FnMut(&Self) -> Next,
+        mut each: impl FnMut(&Running<'_>) -> Next,
     ) -> Result<Snapshot> {
+        let mut running = Vec::with_capacity(self.others.len());
+        for mut w in self.others.drain(..) {
+            let stopper = w.stop.remote()?;
+            let addr = w.down.local;
+            running.push(Background::spawn("rdtp-router", addr, stopper, move || {
+                w.run(None, &mut |_| Next::Continue(None))
+            })?);
+        }
+        let result = self.first.run(signals, &mut |w| each(&Running { first: w }));
+        let mut total = result?;
+        for r in running {
+            total.add(&r.stop()?);
+        }
+        Ok(total)
+    }
+}
+
+impl Worker {
+    /// This worker's counters now.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            elapsed_s: self.clock.now().as_secs_f64(),
+            router: self.core.stats().clone(),
+            cs: *self.core.cs_stats(),
+            cs_entries: self.core.cs_len(),
+            cs_bytes: self.core.cs_bytes(),
+            pit_entries: self.core.pit_len(),
+            socket: SocketStats {
+                datagrams_per_worker: vec![self.socket_stats.datagrams_in],
+                ..self.socket_stats.clone()
+            },
+        }
+    }
+
+    /// This worker's counters now and the others' as last published.
+    fn total(&self) -> Snapshot {
+        let mut s = self.snapshot();
+        for (i, slot) in self.board.slots.iter().enumerate() {
+            if i != self.index {
+                s.add(&slot.lock().unwrap_or_else(|p| p.into_inner()));
+            }
+        }
+        s
+    }
+
+    fn publish(&self) {
+        *self.board.slots[self.index].lock().unwrap_or_else(|p| p.into_inner()) = self.snapshot();
+    }
+
+    /// Receive what waits on `which` (upstream or downstream) and hand it to the core:
+    /// whether anything (or an error) came.
+    fn receive(&mut self, batch: &mut RecvBatch, upstream: bool) -> bool {
+        let s = if upstream { &self.up } else { &self.down };
+        match batch.recv(&s.state, &s.sock) {
+            Ok(_) => {
+                // Routes the other workers learned before these datagrams were received.
+                while let Ok((eid, hop)) = self.routes_in.try_recv() {
+                    self.core.learn_route(eid, hop);
+                }
+                for (src, _, dgram) in batch.datagrams() {
+                    self.socket_stats.datagrams_in += 1;
+                    self.core.handle_datagram(self.clock.now(), socket::canonical(src), dgram);
+                }
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
+            // ICMP errors for earlier sends and the like: not fatal for a router.
+            Err(e) => {
+                tracing::debug!("recv: {e}");
+                true
+            }
+        }
+    }
+
+    /// Send what the core has to send: requests from the upstream socket, everything else
+    /// (answers) from the listening one.
+    fn transmit(&mut self, down: &mut GsoBatch, up: &mut GsoBatch) {
+        while let Some(t) = self.core.poll_transmit(down.space()) {
+            if down.space().get(3).is_some_and(|&ty| PacketType::is_request_byte(ty)) {
+                let (from, to) = (down.space(), up.space());
+                to[..t.len].copy_from_slice(&from[..t.len]);
+                up.commit_to(&self.up.state, &self.up.sock, socket::for_socket(t.to, self.up.local), None, t.len);
+            } else {
+                down.commit_to(
+                    &self.down.state,
+                    &self.down.sock,
+                    socket::for_socket(t.to, self.down.local),
+                    None,
+                    t.len,
+                );
+            }
+        }
+        down.flush(&self.down.state, &self.down.sock);
+        up.flush(&self.up.state, &self.up.sock);
+        self.socket_stats.sends = down.sends + up.sends;
+        self.socket_stats.send_drops = down.dropped + up.dropped;
+    }
+
+    /// Route until stopped or `each` says [`Next::Stop`].
+    fn run(&mut self, signals: Option<&signals::Blocked>, each: &mut dyn FnMut(&Worker) -> Next) -> Result<Snapshot> {
         let sigmask: Option<SigSet> = signals.map(signals::Blocked::wait_mask);
-        let mut batch = RecvBatch::new();
-        let mut out = GsoBatch::new();
+        let (mut batch, mut down, mut up) = (RecvBatch::new(), GsoBatch::new(), GsoBatch::new());
+        let shared = !self.routes_out.is_empty();
+        let (mut published, mut dirty) = (Instant::now(), false);
         loop {
             if let Some(b) = signals {
                 b.deliver_pending();
@@ -226,32 +495,23 @@ impl RouterRuntime {
             if self.core.poll_timeout().is_some_and(|t| t <= self.clock.now()) {
                 self.core.handle_timeout(self.clock.now());
             }
-            let received = match batch.recv(&self.state, &self.sock) {
-                Ok(_) => {
-                    for (src, _, dgram) in batch.datagrams() {
-                        self.socket_stats.datagrams_in += 1;
-                        self.core.handle_datagram(self.clock.now(), socket::canonical(src), dgram);
+            // Answers from upstream first: they may satisfy what downstreams ask next.
+            let received = self.receive(&mut batch, true) | self.receive(&mut batch, false);
+            if shared {
+                // Before anything learned is answered downstream (see the module docs).
+                while let Some(route) = self.core.poll_learned_route() {
+                    for tx in &self.routes_out {
+                        let _ = tx.send(route);
                     }
-                    true
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
-                // ICMP errors for earlier sends and the like: not fatal for a router.
-                Err(e) => {
-                    tracing::debug!("recv: {e}");
-                    true
-                }
-            };
-            while let Some(t) = self.core.poll_transmit(out.space()) {
-                out.commit_to(&self.state, &self.sock, socket::for_socket(t.to, self.local), None, t.len);
             }
-            out.flush(&self.state, &self.sock);
-            self.socket_stats.sends = out.sends;
-            self.socket_stats.send_drops = out.dropped;
-            let wake_within = match each(self) {
-                Next::Stop => break,
-                Next::Continue(w) => w,
-            };
+            self.transmit(&mut down, &mut up);
+            dirty |= received;
+            if shared && dirty && published.elapsed() >= PUBLISH_EVERY {
+                self.publish();
+                (published, dirty) = (Instant::now(), false);
+            }
+            let Next::Continue(wake_within) = each(self) else { break };
             if self.stop.requested() {
                 break;
             }
@@ -259,11 +519,9 @@ impl RouterRuntime {
                 continue;
             }
             let deadline = self.core.poll_timeout().map(|t| self.clock.until(t));
-            let timeout = match (deadline, wake_within) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let r = socket::wait(&self.sock, false, Some(self.stop.wake_fd()), timeout, sigmask)
+            let publish_within = (shared && dirty).then(|| PUBLISH_EVERY.saturating_sub(published.elapsed()));
+            let timeout = [deadline, wake_within, publish_within].into_iter().flatten().min();
+            let r = socket::wait_readable(&[&self.down.sock, &self.up.sock], self.stop.wake_fd(), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
             if r.wake {
                 self.stop.drain();
@@ -284,7 +542,7 @@ pub type RouterHandle = Background<Snapshot>;
 ///
 /// let upstream = "127.0.0.1:7447".parse().unwrap();
 /// let config = RouterConfig { fib: Fib::new(Some(upstream)), ..RouterConfig::default() };
-/// let router = spawn(RouteOptions { listen: Some("127.0.0.1:0".parse().unwrap()), config }).unwrap();
+/// let router = spawn(RouteOptions { listen: Some("127.0.0.1:0".parse().unwrap()), config, workers: 2 }).unwrap();
 /// println!("routing on {}", router.local_addr());
 /// let stats = router.stop().unwrap();
 /// assert_eq!(stats.router.requests, 0);
@@ -292,13 +550,53 @@ pub type RouterHandle = Background<Snapshot>;
 pub fn spawn(options: RouteOptions) -> Result<RouterHandle> {
     let mut rt = RouterRuntime::bind(options)?;
     let addr = rt.local_addr();
-    let stopper = rt.stop.remote()?;
+    let stopper = rt.first.stop.remote()?;
     Background::spawn("rdtp-router", addr, stopper, move || rt.run())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_steering_program_reads_the_eid_where_the_codec_writes_it() {
+        use rdtp_proto::Eid;
+        use rdtp_proto::wire::{ByteRange, Options, ProofRequest, Request, RequestFlags};
+        let eid = Eid::of(b"steer");
+        let mut b = [0u8; 256];
+        let r = Request {
+            flags: RequestFlags(0),
+            hop_limit: 32,
+            unit: 1402,
+            tag: 7,
+            nonce: 9,
+            eid,
+            range: ByteRange::new(1 << 30, 1402),
+            options: Options::EMPTY,
+        };
+        let n = r.encode(&mut b).unwrap();
+        assert_eq!(b[3], PacketType::Request as u8);
+        assert_eq!(&b[REQUEST_EID_AT as usize..][..4], &eid.0[..4]);
+        assert!(n >= REQUEST_EID_AT as usize + 4);
+        let p = ProofRequest {
+            flags: RequestFlags(0),
+            hop_limit: 32,
+            tag: 7,
+            eid,
+            block: 3,
+            depth: 1,
+            options: Options::EMPTY,
+        };
+        p.encode(&mut b).unwrap();
+        assert_eq!(b[3], PacketType::ProofRequest as u8);
+        assert_eq!(&b[PROOF_REQUEST_EID_AT as usize..][..4], &eid.0[..4]);
+        // Type check, two picks of three instructions, the fallback.
+        let prog = steering_program(3);
+        assert_eq!(prog.len(), 10);
+        assert!(
+            prog.iter().filter(|i| i.code as u32 == (libc::BPF_ALU | libc::BPF_MOD | libc::BPF_K)).all(|i| i.k == 3)
+        );
+    }
 
     #[test]
     fn rates_divide_counters_and_keep_gauges() {

@@ -59,6 +59,31 @@ pub fn bind_reuse_port(addr: SocketAddr) -> io::Result<UdpSocket> {
     bind_with(addr, true)
 }
 
+/// `SO_ATTACH_REUSEPORT_CBPF` (Linux ≥ 4.5; 51 on every architecture but SPARC's 0x35).
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = 51;
+
+/// Attach a classic BPF program to `sock`'s `SO_REUSEPORT` group: for each datagram it
+/// returns the index of the socket to receive it (offsets from the start of the UDP
+/// payload); an index past the group falls back to the kernel's hash of the addresses.
+pub fn steer_reuse_port(sock: &UdpSocket, prog: &mut [libc::sock_filter]) -> io::Result<()> {
+    use libc::sock_fprog;
+    use std::os::fd::AsRawFd;
+    let len = u16::try_from(prog.len()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "program too long"))?;
+    let fprog = sock_fprog { len, filter: prog.as_mut_ptr() };
+    // SAFETY: a valid descriptor, and a pointer to a sock_fprog whose filter array lives
+    // until the call returns (the kernel copies it).
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_ATTACH_REUSEPORT_CBPF,
+            (&fprog as *const sock_fprog).cast(),
+            std::mem::size_of::<sock_fprog>() as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
 /// Bind the server's socket: `listen` if given, else `[::]:7447` dual-stack, falling back
 /// to `0.0.0.0:7447` where IPv6 is unavailable.
 pub fn bind_server(listen: Option<SocketAddr>) -> io::Result<UdpSocket> {
@@ -148,16 +173,44 @@ pub fn wait(
     if let Some(w) = wake {
         fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
     }
-    let ts = timeout.map(TimeSpec::from);
-    match ppoll(&mut fds, ts, sigmask) {
-        Ok(_) => {}
-        Err(nix::errno::Errno::EINTR) => {
-            return Ok(Ready { interrupted: true, ..Ready::default() });
-        }
-        Err(e) => return Err(io::Error::from(e)),
+    if poll(&mut fds, timeout, sigmask)? {
+        return Ok(Ready { interrupted: true, ..Ready::default() });
     }
-    let fired = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
     Ok(Ready { socket: fired(&fds[0]), wake: fds.len() > 1 && fired(&fds[1]), interrupted: false })
+}
+
+/// `ppoll`; `true` if a signal interrupted it.
+fn poll(
+    fds: &mut [PollFd<'_>],
+    timeout: Option<Duration>,
+    sigmask: Option<nix::sys::signal::SigSet>,
+) -> io::Result<bool> {
+    match ppoll(fds, timeout.map(TimeSpec::from), sigmask) {
+        Ok(_) => Ok(false),
+        Err(nix::errno::Errno::EINTR) => Ok(true),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+fn fired(fd: &PollFd<'_>) -> bool {
+    fd.revents().is_some_and(|r| !r.is_empty())
+}
+
+/// Wait until one of `socks` is readable, `wake` is readable, or `timeout` passes (as
+/// [`wait`]; [`Ready::socket`] says whether any socket fired).
+pub fn wait_readable(
+    socks: &[&UdpSocket],
+    wake: &impl AsFd,
+    timeout: Option<Duration>,
+    sigmask: Option<nix::sys::signal::SigSet>,
+) -> io::Result<Ready> {
+    let mut fds: Vec<PollFd<'_>> = socks.iter().map(|s| PollFd::new(s.as_fd(), PollFlags::POLLIN)).collect();
+    fds.push(PollFd::new(wake.as_fd(), PollFlags::POLLIN));
+    if poll(&mut fds, timeout, sigmask)? {
+        return Ok(Ready { interrupted: true, ..Ready::default() });
+    }
+    let (last, socks) = fds.split_last().expect("the wake descriptor");
+    Ok(Ready { socket: socks.iter().any(fired), wake: fired(last), interrupted: false })
 }
 
 /// Buffers for batched receives (`recvmmsg`, with GRO).

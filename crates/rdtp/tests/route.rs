@@ -15,60 +15,69 @@ use rand::RngExt;
 mod common;
 use common::{RDTP, Server};
 
-/// A UDP relay that drops each datagram with probability `loss`, both ways: what r1 sends
-/// to its front goes to `target`, what comes back goes to r1.
+/// A UDP relay that drops each datagram with probability `loss`, both ways, as a NAT
+/// would relay: each source that sends to its front gets its own socket toward `target`,
+/// and what comes back there goes to that source (a router with several workers sends
+/// from one upstream socket each).
 struct LossyRelay {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<u64>>,
+    threads: Arc<Mutex<Vec<JoinHandle<u64>>>>,
 }
 
 impl LossyRelay {
     fn start(target: SocketAddr, loss: f64) -> LossyRelay {
         let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-        back.connect(target).unwrap();
-        for s in [&front, &back] {
-            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-        }
+        front.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let addr = front.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
-        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
-        let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
-        let relay = |stop: Arc<AtomicBool>, client: Arc<Mutex<Option<SocketAddr>>>, upward: bool| {
-            let (from, to) = if upward {
-                (front.try_clone().unwrap(), back.try_clone().unwrap())
-            } else {
-                (back2.try_clone().unwrap(), front2.try_clone().unwrap())
-            };
-            std::thread::spawn(move || {
-                let mut rng = rand::rng();
-                let mut buf = vec![0u8; 65536];
-                let mut dropped = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let Ok((n, src)) = from.recv_from(&mut buf) else { continue };
-                    if rng.random::<f64>() < loss {
-                        dropped += 1;
-                        continue;
-                    }
-                    if upward {
-                        *client.lock().unwrap() = Some(src);
-                        let _ = to.send(&buf[..n]);
-                    } else if let Some(c) = *client.lock().unwrap() {
-                        let _ = to.send_to(&buf[..n], c);
-                    }
+        let threads: Arc<Mutex<Vec<JoinHandle<u64>>>> = Arc::default();
+        let (stop2, threads2) = (stop.clone(), threads.clone());
+        let upward = std::thread::spawn(move || {
+            let mut rng = rand::rng();
+            let mut buf = vec![0u8; 65536];
+            let mut backs: std::collections::HashMap<SocketAddr, UdpSocket> = Default::default();
+            let mut dropped = 0;
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok((n, src)) = front.recv_from(&mut buf) else { continue };
+                if rng.random::<f64>() < loss {
+                    dropped += 1;
+                    continue;
                 }
-                dropped
-            })
-        };
-        let threads = vec![relay(stop.clone(), client.clone(), true), relay(stop.clone(), client, false)];
+                let back = backs.entry(src).or_insert_with(|| {
+                    let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+                    back.connect(target).unwrap();
+                    back.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                    let (from, to, stop) = (back.try_clone().unwrap(), front.try_clone().unwrap(), stop2.clone());
+                    threads2.lock().unwrap().push(std::thread::spawn(move || {
+                        let mut rng = rand::rng();
+                        let mut buf = vec![0u8; 65536];
+                        let mut dropped = 0;
+                        while !stop.load(Ordering::Relaxed) {
+                            let Ok(n) = from.recv(&mut buf) else { continue };
+                            if rng.random::<f64>() < loss {
+                                dropped += 1;
+                            } else {
+                                let _ = to.send_to(&buf[..n], src);
+                            }
+                        }
+                        dropped
+                    }));
+                    back
+                });
+                let _ = back.send(&buf[..n]);
+            }
+            dropped
+        });
+        threads.lock().unwrap().push(upward);
         LossyRelay { addr, stop, threads }
     }
 
     /// Stop and return how many datagrams were dropped.
     fn stop(self) -> u64 {
         self.stop.store(true, Ordering::Relaxed);
-        self.threads.into_iter().map(|t| t.join().unwrap()).sum()
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap());
+        threads.into_iter().map(|t| t.join().unwrap()).sum()
     }
 }
 

@@ -70,6 +70,67 @@ fn a_port_a_multi_worker_server_holds_is_refused_to_another() {
     assert_eq!(server.stop().unwrap().datagrams_per_worker.len(), 3);
 }
 
+/// `reader` to its end, then its summary's "served by" (e.g. `router r1 100.0 %`).
+fn read_all(mut reader: rdtp::FetchReader) -> (Vec<u8>, String) {
+    let mut got = Vec::new();
+    reader.read_to_end(&mut got).unwrap();
+    let summary = reader.finish().unwrap();
+    (got, summary.served_by)
+}
+
+fn router(upstream: Option<std::net::SocketAddr>, routes: &[String], workers: usize) -> rdtp::router::RouterHandle {
+    use rdtp_proto::router::RouterConfig;
+    use rdtp_proto::router::fib::Fib;
+    let mut fib = Fib::new(upstream);
+    for r in routes {
+        fib.add(r.parse().unwrap());
+    }
+    let config = RouterConfig { id: rdtp_proto::NodeId::label("r1").unwrap(), fib, ..RouterConfig::default() };
+    let opts = rdtp::router::RouteOptions { listen: Some("127.0.0.1:0".parse().unwrap()), config, workers };
+    rdtp::router::spawn(opts).unwrap()
+}
+
+#[test]
+fn router_workers_steer_by_content_so_every_receiver_hits_one_copy() {
+    // 5 MiB: six 1 MiB parts, spread over the workers by the steering program.
+    let data = content(5 << 20, 3);
+    let server = serve(vec![("obj".into(), data.clone())], 1);
+    let r1 = router(Some(server.local_addr()), &[], 2);
+    let (got, by) = read_all(Fetch::by_name(r1.local_addr(), "obj").start().unwrap());
+    assert!(got == data);
+    assert!(by.starts_with("origin"), "{by}");
+    // Blocks enter the store once their proofs are back.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Each later fetch comes from a new socket, which the kernel's address hash would send
+    // to either worker; steered by content, every unit is a hit wherever it is asked from.
+    for _ in 0..6 {
+        let (got, by) = read_all(Fetch::by_name(r1.local_addr(), "obj").start().unwrap());
+        assert!(got == data);
+        assert_eq!(by, "router r1 100.0 %");
+    }
+    let s = r1.stop().unwrap();
+    let units = (data.len() as u64).div_ceil(1402);
+    assert_eq!(s.cs_entries as u64, units, "each unit stored once over both workers");
+    assert_eq!(s.router.forwarded_units, units, "nothing fetched upstream twice");
+    server.stop().unwrap();
+}
+
+#[test]
+fn router_workers_share_the_routes_they_learn_from_resolves() {
+    // No default route: a request for the EID can only be forwarded by a worker that knows
+    // the route the resolve taught, whichever worker the resolve reached.
+    let data = content(3 << 20, 4);
+    let server = serve(vec![("videos/obj".into(), data.clone())], 1);
+    let r1 = router(None, &[format!("videos={}", server.local_addr())], 2);
+    for _ in 0..8 {
+        let (got, _) = read_all(Fetch::by_name(r1.local_addr(), "videos/obj").start().unwrap());
+        assert!(got == data);
+    }
+    let s = r1.stop().unwrap();
+    assert_eq!(s.router.no_route, 0, "{:?}", s.router);
+    server.stop().unwrap();
+}
+
 mod common;
 
 mod cli {
@@ -91,6 +152,35 @@ mod cli {
         }
         let out = Command::new(RDTP).args(["serve", "--workers", "0"]).arg(dir.path()).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--workers must be at least 1"));
+    }
+
+    #[test]
+    fn rdtp_route_workers_reports_each_worker_and_refuses_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = super::content(200_000, 9);
+        std::fs::write(dir.path().join("f"), &data).unwrap();
+        let server = Server::start(dir.path(), &["--workers", "1"]);
+        let json = dir.path().join("r.json");
+        let mut r1 =
+            Server::route(&["--upstream", &server.addr, "--workers", "3", "--stats-json", json.to_str().unwrap()]);
+        assert!(r1.line.contains(", 3 workers)"), "{}", r1.line);
+        for _ in 0..3 {
+            let out = Command::new(RDTP).args(["fetch", &r1.addr, "f"]).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.stdout == data);
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(r1.child.id() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(r1.child.wait().unwrap().code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let per = v["totals"]["socket"]["datagrams_per_worker"].as_array().unwrap().clone();
+        assert_eq!(per.len(), 3);
+        let sum: u64 = per.iter().map(|x| x.as_u64().unwrap()).sum();
+        assert_eq!(sum, v["totals"]["socket"]["datagrams_in"].as_u64().unwrap());
+        assert!(v["totals"]["router"]["cs_hits"].as_u64().unwrap() > 0, "{v}");
+        let out = Command::new(RDTP).args(["route", "--upstream", &server.addr, "--workers", "0"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("--workers must be at least 1"));
     }
 }

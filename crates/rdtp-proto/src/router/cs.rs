@@ -265,6 +265,18 @@ pub struct CsStats {
     pub too_big_rejects: u64,
 }
 
+crate::impl_add!(CsStats {
+    hits,
+    misses,
+    inserts,
+    replaced,
+    evictions,
+    removals,
+    admission_rejects,
+    frequency_rejects,
+    too_big_rejects
+});
+
 impl CsStats {
     /// Number of lookups (`hits + misses`).
     pub fn lookups(&self) -> u64 {

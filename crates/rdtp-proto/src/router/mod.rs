@@ -94,6 +94,8 @@ const UNIT_SIZES: usize = 8;
 const POOL: usize = 1024;
 /// Room for a resolve's query (the longest name) in a forwarded resolve.
 const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
+/// Learned routes waiting for [`Router::poll_learned_route`] at most (beyond, the oldest go).
+pub const LEARNED_EXPORT: usize = 4096;
 /// Next hops whose address tokens are remembered.
 const TOKENS: usize = 1024;
 /// How often a router asks for one block's proof before it gives up on caching the block.
@@ -138,6 +140,9 @@ pub struct RouterConfig {
     pub seed: u64,
     /// Bounds of verify-before-caching ([`verify`]).
     pub verify: VerifyConfig,
+    /// Keep the routes learned from resolves for [`Router::poll_learned_route`] (a runtime
+    /// with several cores hands them to its other routers; nobody else needs them).
+    pub export_learned_routes: bool,
 }
 
 impl Default for RouterConfig {
@@ -155,6 +160,7 @@ impl Default for RouterConfig {
             validation: ValidationConfig::default(),
             seed: 0,
             verify: VerifyConfig::default(),
+            export_learned_routes: false,
         }
     }
 }
@@ -240,6 +246,41 @@ pub struct RouterStats {
     /// Proof requests this router answered from the tree nodes it knows.
     pub proofs_served: u64,
 }
+
+crate::impl_add!(RouterStats {
+    requests,
+    units_requested,
+    cs_hits,
+    cs_misses,
+    coalesced,
+    forwarded_units,
+    reforwarded_units,
+    upstream_requests,
+    data_in,
+    bytes_in,
+    data_out,
+    bytes_out,
+    unsolicited,
+    nacks_in,
+    nacks_out,
+    busy,
+    no_route,
+    loops,
+    hop_limit,
+    expired,
+    resolves,
+    lists,
+    proofs,
+    malformed,
+    dropped,
+    retries_out,
+    retries_in,
+    blocks_verified,
+    blocks_failed,
+    blocks_abandoned,
+    proofs_requested,
+    proofs_served,
+});
 
 /// What an upstream request carries besides its units (copied from the downstream request
 /// that caused it).
@@ -330,6 +371,8 @@ pub struct Router {
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
     pool: Vec<Vec<u8>>,
     stats: RouterStats,
+    /// Routes learned since the last [`Router::poll_learned_route`] (when exported).
+    learned: Option<VecDeque<(Eid, SocketAddr)>>,
     /// Scratch lists for one request: units to forward, and to refuse.
     forward: Vec<u64>,
     refused: Vec<(NackCode, u64)>,
@@ -360,6 +403,7 @@ impl Router {
             queue: VecDeque::new(),
             pool: Vec::new(),
             stats: RouterStats::default(),
+            learned: cfg.export_learned_routes.then(VecDeque::new),
             forward: Vec::new(),
             refused: Vec::new(),
         }
@@ -428,6 +472,19 @@ impl Router {
     /// The forwarding table, to add routes to a running router.
     pub fn fib_mut(&mut self) -> &mut Fib {
         &mut self.fib
+    }
+
+    /// A route to `eid` through `next_hop` that another router learned from a resolve (the
+    /// same node's other cores, [`RouterConfig::export_learned_routes`]): kept as this
+    /// router's own learned routes are, and not exported again.
+    pub fn learn_route(&mut self, eid: Eid, next_hop: SocketAddr) {
+        self.fib.learn(eid, next_hop);
+    }
+
+    /// The next route this router learned from a resolve answer, oldest first (only with
+    /// [`RouterConfig::export_learned_routes`]; at most [`LEARNED_EXPORT`] wait).
+    pub fn poll_learned_route(&mut self) -> Option<(Eid, SocketAddr)> {
+        self.learned.as_mut()?.pop_front()
     }
 
     // ----- the sans-IO interface -------------------------------------------------------
@@ -1028,6 +1085,12 @@ impl Router {
         let Some(c) = self.control.remove(&tag) else { return };
         if let Some(r) = resolved {
             self.fib.learn(r.eid, from);
+            if let Some(out) = self.learned.as_mut() {
+                if out.len() >= LEARNED_EXPORT {
+                    out.pop_front();
+                }
+                out.push_back((r.eid, from));
+            }
         }
         let ty = wire::check_prefix(d);
         let is_nack = matches!(ty, Ok(PacketType::Nack));

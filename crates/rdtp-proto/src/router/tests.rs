@@ -436,6 +436,7 @@ fn resolves_are_forwarded_by_name_and_teach_the_eid_route() {
     let Ok(Packet::ResolveResponse(resp)) = Packet::decode(&back[0].1) else { panic!() };
     assert_eq!((back[0].0, resp.tag, resp.eid), (addr(RX1), 3, eid()));
     assert_eq!(r.fib().route_eid(&eid()), Some(names), "learned");
+    assert_eq!(r.poll_learned_route(), None, "exported only when asked for");
     // Lists go to the default route; the answer comes back with the lister's tag.
     let n = ListRequest { hop_limit: 4, tag: 8, cursor: 0, options }.encode(&mut b).unwrap();
     r.handle_datagram(Time::ZERO, addr(RX2), &b[..n]);
@@ -971,4 +972,41 @@ fn a_forged_proof_caches_nothing_and_proofs_from_strangers_are_ignored() {
     }
     assert_eq!((asked, r.cs_len(), r.stats().blocks_verified), (3, 16, 1));
     assert!(now - t < Duration::from_millis(100), "asked again within tens of ms: {:?}", now - t);
+}
+
+#[test]
+fn learned_routes_are_exported_once_and_taught_to_another_core() {
+    let names = addr(30);
+    let mut a = router(|c| {
+        c.fib = Fib::new(None);
+        c.fib.add(format!("obj={names}").parse().unwrap());
+        c.export_learned_routes = true;
+    });
+    let mut b = router(|c| {
+        c.fib = Fib::new(None);
+        c.export_learned_routes = true;
+    });
+    let mut d = [0u8; 64];
+    let n = ResolveRequest { hop_limit: 4, tag: 3, query: Query::Name("obj"), options: Options::EMPTY }
+        .encode(&mut d)
+        .unwrap();
+    a.handle_datagram(Time::ZERO, addr(RX1), &d[..n]);
+    let out = drain(&mut a);
+    let (mut server, cat, mut buf) = (open_server(), catalog(), vec![0u8; 2048]);
+    let mut reply = server.handle(Time::ZERO, addr(ME), &cat, &out[0].1);
+    let m = reply.next_datagram(&mut buf).unwrap();
+    a.handle_datagram(Time::ZERO, names, &buf[..m]);
+    assert_eq!(a.poll_learned_route(), Some((eid(), names)));
+    assert_eq!(a.poll_learned_route(), None);
+    // Without the route, the other core cannot forward a request for the EID; with it, it can.
+    let req = request(5, 1, &[(0, 1)], 0);
+    b.handle_datagram(Time::ZERO, addr(RX1), &req);
+    assert_eq!(b.stats().no_route, 1);
+    drain(&mut b);
+    b.learn_route(eid(), names);
+    b.handle_datagram(Time::ZERO, addr(RX1), &request(6, 2, &[(0, 1)], 0));
+    let out = drain(&mut b);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].0, names);
+    assert_eq!(b.poll_learned_route(), None, "a taught route is not exported again");
 }

@@ -99,35 +99,19 @@ pub struct ServerStats {
     pub busy: u64,
 }
 
-impl ServerStats {
-    /// Add `other`'s counts (several cores serving one address).
-    pub fn add(&mut self, other: &ServerStats) {
-        let ServerStats {
-            requests,
-            data_packets,
-            data_bytes,
-            nacks,
-            resolves,
-            lists,
-            dropped,
-            malformed,
-            retries,
-            proofs,
-            busy,
-        } = other;
-        self.requests += requests;
-        self.data_packets += data_packets;
-        self.data_bytes += data_bytes;
-        self.nacks += nacks;
-        self.resolves += resolves;
-        self.lists += lists;
-        self.dropped += dropped;
-        self.malformed += malformed;
-        self.retries += retries;
-        self.proofs += proofs;
-        self.busy += busy;
-    }
-}
+crate::impl_add!(ServerStats {
+    requests,
+    data_packets,
+    data_bytes,
+    nacks,
+    resolves,
+    lists,
+    dropped,
+    malformed,
+    retries,
+    proofs,
+    busy
+});
 
 /// The stateless server core.
 #[derive(Debug)]

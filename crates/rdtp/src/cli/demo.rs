@@ -52,7 +52,7 @@ pub fn run(a: Args) -> Result<i32> {
                 fib: Fib::new(Some(server.local_addr())),
                 ..RouterConfig::default()
             };
-            Some(rdtp::router::spawn(RouteOptions { listen: Some(loopback), config })?)
+            Some(rdtp::router::spawn(RouteOptions { listen: Some(loopback), config, workers: 1 })?)
         }
     };
     let target = router.as_ref().map_or(server.local_addr(), |r| r.local_addr());

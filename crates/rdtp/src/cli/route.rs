@@ -65,6 +65,11 @@ pub struct Args {
     /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Routing threads, each a router core with its own sockets and 1/N of the limits;
+    /// requests are steered to them by object and MiB, so a store's contents are not
+    /// duplicated. Default: one per CPU core.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
@@ -126,8 +131,19 @@ pub fn run(a: Args) -> Result<i32> {
     let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
     let id = config.id;
     let cs = format!("{} units, {}, insert {}", config.cs.capacity_units, config.cs.replacement, config.cs.admission);
-    let mut rt = RouterRuntime::bind(RouteOptions { listen, config })?;
-    to_stderr(&format!("rdtp: routing on {} (id {id}, upstream {upstream}, content store {cs})\n", rt.local_addr()));
+    if a.workers == Some(0) {
+        return Err(Error::Usage("--workers must be at least 1".into()));
+    }
+    let workers = a.workers.unwrap_or_else(rdtp::server::default_workers);
+    let mut rt = RouterRuntime::bind(RouteOptions { listen, config, workers })?;
+    let threads = match rt.workers() {
+        1 => String::new(),
+        n => format!(", {n} workers"),
+    };
+    to_stderr(&format!(
+        "rdtp: routing on {} (id {id}, upstream {upstream}, content store {cs}{threads})\n",
+        rt.local_addr()
+    ));
 
     let stop = signals::Flag::on(&signals::STOP).map_err(|e| Error::network("sigaction", e))?;
     let usr1 = signals::Flag::on(&[Signal::SIGUSR1]).map_err(|e| Error::network("sigaction", e))?;
