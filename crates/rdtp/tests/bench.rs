@@ -39,3 +39,32 @@ fn loopback_bench_refuses_a_missing_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--file"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn workers_bench_compares_worker_counts_for_the_server_and_a_warm_router() {
+    let dir = tempfile::tempdir().unwrap();
+    for (router, objects) in [(false, 1), (true, 3)] {
+        let json = dir.path().join(format!("w-{router}.json"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdtp"));
+        cmd.args(["bench", "workers", "--size", "1MiB", "--fetches", "3", "--workers", "1,2", "--json"]).arg(&json);
+        if router {
+            cmd.arg("--router");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let rows = rows.as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        for (r, w) in rows.iter().zip([1, 2]) {
+            assert_eq!(r["workers"], w);
+            assert_eq!(r["daemon"], if router { "route" } else { "serve" });
+            assert_eq!(r["objects"], objects);
+            assert_eq!(r["bytes"], 3 << 20);
+            assert!(r["goodput_mbps"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["daemon_cpu_s_per_gib"].as_f64().unwrap() >= 0.0, "{r}");
+        }
+        assert_eq!(rows[0]["vs_first"], 1.0);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rdtp")).args(["bench", "workers", "--workers", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -28,6 +28,8 @@ pub enum BenchCommand {
     Loopback(LoopbackArgs),
     /// A fetch through `rdtp route` (cold store, then warm) beside a direct fetch, over 127.0.0.1.
     Router(BenchArgs),
+    /// Many concurrent fetches from `rdtp serve` (or through `rdtp route`) with 1, 2, … workers.
+    Workers(super::bench_workers::WorkersArgs),
 }
 
 /// What every benchmark takes.
@@ -74,6 +76,7 @@ pub fn run(cmd: BenchCommand) -> Result<i32> {
     match cmd {
         BenchCommand::Loopback(a) => loopback(a),
         BenchCommand::Router(a) => super::bench_router::run(a),
+        BenchCommand::Workers(a) => super::bench_workers::run(a),
     }
 }
 
@@ -303,28 +306,33 @@ impl Drop for Served {
 /// Write `bytes` pseudo-random bytes (BLAKE3's output stream: incompressible, and fast
 /// to make) to a file in a new temporary directory.
 fn temp_object(bytes: u64) -> Result<Served> {
+    let (dir, names) = temp_objects(bytes, 1, "object")?;
+    Ok(Served { args: vec![dir.to_string_lossy().into_owned()], name: names[0].clone(), bytes, temp: Some(dir) })
+}
+
+/// A new temporary directory (removed by the caller) holding `count` files of `bytes`
+/// pseudo-random bytes each, all different; their names.
+pub(super) fn temp_objects(bytes: u64, count: usize, what: &str) -> Result<(std::path::PathBuf, Vec<String>)> {
     use std::io::Write;
-    let dir = std::env::temp_dir().join(format!("rdtp-bench-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("rdtp-bench-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create the bench directory", e))?;
-    let served = Served {
-        args: vec![dir.to_string_lossy().into_owned()],
-        name: "object.bin".into(),
-        bytes,
-        temp: Some(dir.clone()),
-    };
-    let f = std::fs::File::create(dir.join(&served.name)).map_err(|e| Error::io("cannot create the bench file", e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    let mut xof = blake3::Hasher::new().update(b"rdtp bench loopback").finalize_xof();
+    let names: Vec<String> =
+        if count == 1 { vec![format!("{what}.bin")] } else { (0..count).map(|i| format!("{what}-{i}.bin")).collect() };
     let mut buf = vec![0u8; 1 << 20];
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        xof.fill(&mut buf[..n]);
-        w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write the bench file", e))?;
-        left -= n as u64;
+    for name in &names {
+        let f = std::fs::File::create(dir.join(name)).map_err(|e| Error::io("cannot create a bench file", e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut xof = blake3::Hasher::new().update(b"rdtp bench").update(name.as_bytes()).finalize_xof();
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            xof.fill(&mut buf[..n]);
+            w.write_all(&buf[..n]).map_err(|e| Error::io("cannot write a bench file", e))?;
+            left -= n as u64;
+        }
+        w.flush().map_err(|e| Error::io("cannot write a bench file", e))?;
     }
-    w.flush().map_err(|e| Error::io("cannot write the bench file", e))?;
-    Ok(served)
+    Ok((dir, names))
 }
 
 fn served(a: &LoopbackArgs, bytes: u64) -> Result<Served> {

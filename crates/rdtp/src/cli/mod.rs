@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_router;
+pub mod bench_workers;
 pub mod companion;
 pub mod demo;
 pub mod fetch;
