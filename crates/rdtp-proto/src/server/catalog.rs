@@ -36,6 +36,14 @@ pub trait Catalog {
     /// Fill `buf` with bytes `offset .. offset + buf.len()` of `eid`. The server only asks
     /// for ranges inside the object.
     fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
+    /// The server is about to read bytes `offset .. offset + len` of `eid`: one range of a
+    /// request, read one datagram's payload at a time with [`Catalog::read_at`]. A
+    /// catalogue reading from storage may read the range at once and no more than it (a
+    /// one-unit request at a random offset then costs a small read, not a large window).
+    /// Default: nothing.
+    fn will_read(&self, eid: &Eid, offset: u64, len: u64) {
+        let _ = (eid, offset, len);
+    }
     /// EID and size of the object called `name`.
     fn resolve(&self, name: &str) -> Option<(Eid, u64)>;
     /// Whether `name` (which [`Catalog::resolve`] does not know now) is being indexed: a

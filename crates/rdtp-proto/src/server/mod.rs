@@ -497,7 +497,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
     fn emit_data(&mut self, cur: &mut DataCursor<'_>, buf: &mut [u8]) -> Option<usize> {
         while cur.next >= cur.end {
             match cur.next_range()? {
-                Ok(()) => {}
+                Ok(()) => self.catalog.will_read(&cur.eid, cur.next, cur.end - cur.next),
                 Err(beyond) => {
                     return self.emit_nack(
                         &NackInfo {
@@ -586,11 +586,11 @@ mod tests {
         buf
     }
 
-    fn collect(server: &mut Server, cat: &MemoryCatalog, dgram: &[u8]) -> Vec<Vec<u8>> {
+    fn collect(server: &mut Server, cat: &impl Catalog, dgram: &[u8]) -> Vec<Vec<u8>> {
         collect_from(server, cat, Time::ZERO, CLIENT.parse().unwrap(), dgram)
     }
 
-    fn collect_from(server: &mut Server, cat: &MemoryCatalog, now: Time, from: SocketAddr, d: &[u8]) -> Vec<Vec<u8>> {
+    fn collect_from(server: &mut Server, cat: &impl Catalog, now: Time, from: SocketAddr, d: &[u8]) -> Vec<Vec<u8>> {
         let mut reply = server.handle(now, from, cat, d);
         let mut out = vec![];
         let mut buf = vec![0u8; 65536];
@@ -632,6 +632,59 @@ mod tests {
         assert_eq!((nack.code, nack.offset), (NackCode::RangeBeyondEnd, 20_000));
         assert_eq!(Data::decode(&out[2]).unwrap().offset, 5000);
         assert_eq!(Data::decode(&out[3]).unwrap().offset, 6000);
+    }
+
+    /// Each range the server serves is announced to the catalogue once, before its reads
+    /// (`Catalog::will_read`), clipped to the object; a range beyond the end is not.
+    #[test]
+    fn every_served_range_is_announced_before_it_is_read() {
+        struct Announced {
+            inner: MemoryCatalog,
+            log: core::cell::RefCell<Vec<(char, u64, u64)>>,
+        }
+        impl Catalog for Announced {
+            fn size_of(&self, eid: &Eid) -> Option<u64> {
+                self.inner.size_of(eid)
+            }
+            fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+                self.log.borrow_mut().push(('r', offset, buf.len() as u64));
+                self.inner.read_at(eid, offset, buf)
+            }
+            fn will_read(&self, _: &Eid, offset: u64, len: u64) {
+                self.log.borrow_mut().push(('w', offset, len));
+            }
+            fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
+                self.inner.resolve(name)
+            }
+            fn name_of(&self, eid: &Eid) -> Option<&str> {
+                self.inner.name_of(eid)
+            }
+            fn len(&self) -> usize {
+                self.inner.len()
+            }
+            fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
+                self.inner.entry(index)
+            }
+        }
+        let cat = Announced { inner: catalog(), log: Default::default() };
+        let eid = eid_of(&cat.inner);
+        let mut s = open_server();
+        let mut opts = [0u8; 64];
+        let n = write_extra_ranges(&mut opts, &[ByteRange::new(20_000, 1000), ByteRange::new(8000, 3000)]);
+        let out = collect(&mut s, &cat, &request(eid, 1000, 0, 2000, &opts[..n]));
+        assert_eq!(out.len(), 5); // 2 Data, a Nack beyond the end, 2 Data (the last clipped)
+        let log = cat.log.borrow().clone();
+        assert_eq!(
+            log,
+            [
+                ('w', 0, 2000),
+                ('r', 0, 1000),
+                ('r', 1000, 1000),
+                ('w', 8000, 2000),
+                ('r', 8000, 1000),
+                ('r', 9000, 1000)
+            ]
+        );
     }
 
     /// S3 §II-A: the first Data of the answer carries the list and the annotations back with
