@@ -10,17 +10,8 @@ use rdtp::{CcConfig, Eid, Error, Fetch};
 use rdtp_proto::cc::fixed::FixedConfig;
 use rdtp_proto::server::MemoryCatalog;
 
-fn content(len: usize, seed: u8) -> Vec<u8> {
-    let mut x = 0x9e37_79b9u32 ^ u32::from(seed);
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
+mod common;
+use common::content;
 
 fn serve(objects: Vec<(String, Vec<u8>)>) -> rdtp::server::ServerHandle {
     let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), ..Default::default() };

@@ -8,17 +8,8 @@ use rdtp::Fetch;
 use rdtp::server::{ServeOptions, spawn};
 use rdtp_proto::server::MemoryCatalog;
 
-fn content(len: usize, seed: u8) -> Vec<u8> {
-    let mut x = 0x2545_f491u32 ^ u32::from(seed);
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
+mod common;
+use common::content;
 
 fn serve(objects: Vec<(String, Vec<u8>)>, workers: usize) -> rdtp::server::ServerHandle {
     let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), workers, ..Default::default() };
@@ -131,17 +122,15 @@ fn router_workers_share_the_routes_they_learn_from_resolves() {
     server.stop().unwrap();
 }
 
-mod common;
-
 mod cli {
     use std::process::Command;
 
-    use super::common::{RDTP, Server};
+    use super::common::{RDTP, Server, content};
 
     #[test]
     fn rdtp_serve_workers_serves_every_fetch_and_refuses_zero() {
         let dir = tempfile::tempdir().unwrap();
-        let data = super::content(300_000, 7);
+        let data = content(300_000, 7);
         std::fs::write(dir.path().join("f"), &data).unwrap();
         let server = Server::start(dir.path(), &["--workers", "2"]);
         assert!(server.line.contains("with 2 workers on "), "{}", server.line);
@@ -158,7 +147,7 @@ mod cli {
     #[test]
     fn rdtp_route_workers_reports_each_worker_and_refuses_zero() {
         let dir = tempfile::tempdir().unwrap();
-        let data = super::content(200_000, 9);
+        let data = content(200_000, 9);
         std::fs::write(dir.path().join("f"), &data).unwrap();
         let server = Server::start(dir.path(), &["--workers", "1"]);
         let json = dir.path().join("r.json");

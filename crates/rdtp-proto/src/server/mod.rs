@@ -638,35 +638,7 @@ mod tests {
     /// (`Catalog::will_read`), clipped to the object; a range beyond the end is not.
     #[test]
     fn every_served_range_is_announced_before_it_is_read() {
-        struct Announced {
-            inner: MemoryCatalog,
-            log: core::cell::RefCell<Vec<(char, u64, u64)>>,
-        }
-        impl Catalog for Announced {
-            fn size_of(&self, eid: &Eid) -> Option<u64> {
-                self.inner.size_of(eid)
-            }
-            fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-                self.log.borrow_mut().push(('r', offset, buf.len() as u64));
-                self.inner.read_at(eid, offset, buf)
-            }
-            fn will_read(&self, _: &Eid, offset: u64, len: u64) {
-                self.log.borrow_mut().push(('w', offset, len));
-            }
-            fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
-                self.inner.resolve(name)
-            }
-            fn name_of(&self, eid: &Eid) -> Option<&str> {
-                self.inner.name_of(eid)
-            }
-            fn len(&self) -> usize {
-                self.inner.len()
-            }
-            fn entry(&self, index: usize) -> Option<ListEntry<'_>> {
-                self.inner.entry(index)
-            }
-        }
-        let cat = Announced { inner: catalog(), log: Default::default() };
+        let cat = Changing { inner: catalog(), changed_from: u64::MAX, log: Default::default() };
         let eid = eid_of(&cat.inner);
         let mut s = open_server();
         let mut opts = [0u8; 64];
@@ -806,11 +778,12 @@ mod tests {
     }
 
     /// A catalogue whose object changes under a transfer (a file overwritten in place) and
-    /// whose names can be pending (being hashed).
+    /// whose names can be pending (being hashed); it logs announced ranges (`w`) and reads (`r`).
     struct Changing {
         inner: MemoryCatalog,
         /// Reads from this offset on find the object changed.
         changed_from: u64,
+        log: core::cell::RefCell<Vec<(char, u64, u64)>>,
     }
 
     impl Catalog for Changing {
@@ -818,10 +791,14 @@ mod tests {
             self.inner.size_of(eid)
         }
         fn read_at(&self, eid: &Eid, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            self.log.borrow_mut().push(('r', offset, buf.len() as u64));
             if offset + buf.len() as u64 > self.changed_from {
                 return Err(ReadError::Gone);
             }
             self.inner.read_at(eid, offset, buf)
+        }
+        fn will_read(&self, _: &Eid, offset: u64, len: u64) {
+            self.log.borrow_mut().push(('w', offset, len));
         }
         fn resolve(&self, name: &str) -> Option<(Eid, u64)> {
             self.inner.resolve(name)
@@ -844,7 +821,7 @@ mod tests {
     /// `UnknownContent` Nack for the rest — never changed bytes, never `Internal`.
     #[test]
     fn an_object_that_changes_mid_reply_is_nacked_as_unknown() {
-        let cat = Changing { inner: catalog(), changed_from: 2500 };
+        let cat = Changing { inner: catalog(), changed_from: 2500, log: Default::default() };
         let eid = eid_of(&cat.inner);
         let mut s = open_server();
         let req = request(eid, 1000, 0, 4000, &[]);

@@ -9,6 +9,19 @@ use std::process::{Child, Command, Stdio};
 
 pub const RDTP: &str = env!("CARGO_BIN_EXE_rdtp");
 
+/// `len` pseudo-random bytes (xorshift), different for each `seed`.
+pub fn content(len: usize, seed: u8) -> Vec<u8> {
+    let mut x = 0x9e37_79b9u32 ^ u32::from(seed);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
 /// An `rdtp serve` or `rdtp route` process; killed when the test ends, whatever happened.
 pub struct Server {
     pub child: Child,
