@@ -94,6 +94,7 @@ struct FlowSpec
     double requests = 0.0;
     double alpha = 0.8;
     uint32_t objects = 0;
+    double lastStart = -1.0; // no fetch starts after this (scenario seconds; < 0: none)
     std::vector<std::string> servers;
     std::vector<std::string> vias;
 };
@@ -196,6 +197,8 @@ ParseFlows(const std::string& text, double duration)
                     f.alpha = std::stod(v);
                 else if (k == "objects")
                     f.objects = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "last_start")
+                    f.lastStart = std::stod(v);
                 else if (k == "servers")
                     f.servers = Split(v, ':');
                 else if (k == "vias")
@@ -664,6 +667,8 @@ InstallWorkloadFlow(const Params& p,
     w->SetAttribute("Unit", UintegerValue(f.unit));
     w->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
     w->SetAttribute("Stream", IntegerValue(1000 + 2 * int64_t(i)));
+    if (f.lastStart >= 0)
+        w->SetAttribute("LastStart", TimeValue(AtScenario(p, f.lastStart)));
     w->SetCatalogue(std::move(catalogue));
     const double settle = p.settle;
     w->SetFetchDone([log, i, f, settle](const WorkloadFetch& fetch) { log->Row(i, f, fetch, settle); });

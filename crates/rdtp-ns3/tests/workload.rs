@@ -19,8 +19,8 @@ fn the_workload_fetches_a_zipf_catalogue_through_eight_caches() {
     let Some(out) = run_scenario(&dir, SMOKE) else { return };
     let run = out.join("000");
     let rows = csv(&run.join("fetches.csv"));
-    // 5 receivers × 2 fetches/s × 6 s: about 60 (a Poisson count).
-    assert!((30..=100).contains(&rows.len()), "{} fetches", rows.len());
+    // 5 receivers × 2 fetches/s × 4.5 s: about 45 (a Poisson count).
+    assert!((20..=80).contains(&rows.len()), "{} fetches", rows.len());
     let mut per_client: HashMap<String, usize> = HashMap::new();
     let mut ranks: HashMap<u32, usize> = HashMap::new();
     let (mut completed, mut from_caches, mut multi) = (0, 0, 0);
@@ -54,11 +54,12 @@ fn the_workload_fetches_a_zipf_catalogue_through_eight_caches() {
                 multi += 1;
             }
         } else {
-            assert!(start > 4.0, "an early fetch never finished: {f:?}");
+            panic!("a fetch never finished: {f:?}");
         }
+        // None starts after last_start (4.5 s), so every one finishes before the end (6 s).
+        assert!(start <= 4.5, "{f:?}");
     }
     assert_eq!(per_client.len(), 5, "{per_client:?}");
-    assert!(completed as f64 >= 0.8 * rows.len() as f64, "{completed} of {}", rows.len());
     assert!(from_caches > 0 && multi > 0, "{from_caches} fetches used a cache, {multi} several sources");
     // Zipf(0.8) over 10: the most popular object is asked for more than the least.
     assert!(ranks.get(&1).copied().unwrap_or(0) > ranks.get(&10).copied().unwrap_or(0), "{ranks:?}");

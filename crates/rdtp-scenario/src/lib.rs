@@ -461,6 +461,11 @@ pub struct Flow {
     pub requests: Option<f64>,
     pub alpha: Option<f64>,
     pub objects: Option<u32>,
+    /// workload: no fetch starts after this time (scenario seconds; default: none until the
+    /// flow stops). The fetches running then go on until the flow stops, so that the last
+    /// measured ones finish instead of being cut short by the end of the run (which would
+    /// leave the slowest out of the completion times).
+    pub last_start: Option<f64>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -778,6 +783,11 @@ fn validate(s: &Scenario) -> Result<(), String> {
                 if f.alpha.is_some_and(|a| !(a >= 0.0 && a.is_finite())) {
                     return Err(format!("flow {i}: alpha must be ≥ 0"));
                 }
+                if let Some(t) = f.last_start
+                    && !(t > f.start && t <= f.stop.unwrap_or(s.scenario.duration))
+                {
+                    return Err(format!("flow {i}: last_start must be after start and not after the flow's stop"));
+                }
             }
             "tcp" => {
                 if let Some(c) = cc
@@ -788,6 +798,9 @@ fn validate(s: &Scenario) -> Result<(), String> {
             }
             "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
             k => return Err(format!("flow {i}: kind '{k}' (rdtp, workload, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
+        }
+        if f.last_start.is_some() && kind != "workload" {
+            return Err(format!("flow {i}: last_start is for workload flows"));
         }
         match (kind, f.direction.as_deref()) {
             (_, None | Some("down")) => {}
@@ -867,6 +880,9 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                     vias.join(":")
                 )
                 .unwrap();
+                if let Some(t) = f.last_start {
+                    write!(spec, ",last_start={t}").unwrap();
+                }
             }
             if kind == "rdtp" || kind == "workload" {
                 // The spec's own separators would split the flow list: rdtp-scenario.cc decodes %XX.
@@ -1280,10 +1296,17 @@ server = "s2"
             (text.replace("objects = 100\n", ""), "objects"),
             (text.replace("cc = \"cctcp\"", "cc = \"reno\""), "workload cc"),
             (FILE.split("[[flow]]").next().unwrap().to_string() + flow, "graph topology"),
+            (text.replace("count = 2\n", "count = 2\nlast_start = 0\n"), "last_start"),
+            (text.replace("count = 2\n", "count = 2\nlast_start = 1e9\n"), "last_start"),
+            (GRAPH.to_string() + "last_start = 5\n", "last_start is for workload"),
         ] {
             let e = expand(&bad, &[]).map(|_| ()).unwrap_err();
             assert!(e.contains(why), "want '{why}': {e}");
         }
+        // The last start goes with each workload flow's spec.
+        let (_, runs) = expand(&text.replace("count = 2\n", "count = 2\nlast_start = 4.5\n"), &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "o").unwrap();
+        assert!(args.iter().any(|a| a.matches("vias=edge:edge,last_start=4.5,cc=cctcp").count() == 2), "{args:?}");
     }
 
     #[test]
