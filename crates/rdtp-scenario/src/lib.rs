@@ -466,6 +466,11 @@ pub struct Flow {
     /// measured ones finish instead of being cut short by the end of the run (which would
     /// leave the slowest out of the completion times).
     pub last_start: Option<f64>,
+    /// workload: fetches replayed through the caching routers before the run, without
+    /// packets (Icarus' warm-up: each router on the way looks each unit up, those that miss
+    /// cache it as its Data passes back), drawn from this flow's popularity on a random
+    /// stream of their own; the run's own warm-up (`scenario.warmup`) follows. Needs `unit`.
+    pub prewarm: Option<u32>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -799,8 +804,11 @@ fn validate(s: &Scenario) -> Result<(), String> {
             "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
             k => return Err(format!("flow {i}: kind '{k}' (rdtp, workload, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
         }
-        if f.last_start.is_some() && kind != "workload" {
-            return Err(format!("flow {i}: last_start is for workload flows"));
+        if (f.last_start.is_some() || f.prewarm.is_some()) && kind != "workload" {
+            return Err(format!("flow {i}: last_start and prewarm are for workload flows"));
+        }
+        if f.prewarm.is_some_and(|n| n > 0) && f.unit.is_none_or(|u| u == 0 || u > 65535) {
+            return Err(format!("flow {i}: prewarm needs the workload's unit"));
         }
         match (kind, f.direction.as_deref()) {
             (_, None | Some("down")) => {}
@@ -882,6 +890,9 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                 .unwrap();
                 if let Some(t) = f.last_start {
                     write!(spec, ",last_start={t}").unwrap();
+                }
+                if let Some(n) = f.prewarm.filter(|&n| n > 0) {
+                    write!(spec, ",prewarm={n}").unwrap();
                 }
             }
             if kind == "rdtp" || kind == "workload" {
@@ -1298,15 +1309,21 @@ server = "s2"
             (FILE.split("[[flow]]").next().unwrap().to_string() + flow, "graph topology"),
             (text.replace("count = 2\n", "count = 2\nlast_start = 0\n"), "last_start"),
             (text.replace("count = 2\n", "count = 2\nlast_start = 1e9\n"), "last_start"),
-            (GRAPH.to_string() + "last_start = 5\n", "last_start is for workload"),
+            (GRAPH.to_string() + "last_start = 5\n", "are for workload"),
+            (GRAPH.to_string() + "prewarm = 5\n", "are for workload"),
+            (text.replace("unit = 1000\n", "prewarm = 10\n"), "prewarm needs"),
         ] {
             let e = expand(&bad, &[]).map(|_| ()).unwrap_err();
             assert!(e.contains(why), "want '{why}': {e}");
         }
         // The last start goes with each workload flow's spec.
-        let (_, runs) = expand(&text.replace("count = 2\n", "count = 2\nlast_start = 4.5\n"), &[]).unwrap();
+        let (_, runs) =
+            expand(&text.replace("count = 2\n", "count = 2\nlast_start = 4.5\nprewarm = 7\n"), &[]).unwrap();
         let args = run_args(&runs[0].scenario, "o").unwrap();
-        assert!(args.iter().any(|a| a.matches("vias=edge:edge,last_start=4.5,cc=cctcp").count() == 2), "{args:?}");
+        assert!(
+            args.iter().any(|a| a.matches("vias=edge:edge,last_start=4.5,prewarm=7,cc=cctcp").count() == 2),
+            "{args:?}"
+        );
     }
 
     #[test]
