@@ -1070,6 +1070,7 @@ KINDS.update({"s2fig": s2fig, "s2informed": s2informed})
 
 S3_CC = ["cctcp", "cctcp-single", "icp"]
 S3_COLORS = {"cctcp": "#1f77b4", "cctcp-single": "#ff7f0e", "icp": "#2ca02c"}
+S3_ROUTERS = ["h1"] + [f"p{k}" for k in range(1, 7)] + ["h2"]
 
 
 def s3_fetches(run_dir):
@@ -1082,38 +1083,60 @@ def s3_fct(fetches):
     return sorted(num(f["fct_s"]) for f in fetches if f["completed"] == "1")
 
 
-def s3_hit_ratios(run_dir, warmup):
-    """Per router, hits / lookups over the measured part of the run (cs.csv after warm-up)."""
-    hits, looks = {}, {}
+def s3_hit_counts(run_dir, warmup):
+    """Per router, (hits, lookups) over the measured part of the run (cs.csv after warm-up)."""
+    out = {}
     for r in read_csv(os.path.join(run_dir, "cs.csv")):
         if num(r["time_s"]) <= warmup:
             continue
-        n = r["node"]
-        hits[n] = hits.get(n, 0) + num(r["cs_hits"])
-        looks[n] = looks.get(n, 0) + num(r["cs_hits"]) + num(r["cs_misses"])
-    return {n: (hits[n] / looks[n] if looks[n] else float("nan")) for n in hits}
+        h, n = out.get(r["node"], (0.0, 0.0))
+        out[r["node"]] = (h + num(r["cs_hits"]), n + num(r["cs_hits"]) + num(r["cs_misses"]))
+    return out
 
 
-def s3_stats(fetches):
-    """Mean FCT and its 95 % half-width (normal approximation over fetches), and per fetch
-    means of timeouts, spurious losses (late arrivals + duplicates) and sources."""
+def s3_hit_ratios(run_dirs, warmup):
+    """Per router, hits / lookups after warm-up, pooled over the runs (repetitions)."""
+    tot = {}
+    for d in run_dirs:
+        for n, (h, k) in s3_hit_counts(d, warmup).items():
+            a, b = tot.get(n, (0.0, 0.0))
+            tot[n] = (a + h, b + k)
+    return {n: (h / k if k else float("nan")) for n, (h, k) in tot.items()}
+
+
+def s3_stats(fetches_by_run):
+    """Pooled over the runs' measured fetches: mean FCT with its 95 % half-width (normal
+    approximation over fetches) and the per-run means; per completed fetch, means of
+    timeouts, spurious losses (late arrivals + duplicates: units declared lost whose Data
+    came anyway) and sources, and the shares of fetches with 1, 2 and 3 or more sources."""
+    fetches = [f for fs in fetches_by_run for f in fs]
     fct = s3_fct(fetches)
     n = len(fct)
     mean = sum(fct) / n if n else float("nan")
     sd = math.sqrt(sum((x - mean) ** 2 for x in fct) / (n - 1)) if n > 1 else float("nan")
     done = [f for f in fetches if f["completed"] == "1"]
     per = lambda col: sum(num(f[col]) for f in done) / len(done) if done else float("nan")  # noqa: E731
-    spurious = sum(num(f["late_arrivals"]) + num(f["duplicates"]) for f in done) / len(done) if done else float("nan")
+    share = lambda p: sum(1 for f in done if p(num(f["n_sources"]))) / len(done) if done else float("nan")  # noqa: E731
+    timeouts = sum(num(f["timeouts"]) for f in done)
+    spurious = sum(num(f["late_arrivals"]) + num(f["duplicates"]) for f in done)
+    run_means = [sum(x) / len(x) for x in (s3_fct(fs) for fs in fetches_by_run) if x]
     return {
+        "runs": len(fetches_by_run),
         "n": len(fetches),
         "done": n,
         "mean": mean,
         "ci": 1.96 * sd / math.sqrt(n) if n > 1 else float("nan"),
+        "run_means": run_means,
         "median": fct[n // 2] if n else float("nan"),
+        "p90": fct[min(n - 1, int(0.9 * n))] if n else float("nan"),
         "timeouts": per("timeouts"),
-        "spurious": spurious,
+        "spurious": spurious / len(done) if done else float("nan"),
+        "spurious_share": spurious / timeouts if timeouts else float("nan"),
         "sources": per("n_sources"),
-        "multi": sum(1 for f in done if num(f["n_sources"]) > 1) / len(done) if done else float("nan"),
+        "cached": sum(num(f["cached_bytes"]) for f in done) / sum(num(f["bytes"]) for f in done) if done else float("nan"),
+        "one": share(lambda k: k == 1),
+        "two": share(lambda k: k == 2),
+        "more": share(lambda k: k >= 3),
     }
 
 
@@ -1121,19 +1144,40 @@ def s3_key(r, col):
     return r.get(col, "")
 
 
+def s3_mean_cell(st):
+    """`mean ± ci` and, with repetitions, the per-repetition means' range."""
+    text = f"{fmt(st['mean'], 2)} ± {fmt(st['ci'], 2)}"
+    if len(st["run_means"]) > 1:
+        text += f" [{fmt(min(st['run_means']), 2)}–{fmt(max(st['run_means']), 2)}]"
+    return text
+
+
+def s3_row(st):
+    return (f"{st['n']} | {st['done']} | {s3_mean_cell(st)} | {fmt(st['median'], 2)} | {fmt(st['p90'], 2)} | "
+            f"{fmt(st['timeouts'], 1)} | {fmt(st['spurious'], 1)} | {fmt(100 * st['spurious_share'], 0)} % | "
+            f"{fmt(st['sources'], 2)} | {fmt(100 * st['one'], 0)} / {fmt(100 * st['two'], 0)} / "
+            f"{fmt(100 * st['more'], 0)} % | {fmt(100 * st['cached'], 1)} % |")
+
+
+S3_HEADER = ("measured fetches | completed | mean FCT (s) ± 95 % [per-run means] | median | p90 | timeouts / fetch | "
+             "spurious / fetch | spurious share of timeouts | sources / fetch | fetches from 1 / 2 / ≥ 3 sources | "
+             "bytes from caches |")
+S3_ALIGN = "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+
+
 def s3fig4(out, png):
-    """Seed 003 Fig. 4: FCT CDFs per protocol for each cache size × α of one caching policy."""
+    """Seed 003 Fig. 4: FCT CDFs per protocol for each cache size × α of one caching policy,
+    every repetition's measured fetches pooled."""
     rows = runs(out, per_run=True)
     warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
     sizes = sorted({s3_key(r, "topology.router.*.cs_size") for r in rows}, key=lambda v: num(v))
     alphas = sorted({s3_key(r, "flow.*.alpha") for r in rows}, key=lambda v: num(v))
     fig, axes = plt.subplots(len(sizes), len(alphas), figsize=(5 * len(alphas), 3.6 * len(sizes)), squeeze=False)
-    table = ["| cache size (units) | α | protocol | measured fetches | completed | mean FCT (s) | median FCT (s) | "
-             "timeouts / fetch | spurious losses / fetch | sources / fetch | fetches from > 1 source |",
-             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    table = ["| cache size (units) | α | protocol | " + S3_HEADER, "|---:|---:|---|" + S3_ALIGN]
     reductions = ["", "| cache size (units) | α | mean FCT: cctcp vs cctcp-single | cctcp vs icp |", "|---:|---:|---:|---:|"]
-    hits = ["", "| cache size (units) | α | protocol | hit ratio per router (h1, p1 … p6, h2), after warm-up |",
+    hits = ["", "| cache size (units) | α | protocol | hit ratio per router (" + ", ".join(S3_ROUTERS) + "), after warm-up |",
             "|---:|---:|---|---|"]
+    nreps = 1
     for i, size in enumerate(sizes):
         for j, alpha in enumerate(alphas):
             ax = axes[i][j]
@@ -1143,19 +1187,17 @@ def s3fig4(out, png):
                        and s3_key(r, "flow.*.alpha") == alpha and s3_key(r, "flow.*.cc") == cc]
                 if not sel:
                     continue
-                fetches = s3_fetches(sel[0]["_dir"])
-                fct = s3_fct(fetches)
-                st = s3_stats(fetches)
+                nreps = max(nreps, len(sel))
+                by_run = [s3_fetches(r["_dir"]) for r in sel]
+                fct = s3_fct([f for fs in by_run for f in fs])
+                st = s3_stats(by_run)
                 means[cc] = st["mean"]
                 if fct:
                     ax.step(fct, [(k + 1) / len(fct) for k in range(len(fct))], where="post",
                             color=S3_COLORS[cc], label=f"{cc} (mean {fmt(st['mean'], 2)} s)")
-                table.append(f"| {size} | {alpha} | {cc} | {st['n']} | {st['done']} | {fmt(st['mean'], 2)} ± "
-                             f"{fmt(st['ci'], 2)} | {fmt(st['median'], 2)} | {fmt(st['timeouts'], 1)} | "
-                             f"{fmt(st['spurious'], 1)} | {fmt(st['sources'], 2)} | {fmt(100 * st['multi'], 0)} % |")
-                hr = s3_hit_ratios(sel[0]["_dir"], warmup)
-                order = ["h1"] + [f"p{k}" for k in range(1, 7)] + ["h2"]
-                hits.append(f"| {size} | {alpha} | {cc} | " + ", ".join(fmt(100 * hr.get(n, float('nan')), 1) for n in order) + " % |")
+                table.append(f"| {size} | {alpha} | {cc} | " + s3_row(st))
+                hr = s3_hit_ratios([r["_dir"] for r in sel], warmup)
+                hits.append(f"| {size} | {alpha} | {cc} | " + ", ".join(fmt(100 * hr.get(n, float('nan')), 1) for n in S3_ROUTERS) + " % |")
             red = lambda a, b: fmt(100 * (1 - means[a] / means[b]), 1) + " %" if a in means and b in means else "–"  # noqa: E731
             reductions.append(f"| {size} | {alpha} | {red('cctcp', 'cctcp-single')} | {red('cctcp', 'icp')} |")
             ax.set_title(f"C = {size} units per router, α = {alpha}", fontsize=9)
@@ -1164,32 +1206,38 @@ def s3fig4(out, png):
             ax.set_xscale("log")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle(f"Seed 003 Fig. 4, ours: {os.path.basename(os.path.normpath(out))}", fontsize=10)
+    reps_note = f", {nreps} runs pooled" if nreps > 1 else ""
+    fig.suptitle(f"Seed 003 Fig. 4, ours: {os.path.basename(os.path.normpath(out))}{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return table + reductions + hits
 
 
 def s3fig5(out, png):
-    """Seed 003 Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P)."""
+    """Seed 003 Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P), every
+    repetition's measured fetches pooled."""
     rows = runs(out, per_run=True)
+    warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
     delays = sorted({s3_key(r, "topology.link.*.delay") for r in rows}, key=lambda v: num(v.rstrip("ms")))
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    table = ["| T_link | protocol | completed fetches | mean FCT (s) | median FCT (s) | timeouts / fetch | "
-             "spurious losses / fetch |", "|---:|---|---:|---:|---:|---:|---:|"]
+    table = ["| T_link | protocol | " + S3_HEADER, "|---:|---|" + S3_ALIGN]
+    hits = ["", "| T_link | protocol | hit ratio per router (" + ", ".join(S3_ROUTERS) + "), after warm-up |", "|---:|---|---|"]
+    nreps = 1
     for cc in S3_CC:
         xs, ys, es, sp = [], [], [], []
         for d in delays:
             sel = [r for r in rows if s3_key(r, "topology.link.*.delay") == d and s3_key(r, "flow.*.cc") == cc]
             if not sel:
                 continue
-            st = s3_stats(s3_fetches(sel[0]["_dir"]))
+            nreps = max(nreps, len(sel))
+            st = s3_stats([s3_fetches(r["_dir"]) for r in sel])
             xs.append(num(d.rstrip("ms")))
             ys.append(st["mean"])
             es.append(st["ci"])
             sp.append(st["spurious"])
-            table.append(f"| {d} | {cc} | {st['done']} | {fmt(st['mean'], 2)} ± {fmt(st['ci'], 2)} | "
-                         f"{fmt(st['median'], 2)} | {fmt(st['timeouts'], 1)} | {fmt(st['spurious'], 1)} |")
+            table.append(f"| {d} | {cc} | " + s3_row(st))
+            hr = s3_hit_ratios([r["_dir"] for r in sel], warmup)
+            hits.append(f"| {d} | {cc} | " + ", ".join(fmt(100 * hr.get(n, float('nan')), 1) for n in S3_ROUTERS) + " % |")
         ax[0].errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=S3_COLORS[cc], label=cc)
         ax[1].plot(xs, sp, marker="o", color=S3_COLORS[cc], label=cc)
     ax[0].set_xlabel("T_link (ms)")
@@ -1199,10 +1247,11 @@ def s3fig5(out, png):
     for a in ax:
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    fig.suptitle("Seed 003 Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P", fontsize=10)
+    reps_note = f", {nreps} runs pooled" if nreps > 1 else ""
+    fig.suptitle(f"Seed 003 Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return table
+    return table + hits
 
 
 # Seed 003's Fig. 4 has one file per caching policy: its files are named after OUT_DIR.

@@ -326,6 +326,15 @@ bool rdtp_server_resolve(const struct RdtpServer *s,
                          uint8_t *eid_out,
                          uint64_t *size_out);
 
+// Copy `len` bytes of the object with the 32-byte `eid` from `offset` into `buf` (to warm
+// caches with, `rdtp_routers_warm_fetch`); false if the object is unknown or the range
+// does not lie within it.
+bool rdtp_server_read(const struct RdtpServer *s,
+                      const uint8_t *eid,
+                      uint64_t offset,
+                      uint8_t *buf,
+                      uintptr_t len);
+
 // Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
 // (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
 // the next call).
@@ -389,6 +398,25 @@ bool rdtp_router_poll_timeout(const struct RdtpRouter *r, uint64_t *at_ns);
 
 // Let time pass.
 void rdtp_router_handle_timeout(struct RdtpRouter *r, uint64_t now_ns);
+
+// The router's counters and gauges, flattened to `(name, value)` in a fixed order: the
+// core's `RouterStats` fields, then the content store's own (`store_` prefixed: inserts,
+// evictions, admission refusals…), then the gauges.
+// Warm a path of routers without packets (seed 003's warm-up, as Icarus warms caches): one
+// fetch of a whole object — `len` bytes at `object`, which must hash to the 32-byte `eid` —
+// in units of `unit` bytes along `routers[0..n)` (the receiver's first hop first): each
+// router looks each unit up as for a request, the first holding it answers, and the ones
+// before it are offered it as Data from upstream (`Router::warm_fetch`). Writes how many
+// units each router answered into `answered[0..n)` (may be null). False, and nothing
+// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null or
+// repeated.
+bool rdtp_routers_warm_fetch(struct RdtpRouter *const *routers,
+                             uintptr_t n,
+                             const uint8_t *eid,
+                             const uint8_t *object,
+                             uintptr_t len,
+                             uint16_t unit,
+                             uint64_t *answered);
 
 // How many counters `rdtp_router_counters` reports.
 uintptr_t rdtp_router_counter_count(void);

@@ -650,6 +650,34 @@ pub unsafe extern "C" fn rdtp_server_resolve(
     true
 }
 
+/// Copy `len` bytes of the object with the 32-byte `eid` from `offset` into `buf` (to warm
+/// caches with, `rdtp_routers_warm_fetch`); false if the object is unknown or the range
+/// does not lie within it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_server_read(
+    s: *const RdtpServer,
+    eid: *const u8,
+    offset: u64,
+    buf: *mut u8,
+    len: usize,
+) -> bool {
+    let Some(s) = (unsafe { s.as_ref() }) else { return false };
+    if eid.is_null() || (buf.is_null() && len > 0) {
+        return false;
+    }
+    let mut id = [0u8; 32];
+    id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+    let id = Eid(id);
+    let Some(size) = s.catalog.size_of(&id) else { return false };
+    if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+        return false;
+    }
+    if len == 0 {
+        return true;
+    }
+    s.catalog.read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
+}
+
 /// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
 /// (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
 /// the next call).

@@ -266,6 +266,46 @@ pub unsafe extern "C" fn rdtp_router_handle_timeout(r: *mut RdtpRouter, now_ns: 
 /// The router's counters and gauges, flattened to `(name, value)` in a fixed order: the
 /// core's `RouterStats` fields, then the content store's own (`store_` prefixed: inserts,
 /// evictions, admission refusals…), then the gauges.
+/// Warm a path of routers without packets (seed 003's warm-up, as Icarus warms caches): one
+/// fetch of a whole object — `len` bytes at `object`, which must hash to the 32-byte `eid` —
+/// in units of `unit` bytes along `routers[0..n)` (the receiver's first hop first): each
+/// router looks each unit up as for a request, the first holding it answers, and the ones
+/// before it are offered it as Data from upstream (`Router::warm_fetch`). Writes how many
+/// units each router answered into `answered[0..n)` (may be null). False, and nothing
+/// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null or
+/// repeated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_routers_warm_fetch(
+    routers: *const *mut RdtpRouter,
+    n: usize,
+    eid: *const u8,
+    object: *const u8,
+    len: usize,
+    unit: u16,
+    answered: *mut u64,
+) -> bool {
+    if routers.is_null() || eid.is_null() || (object.is_null() && len > 0) {
+        return false;
+    }
+    let ptrs = unsafe { slice::from_raw_parts(routers, n) };
+    let mut path: Vec<&mut Router> = Vec::with_capacity(n);
+    for (i, &p) in ptrs.iter().enumerate() {
+        if ptrs[..i].contains(&p) {
+            return false;
+        }
+        let Some(r) = (unsafe { p.as_mut() }) else { return false };
+        path.push(&mut r.router);
+    }
+    let mut id = [0u8; 32];
+    id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+    let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(object, len) } };
+    let Some(counts) = Router::warm_fetch(&mut path, rdtp_proto::Eid(id), bytes, unit) else { return false };
+    if !answered.is_null() {
+        unsafe { slice::from_raw_parts_mut(answered, n) }.copy_from_slice(&counts);
+    }
+    true
+}
+
 fn counters(r: &Router) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     let mut flatten = |prefix: &str, v: serde_json::Value| {
@@ -347,5 +387,48 @@ mod tests {
         assert_eq!(unsafe { rdtp_node_id_label(1, buf.as_mut_ptr(), buf.len()) }, 18);
         assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }, c"0x0000000000000001");
         assert_eq!(unsafe { rdtp_node_id_label(1, buf.as_mut_ptr(), 18) }, 0, "no room for the NUL");
+    }
+
+    /// The warm-up through the C ABI: an object read from a producer warms two routers; the
+    /// second fetch is answered by the first router; wrong bytes and a repeated router are
+    /// refused without touching the stores.
+    #[test]
+    fn a_path_is_warmed_with_an_object_read_from_its_producer() {
+        use crate::{rdtp_server_free, rdtp_server_new_pattern, rdtp_server_read, rdtp_server_resolve};
+        let names = [c"obj".as_ptr()];
+        let s = unsafe { rdtp_server_new_pattern(names.as_ptr(), [10_000u64].as_ptr(), [7u64].as_ptr(), 1) };
+        let (mut eid, mut size) = ([0u8; 32], 0u64);
+        assert!(unsafe { rdtp_server_resolve(s, c"obj".as_ptr(), eid.as_mut_ptr(), &mut size) });
+        let mut object = vec![0u8; size as usize];
+        assert!(unsafe { rdtp_server_read(s, eid.as_ptr(), 0, object.as_mut_ptr(), object.len()) });
+        assert!(!unsafe { rdtp_server_read(s, eid.as_ptr(), 1, object.as_mut_ptr(), object.len()) }, "past the end");
+        let (a, b) = unsafe { (rdtp_router_new(core::ptr::null()), rdtp_router_new(core::ptr::null())) };
+        let path = [a, b];
+        let mut answered = [9u64; 2];
+        let warm = |path: &[*mut RdtpRouter], bytes: &[u8], answered: &mut [u64]| unsafe {
+            rdtp_routers_warm_fetch(
+                path.as_ptr(),
+                path.len(),
+                eid.as_ptr(),
+                bytes.as_ptr(),
+                bytes.len(),
+                1000,
+                answered.as_mut_ptr(),
+            )
+        };
+        assert!(!warm(&[a, a], &object, &mut answered), "the same router twice");
+        let mut wrong = object.clone();
+        wrong[0] ^= 1;
+        assert!(!warm(&path, &wrong, &mut answered));
+        assert!(warm(&path, &object, &mut answered));
+        assert_eq!(answered, [0, 0]);
+        assert!(warm(&path, &object, &mut answered));
+        assert_eq!(answered, [10, 0]);
+        unsafe {
+            assert_eq!(((*a).router.cs_len(), (*b).router.cs_len()), (10, 10));
+            rdtp_router_free(a);
+            rdtp_router_free(b);
+            rdtp_server_free(s);
+        }
     }
 }

@@ -114,7 +114,7 @@ InstallRouters(const Net& net,
         }
         at->AddApplication(r);
         r->SetStartTime(start);
-        placed.push_back({node, r, resolved});
+        placed.push_back({node, r, resolved, routes});
     }
     return placed;
 }

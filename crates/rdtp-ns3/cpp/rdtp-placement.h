@@ -29,6 +29,8 @@ struct PlacedRouter
     Ptr<RdtpRouter> app;
     /// Its routes: name prefix ("" = the default route) and next hop.
     std::vector<std::pair<std::string, InetSocketAddress>> routes;
+    /// The same routes with the next hop's node name.
+    std::vector<std::pair<std::string, std::string>> hops;
 };
 
 /// Route the EID `eidHex` of an object of server `server` at every router the way it routes

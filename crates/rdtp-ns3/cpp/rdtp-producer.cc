@@ -9,6 +9,7 @@
 #include "ns3/uinteger.h"
 #include "ns3/udp-socket-factory.h"
 
+#include <cctype>
 #include <sstream>
 
 namespace ns3
@@ -147,6 +148,41 @@ RdtpProducer::Resolve(const std::string& name, std::string& eidHex, uint64_t& si
     {
         eidHex += digits[b >> 4];
         eidHex += digits[b & 15];
+    }
+    return true;
+}
+
+bool
+RdtpProducer::Read(const std::string& eidHex, uint64_t size, std::vector<uint8_t>& out)
+{
+    if (m_server == nullptr)
+    {
+        CreateServer();
+    }
+    uint8_t eid[32];
+    if (!HexToEid(eidHex, eid))
+    {
+        return false;
+    }
+    out.resize(size);
+    return rdtp_server_read(m_server, eid, 0, out.data(), out.size());
+}
+
+bool
+HexToEid(const std::string& hex, uint8_t eid[32])
+{
+    if (hex.size() != 64)
+    {
+        return false;
+    }
+    for (size_t i = 0; i < 32; i++)
+    {
+        const std::string byte = hex.substr(2 * i, 2);
+        if (!std::isxdigit(static_cast<unsigned char>(byte[0])) || !std::isxdigit(static_cast<unsigned char>(byte[1])))
+        {
+            return false;
+        }
+        eid[i] = static_cast<uint8_t>(std::stoul(byte, nullptr, 16));
     }
     return true;
 }

@@ -22,6 +22,9 @@
 namespace ns3
 {
 
+/// The 32 bytes of an EID written as 64 hex digits; false if `hex` is not that.
+bool HexToEid(const std::string& hex, uint8_t eid[32]);
+
 class RdtpProducer : public Application
 {
   public:
@@ -34,6 +37,9 @@ class RdtpProducer : public Application
     /// The EID (hex) and size of object `name`, as the server would resolve it (creates the
     /// server from the Objects attribute if it was not yet). False if it has no such object.
     bool Resolve(const std::string& name, std::string& eidHex, uint64_t& size);
+    /// The whole object with EID `eidHex` (`size` bytes) into `out`, to warm caches with
+    /// (creates the server like Resolve). False if it has no such object.
+    bool Read(const std::string& eidHex, uint64_t size, std::vector<uint8_t>& out);
 
     /// A datagram received from / sent to a consumer, with the consumer's address.
     typedef void (*PacketAddressCallback)(Ptr<const Packet> packet, const Address& peer);

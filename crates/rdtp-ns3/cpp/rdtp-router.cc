@@ -202,6 +202,24 @@ RdtpRouter::GetNodeId() const
     return m_nodeId != 0 ? m_nodeId : rdtp_node_id(m_label.c_str());
 }
 
+bool
+RdtpRouter::WarmFetch(const std::vector<Ptr<RdtpRouter>>& path,
+                      const uint8_t eid[32],
+                      const std::vector<uint8_t>& object,
+                      uint16_t unit,
+                      std::vector<uint64_t>& answered)
+{
+    std::vector<::RdtpRouter*> cores;
+    for (const auto& r : path)
+    {
+        if (r->m_core == nullptr)
+            r->CreateCore();
+        cores.push_back(r->m_core);
+    }
+    answered.assign(path.size(), 0);
+    return rdtp_routers_warm_fetch(cores.data(), cores.size(), eid, object.data(), object.size(), unit, answered.data());
+}
+
 void
 RdtpRouter::CreateCore()
 {

@@ -75,6 +75,15 @@ class RdtpRouter : public Application
     uint64_t GetCounter(const std::string& name) const;
     /// Its node id (NodeId, else Label's), as in the Data it serves.
     uint64_t GetNodeId() const;
+    /// Warm `path` (the receiver's first hop first) without packets: one fetch of the whole
+    /// `object`, whose EID is `eid`, in units of `unit` bytes (rdtp_routers_warm_fetch; the
+    /// routers' cores are created if they were not yet). `answered` gets how many units each
+    /// router answered. False if the core refused (bytes not the EID's, a router twice).
+    static bool WarmFetch(const std::vector<Ptr<RdtpRouter>>& path,
+                          const uint8_t eid[32],
+                          const std::vector<uint8_t>& object,
+                          uint16_t unit,
+                          std::vector<uint64_t>& answered);
     /// Close the current trace interval now: fire the trace sources with what happened
     /// since the last one (call after Simulator::Run so the totals of every trace add up to
     /// the counters). Nothing fires if no time passed and nothing changed.

@@ -94,6 +94,8 @@ struct FlowSpec
     double requests = 0.0;
     double alpha = 0.8;
     uint32_t objects = 0;
+    double lastStart = -1.0; // no fetch starts after this (scenario seconds; < 0: none)
+    uint32_t prewarm = 0;    // fetches replayed through the caches before the run (no packets)
     std::vector<std::string> servers;
     std::vector<std::string> vias;
 };
@@ -196,6 +198,10 @@ ParseFlows(const std::string& text, double duration)
                     f.alpha = std::stod(v);
                 else if (k == "objects")
                     f.objects = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "last_start")
+                    f.lastStart = std::stod(v);
+                else if (k == "prewarm")
+                    f.prewarm = static_cast<uint32_t>(std::stoul(v));
                 else if (k == "servers")
                     f.servers = Split(v, ':');
                 else if (k == "vias")
@@ -664,6 +670,8 @@ InstallWorkloadFlow(const Params& p,
     w->SetAttribute("Unit", UintegerValue(f.unit));
     w->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
     w->SetAttribute("Stream", IntegerValue(1000 + 2 * int64_t(i)));
+    if (f.lastStart >= 0)
+        w->SetAttribute("LastStart", TimeValue(AtScenario(p, f.lastStart)));
     w->SetCatalogue(std::move(catalogue));
     const double settle = p.settle;
     w->SetFetchDone([log, i, f, settle](const WorkloadFetch& fetch) { log->Row(i, f, fetch, settle); });
@@ -674,6 +682,89 @@ InstallWorkloadFlow(const Params& p,
                                       fr->OnBytes(ScenarioNow(), rec->Window(), n);
                                   })), "w Delivered");
     return w;
+}
+
+/// Seed 003's warm-up without packets, as Icarus warms caches: every workload flow with
+/// `prewarm` = N replays N fetches (the flows in turn) of objects drawn from its own Zipf
+/// popularity — on a random stream of its own, so the measured arrivals stay the same —
+/// unit by unit along the caching routers from its client to the object's server, each
+/// router looking the unit up and the ones that missed caching it on the way back
+/// (RdtpRouter::WarmFetch). Then the run warms up with packets as usual (`Warmup`).
+void
+PrewarmCaches(const std::vector<FlowSpec>& flows,
+              const std::vector<Ptr<RdtpWorkload>>& workloads,
+              const std::vector<PlacedRouter>& routers,
+              const std::vector<Producer>& producers)
+{
+    std::map<std::string, const PlacedRouter*> byNode;
+    for (const auto& r : routers)
+        byNode[r.node] = &r;
+    std::vector<Ptr<ZipfRandomVariable>> draws(flows.size());
+    uint32_t rounds = 0;
+    for (uint32_t i = 0; i < flows.size(); i++)
+    {
+        if (!workloads[i] || flows[i].prewarm == 0)
+            continue;
+        if (flows[i].unit == 0 || flows[i].unit > 65535)
+            Fail("prewarm needs the workload's unit (bytes per Data)");
+        draws[i] = CreateObject<ZipfRandomVariable>();
+        draws[i]->SetAttribute("N", IntegerValue(static_cast<int64_t>(workloads[i]->Catalogue().size())));
+        draws[i]->SetAttribute("Alpha", DoubleValue(flows[i].alpha));
+        draws[i]->SetStream(5000 + int64_t(i));
+        rounds = std::max(rounds, flows[i].prewarm);
+    }
+    std::map<std::string, uint64_t> answered; // units per router, and "origin"
+    uint64_t fetches = 0;
+    std::vector<uint8_t> object;
+    for (uint32_t k = 0; k < rounds; k++)
+    {
+        for (uint32_t i = 0; i < flows.size(); i++)
+        {
+            const FlowSpec& f = flows[i];
+            if (!draws[i] || f.prewarm <= k)
+                continue;
+            const uint32_t rank = static_cast<uint32_t>(draws[i]->GetInteger());
+            const WorkloadObject& o = workloads[i]->Catalogue().at(rank - 1);
+            // The routers a request for it crosses: the client's first hop, then each
+            // router's route for the server's name (or its default route).
+            std::vector<Ptr<ns3::RdtpRouter>> path;
+            std::vector<std::string> names;
+            std::string at = f.vias[(rank - 1) % f.servers.size()];
+            while (byNode.count(at) && path.size() < 64)
+            {
+                const PlacedRouter* r = byNode[at];
+                path.push_back(r->app);
+                names.push_back(at);
+                std::string next;
+                for (const auto& [prefix, node] : r->hops)
+                    if (prefix == o.server || (prefix.empty() && next.empty()))
+                        next = node;
+                at = next;
+            }
+            auto prod = std::find_if(producers.begin(), producers.end(), [&o](const Producer& x) { return x.node == o.server; });
+            uint8_t eid[32];
+            if (prod == producers.end() || !HexToEid(o.eid, eid) || !prod->app->Read(o.eid, o.size, object))
+                Fail("prewarm: cannot read " + o.name + " from its producer");
+            std::vector<uint64_t> counts;
+            if (!ns3::RdtpRouter::WarmFetch(path, eid, object, static_cast<uint16_t>(f.unit), counts))
+                Fail("prewarm: the routers refused " + o.name);
+            uint64_t fromCaches = 0;
+            for (size_t j = 0; j < names.size(); j++)
+            {
+                answered[names[j]] += counts[j];
+                fromCaches += counts[j];
+            }
+            answered["origin"] += (o.size + f.unit - 1) / f.unit - fromCaches;
+            fetches++;
+        }
+    }
+    if (fetches > 0)
+    {
+        std::cout << "prewarm: " << fetches << " fetches; units answered:";
+        for (const auto& [node, n] : answered)
+            std::cout << " " << node << " " << n;
+        std::cout << std::endl;
+    }
 }
 
 /// Route every workload object's EID at every caching router as its server's name.
@@ -1181,6 +1272,7 @@ rdtp_ns3_run(int argc, char** argv)
     std::unique_ptr<CsTracer> cs;
     const std::vector<PlacedRouter> routers = InstallCachingRouters(p, net, recorder, cs);
     RouteWorkloadObjects(workloads, routers);
+    PrewarmCaches(flows, workloads, routers, producers);
     QueueMonitor qmon(p.out, p.queueInterval, net.sampleQueue, window);
     if (net.attachQueue)
         net.attachQueue(&qmon);

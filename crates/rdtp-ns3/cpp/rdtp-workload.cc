@@ -52,6 +52,12 @@ RdtpWorkload::GetTypeId()
                           IntegerValue(-1),
                           MakeIntegerAccessor(&RdtpWorkload::m_stream),
                           MakeIntegerChecker<int64_t>())
+            .AddAttribute("LastStart",
+                          "No fetch starts after this simulation time (negative: none until the "
+                          "application stops); the fetches running then go on until it stops",
+                          TimeValue(Seconds(-1)),
+                          MakeTimeAccessor(&RdtpWorkload::m_lastStart),
+                          MakeTimeChecker())
             .AddTraceSource("Delivered",
                             "Bytes newly read by any of the fetches",
                             MakeTraceSourceAccessor(&RdtpWorkload::m_deliveredTrace),
@@ -65,6 +71,7 @@ RdtpWorkload::RdtpWorkload()
       m_unit(0),
       m_seed(0),
       m_stream(-1),
+      m_lastStart(Seconds(-1)),
       m_count(0)
 {
 }
@@ -144,7 +151,10 @@ RdtpWorkload::Flush()
 void
 RdtpWorkload::ScheduleNext()
 {
-    m_next = Simulator::Schedule(Seconds(m_gap->GetValue()), &RdtpWorkload::StartFetch, this);
+    const Time gap = Seconds(m_gap->GetValue());
+    if (!m_lastStart.IsNegative() && Simulator::Now() + gap > m_lastStart)
+        return;
+    m_next = Simulator::Schedule(gap, &RdtpWorkload::StartFetch, this);
 }
 
 void

@@ -103,6 +103,7 @@ class RdtpWorkload : public Application
     uint32_t m_unit;
     uint64_t m_seed;
     int64_t m_stream;
+    Time m_lastStart;
 
     std::vector<WorkloadObject> m_objects;
     std::function<void(const WorkloadFetch&)> m_done;

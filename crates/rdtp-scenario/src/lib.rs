@@ -461,6 +461,16 @@ pub struct Flow {
     pub requests: Option<f64>,
     pub alpha: Option<f64>,
     pub objects: Option<u32>,
+    /// workload: no fetch starts after this time (scenario seconds; default: none until the
+    /// flow stops). The fetches running then go on until the flow stops, so that the last
+    /// measured ones finish instead of being cut short by the end of the run (which would
+    /// leave the slowest out of the completion times).
+    pub last_start: Option<f64>,
+    /// workload: fetches replayed through the caching routers before the run, without
+    /// packets (Icarus' warm-up: each router on the way looks each unit up, those that miss
+    /// cache it as its Data passes back), drawn from this flow's popularity on a random
+    /// stream of their own; the run's own warm-up (`scenario.warmup`) follows. Needs `unit`.
+    pub prewarm: Option<u32>,
 }
 
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
@@ -778,6 +788,11 @@ fn validate(s: &Scenario) -> Result<(), String> {
                 if f.alpha.is_some_and(|a| !(a >= 0.0 && a.is_finite())) {
                     return Err(format!("flow {i}: alpha must be ≥ 0"));
                 }
+                if let Some(t) = f.last_start
+                    && !(t > f.start && t <= f.stop.unwrap_or(s.scenario.duration))
+                {
+                    return Err(format!("flow {i}: last_start must be after start and not after the flow's stop"));
+                }
             }
             "tcp" => {
                 if let Some(c) = cc
@@ -788,6 +803,12 @@ fn validate(s: &Scenario) -> Result<(), String> {
             }
             "tcp-bbr" | "tcp-cubic" | "tcp-reno" | "udp" => {}
             k => return Err(format!("flow {i}: kind '{k}' (rdtp, workload, tcp, tcp-bbr, tcp-cubic, tcp-reno, udp)")),
+        }
+        if (f.last_start.is_some() || f.prewarm.is_some()) && kind != "workload" {
+            return Err(format!("flow {i}: last_start and prewarm are for workload flows"));
+        }
+        if f.prewarm.is_some_and(|n| n > 0) && f.unit.is_none_or(|u| u == 0 || u > 65535) {
+            return Err(format!("flow {i}: prewarm needs the workload's unit"));
         }
         match (kind, f.direction.as_deref()) {
             (_, None | Some("down")) => {}
@@ -867,6 +888,12 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), String> {
                     vias.join(":")
                 )
                 .unwrap();
+                if let Some(t) = f.last_start {
+                    write!(spec, ",last_start={t}").unwrap();
+                }
+                if let Some(n) = f.prewarm.filter(|&n| n > 0) {
+                    write!(spec, ",prewarm={n}").unwrap();
+                }
             }
             if kind == "rdtp" || kind == "workload" {
                 // The spec's own separators would split the flow list: rdtp-scenario.cc decodes %XX.
@@ -1280,10 +1307,23 @@ server = "s2"
             (text.replace("objects = 100\n", ""), "objects"),
             (text.replace("cc = \"cctcp\"", "cc = \"reno\""), "workload cc"),
             (FILE.split("[[flow]]").next().unwrap().to_string() + flow, "graph topology"),
+            (text.replace("count = 2\n", "count = 2\nlast_start = 0\n"), "last_start"),
+            (text.replace("count = 2\n", "count = 2\nlast_start = 1e9\n"), "last_start"),
+            (GRAPH.to_string() + "last_start = 5\n", "are for workload"),
+            (GRAPH.to_string() + "prewarm = 5\n", "are for workload"),
+            (text.replace("unit = 1000\n", "prewarm = 10\n"), "prewarm needs"),
         ] {
             let e = expand(&bad, &[]).map(|_| ()).unwrap_err();
             assert!(e.contains(why), "want '{why}': {e}");
         }
+        // The last start goes with each workload flow's spec.
+        let (_, runs) =
+            expand(&text.replace("count = 2\n", "count = 2\nlast_start = 4.5\nprewarm = 7\n"), &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "o").unwrap();
+        assert!(
+            args.iter().any(|a| a.matches("vias=edge:edge,last_start=4.5,prewarm=7,cc=cctcp").count() == 2),
+            "{args:?}"
+        );
     }
 
     #[test]

@@ -224,6 +224,10 @@ struct ProofAsk {
 /// Later proofs that must arrive before an earlier unanswered one is asked for again.
 const PROOF_REORDER: u8 = 3;
 
+/// Requests remembered as sampled (one RTT sample per request): a request's later units
+/// arrive within a few requests of its first, far fewer than this many.
+const SAMPLED_REQS: usize = 1024;
+
 /// How long a proof request waits for its answer before it is asked again: an RTO, doubled
 /// per earlier try (at most 64 RTOs).
 fn proof_wait(rto: Duration, a: &ProofAsk) -> Duration {
@@ -267,8 +271,9 @@ pub struct Path {
     recovery_point: u64,
     /// `req_nxt` at the last window reduction (conservative window adaptation).
     last_reduction_point: Option<u64>,
-    /// Request id of the last RTT sample: one sample per request (see `on_data`).
-    last_rtt_req: Option<u64>,
+    /// Requests that gave an RTT sample, by request id modulo [`SAMPLED_REQS`] (the id + 1;
+    /// 0: none): one sample per request (see `on_data`).
+    sampled_reqs: Vec<u64>,
     lost_total: u64,
 }
 
@@ -300,7 +305,7 @@ impl Path {
             loss_window: LossWindow::default(),
             recovery_point: 0,
             last_reduction_point: None,
-            last_rtt_req: None,
+            sampled_reqs: vec![0; SAMPLED_REQS],
             lost_total: 0,
         }
     }
@@ -942,12 +947,16 @@ impl Receiver {
         // RTT (seed 000 eq. 5), one sample per request, from its first unit to arrive:
         // later units of an aggregated request also carry the time the burst took to
         // cross the bottleneck (seed 000's code sampled every unit and was biased by it).
-        // Karn's rule: never from a unit requested more than once.
+        // Karn's rule: never from a unit requested more than once. A request answered after
+        // a later one still gives its sample: with units served by several caches, the far
+        // sources' Data are always overtaken by the near ones' (seed 003), and sampling only
+        // requests newer than the last sampled one left the far sources without samples.
         let mut rtt_sample = None;
-        if rec.tx == 1 && d.tag == rec.tag && p.last_rtt_req.is_none_or(|r| rec.req_id > r) {
+        let slot = (rec.req_id % SAMPLED_REQS as u64) as usize;
+        if rec.tx == 1 && d.tag == rec.tag && p.sampled_reqs[slot] != rec.req_id + 1 {
             let r = now - rec.sent_at;
             p.rtt.on_sample(r);
-            p.last_rtt_req = Some(rec.req_id);
+            p.sampled_reqs[slot] = rec.req_id + 1;
             rtt_sample = Some(r);
             if self.cfg.trace {
                 self.events.push_back(Event::RttSample(RttSampleEvent {

@@ -466,6 +466,36 @@ impl Router {
         }
         Some(held)
     }
+    /// Warm a path of caching routers without packets (seed 003 §III: caches warmed before
+    /// measuring, as Icarus does): one fetch of the whole `object` (which must hash to `eid`;
+    /// `None` if it does not) along `path`, nearest the receiver first, unit by unit in order,
+    /// as its requests and Data would pass: each router looks the unit up as it does for a
+    /// request (the replacement policy sees the access; the store's own statistics count it,
+    /// the router's counters, which traces report, do not), the
+    /// first that holds it answers, and every router before it is offered the unit as Data
+    /// from upstream (admission and replacement apply). Units nobody holds come from the
+    /// origin. Returns how many units each router answered.
+    pub fn warm_fetch(path: &mut [&mut Router], eid: Eid, object: &[u8], unit: u16) -> Option<Vec<u64>> {
+        if Eid::of(object) != eid || unit == 0 {
+            return None;
+        }
+        let (unit, total_size) = (u64::from(unit), object.len() as u64);
+        let mut answered = vec![0; path.len()];
+        for offset in (0..total_size).step_by(unit as usize) {
+            let end = (offset + unit).min(total_size);
+            let key = (eid, offset);
+            let hit = path.iter_mut().position(|r| r.cs.get(&key).is_some_and(|c| c.fits(offset, unit)));
+            if let Some(i) = hit {
+                answered[i] += 1;
+            }
+            let missed = hit.unwrap_or(path.len());
+            for r in path[..missed].iter_mut().rev() {
+                let value = CachedUnit { total_size, payload: object[offset as usize..end as usize].into() };
+                r.cs.offer(key, value);
+            }
+        }
+        Some(answered)
+    }
     pub fn fib(&self) -> &Fib {
         &self.fib
     }

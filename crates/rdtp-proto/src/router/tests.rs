@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use super::cs::{CsConfig, Replacement};
+use super::cs::{Admission, CsConfig, Replacement};
 use super::*;
 use crate::server::{Catalog, MemoryCatalog, Server, ServerConfig};
 use crate::wire::{DEFAULT_HOP_LIMIT, ListResponse};
@@ -1009,4 +1009,34 @@ fn learned_routes_are_exported_once_and_taught_to_another_core() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].0, names);
     assert_eq!(b.poll_learned_route(), None, "a taught route is not exported again");
+}
+
+/// Warming a path without packets (seed 003's warm-up): the first fetch leaves every unit in
+/// every store on the way (indiscriminate caching), the second is answered by the nearest;
+/// a store too small for the object loses each unit before the next fetch reaches it (LRU
+/// evicts the oldest: the head goes first), so the second fetch comes from further away.
+#[test]
+fn warm_fetches_fill_the_path_as_requests_and_data_would() {
+    let mut near = router(|c| c.cs = CsConfig { capacity_units: 4, ..CsConfig::default() });
+    let mut far = router(|_| {});
+    let mut path = [&mut near, &mut far];
+    assert_eq!(Router::warm_fetch(&mut path, eid(), &catalog_bytes(), UNIT), Some(vec![0, 0]));
+    assert_eq!((near.cs_len(), far.cs_len()), (4, 11));
+    // The near store holds the last four units, 7–10.
+    assert!((7..11).all(|u| near.cs_contains(&eid(), u * u64::from(UNIT))));
+    let mut path = [&mut near, &mut far];
+    assert_eq!(Router::warm_fetch(&mut path, eid(), &catalog_bytes(), UNIT), Some(vec![0, 11]));
+    // A store large enough answers everything the second time.
+    let mut big = router(|_| {});
+    let mut path = [&mut big, &mut far];
+    assert_eq!(Router::warm_fetch(&mut path, eid(), &catalog_bytes(), UNIT), Some(vec![0, 11]));
+    let mut path = [&mut big, &mut far];
+    assert_eq!(Router::warm_fetch(&mut path, eid(), &catalog_bytes(), UNIT), Some(vec![11, 0]));
+    // What is offered goes through admission; bytes that do not hash to the EID never.
+    let mut never = router(|c| c.cs = CsConfig { admission: Admission::Never, ..CsConfig::default() });
+    assert_eq!(Router::warm_fetch(&mut [&mut never], eid(), &catalog_bytes(), UNIT), Some(vec![0]));
+    assert_eq!(never.cs_len(), 0);
+    let mut wrong = catalog_bytes();
+    wrong[5] ^= 1;
+    assert_eq!(Router::warm_fetch(&mut [&mut never], eid(), &wrong, UNIT), None);
 }
