@@ -5,8 +5,10 @@
 //! `cargo run --release -p rdtp --example request_cost [MiB]` writes a file of MiB (default
 //! 256) random bytes, serves it from a `DirCatalog` view as `rdtp serve` does, and times
 //! `Server::handle` plus writing every reply datagram, with a valid address token, for:
-//! one-unit requests at random offsets (100 receivers at 0.5 Mbit/s), one-unit requests in
-//! sequence (one slow receiver), and 64-unit requests in sequence (one fast receiver).
+//! one-unit requests at random offsets (slow receivers scattered over the object), from
+//! 100 receivers that started together (each a unit at a time in turn, spread over the
+//! first 2 MiB: seed 000 Table 1's shape), one-unit requests in sequence (one slow
+//! receiver), and 64-unit requests in sequence (one fast receiver).
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -58,22 +60,34 @@ fn main() {
     println!("| requests | units each | offsets | ns per request | ns per unit | reply bytes per request |");
     println!("|---|---:|---|---:|---:|---:|");
     let mut rng = 0x2545_f491_4f6c_dd1du64;
-    for (label, per, random) in
-        [("100 slow receivers", 1u32, true), ("one slow receiver", 1, false), ("one fast receiver", 64, false)]
-    {
+    let mut together: Vec<u64> = (0..100u64).map(|i| (i * 7919) % ((2 << 20) / u64::from(UNIT))).collect();
+    for (label, per, offsets) in [
+        ("slow receivers", 1u32, "random"),
+        ("100 slow receivers", 1, "started together"),
+        ("one slow receiver", 1, "in sequence"),
+        ("one fast receiver", 64, "in sequence"),
+    ] {
         let n_requests = if per == 1 { 200_000u64 } else { 20_000 };
         let (mut next, mut bytes) = (0u64, 0u64);
         let t0 = Instant::now();
-        for _ in 0..n_requests {
-            let unit = if random {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % (units - u64::from(per))
-            } else {
-                let u = next;
-                next = (next + u64::from(per)) % (units - u64::from(per));
-                u
+        for i in 0..n_requests {
+            let unit = match offsets {
+                "random" => {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng % (units - u64::from(per))
+                }
+                "started together" => {
+                    let r = &mut together[(i % 100) as usize];
+                    *r = (*r + 1) % (units - 1);
+                    *r
+                }
+                _ => {
+                    let u = next;
+                    next = (next + u64::from(per)) % (units - u64::from(per));
+                    u
+                }
             };
             let n = request(&mut req, eid, unit * u64::from(UNIT), per, Some(&token));
             let mut reply = server.handle(Time::ZERO, from, view.catalog(), &req[..n]);
@@ -82,12 +96,7 @@ fn main() {
             }
         }
         let ns = t0.elapsed().as_nanos() as f64 / n_requests as f64;
-        println!(
-            "| {label} | {per} | {} | {ns:.0} | {:.0} | {} |",
-            if random { "random" } else { "in sequence" },
-            ns / f64::from(per),
-            bytes / n_requests
-        );
+        println!("| {label} | {per} | {offsets} | {ns:.0} | {:.0} | {} |", ns / f64::from(per), bytes / n_requests);
     }
     let s = server.stats();
     assert_eq!(s.nacks, 0, "every request answered with Data: {s:?}");

@@ -111,10 +111,13 @@ impl Default for DirOptions {
     }
 }
 
-/// Bytes read (and checked) at once.
+/// Most bytes read (and checked) at once.
 const WINDOW: usize = 64 * 1024;
-/// Checked windows kept.
-const WINDOWS: usize = 4;
+/// Reads start and end on multiples of this (a BLAKE3 block): neighbouring receivers'
+/// requests share what one of them read.
+const GRAIN: u64 = 16 * 1024;
+/// Checked windows kept per serving thread (2 MiB), the least recently used replaced.
+const WINDOWS: usize = 32;
 /// Hashing reads this much at a time.
 const HASH_BUF: usize = 1 << 20;
 
@@ -211,19 +214,27 @@ struct Window {
     start: u64,
     len: usize,
     buf: Box<[u8]>,
+    /// When it was last used (the windows' clock), for replacement.
+    used: u64,
+}
+
+impl Window {
+    fn of(&self, e: &Arc<FileEntry>) -> bool {
+        self.entry.as_ref().is_some_and(|x| Arc::ptr_eq(x, e))
+    }
 }
 
 struct Windows {
     slots: Vec<Window>,
-    next: usize,
+    clock: u64,
 }
 
 impl Windows {
     fn new() -> Windows {
         let slots = (0..WINDOWS)
-            .map(|_| Window { entry: None, start: 0, len: 0, buf: vec![0u8; WINDOW].into_boxed_slice() })
+            .map(|_| Window { entry: None, start: 0, len: 0, buf: vec![0u8; WINDOW].into_boxed_slice(), used: 0 })
             .collect();
-        Windows { slots, next: 0 }
+        Windows { slots, clock: 0 }
     }
 
     /// Fill `out` with the bytes of `e` at `offset`, through the windows; bytes up to
@@ -248,40 +259,34 @@ impl Windows {
         Ok(())
     }
 
-    /// The slot holding byte `pos` of `e`, reading (and checking) it if none does: the
-    /// bytes from `pos` to `until` (the rest of the request's range, at most a window) when
-    /// that is known, else the aligned window around `pos` — a one-unit request at a random
-    /// offset then reads its unit, not 64 KiB (issue 12: `examples/request_cost.rs`, 10.7 →
-    /// 2 µs per such request). A read that continues a window still held (a receiver
-    /// streaming through the file) reads a whole window from `pos`.
+    /// The slot holding byte `pos` of `e`, reading (and checking) it if none does. The read
+    /// starts at the 16 KiB boundary below `pos` and ends at the one above `until` (the end
+    /// of the request's range, when the server announced it), at most 64 KiB on: a one-unit
+    /// request reads 16 KiB, not 64 (issue 12, `examples/request_cost.rs`), and receivers
+    /// near each other in the file share it. Without an announced range, or when the read
+    /// continues a window still held (a receiver streaming through the file), it reads
+    /// 64 KiB.
     fn slot(&mut self, e: &Arc<FileEntry>, pos: u64, until: Option<u64>) -> std::result::Result<usize, ReadError> {
-        let held = |w: &Window| {
-            w.entry.as_ref().is_some_and(|x| Arc::ptr_eq(x, e)) && pos >= w.start && pos - w.start < w.len as u64
-        };
-        if let Some(i) = self.slots.iter().position(held) {
+        self.clock += 1;
+        if let Some(i) = self.slots.iter().position(|w| w.of(e) && pos >= w.start && pos - w.start < w.len as u64) {
+            self.slots[i].used = self.clock;
             return Ok(i);
         }
-        // A read that continues a window of this file: a stream, read a whole window ahead.
-        let streaming = self
-            .slots
-            .iter()
-            .any(|w| w.entry.as_ref().is_some_and(|x| Arc::ptr_eq(x, e)) && w.start + w.len as u64 == pos);
-        let i = self.next;
-        self.next = (i + 1) % self.slots.len();
+        let streaming = self.slots.iter().any(|w| w.of(e) && w.start + w.len as u64 == pos);
+        let start = pos - pos % GRAIN;
+        let end = match until {
+            Some(end) if end > pos && !streaming => end.div_ceil(GRAIN).saturating_mul(GRAIN),
+            _ => u64::MAX,
+        };
+        let len = (end.min(e.size()).min(start + WINDOW as u64) - start) as usize;
+        let i = (0..self.slots.len()).min_by_key(|&i| self.slots[i].used).unwrap_or(0);
         let w = &mut self.slots[i];
         w.entry = None; // until filled
-        let (start, len) = match until {
-            Some(end) if end > pos && !streaming => (pos, (end.min(e.size()) - pos).min(WINDOW as u64) as usize),
-            Some(_) => (pos, (e.size() - pos).min(WINDOW as u64) as usize),
-            None => {
-                let start = pos - pos % WINDOW as u64;
-                (start, (e.size() - start).min(WINDOW as u64) as usize)
-            }
-        };
         e.read_checked(start, &mut w.buf[..len])?;
         w.entry = Some(e.clone());
         w.start = start;
         w.len = len;
+        w.used = self.clock;
         Ok(i)
     }
 }
