@@ -9,9 +9,10 @@
 //! * On loss (at most once per window unless `disable_cwa`): fast convergence (a new
 //!   `W_max` below the previous one becomes `cwnd(1 + β)/2`), `ssthresh = max(init_cwnd,
 //!   cwnd·β)`, `cwnd = ssthresh`.
-//! * Loss detection: ndnget's per-unit retransmission timers, no fast re-request
-//!   ([`crate::receiver::UnitTimers`]; `rto_only=false` uses seed 000's instead). With
-//!   ndnget's RTO set `--rto-k 8` (the receiver's, not a controller key).
+//! * Loss detection: ndnget's per-unit retransmission timers with ndnget's RTT estimator
+//!   (gains per round trip), no fast re-request ([`crate::receiver::UnitTimers`];
+//!   `rto_only=false` uses seed 000's instead). With ndnget's RTO set `--rto-k 8` (the
+//!   receiver's, not a controller key).
 //!
 //! Defaults are ndnget's (`--init-cwnd 2`, `--cubic-beta 0.7`, C = 0.4, conservative window
 //! adaptation), except that fast convergence is on: issue 8 asks for it, while ndncatchunks'
