@@ -67,7 +67,7 @@ use estimator::BdpEstimator;
 use loss::{BbrCdLoss, Threshold};
 use state::State;
 
-pub use state::Mode;
+pub use crate::cc::bbr::Mode;
 
 /// Cookie bit of a re-request ([`Controller::on_request`]).
 const REREQUEST: u64 = 1;
