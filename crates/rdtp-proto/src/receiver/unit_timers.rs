@@ -5,6 +5,7 @@
 //! at the previous backoff (ndnget's "recovery point"), as its window decrease does.
 //!
 //! ndnget polls the timers every 10 ms (`rtoCheckInterval`); here each timer fires when due.
+//! The timers are kept in [`crate::cc::unit_timers::UnitTimers`], as ICP's and CCTCP's.
 //!
 //! The RTO is ndnget's own estimate, kept here: an [`RttEstimator`] with the receiver's
 //! [`super::RtoConfig`] (bounds, initial RTO; ndnget's K = 8 is [`super::RtoConfig::k`]) fed
@@ -20,21 +21,19 @@
 //! every other detector, and when the receiver clears its backoff (the answer to a unit's
 //! latest re-request, told by its echoed tag) this one is cleared too.
 
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::loss::{LossCtx, LossDetector};
 use super::rtt::RttEstimator;
-use super::window::{Arrival, UnitState, Window};
+use super::window::Arrival;
 use crate::cc::LossKind;
+use crate::cc::unit_timers::UnitTimers as Timers;
 use crate::time::Time;
 
 /// Per-unit retransmission timers. See the module docs.
 #[derive(Debug, Default)]
 pub struct UnitTimers {
-    /// (expiry, request time, unit); entries whose unit was answered or re-requested since
-    /// are skipped.
-    timers: BinaryHeap<Reverse<(Time, Time, u64)>>,
+    /// One timer per outstanding unit (the container ICP and CCTCP keep theirs in), armed
+    /// at its request, re-armed at its re-request, disarmed at its arrival.
+    timers: Timers,
     /// Units up to here were requested before the last backoff.
     recovery_point: Option<u64>,
     /// ndnget's RTT estimator (module docs); made with the receiver's configuration at the
@@ -47,19 +46,9 @@ impl UnitTimers {
         UnitTimers::default()
     }
 
-    fn live(window: &Window, sent: Time, unit: u64) -> bool {
-        window.get(unit).is_some_and(|r| r.state == UnitState::Requested && r.sent_at == sent)
-    }
-
     /// ndnget's estimator, made with the receiver's RTO configuration if there is none yet.
     fn estimator(&mut self, receivers: &RttEstimator) -> &mut RttEstimator {
         self.rtt.get_or_insert_with(|| RttEstimator::new(receivers.config()))
-    }
-
-    fn drop_stale_top(&mut self, window: &Window) {
-        while self.timers.peek().is_some_and(|Reverse((_, sent, u))| !Self::live(window, *sent, *u)) {
-            self.timers.pop();
-        }
     }
 }
 
@@ -69,8 +58,10 @@ impl LossDetector for UnitTimers {
     }
 
     fn on_request(&mut self, ctx: &mut LossCtx<'_>, units: &[u64], _retransmission: bool) {
-        let expiry = ctx.now + self.estimator(ctx.rtt).rto();
-        self.timers.extend(units.iter().map(|&u| Reverse((expiry, ctx.now, u))));
+        let rto = self.estimator(ctx.rtt).rto();
+        for &u in units {
+            self.timers.arm(u, ctx.now, rto, 0);
+        }
     }
 
     fn on_arrival(&mut self, ctx: &mut LossCtx<'_>, arrival: &Arrival, _in_order: bool) {
@@ -87,26 +78,20 @@ impl LossDetector for UnitTimers {
             // delivers again.
             est.clear_backoff();
         }
-        self.drop_stale_top(ctx.window);
+        self.timers.disarm(arrival.unit);
     }
 
     fn deadline(&self) -> Option<Time> {
-        self.timers.peek().map(|Reverse((at, _, _))| *at)
+        self.timers.next_deadline()
     }
 
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind> {
         let mut highest = None;
-        while let Some(&Reverse((at, sent, unit))) = self.timers.peek() {
-            if !Self::live(ctx.window, sent, unit) {
-                self.timers.pop();
-                continue;
+        while let Some((unit, _)) = self.timers.pop_expired(ctx.now) {
+            // Not in flight any more (refused by a Retry, or Busy): nothing to declare.
+            if ctx.declare_lost(unit) {
+                highest = highest.max(Some(unit));
             }
-            if ctx.now < at {
-                break;
-            }
-            self.timers.pop();
-            ctx.declare_lost(unit);
-            highest = highest.max(Some(unit));
         }
         let highest = highest?;
         if self.recovery_point.is_none_or(|r| highest >= r) {
@@ -134,7 +119,7 @@ mod tests {
 
     use super::*;
     use crate::receiver::RtoConfig;
-    use crate::receiver::window::UnitRecord;
+    use crate::receiver::window::{UnitRecord, Window};
 
     /// A queue that grows by 3 ms every 100 ms, above the 200 ms floor of the RTO, with 175–
     /// 250 units in flight and one arriving every 1.2 ms (cubic at 10 Mbit/s / 100 ms with a
