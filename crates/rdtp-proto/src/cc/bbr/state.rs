@@ -31,6 +31,14 @@ impl Mode {
     /// Every mode, in the order above.
     pub const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
 
+    /// Every (from, to) pair `legal` allows, in [`Mode::ALL`]'s order (for tests of the
+    /// transition tables).
+    #[cfg(test)]
+    pub(crate) fn transitions(legal: fn(Mode, Mode) -> bool) -> Vec<(Mode, Mode)> {
+        let all = Mode::ALL;
+        all.iter().flat_map(|&a| all.iter().filter(move |&&b| legal(a, b)).map(move |&b| (a, b))).collect()
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Mode::Startup => "startup",
@@ -120,12 +128,9 @@ mod tests {
 
     #[test]
     fn legal_transitions_are_linuxs_and_informed_start() {
-        let all = Mode::ALL;
-        let legal: Vec<(Mode, Mode)> =
-            all.iter().flat_map(|&a| all.iter().filter(move |&&b| legal(a, b)).map(move |&b| (a, b))).collect();
         use Mode::{Drain, ProbeBw, ProbeRtt, Startup};
         assert_eq!(
-            legal,
+            Mode::transitions(legal),
             [
                 (Startup, Drain),
                 (Startup, ProbeBw),
