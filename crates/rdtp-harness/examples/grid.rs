@@ -6,10 +6,14 @@
 //! ```text
 //! cargo run --release -p rdtp-harness --example grid -- [--cc bbr,bbr3,…] [--rates 10,100,1000]
 //!     [--rtts 5,20,100] [--buffers 0.25,1,2] [--seconds 30] [--warmup 5] [--jobs 1] [--csv FILE]
+//!     [--rto-k K]
 //! ```
 //!
-//! Defaults: every registry controller, the grid above, 30 s, 5 s warm-up, one job, no CSV.
-//! Runs are deterministic, so `--jobs` changes only the wall time.
+//! Defaults: every registry controller, the grid above, 30 s, 5 s warm-up, one job, no CSV,
+//! the receiver's default configuration. `--rto-k K` sets the RTTVAR multiplier of the
+//! receiver's RTO for every controller (ndnget's `--rto-k`, 8 there; RFC 6298's 4 by
+//! default); the controller column then reads `NAME rto_k=K`. Runs are deterministic, so
+//! `--jobs` changes only the wall time.
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
@@ -17,8 +21,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use core::time::Duration;
 
-use rdtp_harness::{PathConfig, SingleFlowReport, single_flow};
+use rdtp_harness::{PathConfig, SingleFlowReport, single_flow_with};
 use rdtp_proto::cc::CcConfig;
+use rdtp_proto::receiver::ReceiverConfig;
 
 struct Args {
     ccs: Vec<String>,
@@ -29,6 +34,7 @@ struct Args {
     warmup: f64,
     jobs: usize,
     csv: Option<String>,
+    rto_k: Option<u32>,
 }
 
 fn parse_args() -> Args {
@@ -41,6 +47,7 @@ fn parse_args() -> Args {
         warmup: 5.0,
         jobs: 1,
         csv: None,
+        rto_k: None,
     };
     let mut it = std::env::args().skip(1);
     let list = |v: Option<String>| -> Vec<f64> {
@@ -56,6 +63,7 @@ fn parse_args() -> Args {
             "--warmup" => a.warmup = list(it.next())[0],
             "--jobs" => a.jobs = list(it.next())[0].max(1.0) as usize,
             "--csv" => a.csv = it.next(),
+            "--rto-k" => a.rto_k = Some(it.next().expect("a number").parse().expect("a whole number")),
             other => panic!("unknown argument {other} (see the doc comment of examples/grid.rs)"),
         }
     }
@@ -74,6 +82,10 @@ struct Point {
 fn main() {
     let a = parse_args();
     let specs: Vec<CcConfig> = a.ccs.iter().map(|s| s.parse().expect("a controller spec")).collect();
+    let labels: Vec<String> = match a.rto_k {
+        Some(k) => a.ccs.iter().map(|s| format!("{s} rto_k={k}")).collect(),
+        None => a.ccs.clone(),
+    };
     let mut points = Vec::new();
     for cc in 0..specs.len() {
         for &rate in &a.rates {
@@ -94,14 +106,17 @@ fn main() {
                     let Some(p) = points.get(i) else { break };
                     let path =
                         PathConfig::new(p.rate * 1e6, Duration::from_secs_f64(p.rtt / 1e3)).with_queue_bdp(p.buffer);
-                    let r = single_flow(
+                    let mut cfg = ReceiverConfig { cc: specs[p.cc].clone(), seed: 1, ..ReceiverConfig::default() };
+                    if let Some(k) = a.rto_k {
+                        cfg.rto.k = k;
+                    }
+                    let r = single_flow_with(
                         path,
-                        specs[p.cc].clone(),
+                        cfg,
                         Duration::from_secs_f64(a.seconds),
                         Duration::from_secs_f64(a.warmup),
-                        1,
                     );
-                    eprintln!("{} {} Mbit/s {} ms {} BDP done", a.ccs[p.cc], p.rate, p.rtt, p.buffer);
+                    eprintln!("{} {} Mbit/s {} ms {} BDP done", labels[p.cc], p.rate, p.rtt, p.buffer);
                     *results[i].lock().expect("not poisoned") = Some(r);
                 }
             });
@@ -118,7 +133,7 @@ fn main() {
         let _ = writeln!(
             csv,
             "{},{},{},{},{:.4},{:.3},{:.3},{:.3},{:.4},{:.3},{:.3},{},{},{:.4},{},{},{}",
-            a.ccs[p.cc],
+            labels[p.cc],
             p.rate,
             p.rtt,
             p.buffer,
@@ -145,7 +160,7 @@ fn main() {
         "{} s simulated per run, measured after {} s; cell: utilisation · mean RTT / RTprop · re-requested units · timeouts\n",
         a.seconds, a.warmup
     );
-    for (c, name) in a.ccs.iter().enumerate() {
+    for (c, name) in labels.iter().enumerate() {
         println!("**{name}**\n");
         let head: Vec<String> = a.buffers.iter().map(|b| format!("buffer {b} BDP")).collect();
         println!("| rate | RTT | {} |", head.join(" | "));

@@ -5,6 +5,9 @@
 //! state, the share of time spent in it after 5 s and the mean of the RTT samples taken in it.
 //!
 //! `cargo run --release -p rdtp-harness --example trace -- CC RATE_MBPS RTT_MS SECONDS BUFFER_BDP [EVERY_MS]`
+//!
+//! Environment: `TRACE_DELIVERED=1` adds the bytes delivered in order to each line;
+//! `TRACE_RTO_K=K` sets the RTO's RTTVAR multiplier (ndnget's `--rto-k`).
 
 use core::time::Duration;
 
@@ -22,7 +25,11 @@ fn main() {
     let path = PathConfig::new(rate, Duration::from_secs_f64(rtt_ms / 1e3)).with_queue_bdp(qbdp);
     let duration = Duration::from_secs_f64(secs);
     let size = (rate / 8.0 * secs * 1.2) as u64;
-    let cfg = ReceiverConfig { cc, seed: 1, ..ReceiverConfig::default() };
+    let mut cfg = ReceiverConfig { cc, seed: 1, ..ReceiverConfig::default() };
+    // The RTO's RTTVAR multiplier (ndnget's `--rto-k`, 8 there; RFC 6298's 4 by default).
+    if let Some(k) = std::env::var("TRACE_RTO_K").ok().and_then(|k| k.parse().ok()) {
+        cfg.rto.k = k;
+    }
     let unit = u64::from(cfg.unit);
     let mut sim =
         Sim::new(path.clone(), PatternCatalog::new([("object".to_string(), size, 1)]), Duration::from_millis(10));

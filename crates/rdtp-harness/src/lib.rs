@@ -73,7 +73,18 @@ pub fn single_flow(
     warmup: Duration,
     seed: u64,
 ) -> SingleFlowReport {
-    let cfg = ReceiverConfig { cc, seed, ..ReceiverConfig::default() };
+    single_flow_with(path, ReceiverConfig { cc, seed, ..ReceiverConfig::default() }, duration, warmup)
+}
+
+/// [`single_flow`] with a whole receiver configuration (e.g. ndnget's RTO `k = 8`); the
+/// object's pattern seed is `cfg.seed`.
+pub fn single_flow_with(
+    path: PathConfig,
+    cfg: ReceiverConfig,
+    duration: Duration,
+    warmup: Duration,
+) -> SingleFlowReport {
+    let seed = cfg.seed;
     let unit = f64::from(cfg.unit);
     // 20 % more than the path can carry in `duration`.
     let size = (path.rate_bps / 8.0 * duration.as_secs_f64() * 1.2) as u64;

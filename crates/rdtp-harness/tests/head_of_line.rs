@@ -54,3 +54,37 @@ fn a_full_receive_window_or_new_first_off_releases_the_lost_units() {
         assert!(read * 10 > s.bytes_received * 9, "{cc}: read {read} of {}", s.bytes_received);
     }
 }
+
+/// BBR-CD on a path whose bandwidth-delay product is a fair share of the receive window:
+/// 100 Mbit/s, 100 ms and 8 MiB stand for the grid's 1 Gbit/s, 100 ms and 64 MiB (6.7 and
+/// 5.4 BDPs), at a tenth of the cost. Startup overshoots, the lost units wait behind every
+/// new one and the receive window fills with units behind them. Two things of ours then
+/// kept the flow at a fraction of the path (grid, 1 Gbit/s / 100 ms: 9.7, 30.8 and 35.2 %
+/// utilisation at 0.25, 1 and 2 BDP): the receiver's loss window after each per-unit expiry
+/// (not BBR-CD's, S1 §III), whose slow start dragged the BtlBw average down before Startup
+/// ended, and the plateau check skipping the application-limited rounds of a full receive
+/// window, so that Startup never ended. Now the flow fills the pipe.
+fn bbr_cd_with_a_receive_window_of_a_few_bdps(rtt_ms: u64, buffer_bdp: f64, recv_window: u64) -> f64 {
+    let path = PathConfig::new(100e6, Duration::from_millis(rtt_ms)).with_queue_bdp(buffer_bdp);
+    let cfg = ReceiverConfig { cc: "bbr-cd".parse().unwrap(), seed: 1, recv_window, ..ReceiverConfig::default() };
+    let r = rdtp_harness::single_flow_with(path, cfg, Duration::from_secs(20), Duration::from_secs(5));
+    eprintln!("bbr-cd, 100 Mbit/s, {rtt_ms} ms, {buffer_bdp} BDP, window {recv_window}: {r:?}");
+    assert!(r.byte_exact);
+    r.utilisation
+}
+
+#[test]
+fn bbr_cd_startup_ends_when_a_full_receive_window_holds_it_back() {
+    // Before: 38 % (1 BDP) and 78 % (2 BDP); the plateau check was the one that kept it low.
+    for bdp in [1.0, 2.0] {
+        let u = bbr_cd_with_a_receive_window_of_a_few_bdps(100, bdp, 8 << 20);
+        assert!(u > 0.95, "{bdp} BDP: utilisation {u:.3}");
+    }
+}
+
+#[test]
+fn bbr_cd_is_not_held_to_the_loss_window_after_an_expiry() {
+    // 20 ms, a quarter-BDP buffer, 2 MiB (8 BDPs): 66 % before, 86 % after.
+    let u = bbr_cd_with_a_receive_window_of_a_few_bdps(20, 0.25, 2 << 20);
+    assert!(u > 0.8, "utilisation {u:.3}");
+}

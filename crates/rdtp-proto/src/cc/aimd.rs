@@ -4,11 +4,13 @@
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
 //! Loss detection is seed 000's (fast re-request + RFC 6298 timer) unless `rto_only`, which
-//! gives ndnget's own per-unit retransmission timers ([`crate::receiver::UnitTimers`]).
+//! gives ndnget's own per-unit retransmission timers ([`crate::receiver::UnitTimers`]). What
+//! it shares with `cubic` (window, threshold, conservative adaptation, loss detection) is
+//! [`super::ndnget::Pipeline`].
 
+use super::ndnget::Pipeline;
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, aggregation_count};
-use crate::receiver::UnitTimers;
+use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimdConfig {
@@ -68,18 +70,15 @@ impl Keyed for AimdConfig {
 pub struct Aimd {
     cfg: AimdConfig,
     params: CcParams,
-    cwnd: f64,
-    ssthresh: f64,
-    srtt_secs: Option<f64>,
+    pipe: Pipeline,
     /// Informed start (seed 002): the rate to turn into a window at the first RTT.
     informed_rate: Option<f64>,
 }
 
 impl Aimd {
     pub fn new(cfg: AimdConfig, params: CcParams) -> Self {
-        let cwnd = cfg.init_cwnd.max(1.0);
-        let ssthresh = cfg.init_ssthresh;
-        Aimd { cfg, params, cwnd, ssthresh, srtt_secs: None, informed_rate: None }
+        let pipe = Pipeline::new(cfg.init_cwnd, cfg.init_ssthresh, params);
+        Aimd { cfg, params, pipe, informed_rate: None }
     }
 }
 
@@ -88,55 +87,51 @@ impl Controller for Aimd {
         "aimd"
     }
     fn cwnd(&self) -> u64 {
-        self.cwnd.floor().max(1.0) as u64
+        self.pipe.cwnd()
     }
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
     fn aggregation(&self) -> u32 {
-        match self.srtt_secs {
-            Some(s) if s > 0.0 => {
-                let rate = self.cwnd * f64::from(self.params.unit) / s;
-                aggregation_count(rate, self.params.unit, self.params.max_aggregation)
-            }
-            _ => 1,
-        }
+        self.pipe.aggregation()
     }
     fn state(&self) -> &'static str {
-        if self.cwnd < self.ssthresh { "slow_start" } else { "congestion_avoidance" }
+        self.pipe.state()
     }
     fn on_ack(&mut self, s: &AckSample) {
-        self.srtt_secs = s.srtt.map(|d| d.as_secs_f64());
-        if let (Some(rate), Some(srtt)) = (self.informed_rate, self.srtt_secs) {
+        let p = &mut self.pipe;
+        p.srtt = s.srtt;
+        if let (Some(rate), Some(srtt)) = (self.informed_rate, p.srtt) {
             // The equivalent window: rate × RTT, then congestion avoidance from there.
             self.informed_rate = None;
-            self.cwnd = self.cwnd.max(rate * srtt / f64::from(self.params.unit));
-            self.ssthresh = self.cwnd;
+            p.cwnd = p.cwnd.max(rate * srtt.as_secs_f64() / f64::from(self.params.unit));
+            p.ssthresh = p.cwnd;
         }
         for _ in 0..s.acked {
-            if self.cwnd < self.ssthresh {
-                self.cwnd += self.cfg.step;
+            if p.in_slow_start() {
+                p.cwnd += self.cfg.step;
             } else {
-                self.cwnd += self.cfg.step / self.cwnd.floor().max(1.0);
+                p.cwnd += self.cfg.step / p.cwnd.floor().max(1.0);
             }
         }
     }
     fn informed_start(&mut self, _now: crate::time::Time, bytes_per_sec: f64) -> bool {
-        if self.srtt_secs.is_some() || !(bytes_per_sec.is_finite() && bytes_per_sec > 0.0) {
+        if self.pipe.srtt.is_some() || !(bytes_per_sec.is_finite() && bytes_per_sec > 0.0) {
             return false;
         }
         self.informed_rate = Some(bytes_per_sec);
         true
     }
     fn on_congestion(&mut self, e: &CongestionEvent) {
-        if !(e.first_in_window || self.cfg.disable_cwa) {
+        if !Pipeline::decreases_on(e, self.cfg.disable_cwa) {
             return;
         }
-        self.ssthresh = (self.cwnd * self.cfg.beta).max(2.0);
-        self.cwnd = if self.cfg.reset_to_init { self.cfg.init_cwnd.max(1.0) } else { self.ssthresh };
+        let p = &mut self.pipe;
+        p.ssthresh = (p.cwnd * self.cfg.beta).max(2.0);
+        p.cwnd = if self.cfg.reset_to_init { self.cfg.init_cwnd.max(1.0) } else { p.ssthresh };
     }
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        self.cfg.rto_only.then(|| Box::new(UnitTimers::new()) as Box<dyn LossDetector>)
+        Pipeline::loss_detector(self.cfg.rto_only)
     }
 }
 

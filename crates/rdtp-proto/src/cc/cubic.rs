@@ -9,19 +9,21 @@
 //! * On loss (at most once per window unless `disable_cwa`): fast convergence (a new
 //!   `W_max` below the previous one becomes `cwnd(1 + β)/2`), `ssthresh = max(init_cwnd,
 //!   cwnd·β)`, `cwnd = ssthresh`.
-//! * Loss detection: ndnget's per-unit retransmission timers, no fast re-request
-//!   ([`crate::receiver::UnitTimers`]; `rto_only=false` uses seed 000's instead). With
-//!   ndnget's RTO set `--rto-k 8` (the receiver's, not a controller key).
+//! * Loss detection: ndnget's per-unit retransmission timers with ndnget's RTT estimator
+//!   (gains per round trip), no fast re-request ([`crate::receiver::UnitTimers`];
+//!   `rto_only=false` uses seed 000's instead). With ndnget's RTO set `--rto-k 8` (the
+//!   receiver's, not a controller key).
 //!
 //! Defaults are ndnget's (`--init-cwnd 2`, `--cubic-beta 0.7`, C = 0.4, conservative window
 //! adaptation), except that fast convergence is on: issue 8 asks for it, while ndncatchunks'
-//! `--fast-conv` switch is off unless given.
+//! `--fast-conv` switch is off unless given. What it shares with `aimd` (window, threshold,
+//! conservative adaptation, loss detection) is [`super::ndnget::Pipeline`].
 
 use core::time::Duration;
 
+use super::ndnget::Pipeline;
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, aggregation_count};
-use crate::receiver::UnitTimers;
+use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector};
 use crate::time::Time;
 
 /// CUBIC parameters.
@@ -77,28 +79,24 @@ impl Keyed for CubicConfig {
 #[derive(Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
-    params: CcParams,
-    cwnd: f64,
-    ssthresh: f64,
+    pipe: Pipeline,
     /// Window before the last decrease.
     w_max: f64,
     /// `w_max` before that (fast convergence).
     last_w_max: f64,
     /// When the window was last decreased (ndnget: when the pipeline was created, before any).
     last_decrease: Option<Time>,
-    srtt: Option<Duration>,
 }
 
 impl Cubic {
     pub fn new(cfg: CubicConfig, params: CcParams) -> Self {
-        let cwnd = cfg.init_cwnd.max(1.0);
-        let ssthresh = cfg.init_ssthresh;
-        Cubic { cfg, params, cwnd, ssthresh, w_max: 0.0, last_w_max: 0.0, last_decrease: None, srtt: None }
+        let pipe = Pipeline::new(cfg.init_cwnd, cfg.init_ssthresh, params);
+        Cubic { cfg, pipe, w_max: 0.0, last_w_max: 0.0, last_decrease: None }
     }
 
     /// The window as a real number.
     pub fn window(&self) -> f64 {
-        self.cwnd
+        self.pipe.cwnd
     }
 
     /// `W_cubic(t)` (RFC 9438 eq. 1) for the current `W_max`, `t` after the last decrease.
@@ -108,21 +106,22 @@ impl Cubic {
     }
 
     fn increase(&mut self, now: Time) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd += 1.0;
+        if self.pipe.in_slow_start() {
+            self.pipe.cwnd += 1.0;
             return;
         }
         if self.w_max < self.cfg.init_cwnd {
-            self.w_max = self.cwnd;
+            self.w_max = self.pipe.cwnd;
         }
         let t = now - *self.last_decrease.get_or_insert(now);
         let mut target = self.w_cubic(t);
-        if let Some(srtt) = self.srtt.filter(|s| !s.is_zero()) {
+        if let Some(srtt) = self.pipe.srtt.filter(|s| !s.is_zero()) {
             let b = self.cfg.beta;
             let w_est = self.w_max * b + 3.0 * (1.0 - b) / (1.0 + b) * (t.as_secs_f64() / srtt.as_secs_f64());
             target = target.max(w_est);
         }
-        self.cwnd += (target - self.cwnd).max(0.0) / self.cwnd;
+        let cwnd = &mut self.pipe.cwnd;
+        *cwnd += (target - *cwnd).max(0.0) / *cwnd;
     }
 }
 
@@ -131,49 +130,44 @@ impl Controller for Cubic {
         "cubic"
     }
     fn cwnd(&self) -> u64 {
-        self.cwnd.floor().max(1.0) as u64
+        self.pipe.cwnd()
     }
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
     fn aggregation(&self) -> u32 {
-        match self.srtt {
-            Some(s) if !s.is_zero() => {
-                let rate = self.cwnd * f64::from(self.params.unit) / s.as_secs_f64();
-                aggregation_count(rate, self.params.unit, self.params.max_aggregation)
-            }
-            _ => 1,
-        }
+        self.pipe.aggregation()
     }
     fn state(&self) -> &'static str {
-        if self.cwnd < self.ssthresh { "slow_start" } else { "congestion_avoidance" }
+        self.pipe.state()
     }
     fn on_send(&mut self, now: Time, _units: u64, _inflight: u64, _app_limited: bool) {
         self.last_decrease.get_or_insert(now);
     }
     fn on_ack(&mut self, s: &AckSample) {
-        self.srtt = s.srtt;
+        self.pipe.srtt = s.srtt;
         for _ in 0..s.acked {
             self.increase(s.now);
         }
     }
     fn on_congestion(&mut self, e: &CongestionEvent) {
-        if !(e.first_in_window || self.cfg.disable_cwa) {
+        if !Pipeline::decreases_on(e, self.cfg.disable_cwa) {
             return;
         }
-        if self.cfg.fast_conv && self.cwnd < self.last_w_max {
-            self.last_w_max = self.cwnd;
-            self.w_max = self.cwnd * (1.0 + self.cfg.beta) / 2.0;
+        let cwnd = self.pipe.cwnd;
+        if self.cfg.fast_conv && cwnd < self.last_w_max {
+            self.last_w_max = cwnd;
+            self.w_max = cwnd * (1.0 + self.cfg.beta) / 2.0;
         } else {
-            self.last_w_max = self.cwnd;
-            self.w_max = self.cwnd;
+            self.last_w_max = cwnd;
+            self.w_max = cwnd;
         }
-        self.ssthresh = (self.cwnd * self.cfg.beta).max(self.cfg.init_cwnd);
-        self.cwnd = self.ssthresh;
+        self.pipe.ssthresh = (cwnd * self.cfg.beta).max(self.cfg.init_cwnd);
+        self.pipe.cwnd = self.pipe.ssthresh;
         self.last_decrease = Some(e.now);
     }
     fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        self.cfg.rto_only.then(|| Box::new(UnitTimers::new()) as Box<dyn LossDetector>)
+        Pipeline::loss_detector(self.cfg.rto_only)
     }
 }
 

@@ -222,10 +222,9 @@ impl LossDetector for Icp {
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind> {
         let mut any = false;
         while let Some((unit, armed)) = self.timers.pop_expired(ctx.now) {
-            if !ctx.window.declare_lost(unit) {
+            if !ctx.declare_lost(unit) {
                 continue;
             }
-            ctx.lost.push(unit);
             if !any {
                 self.backoff = (self.backoff + 1).min(6); // once per expiry event
             }
@@ -251,7 +250,6 @@ mod tests {
     use crate::cc::{CaState, RateSample};
     use crate::node::ServedBy;
     use crate::receiver::RtoConfig;
-    use crate::receiver::rate::SendSnapshot;
     use crate::receiver::window::{UnitRecord, Window};
 
     const MS: Duration = Duration::from_millis(1);
@@ -276,18 +274,7 @@ mod tests {
     }
 
     fn record(sent: Time) -> UnitRecord {
-        UnitRecord {
-            state: UnitState::Requested,
-            sent_at: sent,
-            tx: 1,
-            tag: 0,
-            prev_tags: [0; crate::receiver::window::PREV_TAGS],
-            req_id: 0,
-            seq: 0,
-            snap: SendSnapshot::default(),
-            cookie: 0,
-            nonce: 0,
-        }
+        UnitRecord::requested_at(sent)
     }
 
     /// Request unit `u` at `sent` (the receiver's order of calls), as the receiver does.

@@ -45,6 +45,7 @@ pub mod cctcp;
 pub mod cubic;
 pub mod fixed;
 pub mod icp;
+mod ndnget;
 pub mod registry;
 pub mod sirc;
 pub mod spec;

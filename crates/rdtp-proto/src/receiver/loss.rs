@@ -41,11 +41,13 @@ pub struct LossCtx<'a> {
 }
 
 impl LossCtx<'_> {
-    /// Declare `unit` lost if it is in flight.
-    pub fn declare_lost(&mut self, unit: u64) {
-        if self.window.declare_lost(unit) {
+    /// Declare `unit` lost if it is in flight; whether it was.
+    pub fn declare_lost(&mut self, unit: u64) -> bool {
+        let lost = self.window.declare_lost(unit);
+        if lost {
             self.lost.push(unit);
         }
+        lost
     }
 }
 
@@ -199,22 +201,10 @@ mod tests {
 
     use super::*;
     use crate::receiver::RtoConfig;
-    use crate::receiver::rate::SendSnapshot;
     use crate::receiver::window::UnitRecord;
 
     fn rec(seq: u64, sent_ms: u64) -> UnitRecord {
-        UnitRecord {
-            state: UnitState::Requested,
-            sent_at: Time::from_millis(sent_ms),
-            tx: 1,
-            tag: 0,
-            prev_tags: [0; crate::receiver::window::PREV_TAGS],
-            req_id: seq,
-            seq,
-            snap: SendSnapshot::default(),
-            cookie: 0,
-            nonce: 0,
-        }
+        UnitRecord { req_id: seq, seq, ..UnitRecord::requested_at(Time::from_millis(sent_ms)) }
     }
 
     struct Bench {

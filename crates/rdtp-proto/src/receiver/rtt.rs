@@ -76,6 +76,33 @@ impl RttEstimator {
                 self.srtt = Some(srtt * 7 / 8 + r / 8);
             }
         }
+        self.after_sample(r);
+    }
+
+    /// Take a sample the way ndnget does (ndn-cxx `RttEstimator::addMeasurement`, called by
+    /// ndn-tools `PipelineInterestsAdaptive::handleData` for every segment): α = 1/8 and
+    /// β = 1/4 divided by `expected`, the samples expected in one round trip, so that SRTT and
+    /// RTTVAR move by RFC 6298's gains per round trip rather than per sample; clears any
+    /// backoff. The first sample is RFC 6298's.
+    pub fn on_sample_per_round(&mut self, r: Duration, expected: u64) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                let n = expected.max(1) as f64;
+                let (alpha, beta) = (0.125 / n, 0.25 / n);
+                let diff = srtt.abs_diff(r);
+                self.rttvar = self.rttvar.mul_f64(1.0 - beta) + diff.mul_f64(beta);
+                self.srtt = Some(srtt.mul_f64(1.0 - alpha) + r.mul_f64(alpha));
+            }
+        }
+        self.after_sample(r);
+    }
+
+    /// RTO from SRTT and RTTVAR, backoff cleared, sample statistics.
+    fn after_sample(&mut self, r: Duration) {
         let srtt = self.srtt.unwrap_or(r);
         // A ceiling below the floor (a misconfiguration) gives the floor.
         let rto = srtt + (self.cfg.k * self.rttvar).max(self.cfg.granularity);
@@ -99,12 +126,22 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// How many times the RTO has been doubled since the last sample or
+    /// [`RttEstimator::clear_backoff`].
+    pub fn backoffs(&self) -> u32 {
+        self.backoff
+    }
+
     /// The current RTO, backoff included.
     pub fn rto(&self) -> Duration {
         let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
         self.base_rto.checked_mul(factor).unwrap_or(self.cfg.max).min(self.cfg.max)
     }
 
+    /// The configuration.
+    pub fn config(&self) -> RtoConfig {
+        self.cfg
+    }
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
     }
@@ -183,6 +220,24 @@ mod tests {
         }
         assert!(e.rttvar() < MS);
         assert_eq!(e.rto(), 70 * MS, "SRTT + G once 4·RTTVAR < G");
+    }
+
+    #[test]
+    fn per_round_gains_divide_alpha_and_beta_by_the_expected_samples() {
+        let mut e = RttEstimator::new(RtoConfig { min: Duration::ZERO, ..RtoConfig::default() });
+        e.on_sample_per_round(100 * MS, 10);
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(100 * MS), 50 * MS, 300 * MS), "RFC 6298's first");
+        e.on_sample_per_round(200 * MS, 10);
+        // β/10 = 1/40: RTTVAR = 39/40·50 + 1/40·100 = 51.25; α/10 = 1/80: SRTT = 101.25.
+        assert_eq!(e.rttvar(), Duration::from_micros(51_250));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(101_250)));
+        assert_eq!(e.rto(), Duration::from_micros(101_250 + 4 * 51_250));
+        e.backoff();
+        e.on_sample_per_round(101_250 * Duration::from_micros(1), 0);
+        // One expected sample (0 counts as 1) is RFC 6298's gains; the backoff is gone.
+        assert_eq!(e.srtt(), Some(Duration::from_micros(101_250)));
+        assert_eq!(e.rttvar(), Duration::from_nanos(38_437_500));
+        assert_eq!(e.samples(), 3);
     }
 
     #[test]

@@ -66,6 +66,23 @@ impl UnitRecord {
         self.tag == tag || self.prev_tags.contains(&tag)
     }
 
+    /// A first request for a unit, sent at `sent_at`, every other field zero (for tests).
+    #[cfg(test)]
+    pub(crate) fn requested_at(sent_at: Time) -> Self {
+        UnitRecord {
+            state: UnitState::Requested,
+            sent_at,
+            tx: 1,
+            tag: 0,
+            prev_tags: [0; PREV_TAGS],
+            req_id: 0,
+            seq: 0,
+            snap: SendSnapshot::default(),
+            cookie: 0,
+            nonce: 0,
+        }
+    }
+
     /// A new request for the unit, with `tag`: the current tag becomes the newest old one.
     pub fn retag(&mut self, tag: u32) {
         self.prev_tags.copy_within(..PREV_TAGS - 1, 1);
@@ -262,18 +279,7 @@ mod tests {
 
     #[test]
     fn answers_to_the_latest_eight_requests_of_a_unit_count() {
-        let mut r = UnitRecord {
-            state: UnitState::Requested,
-            sent_at: Time::ZERO,
-            tx: 1,
-            tag: 100,
-            prev_tags: [100; PREV_TAGS],
-            req_id: 0,
-            seq: 0,
-            snap: SendSnapshot::default(),
-            cookie: 0,
-            nonce: 0,
-        };
+        let mut r = UnitRecord { tag: 100, prev_tags: [100; PREV_TAGS], ..UnitRecord::requested_at(Time::ZERO) };
         assert!(r.answers(100) && !r.answers(101));
         for tag in 101..=110 {
             r.retag(tag);

@@ -36,7 +36,8 @@ use super::windowed_filter::{Max, Min, WindowedFilter};
 use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
 use crate::time::Time;
 use lt_bw::{LtBw, LtInput};
-use state::State;
+use state::BbrState;
+pub(crate) use state::State;
 use wifi::RoundRttAverage;
 
 pub use drain::DRAIN_GAIN;
@@ -137,7 +138,7 @@ pub struct Bbr {
     cfg: BbrConfig,
     params: CcParams,
     rng: Pcg32,
-    state: State,
+    state: BbrState,
     cwnd: u64,
     /// Bytes per second.
     pacing_rate: f64,

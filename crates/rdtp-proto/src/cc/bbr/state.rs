@@ -9,6 +9,10 @@
 //!     │                          ▼                   │
 //!     └──── pipe not full ── ProbeRTT ── pipe full ──┘ (after ≥ 200 ms and a round)
 //! ```
+//!
+//! BBR-CD (seed 001, `cc/bbr_cd`) has the same four states (S1 Fig. 3) with its own ProbeBW
+//! cycle and ProbeRTT data and other transitions: it uses [`Mode`] and [`State`] from here
+//! with its own types and its own table of legal transitions.
 
 use super::probe_bw::Cycle;
 use super::probe_rtt::ProbeRtt;
@@ -24,6 +28,17 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order above.
+    pub const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
+
+    /// Every (from, to) pair `legal` allows, in [`Mode::ALL`]'s order (for tests of the
+    /// transition tables).
+    #[cfg(test)]
+    pub(crate) fn transitions(legal: fn(Mode, Mode) -> bool) -> Vec<(Mode, Mode)> {
+        let all = Mode::ALL;
+        all.iter().flat_map(|&a| all.iter().filter(move |&&b| legal(a, b)).map(move |&b| (a, b))).collect()
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Mode::Startup => "startup",
@@ -34,19 +49,18 @@ impl Mode {
     }
 }
 
-/// The state, carrying what only it uses.
+/// The state, carrying what only it uses: ProbeBW its gain cycle's phase and when it began
+/// (`C`), ProbeRTT its own data (`P`). `bbr`'s is [`BbrState`].
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum State {
+pub(crate) enum State<C, P> {
     Startup,
     Drain,
-    /// The gain cycle's phase and when it began.
-    ProbeBw(Cycle),
-    /// When ProbeRTT may end.
-    ProbeRtt(ProbeRtt),
+    ProbeBw(C),
+    ProbeRtt(P),
 }
 
-impl State {
-    pub(super) fn mode(&self) -> Mode {
+impl<C, P> State<C, P> {
+    pub(crate) fn mode(&self) -> Mode {
         match self {
             State::Startup => Mode::Startup,
             State::Drain => Mode::Drain,
@@ -55,36 +69,46 @@ impl State {
         }
     }
 
-    /// Whether Linux `tcp_bbr.c` ever goes from `self` to `next`.
-    fn may_become(&self, next: &State) -> bool {
-        use Mode::*;
-        matches!(
-            (self.mode(), next.mode()),
-            // bbr_check_drain: Startup filled the pipe; then its queue is gone.
-            (Startup, Drain) | (Drain, ProbeBw)
-            // bbr_lt_bw_sampling: after 48 rounds at the policed rate, a fresh gain cycle.
-            | (ProbeBw, ProbeBw)
-            // bbr_update_min_rtt: the min-RTT estimate expired (from any other state).
-            | (Startup | Drain | ProbeBw, ProbeRtt)
-            // bbr_check_probe_rtt_done → bbr_reset_mode.
-            | (ProbeRtt, Startup | ProbeBw)
-            // Informed start (seed 002, not Linux): a known rate skips Startup and Drain.
-            | (Startup, ProbeBw)
-        )
+    /// Become `next`. In debug builds, panic unless `legal` (the controller's diagram)
+    /// allows the transition; `family` names the controller in the message. Entry actions
+    /// stay with the caller.
+    pub(crate) fn change_to(&mut self, next: Self, legal: fn(Mode, Mode) -> bool, family: &str) {
+        debug_assert!(
+            legal(self.mode(), next.mode()),
+            "illegal {family} transition {:?} → {:?}",
+            self.mode(),
+            next.mode()
+        );
+        *self = next;
     }
+}
+
+/// `bbr`'s state: ProbeRTT knows when it may end.
+pub(super) type BbrState = State<Cycle, ProbeRtt>;
+
+/// Whether Linux `tcp_bbr.c` ever goes from `from` to `to`.
+fn legal(from: Mode, to: Mode) -> bool {
+    use Mode::*;
+    matches!(
+        (from, to),
+        // bbr_check_drain: Startup filled the pipe; then its queue is gone.
+        (Startup, Drain) | (Drain, ProbeBw)
+        // bbr_lt_bw_sampling: after 48 rounds at the policed rate, a fresh gain cycle.
+        | (ProbeBw, ProbeBw)
+        // bbr_update_min_rtt: the min-RTT estimate expired (from any other state).
+        | (Startup | Drain | ProbeBw, ProbeRtt)
+        // bbr_check_probe_rtt_done → bbr_reset_mode.
+        | (ProbeRtt, Startup | ProbeBw)
+        // Informed start (seed 002, not Linux): a known rate skips Startup and Drain.
+        | (Startup, ProbeBw)
+    )
 }
 
 impl Bbr {
     /// Change state. Entry actions stay with the caller (Linux order: e.g. ProbeRTT's
     /// `bbr_save_cwnd` runs after the mode changed).
-    pub(super) fn transition_to(&mut self, next: State) {
-        debug_assert!(
-            self.state.may_become(&next),
-            "illegal BBR transition {:?} → {:?}",
-            self.state.mode(),
-            next.mode()
-        );
-        self.state = next;
+    pub(super) fn transition_to(&mut self, next: BbrState) {
+        self.state.change_to(next, legal, "BBR");
     }
 
     /// Pacing and window gains of the current state (Linux `bbr_update_gains`).
@@ -104,12 +128,9 @@ mod tests {
 
     #[test]
     fn legal_transitions_are_linuxs_and_informed_start() {
-        let all = [State::Startup, State::Drain, State::ProbeBw(Cycle::default()), State::ProbeRtt(Default::default())];
-        let legal: Vec<(Mode, Mode)> =
-            all.iter().flat_map(|a| all.iter().filter(|b| a.may_become(b)).map(|b| (a.mode(), b.mode()))).collect();
         use Mode::{Drain, ProbeBw, ProbeRtt, Startup};
         assert_eq!(
-            legal,
+            Mode::transitions(legal),
             [
                 (Startup, Drain),
                 (Startup, ProbeBw),

@@ -21,7 +21,11 @@
 //!
 //! Units are checked in request order per back-off level: within a level the threshold is the
 //! same for every unit, so its oldest request is the next to expire. Records that were
-//! answered or re-requested since are skipped when they reach the front.
+//! answered or re-requested since are skipped when they reach the front. This is why the
+//! detector does not keep its units in the per-unit timers ndnget's, ICP's and CCTCP's
+//! detectors share ([`crate::cc::unit_timers::UnitTimers`]): theirs get a deadline when the
+//! request leaves, while here a unit's deadline moves with the threshold the estimator
+//! publishes after every arrival.
 
 use core::time::Duration;
 use std::collections::VecDeque;
@@ -159,24 +163,12 @@ impl LossDetector for BbrCdLoss {
 mod tests {
     use super::*;
     use crate::receiver::RtoConfig;
-    use crate::receiver::rate::SendSnapshot;
     use crate::receiver::window::UnitRecord;
 
     const MS: Duration = Duration::from_millis(1);
 
     fn rec(sent_ms: u64) -> UnitRecord {
-        UnitRecord {
-            state: UnitState::Requested,
-            sent_at: Time::from_millis(sent_ms),
-            tx: 1,
-            tag: 0,
-            prev_tags: [0; crate::receiver::window::PREV_TAGS],
-            req_id: 0,
-            seq: 0,
-            snap: SendSnapshot::default(),
-            cookie: 0,
-            nonce: 0,
-        }
+        UnitRecord::requested_at(Time::from_millis(sent_ms))
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! BBR-CD's state machine (S1 §III-C, Fig. 3): the state with the data only that state has,
-//! the legal transitions, and the one function that changes state.
+//! BBR-CD's state machine (S1 §III-C, Fig. 3): BBR's four states (`Mode` and the state
+//! enum are `bbr`'s, `cc/bbr/state.rs`) with BBR-CD's own ProbeBW cycle and ProbeRTT data,
+//! S1's legal transitions, and the one function that changes state.
 //!
 //! ```text
 //!            BtlBw plateau            in-flight ≤ BDP
@@ -14,68 +15,25 @@
 use super::probe_bw::Cycle;
 use super::probe_rtt::ProbeRtt;
 use super::{BbrCd, drain, probe_bw, probe_rtt, startup};
+use crate::cc::bbr::Mode;
 
-/// The state without its data, for callers and traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
+/// The state, carrying what only it uses: ProbeBW the gain cycle's phase and when it began,
+/// ProbeRTT when it began and the RTT samples collected since.
+pub(super) type State = crate::cc::bbr::State<Cycle, ProbeRtt>;
 
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
-
-/// The state, carrying what only it uses.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum State {
-    Startup,
-    Drain,
-    /// The gain cycle's phase and when it began.
-    ProbeBw(Cycle),
-    /// When ProbeRTT began and the RTT samples collected since.
-    ProbeRtt(ProbeRtt),
-}
-
-impl State {
-    pub(super) fn mode(&self) -> Mode {
-        match self {
-            State::Startup => Mode::Startup,
-            State::Drain => Mode::Drain,
-            State::ProbeBw(_) => Mode::ProbeBw,
-            State::ProbeRtt(_) => Mode::ProbeRtt,
-        }
-    }
-
-    /// Whether S1 Fig. 3 goes from `self` to `next`.
-    fn may_become(&self, next: &State) -> bool {
-        use Mode::*;
-        matches!(
-            (self.mode(), next.mode()),
-            (Startup, Drain) | (Drain, ProbeBw) | (Startup | Drain | ProbeBw, ProbeRtt) | (ProbeRtt, Startup | ProbeBw)
-        )
-    }
+/// Whether S1 Fig. 3 goes from `from` to `to`.
+fn legal(from: Mode, to: Mode) -> bool {
+    use Mode::*;
+    matches!(
+        (from, to),
+        (Startup, Drain) | (Drain, ProbeBw) | (Startup | Drain | ProbeBw, ProbeRtt) | (ProbeRtt, Startup | ProbeBw)
+    )
 }
 
 impl BbrCd {
     /// Change state.
     pub(super) fn transition_to(&mut self, next: State) {
-        debug_assert!(
-            self.state.may_become(&next),
-            "illegal BBR-CD transition {:?} → {:?}",
-            self.state.mode(),
-            next.mode()
-        );
-        self.state = next;
+        self.state.change_to(next, legal, "BBR-CD");
     }
 
     /// Pacing and window gains of the current state.
@@ -95,12 +53,9 @@ mod tests {
 
     #[test]
     fn legal_transitions_are_fig3s() {
-        let all = [State::Startup, State::Drain, State::ProbeBw(Cycle::default()), State::ProbeRtt(Default::default())];
-        let legal: Vec<(Mode, Mode)> =
-            all.iter().flat_map(|a| all.iter().filter(|b| a.may_become(b)).map(|b| (a.mode(), b.mode()))).collect();
         use Mode::{Drain, ProbeBw, ProbeRtt, Startup};
         assert_eq!(
-            legal,
+            Mode::transitions(legal),
             [
                 (Startup, Drain),
                 (Startup, ProbeRtt),
@@ -111,5 +66,17 @@ mod tests {
                 (ProbeRtt, ProbeBw)
             ]
         );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "illegal BBR-CD transition ProbeBw → Drain")]
+    fn illegal_transition_is_caught() {
+        let mut b = BbrCd::new(
+            super::super::BbrCdConfig::default(),
+            crate::cc::CcParams { unit: 1000, max_aggregation: 64, seed: 0 },
+        );
+        b.state = State::ProbeBw(Cycle::default());
+        b.transition_to(State::Drain);
     }
 }

@@ -286,3 +286,33 @@ fn delivery_rate_is_units_delivered_since_the_request_over_its_rtt() {
     assert!((bw - 1000.0).abs() < 1e-9, "{bw}");
     assert!(b.retime_pacing(), "S1: the next send time is recomputed at every arrival");
 }
+
+/// An aggregated request: eight units asked for at once, the receiver's RTT sample only with
+/// the first to arrive (seed 000), the others one serialisation (1 ms) apart after it. Each
+/// is an S1 sample, timed from the request, so that δ holds the spread the Loss Detector
+/// sees: it times every unit from its request.
+#[test]
+fn every_unit_of_an_aggregated_request_is_a_sample() {
+    let mut b = BbrCd::new(BbrCdConfig::default(), params());
+    let mut s = Script::new(1000.0, 20 * MS);
+    let sent = s.now;
+    s.cookie = b.on_request(&RequestInfo { now: sent, units: &[1, 2, 3, 4, 5, 6, 7, 8], retransmission: false });
+    for i in 0..8u32 {
+        let mut a = s.sample(8 - u64::from(i));
+        a.now = sent + 20 * MS + i * MS;
+        a.rtt = (i == 0).then_some(20 * MS);
+        b.on_ack(&a);
+    }
+    let e = b.estimator();
+    assert_eq!(e.rtt_samples(), 8);
+    // RTTs 20 … 27 ms: mean 23.5 ms, population standard deviation √5.25 ≈ 2.29 ms.
+    assert!(e.rtprop().unwrap().abs_diff(Duration::from_micros(23_500)) < Duration::from_micros(1));
+    assert!(e.delta().unwrap().abs_diff(Duration::from_secs_f64(5.25f64.sqrt() / 1e3)) < Duration::from_micros(1));
+    // A re-request's units give none, aggregated or not.
+    let mut b = BbrCd::new(BbrCdConfig::default(), params());
+    s.cookie = b.on_request(&RequestInfo { now: s.now, units: &[1, 2], retransmission: true });
+    let mut a = s.sample(1);
+    a.rtt = None;
+    b.on_ack(&a);
+    assert_eq!(b.estimator().rtt_samples(), 0);
+}

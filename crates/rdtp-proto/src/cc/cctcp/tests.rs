@@ -5,7 +5,6 @@ use super::*;
 use crate::cc::{CaState, RateSample};
 use crate::eid::Eid;
 use crate::node::ServedBy;
-use crate::receiver::rate::SendSnapshot;
 use crate::receiver::window::{UnitRecord, Window};
 use crate::wire::annotation::{Annotation, on_return, write_anticipated, write_request_nonce};
 use crate::wire::{ByteRange, Data, DataFlags, Options, Packet};
@@ -55,16 +54,13 @@ impl Bench {
         let cookie =
             Controller::on_request(&mut self.cc, &RequestInfo { now: self.now, units: &[unit], retransmission: false });
         self.w.push_requested(UnitRecord {
-            state: UnitState::Requested,
-            sent_at: self.now,
-            tx: 1,
             tag: 1,
             prev_tags: [1; crate::receiver::window::PREV_TAGS],
             req_id: unit,
             seq: unit,
-            snap: SendSnapshot::default(),
             cookie,
             nonce: unit,
+            ..UnitRecord::requested_at(self.now)
         });
         let mut ctx = LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost };
         LossDetector::on_request(&mut self.cc, &mut ctx, &[unit], false);
