@@ -33,13 +33,14 @@
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::router::cs::CsStats;
+use rdtp_proto::router::fib::LEARNED_ROUTES;
 use rdtp_proto::router::{Router, RouterConfig, RouterStats};
 use rdtp_proto::wire::PacketType;
 use serde::Serialize;
@@ -227,7 +228,7 @@ struct Worker {
     socket_stats: SocketStats,
     board: Arc<Board>,
     routes_in: Receiver<LearnedRoute>,
-    routes_out: Vec<Sender<LearnedRoute>>,
+    routes_out: Vec<SyncSender<LearnedRoute>>,
 }
 
 /// A bound router, ready to run: its first worker runs in the thread that runs it, the
@@ -323,7 +324,9 @@ impl RouterRuntime {
             })?;
         }
         let board = Arc::new(Board { slots: (0..workers).map(|_| Mutex::new(Snapshot::default())).collect() });
-        let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| channel()).unzip();
+        // Bounded as the forwarding table's learned routes are: a worker that has not
+        // drained (no traffic) cannot be made to hold more than it would keep anyway.
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| sync_channel(LEARNED_ROUTES)).unzip();
         let clock = Clock::new();
         let mut built = Vec::with_capacity(workers);
         for (index, (down, routes_in)) in downs.into_iter().zip(receivers).enumerate() {
@@ -501,7 +504,11 @@ impl Worker {
                 // Before anything learned is answered downstream (see the module docs).
                 while let Some(route) = self.core.poll_learned_route() {
                     for tx in &self.routes_out {
-                        let _ = tx.send(route);
+                        // Full: that worker is behind by a whole table of routes; the oldest
+                        // would be forgotten anyway, so this one is dropped instead.
+                        if let Err(TrySendError::Full(_)) = tx.try_send(route) {
+                            tracing::debug!("a router worker's route channel is full");
+                        }
                     }
                 }
             }
