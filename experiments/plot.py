@@ -228,23 +228,32 @@ def fig7a(out, png):
 
 
 def fig7b(out, png):
-    rows = runs(out)
+    rows = points(out)
+    n = max((reps(r) for r in rows), default=1)
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    lines = ["| flow | mean goodput 0–36 s (Mbit/s) | mean capacity use | mean RTT (ms) |", "|---|---:|---:|---:|"]
+    rtt_head = "mean RTT (ms)" + (f", mean ± 95 % CI of {n} runs" if n > 1 else "")
+    lines = [
+        "| flow | mean goodput 0–36 s (Mbit/s) | mean capacity use | " + rtt_head + " |"
+        + (" runs |" if n > 1 else ""),
+        "|---|---:|---:|---:|" + ("---:|" if n > 1 else ""),
+    ]
     schedule = None
     for r in rows:
         label = r["flow.0"]
-        ts = timeseries(r["_dir"])[0]
-        ax.plot([p[0] for p in ts], [p[1] for p in ts], label=label, color=COLORS[label], lw=1.2)
         if schedule is None:
             sched = run_params(r["_dir"]).get("RateSchedule", "")
             schedule = [(float(a), rate_mbps(b)) for a, b in (s.split(":") for s in sched.split(",") if s)]
         cap = lambda t: [c for a, c in schedule if a <= t][-1]  # noqa: E731
-        use = [p[1] / cap(p[0] - 0.05) for p in ts if p[0] > 0.5]
-        lines.append(
-            f"| {label} | {fmt(sum(p[1] for p in ts) / len(ts))} | {fmt(100 * sum(use) / len(use))} % "
-            f"| {fmt(num(r['mean_rtt_ms']))} |"
-        )
+        goodput, use = [], []
+        for k, d in enumerate(r["_dirs"]):
+            ts = timeseries(d)[0]
+            if k == 0:
+                ax.plot([p[0] for p in ts], [p[1] for p in ts], label=label, color=COLORS[label], lw=1.2)
+            shares = [p[1] / cap(p[0] - 0.05) for p in ts if p[0] > 0.5]
+            goodput.append(sum(p[1] for p in ts) / len(ts))
+            use.append(100 * sum(shares) / len(shares))
+        row = f"| {label} | {over(goodput, 1)} | {over(use, 1)} % | {pm(r, 'mean_rtt_ms')} |"
+        lines.append(row + (f" {len(r['_dirs'])} |" if n > 1 else ""))
     if schedule:
         xs, ys = [], []
         for i, (a, c) in enumerate(schedule):
@@ -255,7 +264,9 @@ def fig7b(out, png):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("goodput (Mbit/s)")
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title("Fig. 7b (ns-3): dynamic bottleneck 200→500→800→1000→500→200 Mbit/s, RTT 5 ms")
+    ax.set_title(
+        "Fig. 7b (ns-3): dynamic bottleneck 200→500→800→1000→500→200 Mbit/s, RTT 5 ms" + (" (run 0)" if n > 1 else "")
+    )
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -400,7 +411,8 @@ def fig10(out, png):
                 f"| {std} | {l} | {pm(r, 'goodput_mbps')} | {pm(r, 'mean_rtt_ms', 2)} "
                 f"| {pm(r, 'min_rtt_ms', 2)} | {pm(r, 'retransmissions', 0)} | {drops_over(r)} |"
             )
-    fig.suptitle("Fig. 10 (ns-3): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)" + repeated(rows))
+    rate = ", Minstrel" if any("minstrel" in s for s in stds) else ""
+    fig.suptitle(f"Fig. 10 (ns-3{rate}): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)" + repeated(rows))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -831,8 +843,9 @@ def s1_table1(out, png):
         for seed, d in sorted(by_seed.items()):
             if "with" in d and "without" in d:
                 table.setdefault((s, unit), []).append((seed, d["without"], d["with"]))
-    lines = ["| scheme | unit | rounds | T min / mean / max without (s) | with outage (s) | ratio min | ratio mean | ratio max |",
-             "|---|---:|---:|---|---|---:|---:|---:|"]
+    lines = ["| scheme | unit | rounds | T min / mean / max without (s) | with outage (s) | ratio min | ratio mean | ratio max "
+             "| ratio mean, lowest–highest round |",
+             "|---|---:|---:|---|---|---:|---:|---:|---|"]
     keys = sorted(table, key=lambda k: (-k[1], S1_SCHEMES.index(k[0]) if k[0] in S1_SCHEMES else 99))
     fig, ax = plt.subplots(figsize=(3.2 * max(2, len(keys)), 3.8))
     for i, (s, unit) in enumerate(keys):
@@ -840,17 +853,21 @@ def s1_table1(out, png):
         avg = lambda xs: sum(xs) / len(xs)  # noqa: E731
         wo = [avg([r[1][0][k] for r in rows]) for k in range(3)]
         wi = [avg([r[2][0][k] for r in rows]) for k in range(3)]
-        ratios = [avg([(r[2][0][k] - r[1][0][k]) / outage_s for r in rows]) for k in range(3)]
+        per_round = [[(r[2][0][k] - r[1][0][k]) / outage_s for r in rows] for k in range(3)]
+        ratios = [avg(xs) for xs in per_round]
         lines.append(f"| {s} | {unit} | {len(rows)} | {' / '.join(fmt(x) for x in wo)} | {' / '.join(fmt(x) for x in wi)} "
-                     f"| {fmt(ratios[0], 2)} | {fmt(ratios[1], 2)} | {fmt(ratios[2], 2)} |")
+                     f"| {fmt(ratios[0], 2)} | {fmt(ratios[1], 2)} | {fmt(ratios[2], 2)} "
+                     f"| {fmt(min(per_round[1]), 2)}–{fmt(max(per_round[1]), 2)} |")
         for k, name in enumerate(["min", "mean", "max"]):
-            ax.bar(i * 4 + k, ratios[k], color=S1_COLORS.get(s, "grey"), alpha=[0.5, 1.0, 0.75][k])
+            # Whiskers: the lowest and highest round (with more than one round).
+            err = [[ratios[k] - min(per_round[k])], [max(per_round[k]) - ratios[k]]] if len(rows) > 1 else None
+            ax.bar(i * 4 + k, ratios[k], color=S1_COLORS.get(s, "grey"), alpha=[0.5, 1.0, 0.75][k], yerr=err, capsize=3)
             ax.text(i * 4 + k, ratios[k] + 0.01, f"{name}\n{ratios[k]:.2f}", ha="center", fontsize=7)
     ax.set_xticks([i * 4 + 1 for i in range(len(keys))])
     ax.set_xticklabels([f"{s}\n{unit}-byte units" for s, unit in keys])
     ax.set_ylabel("delivery-time increase / 32 s outage")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_title("Seed 001 Table I: producer disconnected 32 s, Topology 2 (mean of the rounds)")
+    ax.set_title("Seed 001 Table I: producer disconnected 32 s, Topology 2\n(mean of the rounds, whiskers lowest/highest round)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
