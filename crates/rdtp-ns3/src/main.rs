@@ -1,7 +1,7 @@
 //! `rdtp-sim` — runs rdtp (the real protocol core, through its C ABI) inside ns-3.
 //!
 //! ```text
-//! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--shard I/N] [--dry-run | --list]
+//! rdtp-sim SCENARIO.toml --out DIR [--jobs N] [--set key=value]... [--shard I/N] [--resume] [--dry-run | --list]
 //! rdtp-sim --merge DIR... --out DIR          combine the result directories of shards
 //! rdtp-sim --run-one [--Name=value ...]     one simulation (ns-3 CommandLine arguments)
 //! rdtp-sim --emulate [--Name=value ...]     the real-time emulator between tap devices in
@@ -15,7 +15,8 @@
 //! `DIR/summary.csv` and `DIR/summary-mean.csv` ([`summary`]). `--shard I/N` runs only the
 //! runs whose index is I modulo N, so N machines (a Slurm job array, GNU parallel over ssh)
 //! share a sweep; each shard's directory records what it ran (`sweep.toml`, [`shard`]) and
-//! `--merge` combines them into what one machine would have written. Exit codes: 0 ok, 1 a
+//! `--merge` combines them into what one machine would have written; `--resume` finishes an
+//! interrupted invocation, running only the runs without results. Exit codes: 0 ok, 1 a
 //! run failed (or, merging, is missing), 2 usage or scenario error, 3 ns-3 not available in
 //! this build.
 
@@ -136,6 +137,11 @@ struct Options {
     /// the whole sweep would have written them. Missing runs are listed (exit 1).
     #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["jobs", "sets", "shard", "dry_run", "list"])]
     merge: Vec<PathBuf>,
+    /// Continue an interrupted invocation: keep the runs already in --out that finished with
+    /// results and run only the others. --out must hold the same scenario text and --set
+    /// values (its scenario.toml); anything else is refused, so no stale run is reused.
+    #[arg(long, conflicts_with_all = ["dry_run", "list"])]
+    resume: bool,
 }
 
 fn main() -> ExitCode {
@@ -228,19 +234,23 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
     for (k, v) in &o.sets {
         record.push_str(&format!(" --set {k}={v}"));
     }
-    fs::write(out.join("scenario.toml"), format!("{record}\n{text}")).map_err(|e| e.to_string())?;
+    let record = format!("{record}\n{text}");
+    let kept = if o.resume { finished_runs(&out, &record, &runs)? } else { vec![None; runs.len()] };
+    fs::write(out.join("scenario.toml"), &record).map_err(|e| e.to_string())?;
     let manifest = Manifest::new(scenario, &o.sets, &all, o.shard)?;
     manifest.write(&out)?;
 
     let of = o.shard.map(|s| format!(" (shard {s}: {} of {})", runs.len(), all.len())).unwrap_or_default();
+    let reused = kept.iter().filter(|k| k.is_some()).count();
+    let resumed = if o.resume { format!(", {reused} kept from the interrupted invocation") } else { String::new() };
     eprintln!(
-        "rdtp-sim: {} run(s) of '{name}'{of} into {} with {} job(s)",
+        "rdtp-sim: {} run(s) of '{name}'{of} into {}{resumed} with {} job(s)",
         runs.len(),
         out.display(),
-        jobs.min(runs.len()).max(1)
+        jobs.min(runs.len() - reused).max(1)
     );
     let started = Instant::now();
-    let results = run_all(&runs, &argv, &out, jobs);
+    let results = run_all(&runs, &argv, &out, jobs, kept);
     let failed = results.iter().filter(|r| r.is_none()).count();
     write_summaries(&out, &keys, &runs, &results)?;
     eprintln!(
@@ -256,6 +266,25 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
         (None, None) => {}
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `--resume`: the results of the runs in `out` that an earlier invocation of the same
+/// scenario (`record`: the scenario.toml it wrote) finished; `None` for the others.
+fn finished_runs(out: &Path, record: &str, runs: &[Run]) -> Result<Vec<Option<RunResult>>, String> {
+    let path = out.join("scenario.toml");
+    let before = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![None; runs.len()]),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    if before != record {
+        return Err(format!(
+            "--resume: {} was written for another scenario text or other --set values; \
+             resume only what was interrupted, or use a new --out",
+            path.display()
+        ));
+    }
+    Ok(runs.iter().map(|r| read_run(&out.join(&r.id)).ok()).collect())
 }
 
 /// `summary.csv` and `summary-mean.csv` of `runs` in `out`.
@@ -339,20 +368,28 @@ fn plot(scenario: &Path, kind: &str, out: &Path) {
     }
 }
 
-/// Run every simulation as a child process, `jobs` at a time.
-fn run_all(runs: &[Run], argv: &[Vec<String>], out: &Path, jobs: usize) -> Vec<Option<RunResult>> {
+/// Run every simulation as a child process, `jobs` at a time; those with a result in
+/// `kept` (`--resume`) are not run again.
+fn run_all(
+    runs: &[Run],
+    argv: &[Vec<String>],
+    out: &Path,
+    jobs: usize,
+    kept: Vec<Option<RunResult>>,
+) -> Vec<Option<RunResult>> {
     let exe = std::env::current_exe().expect("the path of this executable");
+    let todo: Vec<usize> = (0..runs.len()).filter(|&i| kept[i].is_none()).collect();
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<RunResult>>> = Mutex::new(vec![None; runs.len()]);
+    let done = AtomicUsize::new(runs.len() - todo.len());
+    let results: Mutex<Vec<Option<RunResult>>> = Mutex::new(kept);
     std::thread::scope(|s| {
-        for _ in 0..jobs.min(runs.len()).max(1) {
+        for _ in 0..jobs.min(todo.len()).max(1) {
             s.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= runs.len() {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(&i) = todo.get(k) else {
                         break;
-                    }
+                    };
                     let run = &runs[i];
                     let dir = out.join(&run.id);
                     let t0 = Instant::now();

@@ -322,3 +322,36 @@ fn sharded_then_merged_equals_unsharded() {
     assert!(err.contains("2 run(s) missing") && err.contains("002_rate=10Mbps_rep=2"), "{err}");
     assert_eq!(csv(&dir.0.join("partial").join("summary.csv")).len(), 4, "what is there is still summarised");
 }
+
+#[test]
+fn an_interrupted_sweep_resumes_with_only_its_missing_runs() {
+    let dir = TempDir::new("resume");
+    let scenario = dir.0.join("sweep.toml");
+    fs::write(&scenario, SWEEP).unwrap();
+    let s = scenario.to_str().unwrap();
+    let out = dir.0.join("out");
+    let o = out.to_str().unwrap();
+    let Some(_) = sim(&[s, "--out", o, "--jobs", "2"]) else { return };
+    let whole = fs::read_to_string(out.join("summary.csv")).unwrap();
+    let means = fs::read_to_string(out.join("summary-mean.csv")).unwrap();
+
+    // An interruption: two runs never finished (one has no directory, one no results), and
+    // a third's directory is marked so that running it again would show.
+    fs::remove_dir_all(out.join("001_rate=10Mbps_rep=1")).unwrap();
+    fs::remove_file(out.join("004_rate=20Mbps_rep=1").join("run.toml")).unwrap();
+    fs::write(out.join("000_rate=10Mbps_rep=0").join("kept"), "").unwrap();
+    fs::remove_file(out.join("summary.csv")).unwrap();
+    let r = Command::new(SIM).args([s, "--out", o, "--jobs", "1", "--resume"]).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("4 kept from the interrupted invocation"), "{err}");
+    assert_eq!(err.matches("… done in").count(), 2, "only the two missing runs ran: {err}");
+    assert!(out.join("000_rate=10Mbps_rep=0").join("kept").exists(), "a finished run is not run again");
+    assert_eq!(fs::read_to_string(out.join("summary.csv")).unwrap(), whole, "the same sweep, the same summary");
+    assert_eq!(fs::read_to_string(out.join("summary-mean.csv")).unwrap(), means);
+
+    // Another scenario text or other --set values in the same --out are refused (exit 2).
+    let r = Command::new(SIM).args([s, "--out", o, "--resume", "--set", "scenario.repeat=2"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(2), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("another scenario text or other --set values"));
+}
