@@ -245,12 +245,19 @@ cc = "bbr"
 "topology.rate" = ["10Mbps", "20Mbps"]
 "#;
 
-#[test]
-fn sharded_then_merged_equals_unsharded() {
-    let dir = TempDir::new("shards");
+/// A temporary directory holding SWEEP as `sweep.toml`, and that file's path.
+fn sweep_in(name: &str) -> (TempDir, String) {
+    let dir = TempDir::new(name);
     let scenario = dir.0.join("sweep.toml");
     fs::write(&scenario, SWEEP).unwrap();
-    let s = scenario.to_str().unwrap();
+    let path = scenario.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+#[test]
+fn sharded_then_merged_equals_unsharded() {
+    let (dir, scenario) = sweep_in("shards");
+    let s = scenario.as_str();
     let path = |name: &str| dir.0.join(name).to_str().unwrap().to_string();
 
     // --list: the expanded runs, and a shard's share of them.
@@ -325,10 +332,8 @@ fn sharded_then_merged_equals_unsharded() {
 
 #[test]
 fn an_interrupted_sweep_resumes_with_only_its_missing_runs() {
-    let dir = TempDir::new("resume");
-    let scenario = dir.0.join("sweep.toml");
-    fs::write(&scenario, SWEEP).unwrap();
-    let s = scenario.to_str().unwrap();
+    let (dir, scenario) = sweep_in("resume");
+    let s = scenario.as_str();
     let out = dir.0.join("out");
     let o = out.to_str().unwrap();
     let Some(_) = sim(&[s, "--out", o, "--jobs", "2"]) else { return };

@@ -421,8 +421,7 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
         }
     }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&rows).map_err(|e| Error::Runtime(format!("JSON: {e}")))?;
-        std::fs::write(path, text + "\n").map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        write_json(path, &rows)?;
     }
     let header = [
         ("run", true),
@@ -491,4 +490,10 @@ pub(super) fn table(markdown: bool, header: &[(&str, bool)], rows: &[Vec<String>
         s.push_str(&line(r.iter().map(String::as_str).collect()));
     }
     s
+}
+
+/// `--json FILE`: the rows of a bench table as pretty JSON (shared by every bench subcommand).
+pub(super) fn write_json<T: serde::Serialize>(path: &std::path::Path, rows: &[T]) -> Result<()> {
+    let text = serde_json::to_string_pretty(rows).map_err(|e| Error::Runtime(format!("JSON: {e}")))?;
+    std::fs::write(path, text + "\n").map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }

@@ -24,7 +24,7 @@ use rdtp::args::human_size;
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp_proto::wire::DEFAULT_UNIT;
 
-use super::bench::{BenchArgs, Daemon, Guard, table, temp_objects};
+use super::bench::{BenchArgs, Daemon, Guard, table, temp_objects, write_json};
 use super::bench_router::cpu_seconds;
 use super::to_stdout;
 
@@ -110,8 +110,7 @@ pub fn run(a: WorkersArgs) -> Result<i32> {
         }
     }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&rows).map_err(|e| Error::Runtime(format!("JSON: {e}")))?;
-        std::fs::write(path, text + "\n").map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        write_json(path, &rows)?;
     }
     let header = [
         ("run", true),
