@@ -41,8 +41,8 @@ use crate::time::Time;
 use crate::token::{TOKEN_LEN, ValidationConfig, Validator};
 use crate::wire::{
     ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest,
-    ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Request, ResolveRequest, ResolveResponse,
-    Retry,
+    ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Ranges, Request, ResolveRequest,
+    ResolveResponse, Retry,
 };
 use crate::wire::{Proof, ProofRequest};
 
@@ -283,8 +283,7 @@ impl Server {
             unit: u64::from(req.unit),
             size,
             primary: Some(req.range),
-            extra: req.options,
-            extra_index: 0,
+            extra: req.options.extra_ranges(),
             next: 0,
             end: 0,
         })
@@ -383,8 +382,8 @@ struct DataCursor<'a> {
     unit: u64,
     size: u64,
     primary: Option<ByteRange>,
-    extra: Options<'a>,
-    extra_index: usize,
+    /// The `EXTRA_RANGES` not reached yet (found once: walking them is linear, issue 23).
+    extra: Ranges<'a>,
     /// Next byte to send in the current range, and its end (clipped to the object).
     next: u64,
     end: u64,
@@ -396,11 +395,7 @@ impl DataCursor<'_> {
     fn next_range(&mut self) -> Option<Result<(), ByteRange>> {
         let range = match self.primary.take() {
             Some(r) => r,
-            None => {
-                let r = self.extra.extra_ranges().nth(self.extra_index)?;
-                self.extra_index += 1;
-                r
-            }
+            None => self.extra.next()?,
         };
         if range.offset >= self.size {
             return Some(Err(range));
@@ -523,7 +518,7 @@ impl<C: Catalog + ?Sized> Reply<'_, C> {
             let rest = ByteRange::new(cur.next, u32::try_from(cur.end - cur.next).unwrap_or(u32::MAX));
             cur.next = cur.end;
             cur.primary = None;
-            cur.extra_index = usize::MAX; // stop after this Nack
+            cur.extra = Ranges::EMPTY; // stop after this Nack
             let (code, detail) = match e {
                 // Changed under the transfer: the bytes there are not this EID's any more.
                 ReadError::Gone => (NackCode::UnknownContent, "the object changed or was removed on the server"),
@@ -845,6 +840,36 @@ mod tests {
             let nack = Nack::decode(&buf[..n]).unwrap();
             assert_eq!((nack.code, nack.tag), (code, 7), "{name}");
         }
+    }
+
+    /// Issue 23, item 9: a request's cost is linear in its size. A 63 kB request whose
+    /// 20 000 empty options come before 255 extra ranges made the server scan the option
+    /// area once per range (5.26 million items visited, 16 ms of CPU); now the area is
+    /// walked once, when it is parsed, whatever the number of ranges.
+    #[test]
+    fn a_request_is_scanned_a_bounded_number_of_times_whatever_its_ranges() {
+        let content: Vec<u8> = (0..256 * 64u32).map(|i| i as u8).collect();
+        let cat = MemoryCatalog::new([("obj".to_string(), content)]);
+        let eid = eid_of(&cat);
+        const EMPTY_ITEMS: usize = 20_000;
+        let mut opts = Vec::new();
+        for _ in 0..EMPTY_ITEMS {
+            opts.extend_from_slice(&[0x22, 0, 0]); // unknown, not critical: skipped
+        }
+        let ranges: Vec<ByteRange> = (1..256u64).map(|i| ByteRange::new(i * 64, 64)).collect();
+        let at = opts.len();
+        opts.resize(at + crate::wire::tlv::extra_ranges_len(ranges.len()), 0);
+        write_extra_ranges(&mut opts[at..], &ranges);
+        let dgram = request(eid, 64, 0, 64, &opts);
+        assert!(dgram.len() > 63_000);
+        let mut s = open_server();
+        let before = crate::wire::tlv::work::items_visited();
+        let out = collect(&mut s, &cat, &dgram);
+        let visited = crate::wire::tlv::work::items_visited() - before;
+        assert_eq!(out.len(), 256, "one Data per range");
+        assert!(out.iter().all(|d| Data::decode(d).is_ok()));
+        let items = EMPTY_ITEMS as u64 + 1;
+        assert!(visited <= 4 * items, "{visited} option items visited for a request of {items} items");
     }
 
     /// 256 units of the largest unit would be 16 MiB for one 66-byte request: refused.

@@ -39,7 +39,7 @@ pub use proof::{PROOF_HEADER_LEN, PROOF_REQUEST_HEADER_LEN, Proof, ProofRequest}
 pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};
 pub use retry::{RETRY_HEADER_LEN, Retry};
-pub use tlv::{ByteRange, Options};
+pub use tlv::{ByteRange, Options, Ranges};
 
 /// First two bytes of every rdtp datagram.
 pub const MAGIC: [u8; 2] = *b"RD";

@@ -55,39 +55,65 @@ impl ByteRange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Options<'a> {
     raw: &'a [u8],
+    /// The values of the items that may appear at most once, found by [`Options::parse`]:
+    /// looking one up costs nothing, however many other items the area holds (issue 23: a
+    /// request's cost is linear in its size).
+    once: Once<'a>,
+}
+
+/// Values of `EXTRA_RANGES`, `ADDRESS_TOKEN`, `ANTICIPATED` and `REQUEST_NONCE`, if present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+struct Once<'a> {
+    extra_ranges: Option<&'a [u8]>,
+    address_token: Option<&'a [u8]>,
+    anticipated: Option<&'a [u8]>,
+    request_nonce: Option<&'a [u8]>,
+}
+
+impl<'a> Once<'a> {
+    const NONE: Once<'static> =
+        Once { extra_ranges: None, address_token: None, anticipated: None, request_nonce: None };
+
+    /// The slot of item type `ty`, if it is one of the four.
+    fn slot(&mut self, ty: u8) -> Option<&mut Option<&'a [u8]>> {
+        match ty {
+            types::EXTRA_RANGES => Some(&mut self.extra_ranges),
+            types::ADDRESS_TOKEN => Some(&mut self.address_token),
+            types::ANTICIPATED => Some(&mut self.anticipated),
+            types::REQUEST_NONCE => Some(&mut self.request_nonce),
+            _ => None,
+        }
+    }
 }
 
 impl<'a> Options<'a> {
     /// No options.
-    pub const EMPTY: Options<'static> = Options { raw: &[] };
+    pub const EMPTY: Options<'static> = Options { raw: &[], once: Once::NONE };
 
     /// Validate an option area: every item complete, known items well-formed, no unknown
     /// critical item, at most one `EXTRA_RANGES`, `ADDRESS_TOKEN`, `ANTICIPATED` and
-    /// `REQUEST_NONCE`, at most 8 `ROUTER_ANNOTATION`s.
+    /// `REQUEST_NONCE`, at most 8 `ROUTER_ANNOTATION`s. One pass over the area.
     pub fn parse(raw: &'a [u8]) -> Result<Self, DecodeError> {
-        let mut seen_ranges = false;
-        let mut seen_token = false;
+        let mut once = Once::NONE;
         let mut seen_annotation = [0usize; 3];
         for item in (TlvIter { rest: raw }) {
             let (ty, value) = item?;
             match ty {
                 types::EXTRA_RANGES => {
-                    if seen_ranges {
+                    if once.extra_ranges.is_some() {
                         return Err(DecodeError::Invalid("duplicate EXTRA_RANGES option"));
                     }
                     if value.is_empty() || value.len() % RANGE_LEN != 0 {
                         return Err(DecodeError::Invalid("EXTRA_RANGES length"));
                     }
-                    seen_ranges = true;
                 }
                 types::ADDRESS_TOKEN => {
-                    if seen_token {
+                    if once.address_token.is_some() {
                         return Err(DecodeError::Invalid("duplicate ADDRESS_TOKEN option"));
                     }
                     if value.is_empty() || value.len() > crate::token::MAX_TOKEN_LEN {
                         return Err(DecodeError::Invalid("ADDRESS_TOKEN length"));
                     }
-                    seen_token = true;
                 }
                 types::ANTICIPATED | types::REQUEST_NONCE | types::ROUTER_ANNOTATION => {
                     super::annotation::check_item(ty, value, &mut seen_annotation).map_err(DecodeError::Invalid)?;
@@ -95,8 +121,11 @@ impl<'a> Options<'a> {
                 t if t >= types::CRITICAL_MIN => return Err(DecodeError::Invalid("unknown critical option")),
                 _ => {}
             }
+            if let Some(slot) = once.slot(ty) {
+                *slot = Some(value);
+            }
         }
-        Ok(Options { raw })
+        Ok(Options { raw, once })
     }
 
     /// The raw option bytes (for re-encoding).
@@ -110,13 +139,19 @@ impl<'a> Options<'a> {
         TlvIter { rest: self.raw }.map_while(Result::ok)
     }
 
-    /// The value of the first item of type `ty`.
+    /// The value of the first item of type `ty` (without a scan for the types that may
+    /// appear once).
     pub fn get(&self, ty: u8) -> Option<&'a [u8]> {
-        self.iter().find(|(t, _)| *t == ty).map(|(_, v)| v)
+        let mut once = self.once;
+        match once.slot(ty) {
+            Some(v) => *v,
+            None => self.iter().find(|(t, _)| *t == ty).map(|(_, v)| v),
+        }
     }
 
-    /// Ranges carried in `EXTRA_RANGES`, in order.
-    pub fn extra_ranges(&self) -> impl Iterator<Item = ByteRange> + 'a {
+    /// Ranges carried in `EXTRA_RANGES`, in order. The option area is searched once, when
+    /// this is called; the iterator then steps through the item's value.
+    pub fn extra_ranges(&self) -> Ranges<'a> {
         ranges_of(self.get(types::EXTRA_RANGES).unwrap_or(&[]))
     }
 
@@ -132,15 +167,38 @@ impl<'a> Options<'a> {
 }
 
 /// The ranges of an item value made of `offset (8) · length (4)` entries.
-pub(crate) fn ranges_of(value: &[u8]) -> impl Iterator<Item = ByteRange> + '_ {
-    value.chunks_exact(RANGE_LEN).map(|c| {
-        let mut o = [0u8; 8];
-        o.copy_from_slice(&c[..8]);
-        let mut l = [0u8; 4];
-        l.copy_from_slice(&c[8..]);
-        ByteRange { offset: u64::from_be_bytes(o), length: u32::from_be_bytes(l) }
-    })
+pub(crate) fn ranges_of(value: &[u8]) -> Ranges<'_> {
+    Ranges { rest: value }
 }
+
+/// The ranges of a range-list option (`EXTRA_RANGES`, `ANTICIPATED`), in order: each step
+/// decodes the next 12 bytes, so walking a list costs its length, once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ranges<'a> {
+    rest: &'a [u8],
+}
+
+impl Ranges<'_> {
+    /// No ranges.
+    pub const EMPTY: Ranges<'static> = Ranges { rest: &[] };
+}
+
+impl Iterator for Ranges<'_> {
+    type Item = ByteRange;
+    fn next(&mut self) -> Option<ByteRange> {
+        let (c, rest) = self.rest.split_first_chunk::<RANGE_LEN>()?;
+        self.rest = rest;
+        let offset = u64::from_be_bytes(*c.first_chunk::<8>()?);
+        let length = u32::from_be_bytes(*c.last_chunk::<4>()?);
+        Some(ByteRange { offset, length })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest.len() / RANGE_LEN;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Ranges<'_> {}
 
 struct TlvIter<'a> {
     rest: &'a [u8],
@@ -152,6 +210,8 @@ impl<'a> Iterator for TlvIter<'a> {
         if self.rest.is_empty() {
             return None;
         }
+        #[cfg(test)]
+        work::count_item();
         if self.rest.len() < TLV_HEADER_LEN {
             self.rest = &[];
             return Some(Err(DecodeError::Truncated("option header")));
@@ -236,6 +296,25 @@ pub(crate) fn write_ranges_item(out: &mut [u8], ty: u8, ranges: &[ByteRange]) ->
         out[at + 8..at + 12].copy_from_slice(&r.length.to_be_bytes());
     }
     TLV_HEADER_LEN + value_len
+}
+
+/// Work counters for tests that hold a cost to its bound without timing it (issue 23).
+#[cfg(test)]
+pub(crate) mod work {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        static ITEMS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn count_item() {
+        ITEMS.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Option items this thread has stepped over so far, by any scan of any option area.
+    pub(crate) fn items_visited() -> u64 {
+        ITEMS.with(Cell::get)
+    }
 }
 
 #[cfg(test)]
