@@ -22,6 +22,8 @@ use rdtp_proto::{Eid, Time};
 
 const VICTIM: &str = "192.0.2.7:4444";
 const ATTACKER: &str = "198.51.100.3:5555";
+/// Another port of the victim's host (behind the same NAT, or another user of it).
+const NEIGHBOUR: &str = "192.0.2.7:5555";
 const UPSTREAM: &str = "10.0.0.9:7447";
 const ROUTER: &str = "10.0.0.2:7448";
 
@@ -45,11 +47,19 @@ fn request(eid: Eid, unit: u16, units: u32, token: Option<&[u8]>) -> Vec<u8> {
 }
 
 /// The datagrams an attacker sends with the victim's address as source; `stolen` is a
-/// token the node issued to the attacker's own address.
-fn cases(eid: Eid, stolen: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+/// token the node issued to the attacker's own address, `neighbour` one it issued to
+/// another port of the victim's IP address.
+fn cases(eid: Eid, stolen: &[u8], neighbour: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     let mut v = vec![("request, max unit, 256 units", request(eid, MAX_UNIT, 256, None))];
     v.push(("request, 1402-byte units, 256", request(eid, 1402, 256, None)));
     v.push(("request, 1402-byte units, 16, attacker's own token", request(eid, 1402, 16, Some(stolen))));
+    // Issue 23: as many max units as a reply may carry, with the token of the victim's IP
+    // at another port (0036bef: tokens named the IP only).
+    let most = (DEFAULT_MAX_REPLY_BYTES / (u64::from(MAX_UNIT) + DATA_HEADER_LEN as u64)) as u32;
+    v.push((
+        "request, max unit, 16, token of the victim's IP at another port",
+        request(eid, MAX_UNIT, most, Some(neighbour)),
+    ));
     // Many ranges of one max unit each (the cap counts every range).
     let mut opts = vec![0u8; extra_ranges_len(255)];
     let ranges: Vec<ByteRange> =
@@ -106,6 +116,7 @@ fn main() {
     let eid = cat.resolve("o").unwrap().0;
     let victim: SocketAddr = VICTIM.parse().unwrap();
     let attacker: SocketAddr = ATTACKER.parse().unwrap();
+    let neighbour: SocketAddr = NEIGHBOUR.parse().unwrap();
     println!("| node | datagram | request bytes | reply bytes | amplification |");
     println!("|---|---|---:|---:|---:|");
     let mut worst = 0.0f64;
@@ -114,7 +125,9 @@ fn main() {
     let probe = request(eid, 1402, 1, None);
     let n = server.handle(Time::ZERO, attacker, &cat, &probe).next_datagram(&mut out).unwrap();
     let stolen = token_from(&out[..n]);
-    for (label, d) in cases(eid, &stolen) {
+    let n = server.handle(Time::ZERO, neighbour, &cat, &probe).next_datagram(&mut out).unwrap();
+    let near = token_from(&out[..n]);
+    for (label, d) in cases(eid, &stolen, &near) {
         let mut reply = server.handle(Time::ZERO, victim, &cat, &d);
         let mut bytes = 0usize;
         while let Some(n) = reply.next_datagram(&mut out) {
@@ -132,7 +145,10 @@ fn main() {
     router.handle_datagram(Time::from_millis(1000), attacker, &probe);
     let t = router.poll_transmit(&mut out).unwrap();
     let stolen = token_from(&out[..t.len]);
-    for (label, d) in cases(eid, &stolen) {
+    router.handle_datagram(Time::from_millis(1000), neighbour, &probe);
+    let t = router.poll_transmit(&mut out).unwrap();
+    let near = token_from(&out[..t.len]);
+    for (label, d) in cases(eid, &stolen, &near) {
         router.handle_datagram(Time::from_millis(1000), victim, &d);
         let mut out = vec![0u8; 70_000];
         let mut bytes = 0usize;
@@ -149,7 +165,7 @@ fn main() {
 
     // A flood: every case again and again, and random corruptions of them, all with the
     // victim's address as source, through fresh nodes (so nothing was validated before).
-    let flood = flood_datagrams(&cases(eid, &stolen), 200_000);
+    let flood = flood_datagrams(&cases(eid, &stolen, &near), 200_000);
     let sent: usize = flood.iter().map(Vec::len).sum();
     let mut server = Server::default();
     let mut back = 0usize;

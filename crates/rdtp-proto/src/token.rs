@@ -2,13 +2,19 @@
 //! client, that a request's source address really asked (RFC 9000 §8.1's address
 //! validation, kept stateless as QUIC's Retry and NEW_TOKEN tokens are).
 //!
-//! A token is a MAC over the client's IP address and a time epoch, under a key derived
-//! from the node's secret and that epoch: `epoch (4 bytes, big-endian) · MAC (16 bytes)`,
-//! with MAC = BLAKE3-keyed(key(epoch), ip (16 bytes, IPv4 mapped) · epoch)[..16] and
-//! key(epoch) = BLAKE3-keyed(secret, "rdtp address token" · epoch). A token is valid during
-//! its epoch and the next one, so keys rotate every `period` without a list of them, and a
-//! token lives between one and two periods. A node that restarts with a new secret
+//! A token is a MAC over the client's address — IP address **and UDP port** — and a time
+//! epoch, under a key derived from the node's secret and that epoch:
+//! `epoch (4 bytes, big-endian) · MAC (16 bytes)`, with
+//! MAC = BLAKE3-keyed(key(epoch), ip (16 bytes, IPv4 mapped) · port (2 bytes) · epoch)[..16]
+//! and key(epoch) = BLAKE3-keyed(secret, "rdtp address token" · epoch). A token is valid
+//! during its epoch and the next one, so keys rotate every `period` without a list of them,
+//! and a token lives between one and two periods. A node that restarts with a new secret
 //! invalidates every token: clients then pay one round trip for a fresh one.
+//!
+//! The port is part of what a token proves (issue 23, item 5): a host that shares its IP
+//! address with others (behind a NAT, a multi-user machine) can only make a node answer its
+//! own port, not a neighbour's. A client whose port changes (NAT rebinding, a new socket)
+//! pays one Retry for a token naming the new one.
 //!
 //! Only the node that issued a token can check it; to everyone else it is opaque bytes.
 
@@ -71,31 +77,33 @@ impl TokenKeys {
         k
     }
 
-    fn mac(&mut self, epoch: u32, ip: IpAddr) -> [u8; 16] {
+    fn mac(&mut self, epoch: u32, addr: SocketAddr) -> [u8; 16] {
         let key = self.key(epoch);
-        let ip16 = match ip {
+        let ip16 = match addr.ip() {
             IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
             IpAddr::V6(v6) => v6.octets(),
         };
         let mut h = blake3::Hasher::new_keyed(&key);
         h.update(&ip16);
+        h.update(&addr.port().to_be_bytes());
         h.update(&epoch.to_be_bytes());
         let mut mac = [0u8; 16];
         mac.copy_from_slice(&h.finalize().as_bytes()[..16]);
         mac
     }
 
-    /// A token for `ip` at `now`.
-    pub fn issue(&mut self, now: Time, ip: IpAddr) -> [u8; TOKEN_LEN] {
+    /// A token for `addr` (IP address and port) at `now`.
+    pub fn issue(&mut self, now: Time, addr: SocketAddr) -> [u8; TOKEN_LEN] {
         let epoch = self.epoch(now);
         let mut t = [0u8; TOKEN_LEN];
         t[..4].copy_from_slice(&epoch.to_be_bytes());
-        t[4..].copy_from_slice(&self.mac(epoch, ip));
+        t[4..].copy_from_slice(&self.mac(epoch, addr));
         t
     }
 
-    /// Whether `token` was issued to `ip` by these keys during this epoch or the previous.
-    pub fn validate(&mut self, now: Time, ip: IpAddr, token: &[u8]) -> bool {
+    /// Whether `token` was issued to `addr` (the same IP address and port) by these keys
+    /// during this epoch or the previous.
+    pub fn validate(&mut self, now: Time, addr: SocketAddr, token: &[u8]) -> bool {
         let Ok(t) = <[u8; TOKEN_LEN]>::try_from(token) else { return false };
         let epoch = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
         let current = self.epoch(now);
@@ -103,7 +111,7 @@ impl TokenKeys {
             return false;
         }
         // Constant-time comparison: the MAC is the secret-dependent part.
-        let mac = self.mac(epoch, ip);
+        let mac = self.mac(epoch, addr);
         mac.iter().zip(&t[4..]).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
     }
 }
@@ -146,14 +154,15 @@ impl Validator {
         &self.cfg
     }
 
-    /// Whether a request from `from` carrying `token` may be answered in full.
+    /// Whether a request from `from` carrying `token` may be answered in full: the token
+    /// was issued to `from`, port included.
     pub fn is_valid(&mut self, now: Time, from: SocketAddr, token: Option<&[u8]>) -> bool {
-        !self.cfg.enabled || token.is_some_and(|t| self.keys.validate(now, from.ip(), t))
+        !self.cfg.enabled || token.is_some_and(|t| self.keys.validate(now, from, t))
     }
 
-    /// A token for `from`.
+    /// A token for `from` (its IP address and port).
     pub fn issue(&mut self, now: Time, from: SocketAddr) -> [u8; TOKEN_LEN] {
-        self.keys.issue(now, from.ip())
+        self.keys.issue(now, from)
     }
 
     /// Most bytes to send toward an unvalidated address that sent `received` bytes.
@@ -169,11 +178,14 @@ mod tests {
     #[test]
     fn tokens_bind_the_address_and_expire_after_two_periods() {
         let mut k = TokenKeys::new([7; 32], Duration::from_secs(60));
-        let a: IpAddr = "192.0.2.1".parse().unwrap();
-        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        let a: SocketAddr = "192.0.2.1:4000".parse().unwrap();
+        let b: SocketAddr = "192.0.2.2:4000".parse().unwrap();
         let t = k.issue(Time::from_millis(10_000), a);
         assert!(k.validate(Time::from_millis(10_000), a, &t));
         assert!(!k.validate(Time::from_millis(10_000), b, &t), "another address");
+        // Issue 23: another port of the same host is another address.
+        let a_other_port: SocketAddr = "192.0.2.1:4001".parse().unwrap();
+        assert!(!k.validate(Time::from_millis(10_000), a_other_port, &t), "another port");
         assert!(k.validate(Time::from_millis(119_999), a, &t), "next epoch");
         assert!(!k.validate(Time::from_millis(120_000), a, &t), "two epochs later");
         let mut forged = t;
@@ -184,7 +196,7 @@ mod tests {
         let mut other = TokenKeys::new([8; 32], Duration::from_secs(60));
         assert!(!other.validate(Time::from_millis(10_000), a, &t));
         // IPv4 and its mapped IPv6 form are the same address.
-        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:192.0.2.1]:4000".parse().unwrap();
         assert!(k.validate(Time::from_millis(10_000), mapped, &t));
     }
 }

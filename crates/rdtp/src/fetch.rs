@@ -219,7 +219,7 @@ impl Fetch {
         self.config.rto.initial = self.config.rto.initial.clamp(self.config.rto.min, self.config.rto.max);
         self.config.trace |= self.trace || self.sinks.needs_trace();
         let server = self.server;
-        let sock = socket::connect(server).map_err(|e| match unreachable(server, &e) {
+        let (sock, held_token) = crate::tokens::connect(server).map_err(|e| match unreachable(server, &e) {
             Some(u) => u,
             None => Error::network(format!("cannot open a UDP socket to {server}"), e),
         })?;
@@ -230,7 +230,7 @@ impl Fetch {
         let now = clock.now();
         let unit = self.config.unit;
         if self.config.address_token.is_none() {
-            self.config.address_token = crate::tokens::get(server);
+            self.config.address_token = held_token;
         }
         let mut rx = Receiver::new(self.config, self.target, now);
         let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
@@ -326,7 +326,7 @@ impl Driver {
         let flushed = self.sinks.finish().map_err(|e| Error::io("cannot write a log file", e));
         let mut g = self.shared.lock();
         g.driver_done = true;
-        crate::tokens::put(self.server, g.rx.address_token());
+        crate::tokens::put(self.server, &self.sock, g.rx.address_token());
         if let Err(e) = result.and(flushed) {
             g.failure.get_or_insert(e);
         }

@@ -11,7 +11,6 @@ use rdtp_proto::wire::LIST_MAX_DATAGRAM;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result, unreachable};
-use crate::socket;
 
 /// First retry interval of a list request (doubling after each loss).
 const RETRY: Duration = Duration::from_millis(250);
@@ -19,12 +18,12 @@ const RETRY: Duration = Duration::from_millis(250);
 /// Every entry of the catalogue of the server at `server`, in catalogue order. Gives up
 /// after `idle_timeout` without an answer.
 pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
-    let sock = socket::connect(server).map_err(|e| match unreachable(server, &e) {
+    let (sock, token) = crate::tokens::connect(server).map_err(|e| match unreachable(server, &e) {
         Some(u) => u,
         None => Error::network(format!("cannot open a UDP socket to {server}"), e),
     })?;
     let clock = Clock::new();
-    let mut lister = Lister::new(clock.now(), RETRY, idle_timeout, crate::random_seed(), crate::tokens::get(server));
+    let mut lister = Lister::new(clock.now(), RETRY, idle_timeout, crate::random_seed(), token);
     let mut out = vec![0u8; LIST_MAX_DATAGRAM];
     let mut inbuf = vec![0u8; 1 << 16];
     // An ICMP error is not fatal (anyone can forge one), only the explanation of a timeout.
@@ -69,6 +68,6 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
             },
         }
     };
-    crate::tokens::put(server, lister.address_token());
+    crate::tokens::put(server, &sock, lister.address_token());
     result
 }

@@ -107,9 +107,15 @@ pub fn bind_server(listen: Option<SocketAddr>) -> io::Result<UdpSocket> {
 /// A UDP socket *connected* to `peer` (so ICMP port-unreachable surfaces as
 /// `ECONNREFUSED`, and only the peer's datagrams arrive), with big buffers.
 pub fn connect(peer: SocketAddr) -> io::Result<UdpSocket> {
+    connect_from(peer, 0)
+}
+
+/// [`connect`] from local port `port` (0: any), e.g. the port an address token names
+/// ([`crate::tokens`]); fails if the port is taken.
+pub fn connect_from(peer: SocketAddr, port: u16) -> io::Result<UdpSocket> {
     let local = match peer {
-        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
-        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
+        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port),
     };
     let sock = bind(local)?;
     sock.connect(peer)?;

@@ -17,12 +17,13 @@ fn serve(objects: Vec<(String, Vec<u8>)>, workers: usize) -> rdtp::server::Serve
 }
 
 #[test]
-fn concurrent_fetches_spread_over_the_workers_byte_exact_with_one_retry() {
+fn concurrent_fetches_spread_over_the_workers_byte_exact_with_a_retry_each_at_most() {
     let data = content(600_000, 1);
     let server = serve(vec![("obj".into(), data.clone())], 2);
     let addr = server.local_addr();
-    // The first fetch gets a token; the others, each from its own socket (port), reuse it
-    // whatever worker the kernel hands them to: the workers share the token secret.
+    // The first fetch gets a token. The others run at once, each from its own socket: a
+    // token names a port (issue 23), so each pays at most one Retry, to whichever worker
+    // the kernel hands it (one of them may reuse the first fetch's port and token).
     let mut first = Vec::new();
     Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut first).unwrap();
     assert!(first == data);
@@ -43,7 +44,7 @@ fn concurrent_fetches_spread_over_the_workers_byte_exact_with_one_retry() {
     assert_eq!(stats.datagrams_per_worker.iter().sum::<u64>(), stats.datagrams_in);
     // 17 sockets hashed over two workers: each gets some (all on one: chance 2^-16).
     assert!(stats.datagrams_per_worker.iter().all(|&n| n > 0), "{:?}", stats.datagrams_per_worker);
-    assert_eq!(stats.core.retries, 1, "only the very first request pays a Retry");
+    assert!((1..=17).contains(&stats.core.retries), "at most one Retry per fetch: {}", stats.core.retries);
 }
 
 #[test]

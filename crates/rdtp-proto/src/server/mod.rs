@@ -772,6 +772,42 @@ mod tests {
         assert!(matches!(Packet::decode(&out[0]), Ok(Packet::Retry(_))));
     }
 
+    /// Issue 23, item 5: a host that shares the victim's IP address (a NAT, a multi-user
+    /// machine) replays the token it got for its own port with the victim's port as source.
+    /// It gets a Retry, never content: at most 3× its bytes toward a port that did not show
+    /// it receives (0036bef answered in full, 11 777× on loopback). A client whose port
+    /// changed (NAT rebinding) pays one Retry and then gets its content.
+    #[test]
+    fn a_token_names_the_port_too() {
+        let cat = PatternCatalog::new([("big".to_string(), 64 << 20, 3)]);
+        let eid = cat.resolve("big").unwrap().0;
+        let mut s = Server::default();
+        let neighbour: SocketAddr = "192.0.2.10:5000".parse().unwrap();
+        let victim: SocketAddr = "192.0.2.10:4000".parse().unwrap();
+        let units = (DEFAULT_MAX_REPLY_BYTES / (u64::from(crate::wire::MAX_UNIT) + DATA_HEADER_LEN as u64)) as u32;
+        let big = |token: Option<&[u8]>| {
+            let mut opts = [0u8; 80];
+            let n = write_address_token(&mut opts, token);
+            request(eid, crate::wire::MAX_UNIT, 0, units * u32::from(crate::wire::MAX_UNIT), &opts[..n])
+        };
+        let retry = collect_from(&mut s, &cat, Time::ZERO, neighbour, &big(None));
+        let Ok(Packet::Retry(r)) = Packet::decode(&retry[0]) else { panic!("expected a Retry") };
+        let token = r.token.to_vec();
+        let own = collect_from(&mut s, &cat, Time::from_millis(1), neighbour, &big(Some(&token)));
+        assert_eq!(own.len(), units as usize, "the token opens the content for its own port");
+        // The same token from the victim's port: one Retry, within 3× of the request.
+        let spoofed = big(Some(&token));
+        let out = collect_from(&mut s, &cat, Time::from_millis(2), victim, &spoofed);
+        assert_eq!(out.len(), 1);
+        let Ok(Packet::Retry(fresh)) = Packet::decode(&out[0]) else { panic!("expected a Retry, got content") };
+        let sent: usize = out.iter().map(Vec::len).sum();
+        assert!(sent <= 3 * spoofed.len(), "{sent} bytes toward the victim's port for {}", spoofed.len());
+        // That Retry's token is the victim's own: with it (a rebound client) content flows.
+        let fresh = fresh.token.to_vec();
+        let rebound = collect_from(&mut s, &cat, Time::from_millis(3), victim, &big(Some(&fresh)));
+        assert_eq!(rebound.len(), units as usize);
+    }
+
     /// A catalogue whose object changes under a transfer (a file overwritten in place) and
     /// whose names can be pending (being hashed); it logs announced ranges (`w`) and reads (`r`).
     struct Changing {
