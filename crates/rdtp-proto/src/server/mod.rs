@@ -60,7 +60,8 @@ pub struct ServerConfig {
     pub max_reply_bytes: u64,
     /// Address validation (tokens, the 3× limit toward unvalidated addresses).
     pub validation: ValidationConfig,
-    /// The send budget and its fair share between sources ([`share`]; off by default).
+    /// The send budget and its fair share between sources ([`share`]; off by default): the
+    /// total of this server, which all its cores share ([`Server::worker`]).
     pub share: ShareConfig,
 }
 
@@ -113,12 +114,13 @@ crate::impl_add!(ServerStats {
     busy
 });
 
-/// The stateless server core.
+/// The stateless server core. A server that serves on several threads runs one core per
+/// thread, made with [`Server::worker`].
 #[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
     validator: Validator,
-    share: share::FairShare,
+    share: share::Budget,
     stats: ServerStats,
 }
 
@@ -132,8 +134,21 @@ impl Server {
     pub fn new(config: ServerConfig) -> Self {
         Server {
             validator: Validator::new(config.validation.clone()),
-            share: share::FairShare::new(config.share.clone()),
+            share: share::Budget::new(config.share.clone()),
             config,
+            stats: ServerStats::default(),
+        }
+    }
+
+    /// Another core of the same server, for another thread: the same configuration (so the
+    /// same token secret: a token either core issued is valid at both), its own counters,
+    /// and **the same send budget** — [`ShareConfig::rate`] is the server's total however
+    /// many cores serve it, and each source's share is counted across all of them.
+    pub fn worker(&self) -> Server {
+        Server {
+            validator: Validator::new(self.config.validation.clone()),
+            share: self.share.clone(),
+            config: self.config.clone(),
             stats: ServerStats::default(),
         }
     }
@@ -146,8 +161,8 @@ impl Server {
         &self.stats
     }
 
-    /// Sources that asked for Data recently (as the fair share last counted them; 0 when
-    /// no send budget is configured).
+    /// Sources that asked for Data recently, from any core of this server (as the fair
+    /// share last counted them; 0 when no send budget is configured).
     pub fn active_sources(&self) -> usize {
         self.share.active()
     }

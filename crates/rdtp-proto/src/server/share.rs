@@ -17,8 +17,18 @@
 //! many ports takes many shares, and receivers behind one address share one; two sources
 //! hashed into one slot share it (1024 slots by default). The state is the same size
 //! whatever the number of receivers: [`ShareConfig::slots`] buckets of 24 bytes.
+//!
+//! **One budget per server, whatever its cores** (issue 23, item 3): a server that runs
+//! several cores on several threads ([`super::Server::worker`]) gives them one [`Budget`]
+//! — the buckets behind a lock, taken once per request for Data — so `rate` is the
+//! server's total and a lone source gets all of it on any worker count. Before, each
+//! worker had `rate / workers` of its own, and since a source always reaches the same
+//! worker, a lone receiver got half of `--max-rate` on two cores. Time still comes from
+//! the caller: cores on different threads may pass instants slightly out of order, which
+//! the buckets take as no time passing.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use core::time::Duration;
 
@@ -27,8 +37,8 @@ use crate::time::Time;
 /// The server's send budget and how it is shared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShareConfig {
-    /// Bytes per second of Data the server sends at most, over all receivers; `None` (the
-    /// default) sends whatever is asked, as seed 000's server does.
+    /// Bytes per second of Data the server sends at most, over all receivers and all its
+    /// cores; `None` (the default) sends whatever is asked, as seed 000's server does.
     pub rate: Option<f64>,
     /// Token-bucket slots sources are hashed into.
     pub slots: usize,
@@ -71,6 +81,30 @@ struct Slot {
     bucket: Bucket,
     /// When this slot last asked (`None`: never).
     seen: Option<Time>,
+}
+
+/// The send budget of one server, shared by its cores: clones are handles on the same
+/// buckets. Without a rate it holds nothing and admits everything without locking.
+#[derive(Clone, Debug)]
+pub(crate) struct Budget {
+    shared: Option<Arc<Mutex<FairShare>>>,
+}
+
+impl Budget {
+    pub(crate) fn new(cfg: ShareConfig) -> Self {
+        Budget { shared: cfg.rate.is_some().then(|| Arc::new(Mutex::new(FairShare::new(cfg)))) }
+    }
+
+    /// May `from` be sent `bytes` now? Debits the buckets if so ([`FairShare::admit`]).
+    pub(crate) fn admit(&self, now: Time, from: SocketAddr, bytes: u64) -> bool {
+        // The buckets are never left half-updated, so a poisoned lock is still usable.
+        self.shared.as_ref().is_none_or(|s| s.lock().unwrap_or_else(PoisonError::into_inner).admit(now, from, bytes))
+    }
+
+    /// Sources active now (as last counted; 0 without a rate).
+    pub(crate) fn active(&self) -> usize {
+        self.shared.as_ref().map_or(0, |s| s.lock().unwrap_or_else(PoisonError::into_inner).active())
+    }
 }
 
 /// Per-source token buckets, hashed, bounded.

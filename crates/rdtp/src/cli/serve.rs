@@ -44,13 +44,14 @@ pub struct Args {
     /// Serve one generated object named "pattern" of SIZE bytes instead of a directory (benchmarks).
     #[arg(long, value_name = "SIZE", hide = true, conflicts_with = "dir")]
     pub pattern: Option<String>,
-    /// Most Data this server sends (e.g. 1Gbps), shared evenly between the sources asking
-    /// now; a source over its share gets Busy, which receivers take as congestion (seed 000
-    /// §6's token-bucket send queue). Default: no limit.
+    /// Most Data this server sends in all (e.g. 1Gbps), whatever the number of workers,
+    /// shared evenly between the sources asking now (a lone receiver may use all of it); a
+    /// source over its share gets Busy, which receivers take as congestion (seed 000 §6's
+    /// token-bucket send queue). Default: no limit.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// Serving threads, each with its own socket on the address (SO_REUSEPORT; the kernel
-    /// spreads receivers over them). Default: one per CPU core.
+    /// spreads receivers over them; they share one --max-rate). Default: one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
     #[command(flatten)]
