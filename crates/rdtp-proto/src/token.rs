@@ -169,6 +169,40 @@ impl Validator {
     pub fn budget(&self, received: usize) -> usize {
         received.saturating_mul(self.cfg.amplification)
     }
+
+    /// How to answer a request of `received` bytes from `from` that does not decode but
+    /// whose tag could be read ([`crate::wire::attribute`]; issue 23, item 12), when the
+    /// Nack `Malformed` echoing it would be `nack_len` bytes: the Nack if `from` is
+    /// validated (`token`) or the Nack fits its budget; else a Retry, if that fits, so the
+    /// sender's next attempt (with the token) gets the Nack; else nothing.
+    pub fn answer_malformed(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        token: Option<&[u8]>,
+        received: usize,
+        nack_len: usize,
+    ) -> MalformedAnswer {
+        let budget = self.budget(received);
+        if nack_len <= budget || self.is_valid(now, from, token) {
+            MalformedAnswer::Nack
+        } else if crate::wire::RETRY_HEADER_LEN + TOKEN_LEN <= budget {
+            MalformedAnswer::Retry(self.issue(now, from))
+        } else {
+            MalformedAnswer::Nothing
+        }
+    }
+}
+
+/// [`Validator::answer_malformed`]'s decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MalformedAnswer {
+    /// A Nack `Malformed` with the request's tag (and EID and range, as far as readable).
+    Nack,
+    /// A Retry with the request's tag and this token for its source.
+    Retry([u8; TOKEN_LEN]),
+    /// Nothing: not even a Retry fits three times the datagram.
+    Nothing,
 }
 
 #[cfg(test)]

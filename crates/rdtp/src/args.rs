@@ -5,6 +5,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use rdtp_proto::Eid;
 use rdtp_proto::receiver::Target;
+use rdtp_proto::wire::{RESOLVE_MAX_NAME, check_name};
 
 use crate::error::{Error, Result};
 use crate::socket::DEFAULT_PORT;
@@ -46,6 +47,23 @@ pub fn parse_target(s: &str) -> Target {
         return Target::Eid(eid);
     }
     Target::Name(s.to_string())
+}
+
+/// [`parse_target`] for a fetch: a name no server can resolve — empty, or longer than
+/// [`RESOLVE_MAX_NAME`] bytes ([`check_name`]) — is a usage error, refused before anything
+/// is sent (issue 23: it used to wait for the idle timeout and report the server
+/// unreachable).
+pub fn parse_fetch_target(s: &str) -> Result<Target> {
+    let target = parse_target(s);
+    if let Target::Name(name) = &target
+        && let Err(why) = check_name(name)
+    {
+        let shown = if name.len() > 64 { format!("a name of {} bytes", name.len()) } else { format!("name {name:?}") };
+        return Err(Error::Usage(format!(
+            "{shown} cannot be fetched: {why} (a name is 1 to {RESOLVE_MAX_NAME} bytes of UTF-8; an EID is 64 hex digits)"
+        )));
+    }
+    Ok(target)
 }
 
 /// Parse a size: a number (fractions allowed) with an optional suffix — `K`, `M`, `G`,
@@ -112,6 +130,15 @@ mod tests {
         assert_eq!(parse_target(&not_hex), Target::Name(not_hex.clone()));
         assert_eq!(parse_target(&hex[..63]), Target::Name(hex[..63].to_string()));
         assert_eq!(parse_target("dir/file.bin"), Target::Name("dir/file.bin".into()));
+        // A fetch refuses names no server can resolve, saying which limit they break.
+        assert_eq!(parse_fetch_target("dir/file.bin").unwrap(), Target::Name("dir/file.bin".into()));
+        assert_eq!(parse_fetch_target(hex).unwrap(), Target::Eid(Eid::of(b"")));
+        let empty = parse_fetch_target("").unwrap_err().to_string();
+        assert!(empty.contains("empty name") && empty.contains("1 to 1024 bytes"), "{empty}");
+        assert!(parse_fetch_target(&"é".repeat(512)).is_ok(), "1024 bytes is the limit, included");
+        let long = parse_fetch_target(&"a".repeat(5000)).unwrap_err();
+        assert!(matches!(long, Error::Usage(_)));
+        assert!(long.to_string().contains("a name of 5000 bytes") && long.to_string().contains("longer than 1024"));
     }
 
     #[test]

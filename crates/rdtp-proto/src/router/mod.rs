@@ -66,7 +66,7 @@ use rand_pcg::Pcg32;
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::time::Time;
-use crate::token::{MAX_TOKEN_LEN, ValidationConfig, Validator};
+use crate::token::{MAX_TOKEN_LEN, MalformedAnswer, ValidationConfig, Validator};
 use crate::wire::annotation::on_return;
 use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
 use crate::wire::{
@@ -614,7 +614,10 @@ impl Router {
                     DecodeError::Truncated(w) | DecodeError::Invalid(w) => w,
                     _ => "undecodable request",
                 };
-                self.nack_blank(from, datagram.len(), NackCode::Malformed, detail);
+                match wire::attribute(datagram) {
+                    Some(a) => self.nack_malformed(now, from, datagram.len(), &a, detail),
+                    None => self.nack_blank(from, datagram.len(), NackCode::Malformed, detail),
+                }
             }
             Err(_) => self.stats.dropped += 1,
         }
@@ -1247,6 +1250,41 @@ impl Router {
                 self.stats.nacks_out += 1;
             }
             None => self.stats.dropped += 1,
+        }
+    }
+
+    /// A request that does not decode but names its tag (issue 23, item 12): a Nack
+    /// `Malformed` its sender can attribute, or a Retry, or nothing, as a server answers
+    /// ([`Validator::answer_malformed`]: within 3× toward an unvalidated address).
+    fn nack_malformed(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        received: usize,
+        a: &wire::Attribution<'_>,
+        detail: &str,
+    ) {
+        let n = Nack {
+            code: NackCode::Malformed,
+            hops: 0,
+            tag: a.tag,
+            eid: a.eid,
+            offset: a.range.offset,
+            length: a.range.length,
+            from: self.id,
+            detail,
+        };
+        match self.validator.answer_malformed(now, from, a.token, received, n.encoded_len()) {
+            MalformedAnswer::Nack => {
+                self.enqueue(from, n.encoded_len(), |b| n.encode(b).ok());
+                self.stats.nacks_out += 1;
+            }
+            MalformedAnswer::Retry(token) => {
+                let r = Retry { tag: a.tag, token: &token };
+                self.enqueue(from, r.encoded_len(), |b| r.encode(b).ok());
+                self.stats.retries_out += 1;
+            }
+            MalformedAnswer::Nothing => self.stats.dropped += 1,
         }
     }
 

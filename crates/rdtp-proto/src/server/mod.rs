@@ -38,7 +38,7 @@ use std::net::SocketAddr;
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::time::Time;
-use crate::token::{TOKEN_LEN, ValidationConfig, Validator};
+use crate::token::{MalformedAnswer, TOKEN_LEN, ValidationConfig, Validator};
 use crate::wire::{
     ByteRange, DATA_HEADER_LEN, DEFAULT_MAX_REPLY_BYTES, Data, DataFlags, DecodeError, LIST_MAX_DATAGRAM, ListRequest,
     ListResponseBuilder, Nack, NackCode, Options, Packet, PacketType, Query, Ranges, Request, ResolveRequest,
@@ -220,7 +220,11 @@ impl Server {
             Err(e) => {
                 if ty.is_request() {
                     self.stats.malformed += 1;
-                    return blank(self, NackCode::Malformed, malformed_detail(&e));
+                    let detail = malformed_detail(&e);
+                    return match crate::wire::attribute(datagram) {
+                        Some(a) => self.answer_malformed(now, from, datagram.len(), a, detail),
+                        None => blank(self, NackCode::Malformed, detail),
+                    };
                 }
                 self.stats.dropped += 1;
                 return ReplyKind::Nothing;
@@ -256,6 +260,31 @@ impl Server {
                 classify_proof(catalog, p)
             }
             _ => unreachable!("only requests reach here"),
+        }
+    }
+
+    /// A request that does not decode but names its tag (issue 23, item 12): a Nack
+    /// `Malformed` its sender can attribute, within the amplification budget toward an
+    /// unvalidated address ([`Validator::answer_malformed`]).
+    fn answer_malformed<'a>(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        received: usize,
+        a: crate::wire::Attribution<'_>,
+        detail: &'static str,
+    ) -> ReplyKind<'a> {
+        let nack = NackInfo { code: NackCode::Malformed, tag: a.tag, eid: a.eid, range: a.range, detail };
+        match self.validator.answer_malformed(now, from, a.token, received, nack.encoded_len()) {
+            MalformedAnswer::Nack => ReplyKind::Nack(nack),
+            MalformedAnswer::Retry(token) => {
+                self.stats.retries += 1;
+                ReplyKind::Retry { tag: a.tag, token }
+            }
+            MalformedAnswer::Nothing => {
+                self.stats.dropped += 1;
+                ReplyKind::Nothing
+            }
         }
     }
 
@@ -379,6 +408,11 @@ struct NackInfo {
 impl NackInfo {
     fn blank(code: NackCode, detail: &'static str) -> Self {
         NackInfo { code, tag: 0, eid: Eid::default(), range: ByteRange::new(0, 0), detail }
+    }
+
+    /// Bytes of this Nack on the wire.
+    fn encoded_len(&self) -> usize {
+        crate::wire::NACK_HEADER_LEN + crate::wire::cut_detail(self.detail, crate::wire::NACK_MAX_DETAIL).len()
     }
 
     /// This Nack with its detail cut to fit `max_len` bytes on the wire, if it can.
@@ -821,6 +855,59 @@ mod tests {
         let fresh = fresh.token.to_vec();
         let rebound = collect_from(&mut s, &cat, Time::from_millis(3), victim, &big(Some(&fresh)));
         assert_eq!(rebound.len(), units as usize);
+    }
+
+    /// Issue 23, item 12: a request that does not decode but names its tag is answered with
+    /// a Nack `Malformed` carrying that tag (its sender can act on it at once), within 3×
+    /// toward an unvalidated address: an empty name first gets a Retry (no Nack fits three
+    /// times 14 bytes), then, with the token, the Nack; a 5 000-byte name gets the Nack at
+    /// once. 0036bef answered both with nothing (a blank Nack, tag 0, did not fit the first;
+    /// the second got one no receiver may act on), and the fetch waited for its timeout.
+    #[test]
+    fn malformed_requests_are_answered_with_their_tag() {
+        let cat = catalog();
+        let mut s = Server::default();
+        let me: SocketAddr = CLIENT.parse().unwrap();
+        // ResolveRequest::encode refuses bad names, so these are written by hand.
+        let resolve = |name: &[u8], token: Option<&[u8]>| {
+            let mut opts = [0u8; 80];
+            let n = write_address_token(&mut opts, token);
+            let mut d = vec![b'R', b'D', crate::wire::VERSION, 0x04, 1, 1];
+            d.extend_from_slice(&(name.len() as u16).to_be_bytes());
+            d.extend_from_slice(&77u32.to_be_bytes());
+            d.extend_from_slice(&(n as u16).to_be_bytes());
+            d.extend_from_slice(name);
+            d.extend_from_slice(&opts[..n]);
+            d
+        };
+        let nack_of = |out: &[Vec<u8>]| match out {
+            [one] => Nack::decode(one).map(|n| (n.code, n.tag, n.detail.to_string())).ok(),
+            _ => None,
+        };
+        // Empty name, no token (14 bytes): a Retry with the tag, within 3×.
+        let bare = resolve(b"", None);
+        let out = collect_from(&mut s, &cat, Time::ZERO, me, &bare);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].len() <= 3 * bare.len());
+        let Ok(Packet::Retry(r)) = Packet::decode(&out[0]) else { panic!("expected a Retry, got {out:?}") };
+        assert_eq!(r.tag, 77);
+        let token = r.token.to_vec();
+        // With the token: the Nack, with the tag and the reason.
+        let out = collect_from(&mut s, &cat, Time::from_millis(1), me, &resolve(b"", Some(&token)));
+        assert_eq!(nack_of(&out), Some((NackCode::Malformed, 77, "empty name".to_string())));
+        // A 5 000-byte name from an unvalidated address: the Nack at once (it fits 3×).
+        let long = resolve(&[b'a'; 5000], None);
+        let out = collect_from(&mut s, &cat, Time::from_millis(2), "192.0.2.99:1".parse().unwrap(), &long);
+        assert_eq!(nack_of(&out), Some((NackCode::Malformed, 77, "name longer than 1024 bytes".to_string())));
+        // A Request cut short keeps its tag, EID and range in the Nack.
+        let mut cut = request(eid_of(&cat), 1000, 0, 1000, &[]);
+        cut.pop();
+        let out = collect_from(&mut s, &cat, Time::from_millis(3), me, &cut);
+        let n = Nack::decode(&out[0]).unwrap();
+        assert_eq!((n.code, n.tag, n.eid, n.offset, n.length), (NackCode::Malformed, 42, eid_of(&cat), 0, 1000));
+        assert!(out[0].len() <= 3 * cut.len());
+        // Too short to hold a tag: as before, a blank Nack if it fits, here nothing.
+        assert!(collect_from(&mut s, &cat, Time::from_millis(4), me, &bare[..10]).is_empty());
     }
 
     /// A catalogue whose object changes under a transfer (a file overwritten in place) and

@@ -19,6 +19,7 @@
 //! | 0x0A | [`Proof`] | server → receiver |
 
 pub mod annotation;
+mod attribute;
 mod codec;
 mod data;
 mod list;
@@ -29,6 +30,7 @@ mod resolve;
 mod retry;
 pub mod tlv;
 
+pub use attribute::{Attribution, attribute};
 pub use data::{DATA_HEADER_LEN, Data, DataFlags};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
@@ -37,7 +39,7 @@ pub(crate) use nack::cut as cut_detail;
 pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
 pub use proof::{PROOF_HEADER_LEN, PROOF_REQUEST_HEADER_LEN, Proof, ProofRequest};
 pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
-pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse};
+pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse, check_name};
 pub use retry::{RETRY_HEADER_LEN, Retry};
 pub use tlv::{ByteRange, Options, Ranges};
 

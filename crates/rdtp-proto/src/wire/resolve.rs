@@ -31,6 +31,19 @@ pub struct ResolveRequest<'a> {
     pub options: Options<'a>,
 }
 
+/// Whether a server can be asked for `name`: 1 to [`RESOLVE_MAX_NAME`] bytes of UTF-8, as
+/// a ResolveRequest requires. The error says which limit it breaks (a server's `Malformed`
+/// Nack says the same); clients check before sending (`rdtp fetch`, issue 23).
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("empty name");
+    }
+    if name.len() > RESOLVE_MAX_NAME {
+        return Err("name longer than 1024 bytes");
+    }
+    Ok(())
+}
+
 fn name_from(bytes: &[u8]) -> Result<&str, DecodeError> {
     if bytes.len() > RESOLVE_MAX_NAME {
         return Err(DecodeError::Invalid("name longer than 1024 bytes"));
@@ -55,9 +68,7 @@ impl<'a> ResolveRequest<'a> {
         let query = match qtype {
             1 => {
                 let name = name_from(q)?;
-                if name.is_empty() {
-                    return Err(DecodeError::Invalid("empty name"));
-                }
+                check_name(name).map_err(DecodeError::Invalid)?;
                 Query::Name(name)
             }
             2 => {

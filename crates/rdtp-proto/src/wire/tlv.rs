@@ -200,6 +200,16 @@ impl Iterator for Ranges<'_> {
 
 impl ExactSizeIterator for Ranges<'_> {}
 
+/// The first well-formed `ADDRESS_TOKEN` (1–64 bytes) in `raw`, walking items until one
+/// is cut off: for a request that does not decode, whose sender may still have proved its
+/// address ([`super::attribute`]).
+pub(crate) fn find_address_token(raw: &[u8]) -> Option<&[u8]> {
+    (TlvIter { rest: raw })
+        .map_while(Result::ok)
+        .find(|(t, v)| *t == types::ADDRESS_TOKEN && (1..=crate::token::MAX_TOKEN_LEN).contains(&v.len()))
+        .map(|(_, v)| v)
+}
+
 struct TlvIter<'a> {
     rest: &'a [u8],
 }

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rdtp::args::{parse_server, parse_size, parse_target};
+use rdtp::args::{parse_fetch_target, parse_server, parse_size};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
 use rdtp::output::Output;
@@ -35,7 +35,8 @@ pub struct Args {
     /// Server address: host:port, host (port 7447), [v6addr]:port.
     #[arg(value_name = "ADDR")]
     pub server: String,
-    /// Object name, or its EID (64 hex digits).
+    /// Object name (1 to 1024 bytes; others are refused before sending), or its EID (64
+    /// hex digits).
     #[arg(value_name = "NAME|EID")]
     pub target: String,
     /// Write the content to FILE instead of stdout (`-` = stdout); FILE appears only once
@@ -244,7 +245,7 @@ pub fn run(a: Args) -> Result<i32> {
         return super::tcp::fetch(&a);
     }
     let server = parse_server(&a.server)?;
-    let target = parse_target(&a.target);
+    let target = parse_fetch_target(&a.target)?;
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
