@@ -3,7 +3,8 @@
 //!
 //! Prints `rdtp: routing on ADDR …` to stderr once listening (tests and scripts parse the
 //! address from it), the counters on exit and on SIGUSR1, every `--stats-interval`, and
-//! writes them as JSON with `--stats-json`.
+//! writes them as JSON with `--stats-json` (from the start: a file that cannot be written
+//! is refused, exit code 4).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -59,7 +60,8 @@ pub struct Args {
     /// Print the counters (totals and per second) every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub stats_interval: Option<f64>,
-    /// Write the counters as JSON to FILE at exit and at every report.
+    /// Write the counters as JSON to FILE at start, at exit and at every report (a FILE
+    /// that cannot be written is refused at start, exit code 4).
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
     /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
@@ -136,6 +138,9 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let workers = a.workers.unwrap_or_else(rdtp::server::default_workers);
     let mut rt = RouterRuntime::bind(RouteOptions { listen, config, workers })?;
+    let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
+    // A statistics file that cannot be written is refused now, not found out at exit.
+    reports.write_json()?;
     let threads = match rt.workers() {
         1 => String::new(),
         n => format!(", {n} workers"),
@@ -151,7 +156,6 @@ pub fn run(a: Args) -> Result<i32> {
     all.push(Signal::SIGUSR1);
     let blocked = signals::Blocked::new(&all).map_err(|e| Error::network("sigprocmask", e))?;
 
-    let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
     let mut next_tick = interval.map(|i| Instant::now() + i);
     let result = rt.run_with(Some(&blocked), |rt| {
         if stop.raised() {
@@ -206,12 +210,17 @@ impl Reports {
         if interval {
             self.intervals.push(serde_json::json!({ "t": now.elapsed_s, "per_second": rates }));
         }
-        if let Some(path) = &self.json
-            && let Err(e) = write_json(path, &now, &now.rates_since(&self.start), &self.intervals)
-        {
-            to_stderr(&format!("rdtp route: cannot write {}: {e}\n", path.display()));
-        }
         self.last = now;
+        if let Err(e) = self.write_json() {
+            to_stderr(&format!("rdtp route: {e}\n"));
+        }
+    }
+
+    /// Rewrite the JSON file (if any) with the last report.
+    fn write_json(&self) -> Result<()> {
+        let Some(path) = &self.json else { return Ok(()) };
+        write_json(path, &self.last, &self.last.rates_since(&self.start), &self.intervals)
+            .map_err(|e| Error::io(format!("cannot write the statistics file {}", path.display()), e))
     }
 }
 
