@@ -51,7 +51,8 @@ pub struct Args {
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
-    /// Most units pending upstream at once (beyond, requests get Busy).
+    /// Most units pending upstream at once, in all (each worker holds 1/N of them; beyond,
+    /// requests get Busy).
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
@@ -67,9 +68,13 @@ pub struct Args {
     /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Routing threads, each a router core with its own sockets and 1/N of the limits;
-    /// requests are steered to them by object and MiB, so a store's contents are not
-    /// duplicated. Default: one per CPU core.
+    /// Routing threads, each a router core with its own socket on the listening address.
+    /// Requests are steered to them by object (EID), answers from upstream by the tag of
+    /// the request they answer. How capacity is divided: the workers share one content
+    /// store (the whole --cs-size and --cs-bytes: an object up to that size is cached
+    /// whole on any number of cores); each worker has 1/N of --pit-size, of verification
+    /// staging (32 MiB in all) and of the known tree nodes (65536 in all), so one object's
+    /// pending units are bounded by --pit-size/N. Default: one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 }
