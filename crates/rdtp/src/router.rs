@@ -103,10 +103,13 @@ pub struct Snapshot {
     pub cs: CsStats,
     /// Units in the content store now.
     pub cs_entries: usize,
-    /// Payload bytes in the content store now.
+    /// Bytes the content store counts against its budget now (payload and per-unit
+    /// bookkeeping, `rdtp_proto::router::CACHED_UNIT_OVERHEAD`).
     pub cs_bytes: u64,
     /// Units pending now.
     pub pit_entries: usize,
+    /// Bytes of unverified blocks and units in verification staging now.
+    pub staging_bytes: usize,
     /// The socket's counters.
     pub socket: SocketStats,
 }
@@ -122,14 +125,14 @@ impl Snapshot {
 }
 
 /// Numbers in `now` minus those in `then`, over `dt`, for every counter (recursively);
-/// the gauges (`*_entries`, `*_bytes` of the store) and the elapsed time are kept as they are.
+/// the gauges (`*_entries`, `*_bytes`: the tables now) and the elapsed time are kept as they are.
 fn per_second(now: &serde_json::Value, then: &serde_json::Value, dt: f64) -> serde_json::Value {
     use serde_json::Value;
     match (now, then) {
         (Value::Object(a), Value::Object(b)) => Value::Object(
             a.iter()
                 .map(|(k, v)| {
-                    let gauge = k == "elapsed_s" || k.ends_with("_entries") || k == "cs_bytes";
+                    let gauge = k == "elapsed_s" || k.ends_with("_entries") || k.ends_with("_bytes");
                     let out = if gauge { v.clone() } else { per_second(v, b.get(k).unwrap_or(&Value::Null), dt) };
                     (k.clone(), out)
                 })
@@ -189,6 +192,7 @@ impl Snapshot {
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
         self.router.add(&o.router);
         self.pit_entries += o.pit_entries;
+        self.staging_bytes += o.staging_bytes;
         self.socket.datagrams_in += o.socket.datagrams_in;
         self.socket.sends += o.socket.sends;
         self.socket.send_drops += o.socket.send_drops;
@@ -449,6 +453,7 @@ impl Worker {
             cs_entries: self.core.cs_len(),
             cs_bytes: self.core.cs_bytes(),
             pit_entries: self.core.pit_len(),
+            staging_bytes: self.core.staging_bytes(),
             socket: SocketStats {
                 datagrams_per_worker: vec![self.socket_stats.datagrams_in],
                 ..self.socket_stats.clone()

@@ -15,9 +15,10 @@
 //!   `CsTracer` complain that theirs read 0).
 //!
 //! It is generic over the key and the value so it can be tested on its own; the router uses
-//! `K = (Eid, u64 /* offset */)` and `V` = a cached Data payload. [`SharedStore`] puts one
-//! store behind a lock for several owners: the router cores of one runtime, so that the
-//! store is one as far as a user can tell.
+//! `K = (Eid, u64 /* offset */)` and `V` = a cached Data payload, which weighs its payload
+//! plus what the store spends holding it ([`entry_overhead`]), so that `capacity_bytes`
+//! bounds memory. [`SharedStore`] puts one store behind a lock for several owners: the
+//! router cores of one runtime, so that the store is one as far as a user can tell.
 //!
 //! # What it must not do
 //!
@@ -223,6 +224,12 @@ pub struct CsConfig {
 impl CsConfig {
     /// NFD's default content store size, in packets.
     pub const DEFAULT_CAPACITY_UNITS: usize = 65_536;
+    /// A router's default byte budget (`rdtp route --cs-bytes`, [`super::RouterConfig`]'s
+    /// default): 256 MiB. It holds a 60 MB object with room to spare once every entry's
+    /// bookkeeping is counted (≈ 75 MB of budget at 1 402-byte units), and bounds what
+    /// large, overlapping units can make the store hold: 65 536 units of 64 KiB would be
+    /// 4.3 GB.
+    pub const DEFAULT_CAPACITY_BYTES: u64 = 256 << 20;
 }
 
 impl Default for CsConfig {
@@ -711,6 +718,17 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
         }
         self.head = i;
     }
+}
+
+/// Bytes a [`ContentStore<K, V>`] spends on each entry besides the value's own allocations:
+/// the entry record (key, value's inline part, size, list links, `lfu` fields) and its slot
+/// in the key index (key, position, control byte). A value type that wants its weight
+/// ([`Weigh::bytes`]) to be what holding it really costs adds this to its payload (the
+/// router's cached units do). The store's two tables never hold more than
+/// `capacity_units` entries, whatever their weight, and may have grown up to twice that
+/// (`Vec` and hash-table growth), so the slack is bounded by the unit capacity.
+pub const fn entry_overhead<K, V>() -> usize {
+    size_of::<Entry<K, V>>() + size_of::<(K, usize)>() + 1
 }
 
 /// A [`ContentStore`] shared by several owners, e.g. the router cores of one runtime (one

@@ -92,6 +92,9 @@ const CONTROL_CAPACITY: usize = 4096;
 const UNIT_SIZES: usize = 8;
 /// Buffers kept for reuse by the transmit queue.
 const POOL: usize = 1024;
+/// Largest buffer kept for reuse (a Data of the default unit fits): larger ones, for units
+/// of up to 64 KiB, are freed once sent, so the pool holds at most `POOL` × 4 KiB.
+const POOL_BUFFER: usize = 4096;
 /// Room for a resolve's query (the longest name) in a forwarded resolve.
 const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
 /// Learned routes waiting for [`Router::poll_learned_route`] at most (beyond, the oldest go).
@@ -119,7 +122,9 @@ pub struct RouterConfig {
     pub id: NodeId,
     /// Where requests go.
     pub fib: Fib,
-    /// The content store: capacity, replacement and admission.
+    /// The content store: capacity, replacement and admission. By default 65 536 units or
+    /// [`CsConfig::DEFAULT_CAPACITY_BYTES`] (256 MiB, each unit weighing its payload and
+    /// [`CACHED_UNIT_OVERHEAD`]), whichever is reached first.
     pub cs: CsConfig,
     /// Most units pending at once; beyond, requests for new units get `Busy`.
     pub pit_capacity: usize,
@@ -170,7 +175,7 @@ impl Default for RouterConfig {
         RouterConfig {
             id: NodeId::label("router").expect("valid label"),
             fib: Fib::default(),
-            cs: CsConfig::default(),
+            cs: CsConfig { capacity_bytes: CsConfig::DEFAULT_CAPACITY_BYTES, ..CsConfig::default() },
             pit_capacity: 65_536,
             lifetime: Duration::from_secs(4),
             retx_suppression: Duration::from_millis(10),
@@ -201,9 +206,16 @@ impl CachedUnit {
     }
 }
 
+/// Bytes a cached unit costs besides its payload: the store's entry and index slot
+/// ([`cs::entry_overhead`]) and the payload allocation's header and rounding (≤ 24 bytes
+/// with glibc's malloc).
+pub const CACHED_UNIT_OVERHEAD: usize = cs::entry_overhead::<(Eid, u64), CachedUnit>() + 24;
+
 impl Weigh for CachedUnit {
+    /// What holding the unit costs: its payload and [`CACHED_UNIT_OVERHEAD`], so that
+    /// [`CsConfig::capacity_bytes`] bounds the store's memory, not only its payload.
     fn bytes(&self) -> usize {
-        self.payload.len()
+        self.payload.len() + CACHED_UNIT_OVERHEAD
     }
 }
 
@@ -454,7 +466,8 @@ impl Router {
     pub fn cs_stats(&self) -> CsStats {
         *self.cs.lock().stats()
     }
-    /// Units in the content store, and their payload bytes.
+    /// Units in the content store, and the bytes they count against its byte capacity
+    /// (payload and [`CACHED_UNIT_OVERHEAD`] each).
     pub fn cs_len(&self) -> usize {
         self.cs.lock().len()
     }
@@ -1307,7 +1320,7 @@ impl Router {
     }
 
     fn recycle(&mut self, b: Vec<u8>) {
-        if self.pool.len() < POOL {
+        if self.pool.len() < POOL && b.capacity() <= POOL_BUFFER {
             self.pool.push(b);
         }
     }

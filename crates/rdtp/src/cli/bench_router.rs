@@ -1,16 +1,18 @@
 //! `rdtp bench router` — what a caching router costs and gives on loopback.
 //!
 //! Not a timed test. For each run it starts `rdtp serve --pattern SIZE` and `rdtp route`
-//! (`--workers` as given, default one per core; a content store sized for the object)
-//! as child processes, then fetches the object three times with `rdtp fetch … -o /dev/null
-//! --json`: through the router with a cold store (every unit a miss, forwarded to the
-//! server), through it again with a warm store (every unit a hit; 300 ms later, for the
-//! proofs of the last blocks to come back), and directly from the server. Per fetch it
-//! reports goodput and the CPU seconds each process spent during it (client from `wait4`,
-//! router and server from `/proc/PID/stat`), and at the end the router's peak RSS.
+//! (`--workers` as given, default one per core; a content store sized for the object, in
+//! units and in bytes) as child processes, then fetches the object three times with
+//! `rdtp fetch … -o /dev/null --json`: through the router with a cold store (every unit a
+//! miss, forwarded to the server), through it again with a warm store (every unit a hit;
+//! 300 ms later, for the proofs of the last blocks to come back), and directly from the
+//! server. Per fetch it reports goodput and the CPU seconds each process spent during it
+//! (client from `wait4`, router and server from `/proc/PID/stat`), and at the end the
+//! router's peak RSS.
 
 use rdtp::args::human_size;
 use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp_proto::router::CACHED_UNIT_OVERHEAD;
 use rdtp_proto::wire::DEFAULT_UNIT;
 
 use super::bench::{BenchArgs, Daemon, fetch, table};
@@ -28,10 +30,12 @@ pub struct RouterArgs {
 }
 
 /// `rdtp route` options for a store that holds `objects` objects of `size` bytes fetched in
-/// units of `unit` bytes, whole: their units (and 16 more each).
-pub(super) fn store_for(size: u64, unit: u16, objects: u64) -> [String; 2] {
+/// units of `unit` bytes, whole: their units (and 16 more each), in units and in bytes
+/// (payload and bookkeeping each).
+pub(super) fn store_for(size: u64, unit: u16, objects: u64) -> [String; 4] {
     let units = (size.div_ceil(u64::from(unit)) + 16) * objects;
-    ["--cs-size".into(), units.to_string()]
+    let bytes = units * (u64::from(unit) + CACHED_UNIT_OVERHEAD as u64);
+    ["--cs-size".into(), units.to_string(), "--cs-bytes".into(), bytes.to_string()]
 }
 
 /// CPU seconds (user + system) process `pid` has used so far.

@@ -644,3 +644,11 @@ fn shared_handles_are_one_store() {
     assert_eq!((stats.hits, stats.evictions), (1, 1));
     assert!(format!("{a:?}").contains("ContentStore"));
 }
+
+/// What an entry costs besides its value covers at least its key, its index slot and list
+/// links (a router's cached unit adds it to its weight).
+#[test]
+fn entry_overhead_counts_the_entry_and_its_index_slot() {
+    let o = entry_overhead::<[u8; 40], Val>();
+    assert!(o >= 2 * 40 + size_of::<Val>() + 2 * size_of::<usize>(), "{o}");
+}
