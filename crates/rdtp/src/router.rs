@@ -37,7 +37,9 @@
 //! they serve different objects at the same instant. The other limits are the workers' own,
 //! each `1/workers` of the configured total: pending units (`--pit-size`), verification
 //! staging (32 MiB) and known tree nodes (65 536), so their memory is that of one router
-//! whatever the core count; one object's pending units are bounded by its worker's share.
+//! — but each worker gets at least what one fast fetch needs (4 096 units, 4 MiB, 8 192
+//! nodes: one object's requests all reach one worker), so on more than 8 cores the totals
+//! grow ([`staging_bytes`] gives the staging total, which `rdtp route` prints).
 //! Workers tell each other the routes they learn from resolve answers (a channel each,
 //! drained after every receive, before the datagrams are handled — a request that follows
 //! a resolve can only be received after the route was sent), and publish their counters
@@ -313,6 +315,31 @@ fn steering_program(workers: u32) -> Vec<libc::sock_filter> {
     prog
 }
 
+/// Least pending units, staging bytes and known tree nodes a worker gets however many
+/// share the configured totals (unless a total is smaller): every request for one object
+/// goes to one worker, and these are what one fast fetch needs there — a window of a few
+/// thousand units, blocks waiting for their proofs for a round trip (a 60 MB fetch at
+/// 0.8 Gbit/s kept < 1 MiB staged), the nodes of a few objects' paths.
+const WORKER_MIN_PIT: usize = 4096;
+const WORKER_MIN_STAGING: usize = 4 << 20;
+const WORKER_MIN_KNOWN_NODES: usize = 8192;
+
+/// A worker's share of `total` among `workers`: `1/workers` of it, but at least `floor`
+/// (or all of it, if smaller).
+fn share(total: usize, workers: usize, floor: usize) -> usize {
+    total.div_ceil(workers.max(1)).max(floor.min(total))
+}
+
+/// Bytes of verification staging a router with `config` on `workers` workers may hold in
+/// all: each worker's share ([`RouteOptions::workers`]), summed; part of the memory budget
+/// `rdtp route` prints.
+pub fn staging_bytes(config: &RouterConfig, workers: usize) -> u64 {
+    match workers {
+        0 | 1 => config.verify.staging_bytes as u64,
+        n => (share(config.verify.staging_bytes, n, WORKER_MIN_STAGING) * n) as u64,
+    }
+}
+
 /// The configuration of worker `index` of `workers`: its share of the limits that are
 /// per worker (pending units, staging, known nodes; the content store is shared, see the
 /// module docs), its class of tags, its own randomness, learned routes exported when there
@@ -320,10 +347,9 @@ fn steering_program(workers: u32) -> Vec<libc::sock_filter> {
 fn worker_config(config: &RouterConfig, index: usize, workers: usize) -> RouterConfig {
     let mut c = config.clone();
     if workers > 1 {
-        let share = |n: usize| n.div_ceil(workers);
-        c.pit_capacity = share(c.pit_capacity).max(1);
-        c.verify.staging_bytes = share(c.verify.staging_bytes);
-        c.verify.known_nodes = share(c.verify.known_nodes);
+        c.pit_capacity = share(c.pit_capacity, workers, WORKER_MIN_PIT).max(1);
+        c.verify.staging_bytes = share(c.verify.staging_bytes, workers, WORKER_MIN_STAGING);
+        c.verify.known_nodes = share(c.verify.known_nodes, workers, WORKER_MIN_KNOWN_NODES);
         c.export_learned_routes = true;
         c.tags = TagClass { modulus: workers as u32, residue: index as u32 };
         let mix = (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -712,9 +738,18 @@ mod tests {
                 assert_eq!(c.tags, TagClass { modulus: workers as u32, residue: i as u32 });
                 assert_eq!(c.cs, config.cs, "the store is shared, not divided");
                 assert_eq!(c.pit_capacity, config.pit_capacity.div_ceil(workers));
+                assert_eq!(c.verify.staging_bytes, config.verify.staging_bytes.div_ceil(workers));
             }
         }
         assert_eq!(worker_config(&config, 0, 1).tags, TagClass::default());
+        assert_eq!(staging_bytes(&config, 2), 32 << 20);
+        // Many workers: each keeps what one fast fetch needs; the totals grow.
+        let c = worker_config(&config, 5, 64);
+        assert_eq!((c.pit_capacity, c.verify.staging_bytes, c.verify.known_nodes), (4096, 4 << 20, 8192));
+        assert_eq!(staging_bytes(&config, 64), 64 * (4 << 20));
+        // A total smaller than the floor is not raised.
+        let small = RouterConfig { pit_capacity: 100, ..RouterConfig::default() };
+        assert_eq!(worker_config(&small, 0, 64).pit_capacity, 100);
     }
 
     #[test]

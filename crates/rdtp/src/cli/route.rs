@@ -48,8 +48,8 @@ pub struct Args {
     /// plus its bookkeeping (≈ 180 bytes), so a 60 MB object takes ≈ 65 MiB at the default
     /// unit. The default, 256MiB, holds such an object with room to spare and bounds the
     /// memory whatever units are asked for (units can be 64 KiB and overlap). The memory
-    /// budget printed at start is this plus verification staging (32 MiB); the pending
-    /// table and buffers stay within 64 MiB more.
+    /// budget printed at start is this plus verification staging (32 MiB, at least 4 MiB
+    /// per worker); the pending table and buffers stay within 64 MiB more.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub cs_bytes: String,
     /// Replacement policy of the content store: lru, lfu, fifo or random.
@@ -58,8 +58,8 @@ pub struct Args {
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
-    /// Most units pending upstream at once, in all (each worker holds 1/N of them; beyond,
-    /// requests get Busy).
+    /// Most units pending upstream at once, in all (each worker holds 1/N of them, at least
+    /// 4096; beyond, requests get Busy).
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
@@ -80,8 +80,10 @@ pub struct Args {
     /// the request they answer. How capacity is divided: the workers share one content
     /// store (the whole --cs-size and --cs-bytes: an object up to that size is cached
     /// whole on any number of cores); each worker has 1/N of --pit-size, of verification
-    /// staging (32 MiB in all) and of the known tree nodes (65536 in all), so one object's
-    /// pending units are bounded by --pit-size/N. Default: one per CPU core.
+    /// staging (32 MiB in all) and of the known tree nodes (65536 in all), but at least
+    /// 4096 units, 4 MiB and 8192 nodes (one object's requests all go to one worker, and
+    /// one fast fetch needs that much), so these totals grow beyond 8 workers. Default:
+    /// one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 }
@@ -144,7 +146,11 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
     let id = config.id;
-    let staging = config.verify.staging_bytes as u64;
+    if a.workers == Some(0) {
+        return Err(Error::Usage("--workers must be at least 1".into()));
+    }
+    let workers = a.workers.unwrap_or_else(rdtp::server::default_workers);
+    let staging = rdtp::router::staging_bytes(&config, workers);
     let cs = format!(
         "{} or {} units, {}, insert {}; verification staging {}: memory budget {}",
         human_size(config.cs.capacity_bytes),
@@ -154,10 +160,6 @@ pub fn run(a: Args) -> Result<i32> {
         human_size(staging),
         human_size(config.cs.capacity_bytes.saturating_add(staging)),
     );
-    if a.workers == Some(0) {
-        return Err(Error::Usage("--workers must be at least 1".into()));
-    }
-    let workers = a.workers.unwrap_or_else(rdtp::server::default_workers);
     map_large_allocations();
     let mut rt = RouterRuntime::bind(RouteOptions { listen, config, workers })?;
     let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
