@@ -1,31 +1,49 @@
 //! The router runtime: the [`rdtp_proto::router::Router`] core on UDP sockets, on one
 //! thread or several.
 //!
-//! Downstreams (receivers, routers nearer to them) talk to the listening socket; requests
-//! the router sends itself (to servers, routers nearer to the content) leave from an
-//! *upstream* socket of its own (an ephemeral port on the listening address), where their
-//! answers come back: a datagram's type says which socket it leaves from (requests upstream,
-//! answers downstream). Datagrams arrive in batches (`recvmmsg` with GRO); the core's answers
-//! leave in GSO batches per destination. The runtime adds no protocol logic: the core
-//! decides everything, the runtime moves bytes and time and reports the core's counters
-//! ([`Snapshot`]).
+//! Everything a router sends leaves from its listening address: answers to downstreams
+//! (receivers, routers nearer to them) and the requests it sends itself to its next hops
+//! (servers, routers nearer to the content), whose answers come back to that address. A
+//! peer therefore sees the router under one address, the one in its forwarding table, and
+//! "never back to the peer a request came from" (`docs/PROTOCOL.md`, Routers: Loops) holds
+//! between two routers that route to each other. Datagrams arrive in batches (`recvmmsg`
+//! with GRO); the core's output leaves in GSO batches per destination. The runtime adds no
+//! protocol logic: the core decides everything, the runtime moves bytes and time and
+//! reports the core's counters ([`Snapshot`]).
 //!
 //! # Workers
 //!
-//! With [`RouteOptions::workers`] > 1 each worker is a whole router core on its own thread,
-//! with its own listening socket (`SO_REUSEPORT` on one address, the first bound alone so a
-//! port someone holds is refused) and its own upstream socket, and a share of the limits
-//! (content store, pending table, staging: each `1/workers` of the configured size). The
-//! listening sockets' group steers each request by the object it asks for (a BPF program,
-//! `steering_program`), so every request for one object reaches the same worker whoever
-//! sends it: coalescing and hits work across receivers as on one core, and the store's
-//! capacity is not divided by duplicates. One object is served by one core (as one name
-//! prefix is by one forwarding thread in NDN-DPDK); many objects use them all. Answers from upstream return to
-//! the worker that asked. Workers share no lock on the hot path; they tell each other the
-//! routes they learn from resolve answers (a channel each, drained after every receive,
-//! before the datagrams are handled — a request that follows a resolve can only be
-//! received after the route was sent), and publish their counters for reports at most
-//! every 50 ms.
+//! With [`RouteOptions::workers`] > 1 each worker is a router core on its own thread, with
+//! its own socket on the listening address (`SO_REUSEPORT`; the first bound alone, so a
+//! port someone holds is refused). A classic BPF program on the sockets' group
+//! (`steering_program`) picks the worker of each datagram by its contents:
+//!
+//! * a Request or ProofRequest goes to the worker of its object (the EID's first word mod
+//!   the workers), whoever sends it: every request for one object meets the same pending
+//!   entries, staged blocks and verified tree nodes, so coalescing works across receivers
+//!   as on one core. One object is served by one core (as one name prefix is by one
+//!   forwarding thread in NDN-DPDK); many objects use them all;
+//! * an answer (Data, Nack, Retry, ResolveResponse, ListResponse, Proof) goes to the
+//!   worker whose request it answers: worker `i` of `n` picks its tags ≡ `i` (mod `n`)
+//!   ([`rdtp_proto::router::TagClass`]) and every answer carries its tag at bytes 8–11;
+//! * anything else (resolves, lists, malformed datagrams) by the kernel's hash of the
+//!   addresses.
+//!
+//! **How capacity is divided.** The workers share **one content store** (its whole
+//! `--cs-size` and `--cs-bytes`): an object up to the store's capacity is cached whole
+//! whatever the number of cores, and hits, evictions and the byte budget are those of one
+//! store. The store's lock is taken once per unit looked up or cached (never while another
+//! is held); since requests for one object go to one worker, workers contend only when
+//! they serve different objects at the same instant. The other limits are the workers' own,
+//! each `1/workers` of the configured total: pending units (`--pit-size`), verification
+//! staging (32 MiB) and known tree nodes (65 536), so their memory is that of one router
+//! — but each worker gets at least what one fast fetch needs (4 096 units, 4 MiB, 8 192
+//! nodes: one object's requests all reach one worker), so on more than 8 cores the totals
+//! grow ([`staging_bytes`] gives the staging total, which `rdtp route` prints).
+//! Workers tell each other the routes they learn from resolve answers (a channel each,
+//! drained after every receive, before the datagrams are handled — a request that follows
+//! a resolve can only be received after the route was sent), and publish their counters
+//! for reports at most every 50 ms.
 //!
 //! Run it in the current thread with [`RouterRuntime::run_with`] (the `rdtp route` command
 //! does, with signal handling and periodic reports) or in a background thread with
@@ -41,7 +59,7 @@ use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
 use rdtp_proto::router::cs::CsStats;
 use rdtp_proto::router::fib::LEARNED_ROUTES;
-use rdtp_proto::router::{Router, RouterConfig, RouterStats};
+use rdtp_proto::router::{Router, RouterConfig, RouterStats, RouterStore, TagClass};
 use rdtp_proto::wire::PacketType;
 use serde::Serialize;
 
@@ -72,7 +90,7 @@ pub struct SocketStats {
     pub sends: u64,
     /// Datagrams dropped because the socket stayed full or sending failed.
     pub send_drops: u64,
-    /// Datagrams received by each worker (its listening and upstream sockets).
+    /// Datagrams received by each worker.
     pub datagrams_per_worker: Vec<u64>,
 }
 
@@ -83,14 +101,17 @@ pub struct Snapshot {
     pub elapsed_s: f64,
     /// The core's counters (totals).
     pub router: RouterStats,
-    /// The content store's own counters.
+    /// The content store's own counters (one store, shared by the workers).
     pub cs: CsStats,
     /// Units in the content store now.
     pub cs_entries: usize,
-    /// Payload bytes in the content store now.
+    /// Bytes the content store counts against its budget now (payload and per-unit
+    /// bookkeeping, `rdtp_proto::router::CACHED_UNIT_OVERHEAD`).
     pub cs_bytes: u64,
     /// Units pending now.
     pub pit_entries: usize,
+    /// Bytes of unverified blocks and units in verification staging now.
+    pub staging_bytes: usize,
     /// The socket's counters.
     pub socket: SocketStats,
 }
@@ -106,14 +127,14 @@ impl Snapshot {
 }
 
 /// Numbers in `now` minus those in `then`, over `dt`, for every counter (recursively);
-/// the gauges (`*_entries`, `*_bytes` of the store) and the elapsed time are kept as they are.
+/// the gauges (`*_entries`, `*_bytes`: the tables now) and the elapsed time are kept as they are.
 fn per_second(now: &serde_json::Value, then: &serde_json::Value, dt: f64) -> serde_json::Value {
     use serde_json::Value;
     match (now, then) {
         (Value::Object(a), Value::Object(b)) => Value::Object(
             a.iter()
                 .map(|(k, v)| {
-                    let gauge = k == "elapsed_s" || k.ends_with("_entries") || k == "cs_bytes";
+                    let gauge = k == "elapsed_s" || k.ends_with("_entries") || k.ends_with("_bytes");
                     let out = if gauge { v.clone() } else { per_second(v, b.get(k).unwrap_or(&Value::Null), dt) };
                     (k.clone(), out)
                 })
@@ -167,14 +188,13 @@ impl std::fmt::Display for Snapshot {
 }
 
 impl Snapshot {
-    /// Add another worker's counters and gauges.
+    /// Add another worker's counters and gauges. The content store's (`cs`, `cs_entries`,
+    /// `cs_bytes`) are left as they are: the workers share one store, which `self` reports.
     fn add(&mut self, o: &Snapshot) {
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
         self.router.add(&o.router);
-        self.cs.add(&o.cs);
-        self.cs_entries += o.cs_entries;
-        self.cs_bytes += o.cs_bytes;
         self.pit_entries += o.pit_entries;
+        self.staging_bytes += o.staging_bytes;
         self.socket.datagrams_in += o.socket.datagrams_in;
         self.socket.sends += o.socket.sends;
         self.socket.send_drops += o.socket.send_drops;
@@ -217,11 +237,10 @@ struct Board {
     slots: Vec<Mutex<Snapshot>>,
 }
 
-/// One router core with its sockets.
+/// One router core with its socket.
 struct Worker {
     index: usize,
-    down: Sock,
-    up: Sock,
+    sock: Sock,
     core: Router,
     clock: Clock,
     stop: StopSignal,
@@ -250,51 +269,91 @@ impl Running<'_> {
     }
 }
 
-/// Where a Request's EID starts in its datagram, and a ProofRequest's (`docs/PROTOCOL.md`).
+/// Where a Request's EID starts in its datagram, a ProofRequest's, and every answer's tag
+/// (`docs/PROTOCOL.md`).
 const REQUEST_EID_AT: u32 = 20;
 const PROOF_REQUEST_EID_AT: u32 = 12;
+const ANSWER_TAG_AT: u32 = rdtp_proto::wire::RESPONSE_TAG_AT as u32;
 
-/// The program that steers requests among the workers' sockets by *what* they ask for,
-/// not by who asks: socket `(first four bytes of the EID) mod workers` for a Request and a
-/// ProofRequest, as NDN-DPDK dispatches Interests to forwarding threads by a hash of their
-/// name (the EID is a hash already). Every request for one object reaches the same worker
-/// — its content store, pending entries, staged blocks and verified tree nodes — from
-/// whichever receiver. Anything else (resolves, lists, malformed datagrams) goes by the
-/// kernel's usual hash of the addresses. One object is thus served by one core: scaling
-/// comes from many objects.
+/// The program that steers datagrams among the workers' sockets (see the module docs):
+/// socket `(first word of the EID) mod workers` for a Request and a ProofRequest — by
+/// *what* is asked, not by who asks, as NDN-DPDK dispatches Interests to forwarding
+/// threads by a hash of their name (the EID is a hash already) — and `tag mod workers` for
+/// an answer, the worker that picked the tag of the request it answers. Resolves, lists
+/// and anything else go by the kernel's usual hash of the addresses (an index past the
+/// group). Words are read big-endian, as the codec writes them.
 fn steering_program(workers: u32) -> Vec<libc::sock_filter> {
     use libc::{BPF_A, BPF_ABS, BPF_ALU, BPF_B, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MOD, BPF_RET, BPF_W, sock_filter};
     let op = |code: u32, k: u32| sock_filter { code: code as u16, jt: 0, jf: 0, k };
-    // Compare the type with `ty`; not equal: skip the three instructions of `pick`.
-    let is = |ty: PacketType| sock_filter { code: (BPF_JMP | BPF_JEQ | BPF_K) as u16, jt: 0, jf: 3, k: ty as u32 };
-    let pick = |eid_at: u32| {
-        [op(BPF_LD | BPF_W | BPF_ABS, eid_at), op(BPF_ALU | BPF_MOD | BPF_K, workers.max(1)), op(BPF_RET | BPF_A, 0)]
-    };
-    let mut prog = vec![op(BPF_LD | BPF_B | BPF_ABS, 3), is(PacketType::Request)];
-    prog.extend(pick(REQUEST_EID_AT));
-    prog.push(is(PacketType::ProofRequest));
-    prog.extend(pick(PROOF_REQUEST_EID_AT));
+    // Where the word that picks the socket is, by type; the checks come first, then the
+    // fallback, then one three-instruction pick per offset, in this order.
+    let answers = [
+        PacketType::Data,
+        PacketType::Nack,
+        PacketType::ResolveResponse,
+        PacketType::ListResponse,
+        PacketType::Retry,
+        PacketType::Proof,
+    ];
+    let picks = [ANSWER_TAG_AT, REQUEST_EID_AT, PROOF_REQUEST_EID_AT];
+    let mut checks: Vec<(PacketType, usize)> = answers.iter().map(|&ty| (ty, 0)).collect();
+    checks.push((PacketType::Request, 1));
+    checks.push((PacketType::ProofRequest, 2));
+    let mut prog = vec![op(BPF_LD | BPF_B | BPF_ABS, 3)];
+    let first_pick = 1 + checks.len() + 1;
+    for &(ty, pick) in &checks {
+        // A jump lands `jt` instructions after the one following it.
+        let jt = first_pick + 3 * pick - (prog.len() + 1);
+        prog.push(sock_filter { code: (BPF_JMP | BPF_JEQ | BPF_K) as u16, jt: jt as u8, jf: 0, k: ty as u32 });
+    }
     prog.push(op(BPF_RET | BPF_K, u32::MAX)); // no socket of that index: the usual hash
+    for at in picks {
+        prog.push(op(BPF_LD | BPF_W | BPF_ABS, at));
+        prog.push(op(BPF_ALU | BPF_MOD | BPF_K, workers.max(1)));
+        prog.push(op(BPF_RET | BPF_A, 0));
+    }
     prog
 }
 
-/// The configuration of worker `index` of `workers`: limits divided between them, its own
-/// randomness, learned routes exported when there are others to teach.
+/// Least pending units, staging bytes and known tree nodes a worker gets however many
+/// share the configured totals (unless a total is smaller): every request for one object
+/// goes to one worker, and these are what one fast fetch needs there — a window of a few
+/// thousand units, blocks waiting for their proofs for a round trip (a 60 MB fetch at
+/// 0.8 Gbit/s kept < 1 MiB staged), the nodes of a few objects' paths.
+const WORKER_MIN_PIT: usize = 4096;
+const WORKER_MIN_STAGING: usize = 4 << 20;
+const WORKER_MIN_KNOWN_NODES: usize = 8192;
+
+/// A worker's share of `total` among `workers`: `1/workers` of it, but at least `floor`
+/// (or all of it, if smaller).
+fn share(total: usize, workers: usize, floor: usize) -> usize {
+    total.div_ceil(workers.max(1)).max(floor.min(total))
+}
+
+/// Bytes of verification staging a router with `config` on `workers` workers may hold in
+/// all: each worker's share ([`RouteOptions::workers`]), summed; part of the memory budget
+/// `rdtp route` prints.
+pub fn staging_bytes(config: &RouterConfig, workers: usize) -> u64 {
+    match workers {
+        0 | 1 => config.verify.staging_bytes as u64,
+        n => (share(config.verify.staging_bytes, n, WORKER_MIN_STAGING) * n) as u64,
+    }
+}
+
+/// The configuration of worker `index` of `workers`: its share of the limits that are
+/// per worker (pending units, staging, known nodes; the content store is shared, see the
+/// module docs), its class of tags, its own randomness, learned routes exported when there
+/// are others to teach.
 fn worker_config(config: &RouterConfig, index: usize, workers: usize) -> RouterConfig {
     let mut c = config.clone();
     if workers > 1 {
-        let share = |n: usize| n.div_ceil(workers);
-        c.cs.capacity_units = share(c.cs.capacity_units);
-        if c.cs.capacity_bytes != u64::MAX {
-            c.cs.capacity_bytes = c.cs.capacity_bytes.div_ceil(workers as u64);
-        }
-        c.pit_capacity = share(c.pit_capacity).max(1);
-        c.verify.staging_bytes = share(c.verify.staging_bytes);
-        c.verify.known_nodes = share(c.verify.known_nodes);
+        c.pit_capacity = share(c.pit_capacity, workers, WORKER_MIN_PIT).max(1);
+        c.verify.staging_bytes = share(c.verify.staging_bytes, workers, WORKER_MIN_STAGING);
+        c.verify.known_nodes = share(c.verify.known_nodes, workers, WORKER_MIN_KNOWN_NODES);
         c.export_learned_routes = true;
+        c.tags = TagClass { modulus: workers as u32, residue: index as u32 };
         let mix = (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         c.seed ^= mix;
-        c.cs.seed ^= mix;
     }
     c
 }
@@ -328,16 +387,15 @@ impl RouterRuntime {
         // drained (no traffic) cannot be made to hold more than it would keep anyway.
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| sync_channel(LEARNED_ROUTES)).unzip();
         let clock = Clock::new();
+        // One content store for all (see the module docs).
+        let store = RouterStore::new(options.config.cs.clone());
         let mut built = Vec::with_capacity(workers);
         for (index, (down, routes_in)) in downs.into_iter().zip(receivers).enumerate() {
-            let up = socket::bind(SocketAddr::new(local.ip(), 0))
-                .map_err(|e| Error::network(format!("cannot bind an upstream socket on {}", local.ip()), e))?;
             let routes_out = senders.iter().enumerate().filter(|&(i, _)| i != index).map(|(_, s)| s.clone()).collect();
             built.push(Worker {
                 index,
-                down: Sock::new(down)?,
-                up: Sock::new(up)?,
-                core: Router::new(worker_config(&options.config, index, workers)),
+                sock: Sock::new(down)?,
+                core: Router::with_store(worker_config(&options.config, index, workers), store.clone()),
                 clock,
                 stop: StopSignal::new()?,
                 socket_stats: SocketStats::default(),
@@ -353,7 +411,15 @@ impl RouterRuntime {
 
     /// The address the listening sockets are bound to.
     pub fn local_addr(&self) -> SocketAddr {
-        self.first.down.local
+        self.first.sock.local
+    }
+
+    /// Set (or clear) the default route of every worker before it runs: e.g. for two
+    /// routers that route to each other, each bound before the other's address is known.
+    pub fn set_default_route(&mut self, next_hop: Option<SocketAddr>) {
+        for w in std::iter::once(&mut self.first).chain(self.others.iter_mut()) {
+            w.core.fib_mut().set_default(next_hop);
+        }
     }
 
     /// Routing threads (router cores).
@@ -389,7 +455,7 @@ impl RouterRuntime {
         let mut running = Vec::with_capacity(self.others.len());
         for mut w in self.others.drain(..) {
             let stopper = w.stop.remote()?;
-            let addr = w.down.local;
+            let addr = w.sock.local;
             running.push(Background::spawn("rdtp-router", addr, stopper, move || {
                 w.run(None, &mut |_| Next::Continue(None))
             })?);
@@ -409,10 +475,11 @@ impl Worker {
         Snapshot {
             elapsed_s: self.clock.now().as_secs_f64(),
             router: self.core.stats().clone(),
-            cs: *self.core.cs_stats(),
+            cs: self.core.cs_stats(),
             cs_entries: self.core.cs_len(),
             cs_bytes: self.core.cs_bytes(),
             pit_entries: self.core.pit_len(),
+            staging_bytes: self.core.staging_bytes(),
             socket: SocketStats {
                 datagrams_per_worker: vec![self.socket_stats.datagrams_in],
                 ..self.socket_stats.clone()
@@ -435,10 +502,10 @@ impl Worker {
         *self.board.slots[self.index].lock().unwrap_or_else(|p| p.into_inner()) = self.snapshot();
     }
 
-    /// Receive what waits on `which` (upstream or downstream) and hand it to the core:
-    /// whether anything (or an error) came.
-    fn receive(&mut self, batch: &mut RecvBatch, upstream: bool) -> bool {
-        let s = if upstream { &self.up } else { &self.down };
+    /// Receive what waits on the socket and hand it to the core: whether anything (or an
+    /// error) came.
+    fn receive(&mut self, batch: &mut RecvBatch) -> bool {
+        let s = &self.sock;
         match batch.recv(&s.state, &s.sock) {
             Ok(_) => {
                 // Routes the other workers learned before these datagrams were received.
@@ -461,34 +528,22 @@ impl Worker {
         }
     }
 
-    /// Send what the core has to send: requests from the upstream socket, everything else
-    /// (answers) from the listening one.
-    fn transmit(&mut self, down: &mut GsoBatch, up: &mut GsoBatch) {
-        while let Some(t) = self.core.poll_transmit(down.space()) {
-            if down.space().get(3).is_some_and(|&ty| PacketType::is_request_byte(ty)) {
-                let (from, to) = (down.space(), up.space());
-                to[..t.len].copy_from_slice(&from[..t.len]);
-                up.commit_to(&self.up.state, &self.up.sock, socket::for_socket(t.to, self.up.local), None, t.len);
-            } else {
-                down.commit_to(
-                    &self.down.state,
-                    &self.down.sock,
-                    socket::for_socket(t.to, self.down.local),
-                    None,
-                    t.len,
-                );
-            }
+    /// Send what the core has to send, requests and answers alike, from the listening
+    /// address (see the module docs).
+    fn transmit(&mut self, out: &mut GsoBatch) {
+        let s = &self.sock;
+        while let Some(t) = self.core.poll_transmit(out.space()) {
+            out.commit_to(&s.state, &s.sock, socket::for_socket(t.to, s.local), None, t.len);
         }
-        down.flush(&self.down.state, &self.down.sock);
-        up.flush(&self.up.state, &self.up.sock);
-        self.socket_stats.sends = down.sends + up.sends;
-        self.socket_stats.send_drops = down.dropped + up.dropped;
+        out.flush(&s.state, &s.sock);
+        self.socket_stats.sends = out.sends;
+        self.socket_stats.send_drops = out.dropped;
     }
 
     /// Route until stopped or `each` says [`Next::Stop`].
     fn run(&mut self, signals: Option<&signals::Blocked>, each: &mut dyn FnMut(&Worker) -> Next) -> Result<Snapshot> {
         let sigmask: Option<SigSet> = signals.map(signals::Blocked::wait_mask);
-        let (mut batch, mut down, mut up) = (RecvBatch::new(), GsoBatch::new(), GsoBatch::new());
+        let (mut batch, mut out) = (RecvBatch::new(), GsoBatch::new());
         let shared = !self.routes_out.is_empty();
         let (mut published, mut dirty) = (Instant::now(), false);
         loop {
@@ -498,8 +553,7 @@ impl Worker {
             if self.core.poll_timeout().is_some_and(|t| t <= self.clock.now()) {
                 self.core.handle_timeout(self.clock.now());
             }
-            // Answers from upstream first: they may satisfy what downstreams ask next.
-            let received = self.receive(&mut batch, true) | self.receive(&mut batch, false);
+            let received = self.receive(&mut batch);
             if shared {
                 // Before anything learned is answered downstream (see the module docs).
                 while let Some(route) = self.core.poll_learned_route() {
@@ -512,7 +566,7 @@ impl Worker {
                     }
                 }
             }
-            self.transmit(&mut down, &mut up);
+            self.transmit(&mut out);
             dirty |= received;
             if shared && dirty && published.elapsed() >= PUBLISH_EVERY {
                 self.publish();
@@ -528,7 +582,7 @@ impl Worker {
             let deadline = self.core.poll_timeout().map(|t| self.clock.until(t));
             let publish_within = (shared && dirty).then(|| PUBLISH_EVERY.saturating_sub(published.elapsed()));
             let timeout = [deadline, wake_within, publish_within].into_iter().flatten().min();
-            let r = socket::wait_readable(&[&self.down.sock, &self.up.sock], self.stop.wake_fd(), timeout, sigmask)
+            let r = socket::wait_readable(&[&self.sock.sock], self.stop.wake_fd(), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
             if r.wake {
                 self.stop.drain();
@@ -555,54 +609,147 @@ pub type RouterHandle = Background<Snapshot>;
 /// assert_eq!(stats.router.requests, 0);
 /// ```
 pub fn spawn(options: RouteOptions) -> Result<RouterHandle> {
-    let mut rt = RouterRuntime::bind(options)?;
-    let addr = rt.local_addr();
-    let stopper = rt.first.stop.remote()?;
-    Background::spawn("rdtp-router", addr, stopper, move || rt.run())
+    RouterRuntime::bind(options)?.spawn()
+}
+
+impl RouterRuntime {
+    /// Run this (bound) router in a background thread, as [`spawn`] does: e.g. after
+    /// [`RouterRuntime::set_default_route`].
+    pub fn spawn(mut self) -> Result<RouterHandle> {
+        let addr = self.local_addr();
+        let stopper = self.first.stop.remote()?;
+        Background::spawn("rdtp-router", addr, stopper, move || self.run())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Run a classic BPF program of the instructions `steering_program` uses on `packet`,
+    /// as the kernel does: a load past the end ends the program with 0.
+    fn run_bpf(prog: &[libc::sock_filter], packet: &[u8]) -> u32 {
+        use libc::{BPF_ABS, BPF_ALU, BPF_B, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MOD, BPF_RET, BPF_W};
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let i = prog[pc];
+            let code = u32::from(i.code);
+            pc += 1;
+            if code == BPF_LD | BPF_B | BPF_ABS {
+                let Some(&b) = packet.get(i.k as usize) else { return 0 };
+                a = u32::from(b);
+            } else if code == BPF_LD | BPF_W | BPF_ABS {
+                let Some(w) = packet.get(i.k as usize..i.k as usize + 4) else { return 0 };
+                a = u32::from_be_bytes(w.try_into().unwrap());
+            } else if code == BPF_JMP | BPF_JEQ | BPF_K {
+                pc += usize::from(if a == i.k { i.jt } else { i.jf });
+            } else if code == BPF_ALU | BPF_MOD | BPF_K {
+                a %= i.k;
+            } else if code == BPF_RET | libc::BPF_A {
+                return a;
+            } else if code == BPF_RET | BPF_K {
+                return i.k;
+            } else {
+                panic!("instruction {code:#x} not expected");
+            }
+        }
+    }
+
     #[test]
-    fn the_steering_program_reads_the_eid_where_the_codec_writes_it() {
-        use rdtp_proto::Eid;
-        use rdtp_proto::wire::{ByteRange, Options, ProofRequest, Request, RequestFlags};
+    fn the_steering_program_picks_the_eids_worker_for_requests_and_the_tags_for_answers() {
+        use rdtp_proto::wire::{
+            ByteRange, Data, DataFlags, ListRequest, ListResponseBuilder, Nack, NackCode, Options, Proof, ProofRequest,
+            Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
+        };
+        use rdtp_proto::{Eid, NodeId};
         let eid = Eid::of(b"steer");
-        let mut b = [0u8; 256];
+        let word = u32::from_be_bytes(eid.0[..4].try_into().unwrap());
+        let tag = 0x8765_4321u32;
+        let id = NodeId::label("r").unwrap();
+        let mut datagrams: Vec<(&str, Vec<u8>, Option<u32>)> = Vec::new();
+        let mut b = vec![0u8; 2048];
+        let mut add = |what, n: usize, b: &[u8], picks| datagrams.push((what, b[..n].to_vec(), picks));
+        let range = ByteRange::new(1 << 30, 1402);
         let r = Request {
             flags: RequestFlags(0),
             hop_limit: 32,
             unit: 1402,
-            tag: 7,
+            tag,
             nonce: 9,
             eid,
-            range: ByteRange::new(1 << 30, 1402),
+            range,
             options: Options::EMPTY,
         };
-        let n = r.encode(&mut b).unwrap();
-        assert_eq!(b[3], PacketType::Request as u8);
-        assert_eq!(&b[REQUEST_EID_AT as usize..][..4], &eid.0[..4]);
-        assert!(n >= REQUEST_EID_AT as usize + 4);
+        add("request", r.encode(&mut b).unwrap(), &b, Some(word));
         let p = ProofRequest {
             flags: RequestFlags(0),
             hop_limit: 32,
-            tag: 7,
+            tag,
             eid,
             block: 3,
             depth: 1,
             options: Options::EMPTY,
         };
-        p.encode(&mut b).unwrap();
-        assert_eq!(b[3], PacketType::ProofRequest as u8);
-        assert_eq!(&b[PROOF_REQUEST_EID_AT as usize..][..4], &eid.0[..4]);
-        // Type check, two picks of three instructions, the fallback.
-        let prog = steering_program(3);
-        assert_eq!(prog.len(), 10);
-        assert!(
-            prog.iter().filter(|i| i.code as u32 == (libc::BPF_ALU | libc::BPF_MOD | libc::BPF_K)).all(|i| i.k == 3)
-        );
+        add("proof request", p.encode(&mut b).unwrap(), &b, Some(word));
+        let d = Data {
+            flags: DataFlags(0),
+            hops: 0,
+            tag,
+            eid,
+            offset: 0,
+            total_size: 10,
+            served_by: id,
+            options: Options::EMPTY,
+            payload: b"0123456789",
+        };
+        add("data", d.encode(&mut b).unwrap(), &b, Some(tag));
+        let n = Nack { code: NackCode::NoRoute, hops: 0, tag, eid, offset: 0, length: 0, from: id, detail: "x" };
+        add("nack", n.encode(&mut b).unwrap(), &b, Some(tag));
+        add("retry", Retry { tag, token: &[7; 32] }.encode(&mut b).unwrap(), &b, Some(tag));
+        let rr = ResolveResponse { tag, eid, size: 10, name: "a" };
+        add("resolve response", rr.encode(&mut b).unwrap(), &b, Some(tag));
+        add("list response", ListResponseBuilder::new(&mut b).unwrap().finish(tag, 0, 0, false), &b, Some(tag));
+        let pr = Proof { hops: 0, tag, eid, block: 3, served_by: id, siblings: &[1; 32] };
+        add("proof", pr.encode(&mut b).unwrap(), &b, Some(tag));
+        let q = ResolveRequest { hop_limit: 32, tag, query: Query::Name("a"), options: Options::EMPTY };
+        add("resolve", q.encode(&mut b).unwrap(), &b, None);
+        let l = ListRequest { hop_limit: 32, tag, cursor: 0, options: Options::EMPTY };
+        add("list", l.encode(&mut b).unwrap(), &b, None);
+        add("not rdtp", 16, &[0xff; 16], None);
+        for workers in [1u32, 2, 3, 7] {
+            let prog = steering_program(workers);
+            for (what, d, word) in &datagrams {
+                let want = word.map_or(u32::MAX, |w| w % workers);
+                assert_eq!(run_bpf(&prog, d), want, "{what} with {workers} workers");
+            }
+            // Too short to read the type or the word: 0, as the kernel ends the program.
+            assert_eq!(run_bpf(&prog, &datagrams[0].1[..3]), 0);
+            assert_eq!(run_bpf(&prog, &datagrams[0].1[..10]), 0);
+        }
+        assert_eq!(REQUEST_EID_AT as usize, 20);
+    }
+
+    #[test]
+    fn worker_i_picks_tags_its_socket_is_steered() {
+        let config = RouterConfig::default();
+        for workers in [2, 3] {
+            for i in 0..workers {
+                let c = worker_config(&config, i, workers);
+                assert_eq!(c.tags, TagClass { modulus: workers as u32, residue: i as u32 });
+                assert_eq!(c.cs, config.cs, "the store is shared, not divided");
+                assert_eq!(c.pit_capacity, config.pit_capacity.div_ceil(workers));
+                assert_eq!(c.verify.staging_bytes, config.verify.staging_bytes.div_ceil(workers));
+            }
+        }
+        assert_eq!(worker_config(&config, 0, 1).tags, TagClass::default());
+        assert_eq!(staging_bytes(&config, 2), 32 << 20);
+        // Many workers: each keeps what one fast fetch needs; the totals grow.
+        let c = worker_config(&config, 5, 64);
+        assert_eq!((c.pit_capacity, c.verify.staging_bytes, c.verify.known_nodes), (4096, 4 << 20, 8192));
+        assert_eq!(staging_bytes(&config, 64), 64 * (4 << 20));
+        // A total smaller than the floor is not raised.
+        let small = RouterConfig { pit_capacity: 100, ..RouterConfig::default() };
+        assert_eq!(worker_config(&small, 0, 64).pit_capacity, 100);
     }
 
     #[test]

@@ -15,7 +15,10 @@
 //!   `CsTracer` complain that theirs read 0).
 //!
 //! It is generic over the key and the value so it can be tested on its own; the router uses
-//! `K = (Eid, u64 /* offset */)` and `V` = a cached Data payload.
+//! `K = (Eid, u64 /* offset */)` and `V` = a cached Data payload, which weighs its payload
+//! plus what the store spends holding it ([`entry_overhead`]), so that `capacity_bytes`
+//! bounds memory. [`SharedStore`] puts one store behind a lock for several owners: the
+//! router cores of one runtime, so that the store is one as far as a user can tell.
 //!
 //! # What it must not do
 //!
@@ -56,7 +59,7 @@ use core::fmt;
 use core::str::FromStr;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -221,6 +224,12 @@ pub struct CsConfig {
 impl CsConfig {
     /// NFD's default content store size, in packets.
     pub const DEFAULT_CAPACITY_UNITS: usize = 65_536;
+    /// A router's default byte budget (`rdtp route --cs-bytes`, [`super::RouterConfig`]'s
+    /// default): 256 MiB. It holds a 60 MB object with room to spare once every entry's
+    /// bookkeeping is counted (≈ 75 MB of budget at 1 402-byte units), and bounds what
+    /// large, overlapping units can make the store hold: 65 536 units of 64 KiB would be
+    /// 4.3 GB.
+    pub const DEFAULT_CAPACITY_BYTES: u64 = 256 << 20;
 }
 
 impl Default for CsConfig {
@@ -708,6 +717,61 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             self.entries[self.head].prev = i
         }
         self.head = i;
+    }
+}
+
+/// Bytes a [`ContentStore<K, V>`] spends on each entry besides the value's own allocations:
+/// the entry record (key, value's inline part, size, list links, `lfu` fields) and its slot
+/// in the key index (key, position, control byte). A value type that wants its weight
+/// ([`Weigh::bytes`]) to be what holding it really costs adds this to its payload (the
+/// router's cached units do). The store's two tables never hold more than
+/// `capacity_units` entries, whatever their weight, and may have grown up to twice that
+/// (`Vec` and hash-table growth), so the slack is bounded by the unit capacity.
+pub const fn entry_overhead<K, V>() -> usize {
+    size_of::<Entry<K, V>>() + size_of::<(K, usize)>() + 1
+}
+
+/// A [`ContentStore`] shared by several owners, e.g. the router cores of one runtime (one
+/// per thread, [`super::Router::with_store`]): one store as far as anyone can tell, so an
+/// object up to its capacity is cached whole whichever core handles it. Every operation
+/// takes the lock for that operation only (one lookup, one offer), so the critical sections
+/// are O(1) and no lock is ever held while another is taken. A single owner pays an
+/// uncontended lock per operation (two atomic instructions).
+///
+/// A lock poisoned by a panicking owner is taken anyway: every operation leaves the store
+/// consistent before it can panic (the panics are index bugs, never half-done updates).
+pub struct SharedStore<K, V>(Arc<Mutex<ContentStore<K, V>>>);
+
+impl<K, V> Clone for SharedStore<K, V> {
+    /// Another handle on the same store.
+    fn clone(&self) -> Self {
+        SharedStore(self.0.clone())
+    }
+}
+
+impl<K, V> fmt::Debug for SharedStore<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.try_lock() {
+            Ok(cs) => cs.fmt(f),
+            Err(_) => f.write_str("SharedStore(<locked>)"),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Weigh> SharedStore<K, V> {
+    /// A new, empty store behind its own lock.
+    pub fn new(cfg: CsConfig) -> Self {
+        SharedStore(Arc::new(Mutex::new(ContentStore::new(cfg))))
+    }
+
+    /// The store, locked until the guard is dropped. Do not hold it while taking another.
+    pub fn lock(&self) -> MutexGuard<'_, ContentStore<K, V>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether `other` is a handle on the same store.
+    pub fn same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

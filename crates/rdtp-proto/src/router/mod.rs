@@ -75,7 +75,7 @@ use crate::wire::{
     Retry,
 };
 use annotate::Anticipation;
-use cs::{ContentStore, CsConfig, CsStats, Weigh};
+use cs::{CsConfig, CsStats, SharedStore, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
 use pit::{PitEntry, PitKey};
@@ -92,6 +92,9 @@ const CONTROL_CAPACITY: usize = 4096;
 const UNIT_SIZES: usize = 8;
 /// Buffers kept for reuse by the transmit queue.
 const POOL: usize = 1024;
+/// Largest buffer kept for reuse (a Data of the default unit fits): larger ones, for units
+/// of up to 64 KiB, are freed once sent, so the pool holds at most `POOL` × 4 KiB.
+const POOL_BUFFER: usize = 4096;
 /// Room for a resolve's query (the longest name) in a forwarded resolve.
 const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
 /// Learned routes waiting for [`Router::poll_learned_route`] at most (beyond, the oldest go).
@@ -119,7 +122,9 @@ pub struct RouterConfig {
     pub id: NodeId,
     /// Where requests go.
     pub fib: Fib,
-    /// The content store: capacity, replacement and admission.
+    /// The content store: capacity, replacement and admission. By default 65 536 units or
+    /// [`CsConfig::DEFAULT_CAPACITY_BYTES`] (256 MiB, each unit weighing its payload and
+    /// [`CACHED_UNIT_OVERHEAD`]), whichever is reached first.
     pub cs: CsConfig,
     /// Most units pending at once; beyond, requests for new units get `Busy`.
     pub pit_capacity: usize,
@@ -143,6 +148,26 @@ pub struct RouterConfig {
     /// Keep the routes learned from resolves for [`Router::poll_learned_route`] (a runtime
     /// with several cores hands them to its other routers; nobody else needs them).
     pub export_learned_routes: bool,
+    /// Which tags the router picks for the requests it sends (see [`TagClass`]).
+    pub tags: TagClass,
+}
+
+/// The tags a router picks for its own requests: those ≡ `residue` (mod `modulus`). A
+/// runtime whose cores share one address gives core `i` of `n` the class `i` mod `n`, so
+/// the kernel can hand every answer (its tag at bytes 8–11, `docs/PROTOCOL.md`) to the
+/// core that asked. The default, `0 mod 1`, is every tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TagClass {
+    /// At least 1 (0 counts as 1).
+    pub modulus: u32,
+    /// Taken mod `modulus`.
+    pub residue: u32,
+}
+
+impl Default for TagClass {
+    fn default() -> Self {
+        TagClass { modulus: 1, residue: 0 }
+    }
 }
 
 impl Default for RouterConfig {
@@ -150,7 +175,7 @@ impl Default for RouterConfig {
         RouterConfig {
             id: NodeId::label("router").expect("valid label"),
             fib: Fib::default(),
-            cs: CsConfig::default(),
+            cs: CsConfig { capacity_bytes: CsConfig::DEFAULT_CAPACITY_BYTES, ..CsConfig::default() },
             pit_capacity: 65_536,
             lifetime: Duration::from_secs(4),
             retx_suppression: Duration::from_millis(10),
@@ -161,6 +186,7 @@ impl Default for RouterConfig {
             seed: 0,
             verify: VerifyConfig::default(),
             export_learned_routes: false,
+            tags: TagClass::default(),
         }
     }
 }
@@ -180,11 +206,21 @@ impl CachedUnit {
     }
 }
 
+/// Bytes a cached unit costs besides its payload: the store's entry and index slot
+/// ([`cs::entry_overhead`]) and the payload allocation's header and rounding (≤ 24 bytes
+/// with glibc's malloc).
+pub const CACHED_UNIT_OVERHEAD: usize = cs::entry_overhead::<(Eid, u64), CachedUnit>() + 24;
+
 impl Weigh for CachedUnit {
+    /// What holding the unit costs: its payload and [`CACHED_UNIT_OVERHEAD`], so that
+    /// [`CsConfig::capacity_bytes`] bounds the store's memory, not only its payload.
     fn bytes(&self) -> usize {
-        self.payload.len()
+        self.payload.len() + CACHED_UNIT_OVERHEAD
     }
 }
+
+/// The content store of a router; [`Router::with_store`] lets several share one.
+pub type RouterStore = SharedStore<(Eid, u64), CachedUnit>;
 
 /// A router's counters (all totals since it started; see also [`Router::cs_stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -346,7 +382,7 @@ struct OwnProof {
 pub struct Router {
     id: NodeId,
     fib: Fib,
-    cs: ContentStore<(Eid, u64), CachedUnit>,
+    cs: RouterStore,
     pit: ExpiringMap<PitKey, PitEntry>,
     upstream: ExpiringMap<u32, OutRequest>,
     control: ExpiringMap<u32, Forwarded>,
@@ -368,6 +404,8 @@ pub struct Router {
     /// Unit sizes seen in requests, most recent first.
     unit_sizes: Vec<u16>,
     rng: Pcg32,
+    /// The tags this router picks ([`RouterConfig::tags`]).
+    tags: TagClass,
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
     pool: Vec<Vec<u8>>,
     stats: RouterStats,
@@ -380,10 +418,17 @@ pub struct Router {
 
 impl Router {
     pub fn new(cfg: RouterConfig) -> Self {
+        let store = RouterStore::new(cfg.cs.clone());
+        Router::with_store(cfg, store)
+    }
+
+    /// A router whose content store is `store` (its own configuration applies; `cfg.cs` is
+    /// not used): the cores of one runtime share one store ([`Router::store`]).
+    pub fn with_store(cfg: RouterConfig, store: RouterStore) -> Self {
         Router {
             id: cfg.id,
             fib: cfg.fib,
-            cs: ContentStore::new(cfg.cs),
+            cs: store,
             pit: ExpiringMap::new(cfg.pit_capacity),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
             control: ExpiringMap::new(CONTROL_CAPACITY),
@@ -400,6 +445,7 @@ impl Router {
             tokens: HashMap::new(),
             unit_sizes: Vec::new(),
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
+            tags: cfg.tags,
             queue: VecDeque::new(),
             pool: Vec::new(),
             stats: RouterStats::default(),
@@ -415,16 +461,23 @@ impl Router {
     pub fn stats(&self) -> &RouterStats {
         &self.stats
     }
-    /// The content store's own counters (insertions, evictions, admission refusals).
-    pub fn cs_stats(&self) -> &CsStats {
-        self.cs.stats()
+    /// The content store's own counters (insertions, evictions, admission refusals); a
+    /// shared store's count every router's use of it.
+    pub fn cs_stats(&self) -> CsStats {
+        *self.cs.lock().stats()
     }
-    /// Units in the content store, and their payload bytes.
+    /// Units in the content store, and the bytes they count against its byte capacity
+    /// (payload and [`CACHED_UNIT_OVERHEAD`] each).
     pub fn cs_len(&self) -> usize {
-        self.cs.len()
+        self.cs.lock().len()
     }
     pub fn cs_bytes(&self) -> u64 {
-        self.cs.bytes()
+        self.cs.lock().bytes()
+    }
+    /// A handle on this router's content store, to give another router
+    /// ([`Router::with_store`]).
+    pub fn store(&self) -> RouterStore {
+        self.cs.clone()
     }
     /// Bytes of unverified blocks and units waiting on them ([`verify`]).
     pub fn staging_bytes(&self) -> usize {
@@ -440,7 +493,7 @@ impl Router {
     }
     /// Whether the content store holds the unit of `eid` at `offset` (no counters change).
     pub fn cs_contains(&self, eid: &Eid, offset: u64) -> bool {
-        self.cs.contains(&(*eid, offset))
+        self.cs.lock().contains(&(*eid, offset))
     }
     /// Offer units `units` (indexes, of `unit` bytes) of an object the caller holds whole to
     /// the content store, as if they had come from upstream and verified (admission and
@@ -461,8 +514,9 @@ impl Router {
             }
             let end = (offset + unit).min(total_size);
             let value = CachedUnit { total_size, payload: object[offset as usize..end as usize].into() };
-            self.cs.offer((eid, offset), value);
-            held += u64::from(self.cs.contains(&(eid, offset)));
+            let mut cs = self.cs.lock();
+            cs.offer((eid, offset), value);
+            held += u64::from(cs.contains(&(eid, offset)));
         }
         Some(held)
     }
@@ -484,14 +538,14 @@ impl Router {
         for offset in (0..total_size).step_by(unit as usize) {
             let end = (offset + unit).min(total_size);
             let key = (eid, offset);
-            let hit = path.iter_mut().position(|r| r.cs.get(&key).is_some_and(|c| c.fits(offset, unit)));
+            let hit = path.iter_mut().position(|r| r.cs.lock().get(&key).is_some_and(|c| c.fits(offset, unit)));
             if let Some(i) = hit {
                 answered[i] += 1;
             }
             let missed = hit.unwrap_or(path.len());
             for r in path[..missed].iter_mut().rev() {
                 let value = CachedUnit { total_size, payload: object[offset as usize..end as usize].into() };
-                r.cs.offer(key, value);
+                r.cs.lock().offer(key, value);
             }
         }
         Some(answered)
@@ -661,10 +715,11 @@ impl Router {
         let unit = u64::from(req.unit);
         let retransmission = req.flags.contains(RequestFlags::RETRANSMISSION);
         // S3 §II-A: which anticipated units this store holds (looked at, not counted as lookups).
-        let cs = &self.cs;
+        let cs = self.cs.lock();
         let anticipation = Anticipation::of(req, self.id, now, |o| {
             cs.peek(&(req.eid, o)).is_some_and(|c: &CachedUnit| c.fits(o, unit))
         });
+        drop(cs);
         let mut echo = anticipation.as_ref().map(Anticipation::echo);
         let mut forward = std::mem::take(&mut self.forward);
         let mut refused = std::mem::take(&mut self.refused);
@@ -727,7 +782,7 @@ impl Router {
         let unit = u64::from(req.unit);
         // ORIGIN: the receiver found a block it got wrong; the store may be what is wrong.
         if !req.flags.contains(RequestFlags::ORIGIN)
-            && let Some(c) = self.cs.get(&(req.eid, offset))
+            && let Some(c) = self.cs.lock().get(&(req.eid, offset))
             && c.fits(offset, unit)
         {
             // Encode straight from the store into a queued buffer (no copy of the payload
@@ -1159,7 +1214,7 @@ impl Router {
         for step in steps.drain(..) {
             match step {
                 Step::Cache(eid, offset, unit) => {
-                    self.cs.offer((eid, offset), unit);
+                    self.cs.lock().offer((eid, offset), unit);
                 }
                 Step::Prove { eid, block, depth } => {
                     let p = OwnProof { next_hop: from, eid, block, depth, retried: false, attempts: 1, sent: now };
@@ -1303,14 +1358,18 @@ impl Router {
     }
 
     fn recycle(&mut self, b: Vec<u8>) {
-        if self.pool.len() < POOL {
+        if self.pool.len() < POOL && b.capacity() <= POOL_BUFFER {
             self.pool.push(b);
         }
     }
 
+    /// A fresh tag of this router's class ([`RouterConfig::tags`]), not 0, not pending.
     fn new_tag(&mut self) -> u32 {
+        let m = self.tags.modulus.max(1);
+        let r = self.tags.residue % m;
         loop {
             let t = self.rng.next_u32();
+            let Some(t) = (t - t % m).checked_add(r) else { continue };
             if t != 0 && self.upstream.get(&t).is_none() && self.control.get(&t).is_none() {
                 return t;
             }

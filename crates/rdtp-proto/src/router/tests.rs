@@ -187,7 +187,7 @@ fn a_request_mixing_hits_and_misses_is_split() {
     // The last unit of the object is short: it is matched and cached too.
     assert!(r.cs_contains(&eid(), 1000));
     for u in (0..11).filter(|u| !(2..4).contains(u)) {
-        r.cs.remove(&(eid(), u * 100)); // keep units 2 and 3
+        r.cs.lock().remove(&(eid(), u * 100)); // keep units 2 and 3
     }
     // Units 0..6: 2 and 3 from the store, the rest forwarded as two ranges.
     r.handle_datagram(Time::ZERO, addr(RX2), &request(9, 1, &[(0, 6)], 0));
@@ -459,7 +459,7 @@ fn the_store_evicts_by_its_policy() {
     assert_eq!(r.cs_stats().evictions, 8);
     fetch(&mut r, Time::ZERO, RX1, 2, 8, 1); // a hit: unit 8 is now the most recent
     fetch(&mut r, Time::ZERO, RX1, 3, 9, 1); // and then unit 9: unit 10 is the least
-    r.cs.offer((eid(), 0), CachedUnit { total_size: 1050, payload: catalog_bytes()[..100].into() });
+    r.cs.lock().offer((eid(), 0), CachedUnit { total_size: 1050, payload: catalog_bytes()[..100].into() });
     assert!(r.cs_contains(&eid(), 800) && r.cs_contains(&eid(), 900) && r.cs_contains(&eid(), 0));
     assert!(!r.cs_contains(&eid(), 1000));
     assert_eq!(r.cs_stats().evictions, 9);
@@ -1039,4 +1039,50 @@ fn warm_fetches_fill_the_path_as_requests_and_data_would() {
     let mut wrong = catalog_bytes();
     wrong[5] ^= 1;
     assert_eq!(Router::warm_fetch(&mut [&mut never], eid(), &wrong, UNIT), None);
+}
+
+/// The cores of one runtime (issue 23): they share one store (`Router::with_store`), so a
+/// unit one caches is a hit at the other, and each picks its tags in its own class
+/// (`RouterConfig::tags`), so the runtime can hand every answer to the core that asked.
+#[test]
+fn routers_sharing_a_store_hit_each_others_units_and_pick_tags_of_their_class() {
+    let tags_to_upstream = |out: &[(SocketAddr, Vec<u8>)]| -> Vec<u32> {
+        out.iter()
+            .filter(|(to, _)| *to == addr(UP))
+            .map(|(_, d)| match Packet::decode(d).unwrap() {
+                Packet::Request(r) => r.tag,
+                p => panic!("not a request: {p:?}"),
+            })
+            .collect()
+    };
+    let mut a = router(|c| c.tags = TagClass { modulus: 3, residue: 2 });
+    let mut config_b = RouterConfig {
+        id: NodeId::label("r1").unwrap(),
+        fib: Fib::new(Some(addr(UP))),
+        validation: open(),
+        tags: TagClass { modulus: 3, residue: 1 },
+        ..Default::default()
+    };
+    config_b.cs.capacity_units = 1; // not used: the store is a's
+    let mut b = Router::with_store(config_b, a.store());
+    assert!(a.store().same(&b.store()));
+    // Units one at a time, so that a sends many requests upstream.
+    for u in 0..11 {
+        let out = fetch(&mut a, Time::ZERO, RX1, 100 + u as u32, u, 1);
+        let tags = tags_to_upstream(&out);
+        assert_eq!(tags.len(), 1);
+        assert!(tags.iter().all(|t| t % 3 == 2), "{tags:?}");
+    }
+    assert_eq!((a.cs_len(), b.cs_len()), (11, 11), "one store");
+    // b answers the whole object from what a cached, sends nothing upstream.
+    b.handle_datagram(Time::ZERO, addr(RX2), &request(7, 77, &[(0, 11)], 0));
+    let out = drain(&mut b);
+    assert_eq!(data_to(&out, RX2).len(), 11);
+    assert!(tags_to_upstream(&out).is_empty());
+    assert_eq!((b.stats().cs_hits, a.stats().cs_hits), (11, 0));
+    assert_eq!(a.cs_stats(), b.cs_stats(), "one store, one set of counters");
+    // A re-request from the origin goes upstream under b's class of tags.
+    b.handle_datagram(Time::ZERO, addr(RX2), &request(8, 88, &[(0, 11)], RequestFlags::ORIGIN));
+    let tags = tags_to_upstream(&drain(&mut b));
+    assert!(!tags.is_empty() && tags.iter().all(|t| t % 3 == 1), "{tags:?}");
 }

@@ -27,7 +27,7 @@ pub enum BenchCommand {
     /// `rdtp serve` and `rdtp fetch` as child processes over 127.0.0.1, beside kernel TCP.
     Loopback(LoopbackArgs),
     /// A fetch through `rdtp route` (cold store, then warm) beside a direct fetch, over 127.0.0.1.
-    Router(BenchArgs),
+    Router(super::bench_router::RouterArgs),
     /// Many concurrent fetches from `rdtp serve` (or through `rdtp route`) with 1, 2, … workers.
     Workers(super::bench_workers::WorkersArgs),
 }

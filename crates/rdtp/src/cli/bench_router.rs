@@ -1,20 +1,42 @@
 //! `rdtp bench router` — what a caching router costs and gives on loopback.
 //!
 //! Not a timed test. For each run it starts `rdtp serve --pattern SIZE` and `rdtp route`
-//! (content store large enough for the object) as child processes, then fetches the object
-//! three times with `rdtp fetch … -o /dev/null --json`: through the router with a cold
-//! store (every unit a miss, forwarded to the server), through it again with a warm store
-//! (every unit a hit), and directly from the server. Per fetch it reports goodput and the
-//! CPU seconds each process spent during it (client from `wait4`, router and server from
-//! `/proc/PID/stat`), and at the end the router's peak RSS.
+//! (`--workers` as given, default one per core; a content store sized for the object, in
+//! units and in bytes) as child processes, then fetches the object three times with
+//! `rdtp fetch … -o /dev/null --json`: through the router with a cold store (every unit a
+//! miss, forwarded to the server), through it again with a warm store (every unit a hit;
+//! 300 ms later, for the proofs of the last blocks to come back), and directly from the
+//! server. Per fetch it reports goodput and the CPU seconds each process spent during it
+//! (client from `wait4`, router and server from `/proc/PID/stat`), and at the end the
+//! router's peak RSS.
 
 use rdtp::args::human_size;
 use rdtp::error::{EXIT_OK, Error, Result};
+use rdtp_proto::router::CACHED_UNIT_OVERHEAD;
 use rdtp_proto::wire::DEFAULT_UNIT;
 
 use super::bench::{BenchArgs, Daemon, fetch, table};
 use super::serve::PATTERN_NAME;
 use super::to_stdout;
+
+/// Options of `rdtp bench router`.
+#[derive(clap::Args, Debug)]
+pub struct RouterArgs {
+    #[command(flatten)]
+    pub common: BenchArgs,
+    /// Worker threads of the router (default: its own, one per CPU core).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+}
+
+/// `rdtp route` options for a store that holds `objects` objects of `size` bytes fetched in
+/// units of `unit` bytes, whole: their units (and 16 more each), in units and in bytes
+/// (payload and bookkeeping each).
+pub(super) fn store_for(size: u64, unit: u16, objects: u64) -> [String; 4] {
+    let units = (size.div_ceil(u64::from(unit)) + 16) * objects;
+    let bytes = units * (u64::from(unit) + CACHED_UNIT_OVERHEAD as u64);
+    ["--cs-size".into(), units.to_string(), "--cs-bytes".into(), bytes.to_string()]
+}
 
 /// CPU seconds (user + system) process `pid` has used so far.
 pub(super) fn cpu_seconds(pid: libc::pid_t) -> Result<f64> {
@@ -38,16 +60,22 @@ struct Phase {
     served_by: String,
 }
 
-fn one_run(exe: &std::path::Path, size: u64, cc: &str) -> Result<(Vec<Phase>, f64)> {
+fn one_run(exe: &std::path::Path, size: u64, cc: &str, workers: Option<usize>) -> Result<(Vec<Phase>, f64)> {
     let server = Daemon::start(exe, &["serve", "--listen", "127.0.0.1:0", "--pattern", &size.to_string()])?;
-    let units = (size.div_ceil(u64::from(DEFAULT_UNIT)) + 16).to_string();
-    let router = Daemon::start(
-        exe,
-        &["route", "--listen", "127.0.0.1:0", "--upstream", &server.addr, "--cs-size", &units, "--id", "bench"],
-    )?;
+    let mut args: Vec<String> =
+        ["route", "--listen", "127.0.0.1:0", "--upstream", &server.addr, "--id", "bench"].map(String::from).to_vec();
+    args.extend(store_for(size, DEFAULT_UNIT, 1));
+    if let Some(w) = workers {
+        args.extend(["--workers".to_string(), w.to_string()]);
+    }
+    let router = Daemon::start(exe, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
     let (s_pid, r_pid) = (server.guard.pid(), router.guard.pid());
     let mut phases = Vec::new();
     for (case, via_router) in [("router, cold store", true), ("router, warm store", true), ("direct", false)] {
+        if case == "router, warm store" {
+            // The last blocks enter the store once their proofs are back (verify before caching).
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
         let addr = if via_router { &router.addr } else { &server.addr };
         let (s0, r0) = (cpu_seconds(s_pid)?, cpu_seconds(r_pid)?);
         let (usage, v) = fetch(exe, addr, cc)?;
@@ -70,13 +98,17 @@ fn one_run(exe: &std::path::Path, size: u64, cc: &str) -> Result<(Vec<Phase>, f6
     Ok((phases, router_usage.max_rss_mib))
 }
 
-pub fn run(a: BenchArgs) -> Result<i32> {
+pub fn run(r: RouterArgs) -> Result<i32> {
+    let a = &r.common;
     let bytes = a.check()?;
+    if r.workers == Some(0) {
+        return Err(Error::Usage("--workers must be at least 1".into()));
+    }
     let exe = std::env::current_exe().map_err(|e| Error::network("cannot find this executable", e))?;
     let mut rows = Vec::new();
     let mut rss = Vec::new();
     for run in 1..=a.runs {
-        let (phases, router_rss) = one_run(&exe, bytes, &a.cc)?;
+        let (phases, router_rss) = one_run(&exe, bytes, &a.cc, r.workers)?;
         rss.push(router_rss);
         for p in phases {
             rows.push(vec![

@@ -163,26 +163,13 @@ fn one(
     let server_workers = if a.router { 1 } else { workers }.to_string();
     let server = Daemon::start(exe, &["serve", "--listen", "127.0.0.1:0", "--workers", &server_workers, &dir])?;
     let router = if a.router {
-        // Each worker gets 1/W of the store and the objects it is steered: room for all
-        // of them in any one worker, so none is evicted however they fall.
-        let units = (size.div_ceil(u64::from(DEFAULT_UNIT)) + 16) * names.len() as u64;
-        let cs = (units * workers as u64).to_string();
-        let r = Daemon::start(
-            exe,
-            &[
-                "route",
-                "--listen",
-                "127.0.0.1:0",
-                "--upstream",
-                &server.addr,
-                "--cs-size",
-                &cs,
-                "--id",
-                "bench",
-                "--workers",
-                &workers.to_string(),
-            ],
-        )?;
+        // The workers share one store: room for every object.
+        let mut args: Vec<String> = ["route", "--listen", "127.0.0.1:0", "--upstream", &server.addr, "--id", "bench"]
+            .map(String::from)
+            .to_vec();
+        args.extend(super::bench_router::store_for(size, DEFAULT_UNIT, names.len() as u64));
+        args.extend(["--workers".to_string(), workers.to_string()]);
+        let r = Daemon::start(exe, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
         for name in names {
             fetch_all(exe, &r.addr, std::slice::from_ref(name), &a.common.cc, a.fetches.min(1))?;
         }

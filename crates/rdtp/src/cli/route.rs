@@ -2,14 +2,16 @@
 //! and 003): receivers point `rdtp fetch` at it as at a server.
 //!
 //! Prints `rdtp: routing on ADDR …` to stderr once listening (tests and scripts parse the
-//! address from it), the counters on exit and on SIGUSR1, every `--stats-interval`, and
-//! writes them as JSON with `--stats-json`.
+//! address from it), with the memory budget (content store and verification staging; the
+//! pending table and buffers stay within 64 MiB more, `docs/SECURITY.md`), the counters on
+//! exit and on SIGUSR1, every `--stats-interval`, and writes them as JSON with
+//! `--stats-json` (from the start: a file that cannot be written is refused, exit code 4).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rdtp::args::parse_size;
+use rdtp::args::{human_size, parse_size};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
 use rdtp::signals::{self, Signal};
@@ -38,19 +40,26 @@ pub struct Args {
     /// or 0x and 16 hex digits.
     #[arg(long, value_name = "ID", default_value = "router")]
     pub id: NodeId,
-    /// Content store capacity in units (0 = no caching; NFD's default is 65536).
+    /// Content store capacity in units (0 = no caching; NFD's default is 65536): a second
+    /// bound beside --cs-bytes, whichever is reached first.
     #[arg(long, value_name = "N", default_value_t = CsConfig::DEFAULT_CAPACITY_UNITS)]
     pub cs_size: usize,
-    /// Content store capacity in payload bytes, e.g. 512MiB (default: only --cs-size limits it).
-    #[arg(long, value_name = "SIZE")]
-    pub cs_bytes: Option<String>,
+    /// Content store capacity in bytes of memory, e.g. 1GiB: each unit counts its payload
+    /// plus its bookkeeping (≈ 180 bytes), so a 60 MB object takes ≈ 65 MiB at the default
+    /// unit. The default, 256MiB, holds such an object with room to spare and bounds the
+    /// memory whatever units are asked for (units can be 64 KiB and overlap). The memory
+    /// budget printed at start is this plus verification staging (32 MiB, at least 4 MiB
+    /// per worker); the pending table and buffers stay within 64 MiB more.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub cs_bytes: String,
     /// Replacement policy of the content store: lru, lfu, fifo or random.
     #[arg(long, value_name = "POLICY", default_value = "lru")]
     pub cs_policy: Replacement,
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
-    /// Most units pending upstream at once (beyond, requests get Busy).
+    /// Most units pending upstream at once, in all (each worker holds 1/N of them, at least
+    /// 4096; beyond, requests get Busy).
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
@@ -59,15 +68,22 @@ pub struct Args {
     /// Print the counters (totals and per second) every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub stats_interval: Option<f64>,
-    /// Write the counters as JSON to FILE at exit and at every report.
+    /// Write the counters as JSON to FILE at start, at exit and at every report (a FILE
+    /// that cannot be written is refused at start, exit code 4).
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
     /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Routing threads, each a router core with its own sockets and 1/N of the limits;
-    /// requests are steered to them by object and MiB, so a store's contents are not
-    /// duplicated. Default: one per CPU core.
+    /// Routing threads, each a router core with its own socket on the listening address.
+    /// Requests are steered to them by object (EID), answers from upstream by the tag of
+    /// the request they answer. How capacity is divided: the workers share one content
+    /// store (the whole --cs-size and --cs-bytes: an object up to that size is cached
+    /// whole on any number of cores); each worker has 1/N of --pit-size, of verification
+    /// staging (32 MiB in all) and of the known tree nodes (65536 in all), but at least
+    /// 4096 units, 4 MiB and 8192 nodes (one object's requests all go to one worker, and
+    /// one fast fetch needs that much), so these totals grow beyond 8 workers. Default:
+    /// one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 }
@@ -104,7 +120,7 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     let seed = a.seed.unwrap_or_else(rdtp::random_seed);
     let cs = CsConfig {
         capacity_units: a.cs_size,
-        capacity_bytes: a.cs_bytes.as_deref().map(parse_size).transpose()?.unwrap_or(u64::MAX),
+        capacity_bytes: parse_size(&a.cs_bytes)?,
         replacement: a.cs_policy,
         admission: a.cs_insert,
         seed,
@@ -130,12 +146,25 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
     let id = config.id;
-    let cs = format!("{} units, {}, insert {}", config.cs.capacity_units, config.cs.replacement, config.cs.admission);
     if a.workers == Some(0) {
         return Err(Error::Usage("--workers must be at least 1".into()));
     }
     let workers = a.workers.unwrap_or_else(rdtp::server::default_workers);
+    let staging = rdtp::router::staging_bytes(&config, workers);
+    let cs = format!(
+        "{} or {} units, {}, insert {}; verification staging {}: memory budget {}",
+        human_size(config.cs.capacity_bytes),
+        config.cs.capacity_units,
+        config.cs.replacement,
+        config.cs.admission,
+        human_size(staging),
+        human_size(config.cs.capacity_bytes.saturating_add(staging)),
+    );
+    map_large_allocations();
     let mut rt = RouterRuntime::bind(RouteOptions { listen, config, workers })?;
+    let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
+    // A statistics file that cannot be written is refused now, not found out at exit.
+    reports.write_json()?;
     let threads = match rt.workers() {
         1 => String::new(),
         n => format!(", {n} workers"),
@@ -151,7 +180,6 @@ pub fn run(a: Args) -> Result<i32> {
     all.push(Signal::SIGUSR1);
     let blocked = signals::Blocked::new(&all).map_err(|e| Error::network("sigprocmask", e))?;
 
-    let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
     let mut next_tick = interval.map(|i| Instant::now() + i);
     let result = rt.run_with(Some(&blocked), |rt| {
         if stop.raised() {
@@ -170,6 +198,20 @@ pub fn run(a: Args) -> Result<i32> {
     to_stderr("rdtp: shutting down\n");
     reports.report(last, false);
     Ok(EXIT_OK)
+}
+
+/// Have glibc give every allocation of 32 KiB or more (units of up to 64 KiB, in the store,
+/// in staging, in flight) its own mapping, returned to the system when freed. Otherwise a
+/// store whose large units are allocated by one worker thread and evicted by another leaves
+/// the freed memory in the first thread's arena, where the second cannot reuse it: under
+/// the store flood of `docs/SECURITY.md` with `--cs-bytes 64MiB` on two workers, 180 MiB
+/// of RSS instead of 148. Units of the default size are far below the threshold.
+fn map_large_allocations() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a parameter of the allocator (under its lock).
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 10);
+    }
 }
 
 /// The reports of one run: lines to stderr, and the JSON file rewritten each time.
@@ -206,12 +248,17 @@ impl Reports {
         if interval {
             self.intervals.push(serde_json::json!({ "t": now.elapsed_s, "per_second": rates }));
         }
-        if let Some(path) = &self.json
-            && let Err(e) = write_json(path, &now, &now.rates_since(&self.start), &self.intervals)
-        {
-            to_stderr(&format!("rdtp route: cannot write {}: {e}\n", path.display()));
-        }
         self.last = now;
+        if let Err(e) = self.write_json() {
+            to_stderr(&format!("rdtp route: {e}\n"));
+        }
+    }
+
+    /// Rewrite the JSON file (if any) with the last report.
+    fn write_json(&self) -> Result<()> {
+        let Some(path) = &self.json else { return Ok(()) };
+        write_json(path, &self.last, &self.last.rates_since(&self.start), &self.intervals)
+            .map_err(|e| Error::io(format!("cannot write the statistics file {}", path.display()), e))
     }
 }
 

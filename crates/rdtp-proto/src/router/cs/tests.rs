@@ -625,3 +625,30 @@ fn lfu_bookkeeping_is_a_constant_per_unit() {
     }
     assert_eq!(store(Replacement::Lru, 10).lfu_bookkeeping_bytes(), None);
 }
+
+/// Handles on a shared store are one store: what one offers the other finds, and they share
+/// counters and capacity.
+#[test]
+fn shared_handles_are_one_store() {
+    let a: SharedStore<u32, Val> = SharedStore::new(CsConfig { capacity_units: 2, ..CsConfig::default() });
+    let b = a.clone();
+    assert!(a.same(&b) && !a.same(&SharedStore::new(CsConfig::default())));
+    a.lock().offer(1, v(1));
+    b.lock().offer(2, v(2));
+    assert_eq!(a.lock().get(&2), Some(&v(2)));
+    b.lock().offer(3, v(3)); // evicts 1, the least recently used
+    assert_eq!(held(&a.lock()), vec![2, 3]);
+    // (One guard at a time: the same lock.)
+    let stats = *a.lock().stats();
+    assert_eq!(stats, *b.lock().stats());
+    assert_eq!((stats.hits, stats.evictions), (1, 1));
+    assert!(format!("{a:?}").contains("ContentStore"));
+}
+
+/// What an entry costs besides its value covers at least its key, its index slot and list
+/// links (a router's cached unit adds it to its weight).
+#[test]
+fn entry_overhead_counts_the_entry_and_its_index_slot() {
+    let o = entry_overhead::<[u8; 40], Val>();
+    assert!(o >= 2 * 40 + size_of::<Val>() + 2 * size_of::<usize>(), "{o}");
+}
