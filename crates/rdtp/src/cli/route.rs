@@ -14,9 +14,9 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
 use rdtp::signals::{self, Signal};
 use rdtp_proto::NodeId;
-use rdtp_proto::router::RouterConfig;
 use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
 use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+use rdtp_proto::router::{RouterConfig, SourceLimits};
 
 use super::to_stderr;
 
@@ -50,12 +50,25 @@ pub struct Args {
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
-    /// Most units pending upstream at once (beyond, requests get Busy).
+    /// Most units pending upstream at once (beyond, requests get Busy). One source (address
+    /// and port) holds at most its share: N ÷ the sources asking now.
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
     #[arg(long, value_name = "MS", default_value_t = 4000)]
     pub lifetime: u64,
+    /// A next hop that sends nothing at all back for MS milliseconds after being asked is
+    /// presumed dead: what waits on it gets Nack NoRoute naming it ("upstream ADDR did not
+    /// answer within 2 s"), and until it answers again one request at a time probes it while
+    /// the others are refused at once. 0: never (pending units just expire).
+    #[arg(long, value_name = "MS", default_value_t = default_upstream_timeout_ms())]
+    pub upstream_timeout: u64,
+    /// Units per second each routing thread forwards upstream for all sources together (units
+    /// not in the store, resolves, lists, proof requests). When sources compete, each gets an
+    /// equal share and the rest goes to those asking for more; a source beyond its share while
+    /// the others use theirs gets Busy. 0: no limit.
+    #[arg(long, value_name = "UNITS", default_value_t = SourceLimits::default().rate.unwrap_or(0.0) as u64)]
+    pub forward_rate: u64,
     /// Print the counters (totals and per second) every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub stats_interval: Option<f64>,
@@ -70,6 +83,10 @@ pub struct Args {
     /// duplicated. Default: one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+}
+
+fn default_upstream_timeout_ms() -> u64 {
+    RouterConfig::default().upstream_timeout.map_or(0, |t| t.as_millis() as u64)
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
@@ -115,6 +132,11 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         cs,
         pit_capacity: a.pit_size,
         lifetime: Duration::from_millis(a.lifetime),
+        upstream_timeout: (a.upstream_timeout > 0).then(|| Duration::from_millis(a.upstream_timeout)),
+        source_limits: SourceLimits {
+            rate: (a.forward_rate > 0).then_some(a.forward_rate as f64),
+            ..SourceLimits::default()
+        },
         seed,
         validation: a.validation.config(),
         ..RouterConfig::default()
