@@ -58,7 +58,8 @@ pub struct SourceLimits {
     pub share_pending: bool,
     /// Slots sources are hashed into.
     pub slots: usize,
-    /// Tokens a bucket holds at most: this long at its rate.
+    /// Tokens a bucket holds at most: this long at its rate (100 ms: a receiver's rate
+    /// varies from one round trip to the next, and within its share it must not be refused).
     pub burst: Duration,
     /// A slot counts as active for this long after its last request.
     pub active_window: Duration,
@@ -70,7 +71,7 @@ impl Default for SourceLimits {
             rate: Some(256_000.0),
             share_pending: true,
             slots: 1024,
-            burst: Duration::from_millis(20),
+            burst: Duration::from_millis(100),
             active_window: Duration::from_millis(200),
         }
     }
@@ -357,12 +358,12 @@ mod tests {
         assert_eq!(got[1], 4000 * 16, "the modest source got everything it asked: {got:?}");
         let total: u64 = got.iter().sum();
         // The router's rate holds (2 s at 100 000, plus a burst and one request of debt).
-        assert!(total <= 200_000 + 2 * 2000 + 256, "{got:?}");
+        assert!(total <= 200_000 + 10_000 + 256, "{got:?}");
         // The flooder gets what the modest source leaves: about 2 × (100 000 − 32 000).
         assert!(got[0] >= 120_000, "{got:?}");
-        // Alone, the flooder gets the whole rate, not a share of it.
+        // Alone, the flooder gets the whole rate (and a burst), not a share of it.
         let alone = run(cfg.clone(), &[fl]);
-        assert!(alone[0] >= 190_000 && alone[0] <= 205_000, "{alone:?}");
+        assert!(alone[0] >= 190_000 && alone[0] <= 200_000 + 10_000 + 256, "{alone:?}");
         // Two flooders split it evenly.
         let two = run(cfg, &[fl, (3, Duration::from_micros(125), 256)]);
         let (a, b) = (two[0] as f64, two[1] as f64);
