@@ -11,9 +11,12 @@
 //!
 //! * **Pending entries**: a source holds at most `capacity / active` of each pending table
 //!   (units pending upstream, forwarded resolves, lists and proof requests), where `active`
-//!   counts the slots that asked for anything in the last [`SourceLimits::active_window`]. A
-//!   source alone may use the whole table; as others arrive, it gets no new entries until it
-//!   is back under its share (its entries leave when answered, or at their lifetime).
+//!   counts the slots that asked for anything in the last [`SourceLimits::active_window`],
+//!   unless more than `capacity / (active + 1)` of the table is free: the others always
+//!   find that much room, and a source that needs more than its share (a fast fetch over a
+//!   long path) gets it while they do not. A source alone may use the whole table; beyond
+//!   its share with the table that full, it gets no new entries until it is back under it
+//!   (its entries leave when answered, or at their lifetime).
 //! * **Forwarding rate**: units forwarded upstream (each new or again-forwarded pending
 //!   unit, each forwarded resolve, list or proof request) are paid from token buckets, as the
 //!   server's fair share pays bytes: every slot refills at `rate / active`, the router's own
@@ -217,9 +220,20 @@ impl Limiter {
         }
     }
 
-    /// Entries of a table of `capacity` one source may hold when `active` sources ask.
-    pub(crate) fn quota(&self, capacity: usize, active: usize) -> usize {
-        if self.cfg.share_pending { (capacity / active.max(1)).max(1) } else { capacity }
+    /// Whether the source in `slot` may add an entry to `table` when `active` sources ask:
+    /// within its share (`capacity / active`), or beyond it while more than
+    /// `capacity / (active + 1)` of the table is free — room kept for the others, so the
+    /// limit costs nothing while they do not need it.
+    pub(crate) fn may_hold_more<K: Hash + Eq + Clone, V: Sourced>(
+        &self,
+        table: &Held<K, V>,
+        slot: SlotIx,
+        active: usize,
+    ) -> bool {
+        let (capacity, active) = (table.capacity(), active.max(1));
+        !self.cfg.share_pending
+            || table.held(slot) < (capacity / active).max(1)
+            || capacity.saturating_sub(table.len()) > capacity / (active + 1)
     }
 }
 
@@ -374,13 +388,34 @@ mod tests {
     }
 
     #[test]
-    fn pending_quotas_follow_the_active_sources_and_state_does_not_grow() {
+    fn pending_shares_follow_the_active_sources_and_state_does_not_grow() {
         let mut l = Limiter::new(SourceLimits { slots: 64, ..SourceLimits::default() }, &[1; 32]);
         let t0 = Time::ZERO;
         let a = l.ask(t0, addr(1));
-        assert_eq!((a.active, l.quota(1000, a.active)), (1, 1000), "alone: the whole table");
+        let mut table: Held<u32, V> = Held::new(1000, 64);
+        for k in 0..1000 {
+            assert!(l.may_hold_more(&table, a.slot, a.active), "alone: the whole table ({k})");
+            table.insert(k, V(a.slot), t0).unwrap();
+        }
         let b = l.ask(t0, addr(2));
-        assert_eq!((b.active, l.quota(1000, b.active)), (2, 500));
+        assert_eq!(b.active, 2);
+        assert!(!l.may_hold_more(&table, a.slot, b.active), "beyond its share with the table full");
+        assert!(l.may_hold_more(&table, b.slot, b.active), "within its share (the table is full, though)");
+        for k in 0..666 {
+            table.remove(&k);
+        }
+        assert!(l.may_hold_more(&table, a.slot, 2), "334 held: within its share again");
+        // Beyond its share, a source may add while more than a third of the table is free.
+        let mut c: Held<u32, V> = Held::new(1000, 64);
+        for k in 0..600 {
+            c.insert(k, V(a.slot), t0).unwrap();
+        }
+        assert!(l.may_hold_more(&c, a.slot, 2), "600 of 1000, 400 free: more than a third");
+        for k in 600..667 {
+            c.insert(k, V(a.slot), t0).unwrap();
+        }
+        assert!(!l.may_hold_more(&c, a.slot, 2), "667 held, 333 free: the others' room");
+        assert!(l.may_hold_more(&c, b.slot, 2));
         // After the active window, a source that stopped asking no longer counts.
         let later = t0 + Duration::from_millis(300);
         let b = l.ask(later, addr(2));
@@ -392,7 +427,7 @@ mod tests {
         assert_eq!(l.slots(), 64);
         assert_eq!(std::mem::size_of::<Slot>(), 32, "as the module docs say");
         assert!(l.active <= 64);
-        assert_eq!(Limiter::new(SourceLimits::off(), &[1; 32]).quota(1000, 7), 1000);
+        assert!(Limiter::new(SourceLimits::off(), &[1; 32]).may_hold_more(&table, a.slot, 7));
     }
 
     #[test]

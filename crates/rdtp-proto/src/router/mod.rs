@@ -739,8 +739,7 @@ impl Router {
         // entries it may, is refused outright, as the server's fair share refuses (limits.rs):
         // one Busy per range, so that the receiver knows all its units lost.
         let standing = self.limiter.ask(now, from);
-        let quota = self.limiter.quota(self.pit.capacity(), standing.active);
-        if !standing.may_forward || self.pit.held(standing.slot) >= quota {
+        if !standing.may_forward || !self.limiter.may_hold_more(&self.pit, standing.slot, standing.active) {
             self.stats.units_requested += req.total_units();
             self.stats.busy += req.total_units();
             self.stats.source_limited += req.total_units();
@@ -751,7 +750,7 @@ impl Router {
         }
         let admit = Admit {
             slot: standing.slot,
-            quota,
+            active: standing.active,
             hop_dead: self.liveness.refuses(next_hop),
             retransmission: req.flags.contains(RequestFlags::RETRANSMISSION),
         };
@@ -889,7 +888,7 @@ impl Router {
             return Verdict::Refused(Refusal::HopDead);
         }
         let slot = admit.slot;
-        if self.pit.held(slot) >= admit.quota {
+        if !self.limiter.may_hold_more(&self.pit, slot, admit.active) {
             self.stats.busy += 1;
             self.stats.source_limited += 1;
             return Verdict::Refused(Refusal::SourceShare);
@@ -1054,7 +1053,7 @@ impl Router {
             }
             Some(a) => {
                 let s = self.limiter.ask(now, from);
-                if s.may_forward && self.control.held(s.slot) < self.limiter.quota(self.control.capacity(), s.active) {
+                if s.may_forward && self.limiter.may_hold_more(&self.control, s.slot, s.active) {
                     self.limiter.charge(s.slot, 1);
                     return Some((a, s.slot));
                 }
@@ -1526,8 +1525,8 @@ const SOURCE_SHARE_DETAIL: &str = "this source's share of the router is in use (
 struct Admit {
     /// Its source's slot.
     slot: SlotIx,
-    /// Pending entries its source may hold.
-    quota: usize,
+    /// Sources asking now (its share of the pending table is 1 / active).
+    active: usize,
     /// Its next hop is presumed dead and already probed: new units are refused.
     hop_dead: bool,
     retransmission: bool,

@@ -51,7 +51,8 @@ pub struct Args {
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
     /// Most units pending upstream at once (beyond, requests get Busy). One source (address
-    /// and port) holds at most its share: N ÷ the sources asking now.
+    /// and port) holds at most its share, N ÷ the sources asking now, unless the others
+    /// leave more than their part free.
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
