@@ -23,7 +23,9 @@
 //!   bucket at `rate`. A source within its share is always served; a source beyond it only
 //!   while the router's bucket is not in debt, so a lone source, or several that do not use
 //!   their shares, may use the whole rate (the limit is work-conserving up to `rate`), and
-//!   under contention the source asking for most is the one refused.
+//!   under contention the source asking for most is the one refused. Units the upstream
+//!   refuses (a Nack other than `Busy`: made-up EIDs, ranges beyond the end) were wasted
+//!   work and are charged again, [`REFUSED_UNIT_CHARGE`] times more.
 //!
 //! A request from a source beyond its share of the rate, or holding all the pending entries
 //! it may, is refused whole with Nack `Busy`, as the server's fair share refuses (receivers
@@ -86,6 +88,12 @@ impl SourceLimits {
         SourceLimits { rate: None, share_pending: false, ..SourceLimits::default() }
     }
 }
+
+/// Units the upstream refused (a Nack other than `Busy`: unknown content, beyond the end…)
+/// were wasted work, charged to their source this many times more: a source asking for
+/// what does not exist gets a quarter of the rate it would otherwise, one asking for real
+/// content is not affected.
+pub(crate) const REFUSED_UNIT_CHARGE: u64 = 3;
 
 /// A slot a source is hashed into.
 pub(crate) type SlotIx = u16;

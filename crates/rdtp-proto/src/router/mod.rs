@@ -1187,7 +1187,10 @@ impl Router {
         if !ranged {
             self.upstream.remove(&n.tag);
         }
-        let refusal = Refused { code: n.code, by: n.from, hops: n.hops.saturating_add(1), detail: n.detail };
+        // Units the upstream refused were wasted work: their sources pay for them again
+        // (limits.rs), except for Busy, which is congestion, not the asker's doing.
+        let recharge = n.code != NackCode::Busy;
+        let refusal = Refused { code: n.code, by: n.from, hops: n.hops.saturating_add(1), detail: n.detail, recharge };
         self.refuse_pending((n.tag, from), eid, unit, &offsets, false, &refusal);
     }
 
@@ -1214,6 +1217,9 @@ impl Router {
             {
                 waiting.extend(e.downstream.iter().map(|w| (w.peer, w.tag, o)));
                 units += 1;
+                if why.recharge {
+                    self.limiter.charge(e.source, limits::REFUSED_UNIT_CHARGE);
+                }
             }
         }
         waiting.sort_unstable();
@@ -1238,7 +1244,7 @@ impl Router {
     fn upstream_silent(&mut self, hop: SocketAddr) {
         self.stats.upstream_timeouts += 1;
         let detail = self.silent_detail(hop);
-        let why = Refused { code: NackCode::NoRoute, by: self.id, hops: 0, detail: &detail };
+        let why = Refused { code: NackCode::NoRoute, by: self.id, hops: 0, detail: &detail, recharge: false };
         let mut tags = self.upstream.keys_where(|_, o| o.next_hop == hop);
         tags.sort_unstable();
         for tag in tags {
@@ -1538,6 +1544,8 @@ struct Refused<'a> {
     by: NodeId,
     hops: u8,
     detail: &'a str,
+    /// Charge each refused unit to the source of its entry again ([`limits`]).
+    recharge: bool,
 }
 
 /// The hop limit a request (resolve, list, proof request) that arrived with `h` ≥ 1 is

@@ -255,7 +255,8 @@ fn a_source_holds_at_most_its_share_of_the_pending_table() {
 
 /// Item 4: a source asking for far more than the forwarding rate (a flood of 256-unit
 /// requests for made-up EIDs, each answered by the server with one Nack) is held to what the
-/// others leave of it, and a source within its share gets everything it asks for.
+/// others leave of it — and pays 4 for each unit the server refuses — while a source within
+/// its share gets everything it asks for.
 #[test]
 fn a_flooder_gets_what_the_forwarding_rate_leaves_and_a_modest_source_all_it_asks() {
     let mut r = router(|c| c.source_limits.rate = Some(100_000.0));
@@ -286,8 +287,9 @@ fn a_flooder_gets_what_the_forwarding_rate_leaves_and_a_modest_source_all_it_ask
         assert!(nacks_to(&back, RX1).is_empty() && nacks_to(&out, RX1).is_empty());
     }
     assert_eq!(honest, 1000 * 11, "the modest source got every unit");
-    // The rate (100 000 units/s) minus the modest source's 11 000, plus a burst and a request.
-    assert!((80_000..=100_000).contains(&flood_forwarded), "flood forwarded {flood_forwarded}");
+    // What the modest source leaves of the rate (100 000 − 11 000 units/s), a unit refused
+    // upstream (made-up EID) costing the flooder 4, plus a burst (100 ms) and a request.
+    assert!((20_000..=30_000).contains(&flood_forwarded), "flood forwarded {flood_forwarded}");
     assert!(shared_busy > 7000, "{shared_busy} requests refused");
     assert_eq!(r.stats().source_limited, 8000 * 256 - flood_forwarded);
 }
