@@ -87,6 +87,11 @@ impl SourceLimits {
     pub fn off() -> Self {
         SourceLimits { rate: None, share_pending: false, ..SourceLimits::default() }
     }
+
+    /// Slots used: [`SourceLimits::slots`] within 1 ..= 65 536.
+    fn slot_count(&self) -> usize {
+        self.slots.clamp(1, usize::from(SlotIx::MAX) + 1)
+    }
 }
 
 /// Units the upstream refused (a Nack other than `Busy`: unknown content, beyond the end…)
@@ -146,7 +151,7 @@ pub(crate) struct Limiter {
 impl Limiter {
     /// Limits `cfg`, with slots keyed by `secret` (the router's address-validation secret).
     pub(crate) fn new(mut cfg: SourceLimits, secret: &[u8; 32]) -> Self {
-        cfg.slots = cfg.slots.clamp(1, usize::from(SlotIx::MAX) + 1);
+        cfg.slots = cfg.slot_count();
         let key = blake3::derive_key("rdtp router per-source limits v1", secret);
         Limiter {
             slots: vec![Slot::default(); cfg.slots],
@@ -157,10 +162,6 @@ impl Limiter {
             last_sweep: None,
             last: None,
         }
-    }
-
-    pub(crate) fn slots(&self) -> usize {
-        self.slots.len()
     }
 
     /// The slot of `from`: a keyed hash of its address and port.
@@ -260,8 +261,9 @@ pub(crate) struct Held<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V: Sourced> Held<K, V> {
-    pub(crate) fn new(capacity: usize, slots: usize) -> Self {
-        Held { map: ExpiringMap::new(capacity), held: vec![0; slots.max(1)] }
+    /// A table of `capacity` entries, counted per slot of `limits`.
+    pub(crate) fn new(capacity: usize, limits: &SourceLimits) -> Self {
+        Held { map: ExpiringMap::new(capacity), held: vec![0; limits.slot_count()] }
     }
 
     /// Entries charged to `slot`.
@@ -400,7 +402,7 @@ mod tests {
         let mut l = Limiter::new(SourceLimits { slots: 64, ..SourceLimits::default() }, &[1; 32]);
         let t0 = Time::ZERO;
         let a = l.ask(t0, addr(1));
-        let mut table: Held<u32, V> = Held::new(1000, 64);
+        let mut table: Held<u32, V> = Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() });
         for k in 0..1000 {
             assert!(l.may_hold_more(&table, a.slot, a.active), "alone: the whole table ({k})");
             table.insert(k, V(a.slot), t0).unwrap();
@@ -414,7 +416,7 @@ mod tests {
         }
         assert!(l.may_hold_more(&table, a.slot, 2), "334 held: within its share again");
         // Beyond its share, a source may add while more than a third of the table is free.
-        let mut c: Held<u32, V> = Held::new(1000, 64);
+        let mut c: Held<u32, V> = Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() });
         for k in 0..600 {
             c.insert(k, V(a.slot), t0).unwrap();
         }
@@ -432,7 +434,7 @@ mod tests {
             let from = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 7000));
             l.ask(later + Duration::from_micros(u64::from(i)), from);
         }
-        assert_eq!(l.slots(), 64);
+        assert_eq!(l.slots.len(), 64);
         assert_eq!(std::mem::size_of::<Slot>(), 32, "as the module docs say");
         assert!(l.active <= 64);
         assert!(Limiter::new(SourceLimits::off(), &[1; 32]).may_hold_more(&table, a.slot, 7));
@@ -461,7 +463,7 @@ mod tests {
 
     #[test]
     fn held_counts_follow_every_way_out() {
-        let mut h: Held<u32, V> = Held::new(8, 4);
+        let mut h: Held<u32, V> = Held::new(8, &SourceLimits { slots: 4, ..SourceLimits::default() });
         let t = |ms| Time::from_millis(ms);
         assert!(h.insert(1, V(2), t(10)).is_ok());
         assert!(h.insert(2, V(2), t(20)).is_ok());

@@ -438,16 +438,14 @@ pub struct Router {
 
 impl Router {
     pub fn new(cfg: RouterConfig) -> Self {
-        let limiter = Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret);
-        let slots = limiter.slots();
         Router {
             id: cfg.id,
             fib: cfg.fib,
             cs: ContentStore::new(cfg.cs),
-            pit: Held::new(cfg.pit_capacity, slots),
+            pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: Held::new(CONTROL_CAPACITY, slots),
-            limiter,
+            control: Held::new(CONTROL_CAPACITY, &cfg.source_limits),
+            limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
             liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
             silent: Vec::new(),
             staging: Staging::new(cfg.verify),

@@ -50,9 +50,7 @@ pub struct Args {
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
     pub cs_insert: Admission,
-    /// Most units pending upstream at once (beyond, requests get Busy). One source (address
-    /// and port) holds at most its share, N ÷ the sources asking now, unless the others
-    /// leave more than their part free.
+    /// Most units pending upstream at once (beyond, requests get Busy).
     #[arg(long, value_name = "N", default_value_t = RouterConfig::default().pit_capacity)]
     pub pit_size: usize,
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
@@ -65,9 +63,11 @@ pub struct Args {
     #[arg(long, value_name = "MS", default_value_t = default_upstream_timeout_ms())]
     pub upstream_timeout: u64,
     /// Units per second each routing thread forwards upstream for all sources together (units
-    /// not in the store, resolves, lists, proof requests). When sources compete, each gets an
-    /// equal share and the rest goes to those asking for more; a source beyond its share while
-    /// the others use theirs gets Busy. 0: no limit.
+    /// not in the store, resolves, lists, proof requests). When sources (address and port)
+    /// compete, each gets an equal share and the rest goes to those asking for more; a source
+    /// beyond its share while the others use theirs gets Busy, as one holding more than its
+    /// share of the pending units (--pit-size ÷ the sources asking) while the others need
+    /// room. 0: no rate limit.
     #[arg(long, value_name = "UNITS", default_value_t = SourceLimits::default().rate.unwrap_or(0.0) as u64)]
     pub forward_rate: u64,
     /// Print the counters (totals and per second) every SECS seconds.
