@@ -26,7 +26,7 @@ use rdtp_proto::NodeId;
 use rdtp_proto::Time;
 use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
 use rdtp_proto::router::fib::{Fib, Route, RouteKey};
-use rdtp_proto::router::{Router, RouterConfig};
+use rdtp_proto::router::{Router, RouterConfig, SourceLimits};
 use rdtp_proto::token::ValidationConfig;
 
 /// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
@@ -177,6 +177,11 @@ pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut R
         lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
         seed: c.seed,
         validation: ValidationConfig { enabled: c.validation, ..ValidationConfig::default() },
+        // The papers' routers (NFD) neither refuse what waits on a silent upstream nor limit
+        // sources: seed 001 §IV-D's 32 s producer outage must leave the AP's consumers
+        // waiting, as it did, and the simulated experiments unchanged (issue 23).
+        upstream_timeout: None,
+        source_limits: SourceLimits::off(),
         ..d
     };
     Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))

@@ -4,7 +4,9 @@
 //! Every node has an address; a datagram travels hop by hop along a shortest path (in
 //! links) to the node with its destination address, as IP would route it, crossing each
 //! link's queue. Receivers, routers and servers are the real `rdtp-proto` cores; switches
-//! only forward. All randomness comes from one seeded generator, so a run is deterministic.
+//! only forward; a datagram source ([`Net::add_source`]) sends what a test makes at a fixed
+//! rate and counts what comes back (an attacker, a flood). All randomness comes from one
+//! seeded generator, so a run is deterministic.
 //!
 //! ```text
 //! let mut net = Net::new(seed, bin);
@@ -121,6 +123,38 @@ pub enum NodeKind {
     },
     /// Forwards datagrams, nothing else.
     Switch,
+    /// Sends datagrams a test makes, at a fixed rate ([`Net::add_source`]).
+    Source(Box<Source>),
+}
+
+/// Makes the `n`-th datagram (from 0) a [`Source`] sends.
+pub type MakeDatagram = Box<dyn FnMut(u64) -> Vec<u8>>;
+
+/// A node that sends `make(0)`, `make(1)`, … to `to`, one every `every` from `start` until
+/// `stop`, and counts the datagrams that come back, by type byte. It runs no protocol: it is
+/// a test's attacker or load.
+pub struct Source {
+    pub to: SocketAddr,
+    pub every: Duration,
+    pub start: Duration,
+    pub stop: Duration,
+    make: MakeDatagram,
+    /// Datagrams sent, and bytes.
+    pub sent: u64,
+    pub sent_bytes: u64,
+    /// Datagrams received, by their type byte (index 3 of the datagram).
+    pub received: [u64; 16],
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("to", &self.to)
+            .field("every", &self.every)
+            .field("sent", &self.sent)
+            .field("received", &self.received)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A node of the network.
@@ -151,6 +185,10 @@ enum Ev {
     },
     Stop {
         flow: usize,
+    },
+    /// Source `node` sends its next datagram.
+    Emit {
+        node: NodeIx,
     },
     Rate {
         link: usize,
@@ -247,6 +285,39 @@ impl Net {
     /// A node that only forwards.
     pub fn add_switch(&mut self, name: &str) -> NodeIx {
         self.add_node(name, NodeKind::Switch)
+    }
+
+    /// A datagram source: sends `make(n)` to node `to`, one every `every` from `start` to
+    /// `stop` (since start), and counts what comes back ([`Source`]). Link it like any node.
+    pub fn add_source(
+        &mut self,
+        name: &str,
+        to: NodeIx,
+        every: Duration,
+        (start, stop): (Duration, Duration),
+        make: impl FnMut(u64) -> Vec<u8> + 'static,
+    ) -> NodeIx {
+        let source = Source {
+            to: self.nodes[to].addr,
+            every: every.max(Duration::from_nanos(1)),
+            start,
+            stop,
+            make: Box::new(make),
+            sent: 0,
+            sent_bytes: 0,
+            received: [0; 16],
+        };
+        let n = self.add_node(name, NodeKind::Source(Box::new(source)));
+        self.schedule(Time::ZERO + start, Ev::Emit { node: n });
+        n
+    }
+
+    /// The source at node `n`.
+    pub fn source(&self, n: NodeIx) -> &Source {
+        match &self.nodes[n].kind {
+            NodeKind::Source(s) => s,
+            k => panic!("node {n} is not a source: {k:?}"),
+        }
     }
 
     /// A receiver running `spec`, sending its requests to `first_hop`. Returns the flow's
@@ -382,6 +453,20 @@ impl Net {
                 }
             }
             Ev::Arrive { node, src, dst, data } => self.arrive(node, src, dst, data),
+            Ev::Emit { node } => {
+                let now = self.now;
+                let me = self.nodes[node].addr;
+                let NodeKind::Source(s) = &mut self.nodes[node].kind else { return };
+                if now >= Time::ZERO + s.stop {
+                    return;
+                }
+                let d = (s.make)(s.sent);
+                s.sent += 1;
+                s.sent_bytes += d.len() as u64;
+                let (to, next) = (s.to, Time::ZERO + s.start + s.every * u32::try_from(s.sent).unwrap_or(u32::MAX));
+                self.send(node, me, to, d);
+                self.schedule(next, Ev::Emit { node });
+            }
             Ev::Timer { node } => {
                 let n = &mut self.nodes[node];
                 if n.timer != Some(self.now) {
@@ -492,6 +577,12 @@ impl Net {
                 return;
             }
             NodeKind::Switch => return,
+            NodeKind::Source(s) => {
+                if let Some(&t) = data.get(3) {
+                    s.received[usize::from(t & 0x0f)] += 1;
+                }
+                return;
+            }
         }
         self.service(node);
     }

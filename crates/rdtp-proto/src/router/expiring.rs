@@ -5,6 +5,7 @@
 //! O(log n) (an ordered index of expiry times). Memory is bounded by the capacity given at
 //! creation: a full map refuses new keys.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
@@ -32,6 +33,10 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
 
     pub(crate) fn len(&self) -> usize {
         self.map.len()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
     }
 
     pub(crate) fn is_full(&self) -> bool {
@@ -78,9 +83,26 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
         Some(slot.value)
     }
 
+    /// Remove the entry at `k` if `pred` says so (one look-up).
+    pub(crate) fn remove_if(&mut self, k: &K, pred: impl FnOnce(&V) -> bool) -> Option<V> {
+        match self.map.entry(k.clone()) {
+            Entry::Occupied(e) if pred(&e.get().value) => {
+                let slot = e.remove();
+                self.order.remove(&slot.expires);
+                Some(slot.value)
+            }
+            _ => None,
+        }
+    }
+
     /// The earliest expiry, if any entry exists.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
         self.order.first_key_value().map(|((t, _), _)| *t)
+    }
+
+    /// Keys of the entries `pred` picks, in no particular order (a scan of the whole map).
+    pub(crate) fn keys_where(&self, mut pred: impl FnMut(&K, &V) -> bool) -> Vec<K> {
+        self.map.iter().filter(|(k, s)| pred(k, &s.value)).map(|(k, _)| k.clone()).collect()
     }
 
     /// Remove and return one entry that expired at or before `now`.
@@ -111,7 +133,9 @@ mod tests {
         assert_eq!(m.next_expiry(), Some(Time::from_millis(30)));
         assert_eq!(m.pop_expired(Time::from_millis(29)), None);
         assert_eq!(m.pop_expired(Time::from_millis(30)), Some(("a", 1)));
-        assert_eq!(m.remove(&"b"), Some(2));
+        assert_eq!(m.remove_if(&"b", |&v| v == 3), None);
+        assert_eq!(m.remove_if(&"b", |&v| v == 2), Some(2));
+        assert_eq!(m.remove_if(&"z", |_| true), None);
         assert_eq!((m.len(), m.next_expiry()), (0, None));
     }
 }

@@ -11,8 +11,12 @@
 //!
 //! Its only state is the content store, the pending tables, the address tokens its next
 //! hops gave it and the verification state ([`verify`]: blocks waiting to be checked, tree
-//! nodes known to be right), all bounded: it keeps nothing per receiver beyond a pending
-//! entry, which lives until answered or expired.
+//! nodes known to be right), fixed-size per-source counters ([`limits`]: no source may hold
+//! more than its share of the pending tables or of the forwarding rate) and the liveness of
+//! its next hops ([`liveness`]: what waits on a silent one gets `NoRoute`, naming it), all
+//! bounded: it keeps nothing per receiver beyond a pending entry, which lives until answered
+//! or expired. A forwarded request of any kind carries a hop limit of at most
+//! [`MAX_HOP_LIMIT`] − 1 and never goes back to the peer it came from.
 //!
 //! # Verify before caching
 //!
@@ -52,6 +56,8 @@ mod annotate;
 pub mod cs;
 mod expiring;
 pub mod fib;
+mod limits;
+mod liveness;
 mod pit;
 mod verify;
 
@@ -78,12 +84,19 @@ use annotate::Anticipation;
 use cs::{CsConfig, CsStats, SharedStore, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
+pub use limits::SourceLimits;
+use limits::{Held, Limiter, SlotIx, Sourced};
+use liveness::Liveness;
 use pit::{PitEntry, PitKey};
 pub use verify::VerifyConfig;
 use verify::{Staging, Step};
 
 /// Buffer size [`Router::poll_transmit`] needs (the largest UDP payload).
 pub const MAX_DATAGRAM: usize = 65_535;
+/// Highest hop limit a router forwards with: a request, resolve, list or proof request that
+/// arrives with more is treated as if it carried this (the hop limit receivers send), so a
+/// sender cannot make a routing loop carry its request more than 32 times (issue 23).
+pub const MAX_HOP_LIMIT: u8 = wire::DEFAULT_HOP_LIMIT;
 /// Most ranges in one request the router sends upstream.
 const MAX_RANGES: usize = 32;
 /// Forwarded resolves and lists pending at most.
@@ -148,6 +161,15 @@ pub struct RouterConfig {
     /// Keep the routes learned from resolves for [`Router::poll_learned_route`] (a runtime
     /// with several cores hands them to its other routers; nobody else needs them).
     pub export_learned_routes: bool,
+    /// What one source (address and port) may take of the pending tables and of the
+    /// forwarding rate ([`SourceLimits`]).
+    pub source_limits: SourceLimits,
+    /// A next hop asked for something that sends nothing at all back for this long is
+    /// presumed dead: what is pending toward it gets Nack `NoRoute` naming it ("upstream
+    /// ADDR did not answer within 2 s"). `None`: pending units just expire (simulations of
+    /// long outages keep that, seed 001 §IV-D). Keep it below the receivers' idle timeout
+    /// (10 s) and the pending lifetime.
+    pub upstream_timeout: Option<Duration>,
     /// Which tags the router picks for the requests it sends (see [`TagClass`]).
     pub tags: TagClass,
 }
@@ -187,6 +209,8 @@ impl Default for RouterConfig {
             verify: VerifyConfig::default(),
             export_learned_routes: false,
             tags: TagClass::default(),
+            source_limits: SourceLimits::default(),
+            upstream_timeout: Some(Duration::from_secs(2)),
         }
     }
 }
@@ -253,12 +277,20 @@ pub struct RouterStats {
     /// Nacks received from upstream, and sent downstream.
     pub nacks_in: u64,
     pub nacks_out: u64,
-    /// Units refused because the pending table (or an entry's downstream list) was full.
+    /// Units refused `Busy`: the pending table (or an entry's downstream list) was full, or
+    /// their source had used up its share (`source_limited`).
     pub busy: u64,
-    /// Requests (or units) refused: no route, loop (duplicate nonce), hop limit.
+    /// Requests (or units) refused: no route (a dead next hop included), loop (duplicate
+    /// nonce), hop limit.
     pub no_route: u64,
     pub loops: u64,
     pub hop_limit: u64,
+    /// Units (and resolves, lists, proof requests) refused `Busy` because their source had
+    /// used up its share of the pending tables or of the forwarding rate (counted in `busy`
+    /// too).
+    pub source_limited: u64,
+    /// Times a next hop was presumed dead (asked, and silent for the upstream timeout).
+    pub upstream_timeouts: u64,
     /// Pending entries dropped unanswered after their lifetime.
     pub expired: u64,
     /// Resolves, lists and proof requests forwarded.
@@ -303,6 +335,8 @@ crate::impl_add!(RouterStats {
     no_route,
     loops,
     hop_limit,
+    source_limited,
+    upstream_timeouts,
     expired,
     resolves,
     lists,
@@ -351,6 +385,16 @@ enum ControlQuery {
     Proof { flags: RequestFlags, eid: Eid, block: u64, depth: u8 },
 }
 
+impl ControlQuery {
+    /// The EID a Nack refusing it echoes (zero for a name or a list).
+    fn eid(&self) -> Eid {
+        match self {
+            ControlQuery::Eid(e) | ControlQuery::Proof { eid: e, .. } => *e,
+            _ => Eid::default(),
+        }
+    }
+}
+
 /// A forwarded resolve or list: where its answer goes, and what it was (to send it again
 /// after a Retry).
 #[derive(Debug)]
@@ -361,6 +405,14 @@ struct Forwarded {
     hop_limit: u8,
     query: ControlQuery,
     retried: bool,
+    /// The downstream's slot ([`limits`]).
+    source: SlotIx,
+}
+
+impl Sourced for Forwarded {
+    fn source(&self) -> SlotIx {
+        self.source
+    }
 }
 
 /// A proof request this router sent for a block in staging.
@@ -383,9 +435,15 @@ pub struct Router {
     id: NodeId,
     fib: Fib,
     cs: RouterStore,
-    pit: ExpiringMap<PitKey, PitEntry>,
+    pit: Held<PitKey, PitEntry>,
     upstream: ExpiringMap<u32, OutRequest>,
-    control: ExpiringMap<u32, Forwarded>,
+    control: Held<u32, Forwarded>,
+    /// Per-source shares of the pending tables and of the forwarding rate.
+    limiter: Limiter,
+    /// Which next hops answer at all.
+    liveness: Liveness,
+    /// Scratch: next hops just presumed dead.
+    silent: Vec<SocketAddr>,
     /// Verify before caching: unverified blocks, known tree nodes, own proof requests.
     staging: Staging,
     own_proofs: ExpiringMap<u32, OwnProof>,
@@ -413,7 +471,7 @@ pub struct Router {
     learned: Option<VecDeque<(Eid, SocketAddr)>>,
     /// Scratch lists for one request: units to forward, and to refuse.
     forward: Vec<u64>,
-    refused: Vec<(NackCode, u64)>,
+    refused: Vec<(Refusal, u64)>,
 }
 
 impl Router {
@@ -429,9 +487,12 @@ impl Router {
             id: cfg.id,
             fib: cfg.fib,
             cs: store,
-            pit: ExpiringMap::new(cfg.pit_capacity),
+            pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: ExpiringMap::new(CONTROL_CAPACITY),
+            control: Held::new(CONTROL_CAPACITY, &cfg.source_limits),
+            limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
+            liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
+            silent: Vec::new(),
             staging: Staging::new(cfg.verify),
             own_proofs: ExpiringMap::new(CONTROL_CAPACITY),
             proof_srtt: None,
@@ -575,14 +636,26 @@ impl Router {
 
     /// When [`Router::handle_timeout`] must next be called (the earliest expiry).
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.pit.next_expiry(), self.upstream.next_expiry(), self.control.next_expiry(), self.own_proofs.next_expiry()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.pit.next_expiry(),
+            self.upstream.next_expiry(),
+            self.control.next_expiry(),
+            self.own_proofs.next_expiry(),
+            self.liveness.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// Drop what expired by `now`.
+    /// Drop what expired by `now`; refuse what waits for a next hop silent for too long.
     pub fn handle_timeout(&mut self, now: Time) {
+        let mut silent = std::mem::take(&mut self.silent);
+        self.liveness.expire(now, &mut silent);
+        for hop in silent.drain(..) {
+            self.upstream_silent(hop);
+        }
+        self.silent = silent;
         while self.pit.pop_expired(now).is_some() {
             self.stats.expired += 1;
         }
@@ -630,6 +703,10 @@ impl Router {
                 return;
             }
         };
+        if !ty.is_request() {
+            // Whatever a next hop sends shows it alive (liveness.rs).
+            self.liveness.heard(from);
+        }
         let packet = Packet::decode(datagram);
         let downstream = match &packet {
             Ok(Packet::Request(r)) => Some((r.tag, r.options.address_token())),
@@ -713,7 +790,25 @@ impl Router {
         };
         self.note_unit_size(req.unit);
         let unit = u64::from(req.unit);
-        let retransmission = req.flags.contains(RequestFlags::RETRANSMISSION);
+        // A source beyond its share of the forwarding rate, or holding all the pending
+        // entries it may, is refused outright, as the server's fair share refuses (limits.rs):
+        // one Busy per range, so that the receiver knows all its units lost.
+        let standing = self.limiter.ask(now, from);
+        if !standing.may_forward || !self.limiter.may_hold_more(&self.pit, standing.slot, standing.active) {
+            self.stats.units_requested += req.total_units();
+            self.stats.busy += req.total_units();
+            self.stats.source_limited += req.total_units();
+            for r in req.ranges() {
+                self.send_nack(from, NackCode::Busy, req.tag, req.eid, r, self.id, 0, SOURCE_SHARE_DETAIL);
+            }
+            return;
+        }
+        let admit = Admit {
+            slot: standing.slot,
+            active: standing.active,
+            hop_dead: self.liveness.refuses(next_hop),
+            retransmission: req.flags.contains(RequestFlags::RETRANSMISSION),
+        };
         // S3 §II-A: which anticipated units this store holds (looked at, not counted as lookups).
         let cs = self.cs.lock();
         let anticipation = Anticipation::of(req, self.id, now, |o| {
@@ -729,18 +824,19 @@ impl Router {
             let mut offset = r.offset;
             while offset < r.end() {
                 self.stats.units_requested += 1;
-                match self.unit_requested(now, from, req, offset, retransmission, &mut echo) {
+                match self.unit_requested(now, from, req, offset, &admit, &mut echo) {
                     Verdict::Served => {}
                     Verdict::Waiting => {}
                     Verdict::Forward => forward.push(offset),
-                    Verdict::Refused(code) => refused.push((code, offset)),
+                    Verdict::Refused(why) => refused.push((why, offset)),
                 }
                 offset += unit;
             }
         }
+        self.limiter.charge(admit.slot, forward.len() as u64);
         let up = Upstream {
             flags: req.flags,
-            hop_limit: req.hop_limit - 1,
+            hop_limit: forwarded_hop_limit(req.hop_limit),
             nonce: req.nonce,
             eid: req.eid,
             unit: req.unit,
@@ -750,17 +846,23 @@ impl Router {
         // One Nack per run of consecutive refused units with the same reason.
         let mut i = 0;
         while i < refused.len() {
-            let (code, first) = refused[i];
+            let (why, first) = refused[i];
             let mut n = 1;
-            while refused.get(i + n).is_some_and(|&(c, o)| c == code && o == first + n as u64 * unit) {
+            while refused.get(i + n).is_some_and(|&(w, o)| w == why && o == first + n as u64 * unit) {
                 n += 1;
             }
             let range = ByteRange::new(first, u32::try_from(n as u64 * unit).unwrap_or(u32::MAX));
-            let detail = match code {
-                NackCode::Duplicate => "the request came back: routing loop",
-                _ => "pending-request table full",
+            let silent;
+            let detail = match why {
+                Refusal::Loop => "the request came back: routing loop",
+                Refusal::TableFull => "pending-request table full",
+                Refusal::SourceShare => SOURCE_SHARE_DETAIL,
+                Refusal::HopDead => {
+                    silent = self.silent_detail(next_hop);
+                    &silent
+                }
             };
-            self.send_nack(from, code, req.tag, req.eid, range, self.id, 0, detail);
+            self.send_nack(from, why.code(), req.tag, req.eid, range, self.id, 0, detail);
             i += n;
         }
         self.forward = forward;
@@ -768,15 +870,17 @@ impl Router {
     }
 
     /// One unit of a downstream's request: answer it, join it to a pending entry, or mark
-    /// it for forwarding. The first unit answered from the store carries `echo` (the
-    /// request's anticipated interests and annotations, S3 §II-A), which is then used up.
+    /// it for forwarding (within the source's share, [`limits`], and unless the next hop is
+    /// presumed dead, [`liveness`]). The first unit answered from the store carries `echo`
+    /// (the request's anticipated interests and annotations, S3 §II-A), which is then used
+    /// up.
     fn unit_requested(
         &mut self,
         now: Time,
         from: SocketAddr,
         req: &Request<'_>,
         offset: u64,
-        retransmission: bool,
+        admit: &Admit,
         echo: &mut Option<Vec<u8>>,
     ) -> Verdict {
         let unit = u64::from(req.unit);
@@ -816,14 +920,15 @@ impl Router {
         if let Some(e) = self.pit.get_mut(&key) {
             if e.is_loop(req.nonce, from) {
                 self.stats.loops += 1;
-                return Verdict::Refused(NackCode::Duplicate);
+                return Verdict::Refused(Refusal::Loop);
             }
             let Some(new) = e.add_downstream(from, req.tag, self.max_waiting) else {
                 self.stats.busy += 1;
-                return Verdict::Refused(NackCode::Busy);
+                return Verdict::Refused(Refusal::TableFull);
             };
             e.note_nonce(req.nonce, from);
-            let refire = retransmission && now - e.last_forwarded >= self.retx_suppression;
+            // Forwarded again (upstream work, paid from the source's share).
+            let refire = admit.retransmission && now - e.last_forwarded >= self.retx_suppression && !admit.hop_dead;
             self.pit.set_expiry(&key, now + self.lifetime);
             if refire {
                 self.stats.reforwarded_units += 1;
@@ -834,14 +939,24 @@ impl Router {
             }
             return Verdict::Waiting;
         }
-        match self.pit.insert(key, PitEntry::new(from, req.tag, req.nonce, now), now + self.lifetime) {
+        if admit.hop_dead {
+            self.stats.no_route += 1;
+            return Verdict::Refused(Refusal::HopDead);
+        }
+        let slot = admit.slot;
+        if !self.limiter.may_hold_more(&self.pit, slot, admit.active) {
+            self.stats.busy += 1;
+            self.stats.source_limited += 1;
+            return Verdict::Refused(Refusal::SourceShare);
+        }
+        match self.pit.insert(key, PitEntry::new(from, req.tag, req.nonce, now, slot), now + self.lifetime) {
             Ok(_) => {
                 self.stats.forwarded_units += 1;
                 Verdict::Forward
             }
             Err(_) => {
                 self.stats.busy += 1;
-                Verdict::Refused(NackCode::Busy)
+                Verdict::Refused(Refusal::TableFull)
             }
         }
     }
@@ -879,6 +994,7 @@ impl Router {
             };
             self.enqueue(next_hop, req.encoded_len(), |b| req.encode(b).ok());
             self.stats.upstream_requests += 1;
+            self.liveness.sent(now, next_hop);
             for &o in sent {
                 if let Some(e) = self.pit.get_mut(&PitKey { eid: up.eid, offset: o, unit: up.unit }) {
                     e.note_forwarded(tag, next_hop, now);
@@ -899,13 +1015,15 @@ impl Router {
             Query::Name(n) => (Eid::default(), self.fib.route_name(n)),
             Query::Eid(e) => (e, self.fib.route_eid(&e)),
         };
-        let Some(next_hop) = self.control_next_hop(from, r.hop_limit, r.tag, eid, next_hop) else { return };
+        let Some((next_hop, source)) = self.control_next_hop(now, from, r.hop_limit, r.tag, eid, next_hop) else {
+            return;
+        };
         let query = match r.query {
             Query::Name(n) => ControlQuery::Name(n.into()),
             Query::Eid(e) => ControlQuery::Eid(e),
         };
-        let pending =
-            Forwarded { next_hop, downstream: from, tag: r.tag, hop_limit: r.hop_limit - 1, query, retried: false };
+        let hop_limit = forwarded_hop_limit(r.hop_limit);
+        let pending = Forwarded { next_hop, downstream: from, tag: r.tag, hop_limit, query, retried: false, source };
         self.forward_control(now, eid, pending);
     }
 
@@ -930,46 +1048,74 @@ impl Router {
             return;
         }
         let route = self.fib.route_eid(&p.eid);
-        let Some(next_hop) = self.control_next_hop(from, p.hop_limit, p.tag, p.eid, route) else { return };
+        let Some((next_hop, source)) = self.control_next_hop(now, from, p.hop_limit, p.tag, p.eid, route) else {
+            return;
+        };
         let query = ControlQuery::Proof { flags: p.flags, eid: p.eid, block: p.block, depth: p.depth };
-        let pending =
-            Forwarded { next_hop, downstream: from, tag: p.tag, hop_limit: p.hop_limit - 1, query, retried: false };
+        let hop_limit = forwarded_hop_limit(p.hop_limit);
+        let pending = Forwarded { next_hop, downstream: from, tag: p.tag, hop_limit, query, retried: false, source };
         self.forward_control(now, p.eid, pending);
     }
 
     fn on_list(&mut self, now: Time, from: SocketAddr, l: &ListRequest) {
         self.stats.lists += 1;
         let route = self.fib.default_route();
-        let Some(next_hop) = self.control_next_hop(from, l.hop_limit, l.tag, Eid::default(), route) else { return };
+        let Some((next_hop, source)) = self.control_next_hop(now, from, l.hop_limit, l.tag, Eid::default(), route)
+        else {
+            return;
+        };
         let query = ControlQuery::List { cursor: l.cursor };
-        let pending =
-            Forwarded { next_hop, downstream: from, tag: l.tag, hop_limit: l.hop_limit - 1, query, retried: false };
+        let hop_limit = forwarded_hop_limit(l.hop_limit);
+        let pending = Forwarded { next_hop, downstream: from, tag: l.tag, hop_limit, query, retried: false, source };
         self.forward_control(now, Eid::default(), pending);
     }
 
-    /// The next hop of a resolve or list, or `None` after refusing it.
+    /// The next hop of a resolve, list or proof request (and the slot of the source it is
+    /// charged to), or `None` after refusing it: hop limit, no route, a route back to `from`
+    /// (never forwarded back where it came from), a next hop presumed dead, a full table or
+    /// the source's share used up ([`limits`]).
     fn control_next_hop(
         &mut self,
+        now: Time,
         from: SocketAddr,
         hop_limit: u8,
         tag: u32,
         eid: Eid,
         route: Option<SocketAddr>,
-    ) -> Option<SocketAddr> {
+    ) -> Option<(SocketAddr, SlotIx)> {
         let range = ByteRange::new(0, 0);
+        let silent;
         let refusal = match route {
             _ if hop_limit == 0 => {
                 self.stats.hop_limit += 1;
                 (NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)")
             }
-            Some(a) if a != from && !self.control.is_full() => return Some(a),
-            Some(a) if a != from => {
+            None => {
+                self.stats.no_route += 1;
+                (NackCode::NoRoute, "no route for this name")
+            }
+            Some(a) if a == from => {
+                self.stats.no_route += 1;
+                (NackCode::NoRoute, "the route leads back where the request came from")
+            }
+            Some(a) if self.liveness.refuses(a) => {
+                self.stats.no_route += 1;
+                silent = self.silent_detail(a);
+                (NackCode::NoRoute, silent.as_str())
+            }
+            Some(_) if self.control.is_full() => {
                 self.stats.busy += 1;
                 (NackCode::Busy, "too many forwarded requests pending")
             }
-            _ => {
-                self.stats.no_route += 1;
-                (NackCode::NoRoute, "no route for this name")
+            Some(a) => {
+                let s = self.limiter.ask(now, from);
+                if s.may_forward && self.limiter.may_hold_more(&self.control, s.slot, s.active) {
+                    self.limiter.charge(s.slot, 1);
+                    return Some((a, s.slot));
+                }
+                self.stats.busy += 1;
+                self.stats.source_limited += 1;
+                (NackCode::Busy, SOURCE_SHARE_DETAIL)
             }
         };
         self.send_nack(from, refusal.0, tag, eid, range, self.id, 0, refusal.1);
@@ -1002,6 +1148,7 @@ impl Router {
             Ok(n) if self.control.insert(tag, pending, now + self.lifetime).is_ok() => {
                 b.truncate(n);
                 self.queue.push_back((next_hop, b));
+                self.liveness.sent(now, next_hop);
             }
             _ => {
                 self.recycle(b);
@@ -1096,18 +1243,43 @@ impl Router {
         if !ranged {
             self.upstream.remove(&n.tag);
         }
+        // Units the upstream refused were wasted work: their sources pay for them again
+        // (limits.rs), except for Busy, which is congestion, not the asker's doing.
+        let recharge = n.code != NackCode::Busy;
+        let refusal = Refused { code: n.code, by: n.from, hops: n.hops.saturating_add(1), detail: n.detail, recharge };
+        self.refuse_pending((n.tag, from), eid, unit, &offsets, false, &refusal);
+    }
+
+    /// Refuse the pending units at `offsets` (of `eid` and `unit`) that went out in the
+    /// upstream request `sent` (its tag and next hop; with `latest`, only units whose latest
+    /// request that was) to everyone waiting for them, one Nack per run of consecutive units
+    /// per downstream and tag; the entries are removed. Returns the units refused.
+    fn refuse_pending(
+        &mut self,
+        sent: (u32, SocketAddr),
+        eid: Eid,
+        unit: u16,
+        offsets: &[u64],
+        latest: bool,
+        why: &Refused<'_>,
+    ) -> u64 {
+        let (tag, hop) = sent;
         let mut waiting: Vec<(SocketAddr, u32, u64)> = Vec::new();
-        for o in offsets {
+        let mut units = 0;
+        for &o in offsets {
             let key = PitKey { eid, offset: o, unit };
-            if self.pit.get(&key).is_some_and(|e| e.answered_by(n.tag, from))
-                && let Some(e) = self.pit.remove(&key)
+            if let Some(e) =
+                self.pit.remove_if(&key, |e| e.answered_by(tag, hop) && (!latest || e.last_next_hop() == Some(hop)))
             {
                 waiting.extend(e.downstream.iter().map(|w| (w.peer, w.tag, o)));
+                units += 1;
+                if why.recharge {
+                    self.limiter.charge(e.source, limits::REFUSED_UNIT_CHARGE);
+                }
             }
         }
         waiting.sort_unstable();
         let step = u64::from(unit);
-        let hops = n.hops.saturating_add(1);
         let mut i = 0;
         while i < waiting.len() {
             let (peer, tag, first) = waiting[i];
@@ -1116,9 +1288,38 @@ impl Router {
                 k += 1;
             }
             let range = ByteRange::new(first, u32::try_from(k as u64 * step).unwrap_or(u32::MAX));
-            self.send_nack(peer, n.code, tag, eid, range, n.from, hops, n.detail);
+            self.send_nack(peer, why.code, tag, eid, range, why.by, why.hops, why.detail);
             i += k;
         }
+        units
+    }
+
+    /// `hop` was asked for something and sent nothing back for the upstream timeout
+    /// ([`liveness`]): everything pending toward it — units, resolves, lists, proof requests
+    /// — is refused with `NoRoute`, from this router, naming the hop.
+    fn upstream_silent(&mut self, hop: SocketAddr) {
+        self.stats.upstream_timeouts += 1;
+        let detail = self.silent_detail(hop);
+        let why = Refused { code: NackCode::NoRoute, by: self.id, hops: 0, detail: &detail, recharge: false };
+        let mut tags = self.upstream.keys_where(|_, o| o.next_hop == hop);
+        tags.sort_unstable();
+        for tag in tags {
+            let Some(o) = self.upstream.remove(&tag) else { continue };
+            self.stats.no_route += self.refuse_pending((tag, hop), o.up.eid, o.up.unit, &o.offsets, true, &why);
+        }
+        let mut tags = self.control.keys_where(|_, c| c.next_hop == hop);
+        tags.sort_unstable();
+        for tag in tags {
+            let Some(c) = self.control.remove(&tag) else { continue };
+            self.stats.no_route += 1;
+            let range = ByteRange::new(0, 0);
+            self.send_nack(c.downstream, NackCode::NoRoute, c.tag, c.query.eid(), range, self.id, 0, &detail);
+        }
+    }
+
+    /// What a Nack for units waiting on a silent `hop` says.
+    fn silent_detail(&self, hop: SocketAddr) -> String {
+        format!("upstream {hop} did not answer within {}", liveness::human(self.liveness.timeout()))
     }
 
     /// A Retry from upstream: the next hop wants its token. Keep it and send the refused
@@ -1156,10 +1357,7 @@ impl Router {
             self.forward_upstream(now, from, &up, &offsets, true);
         } else if let Some(mut c) = self.control.remove(&r.tag) {
             c.retried = true;
-            let eid = match c.query {
-                ControlQuery::Eid(e) | ControlQuery::Proof { eid: e, .. } => e,
-                _ => Eid::default(),
-            };
+            let eid = c.query.eid();
             self.forward_control(now, eid, c);
         }
     }
@@ -1394,7 +1592,61 @@ enum Verdict {
     Waiting,
     /// To be sent upstream.
     Forward,
-    Refused(NackCode),
+    Refused(Refusal),
+}
+
+/// Why a unit was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// Its nonce came back from another peer.
+    Loop,
+    /// The pending table, or the entry's list of downstreams, is full.
+    TableFull,
+    /// Its source used up its share ([`limits`]).
+    SourceShare,
+    /// Its next hop is presumed dead and already probed ([`liveness`]).
+    HopDead,
+}
+
+impl Refusal {
+    fn code(self) -> NackCode {
+        match self {
+            Refusal::Loop => NackCode::Duplicate,
+            Refusal::TableFull | Refusal::SourceShare => NackCode::Busy,
+            Refusal::HopDead => NackCode::NoRoute,
+        }
+    }
+}
+
+/// What the Busy refusing a unit beyond its source's share says.
+const SOURCE_SHARE_DETAIL: &str = "this source's share of the router is in use (too many units pending or asked for)";
+
+/// A request's standing with the per-source limits and the next hop's liveness, for each
+/// of its units.
+struct Admit {
+    /// Its source's slot.
+    slot: SlotIx,
+    /// Sources asking now (its share of the pending table is 1 / active).
+    active: usize,
+    /// Its next hop is presumed dead and already probed: new units are refused.
+    hop_dead: bool,
+    retransmission: bool,
+}
+
+/// A refusal passed to the downstreams of pending units.
+struct Refused<'a> {
+    code: NackCode,
+    by: NodeId,
+    hops: u8,
+    detail: &'a str,
+    /// Charge each refused unit to the source of its entry again ([`limits`]).
+    recharge: bool,
+}
+
+/// The hop limit a request (resolve, list, proof request) that arrived with `h` ≥ 1 is
+/// forwarded with: one less, and never more than [`MAX_HOP_LIMIT`] − 1.
+fn forwarded_hop_limit(h: u8) -> u8 {
+    h.min(MAX_HOP_LIMIT).saturating_sub(1)
 }
 
 #[cfg(test)]

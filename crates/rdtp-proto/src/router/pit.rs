@@ -6,11 +6,14 @@
 //! Data goes back to each with its own tag), the upstream requests it went out in (tag and
 //! next hop: only a Data or Nack answering one of those satisfies it), the nonces it has seen
 //! and from whom (a nonce coming back from another peer is a loop; from the same peer it is
-//! the network duplicating a datagram, as NFD treats point-to-point faces), and when it was
-//! last forwarded (retransmissions are forwarded again only after the suppression interval).
+//! the network duplicating a datagram, as NFD treats point-to-point faces), when it was
+//! last forwarded (retransmissions are forwarded again only after the suppression interval),
+//! and the source it is charged to ([`super::limits`]: the downstream whose request created
+//! it; a source holds at most its share of the table).
 
 use std::net::SocketAddr;
 
+use super::limits::{SlotIx, Sourced};
 use crate::eid::Eid;
 use crate::time::Time;
 
@@ -45,16 +48,30 @@ pub(crate) struct PitEntry {
     /// Nonces seen, with the peer each came from.
     pub nonces: Vec<(u64, SocketAddr)>,
     pub last_forwarded: Time,
+    /// The slot of the source that created it ([`super::limits`]).
+    pub source: SlotIx,
+}
+
+impl Sourced for PitEntry {
+    fn source(&self) -> SlotIx {
+        self.source
+    }
 }
 
 impl PitEntry {
-    pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time) -> Self {
+    pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time, source: SlotIx) -> Self {
         PitEntry {
             downstream: vec![InRecord { peer, tag }],
             out: Vec::new(),
             nonces: vec![(nonce, peer)],
             last_forwarded: now,
+            source,
         }
+    }
+
+    /// The next hop of the latest upstream request it went out in.
+    pub(crate) fn last_next_hop(&self) -> Option<SocketAddr> {
+        self.out.last().map(|&(_, p)| p)
     }
 
     /// Whether `(tag, from)` is one of the upstream requests this entry went out in.

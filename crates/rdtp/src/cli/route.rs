@@ -16,9 +16,9 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
 use rdtp::signals::{self, Signal};
 use rdtp_proto::NodeId;
-use rdtp_proto::router::RouterConfig;
 use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
 use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+use rdtp_proto::router::{RouterConfig, SourceLimits};
 
 use super::to_stderr;
 
@@ -65,6 +65,20 @@ pub struct Args {
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
     #[arg(long, value_name = "MS", default_value_t = 4000)]
     pub lifetime: u64,
+    /// A next hop that sends nothing at all back for MS milliseconds after being asked is
+    /// presumed dead: what waits on it gets Nack NoRoute naming it ("upstream ADDR did not
+    /// answer within 2 s"), and until it answers again one request at a time probes it while
+    /// the others are refused at once. 0: never (pending units just expire).
+    #[arg(long, value_name = "MS", default_value_t = default_upstream_timeout_ms())]
+    pub upstream_timeout: u64,
+    /// Units per second each routing thread forwards upstream for all sources together (units
+    /// not in the store, resolves, lists, proof requests). When sources (address and port)
+    /// compete, each gets an equal share and the rest goes to those asking for more; a source
+    /// beyond its share while the others use theirs gets Busy, as one holding more than its
+    /// share of the pending units (--pit-size ÷ the sources asking) while the others need
+    /// room. 0: no rate limit.
+    #[arg(long, value_name = "UNITS", default_value_t = SourceLimits::default().rate.unwrap_or(0.0) as u64)]
+    pub forward_rate: u64,
     /// Print the counters (totals and per second) every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub stats_interval: Option<f64>,
@@ -86,6 +100,10 @@ pub struct Args {
     /// one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+}
+
+fn default_upstream_timeout_ms() -> u64 {
+    RouterConfig::default().upstream_timeout.map_or(0, |t| t.as_millis() as u64)
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
@@ -131,6 +149,11 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         cs,
         pit_capacity: a.pit_size,
         lifetime: Duration::from_millis(a.lifetime),
+        upstream_timeout: (a.upstream_timeout > 0).then(|| Duration::from_millis(a.upstream_timeout)),
+        source_limits: SourceLimits {
+            rate: (a.forward_rate > 0).then_some(a.forward_rate as f64),
+            ..SourceLimits::default()
+        },
         seed,
         validation: a.validation.config(),
         ..RouterConfig::default()
