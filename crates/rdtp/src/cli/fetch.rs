@@ -19,7 +19,10 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
 use rdtp::output::Output;
 use rdtp::signals;
+use rdtp::socket;
 use rdtp::{Fetch, Target};
+use rdtp_proto::cc::CcConfig;
+use rdtp_proto::wire::DATA_HEADER_LEN;
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
 
@@ -43,10 +46,16 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
     /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
-    /// fixed:window=32; `--cc help` lists every controller with its keys.
-    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
-    pub cc: String,
-    /// Window in units for `--cc fixed` (default 64); short for `--cc fixed:window=N`.
+    /// fixed:window=32; `--cc help` lists every controller with its keys. Default: bbr, or
+    /// the controller an option below belongs to (--window: fixed; --aimd-step/--aimd-beta:
+    /// aimd; --cubic-beta: cubic).
+    #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
+    pub cc: Option<String>,
+    /// Window in units of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so
+    /// without --cc it selects fixed. A fixed window has no congestion control: it is cut
+    /// to what the receive window lets be in flight (with a warning), and one larger than
+    /// the receiver's socket buffer holds (≈ 5 700 units) is warned about: whatever the
+    /// path cannot hold is lost and asked for again.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
     /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
@@ -57,13 +66,16 @@ pub struct Args {
     /// controller (aimd, cubic, sirc, bbr-cd, the bbr family).
     #[arg(long, value_name = "N")]
     pub init_cwnd: Option<f64>,
-    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step).
+    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step; without --cc it
+    /// selects aimd).
     #[arg(long, value_name = "X")]
     pub aimd_step: Option<f64>,
-    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta).
+    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta; without
+    /// --cc it selects aimd).
     #[arg(long, value_name = "X")]
     pub aimd_beta: Option<f64>,
-    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta).
+    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta; without
+    /// --cc it selects cubic).
     #[arg(long, value_name = "X")]
     pub cubic_beta: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).
@@ -142,6 +154,68 @@ pub struct Args {
         "log_cwnd", "log_rtt", "initial_rate", "interval",
     ])]
     pub tcp: bool,
+}
+
+/// The controller spec: `--cc`, or when it is not given the one controller the options
+/// name (`--window`: fixed, as `--window N` is short for `--cc fixed:window=N`;
+/// `--aimd-step`/`--aimd-beta`: aimd; `--cubic-beta`: cubic), else bbr. Options of two
+/// controllers without `--cc` are a usage error.
+fn controller_spec(a: &Args) -> Result<String> {
+    if let Some(cc) = &a.cc {
+        return Ok(cc.clone());
+    }
+    let implied: Vec<(&str, &str)> = [
+        (a.window.is_some(), "fixed", "--window"),
+        (a.aimd_step.is_some() || a.aimd_beta.is_some(), "aimd", "--aimd-step/--aimd-beta"),
+        (a.cubic_beta.is_some(), "cubic", "--cubic-beta"),
+    ]
+    .into_iter()
+    .filter(|(given, ..)| *given)
+    .map(|(_, cc, option)| (cc, option))
+    .collect();
+    match implied[..] {
+        [] => Ok("bbr".to_string()),
+        [(cc, _)] => Ok(cc.to_string()),
+        _ => {
+            let names: Vec<String> = implied.iter().map(|(cc, option)| format!("{option} ({cc})")).collect();
+            Err(Error::Usage(format!(
+                "{} are options of different controllers: give one, or --cc",
+                names.join(" and ")
+            )))
+        }
+    }
+}
+
+/// A fixed window larger than a fetch can use: cut to what the receive window lets be in
+/// flight, and a warning (also for one the receiver's socket buffer cannot hold).
+/// Measured on loopback with 0036bef (60 MB, `--cc fixed`): 0 re-requests up to 6 000
+/// units, 4.7 % at 10 000, 34 % at 16 000, 58 % at 4 294 967 295.
+fn useful_window(cc: CcConfig, unit: u16, recv_window: u64) -> (CcConfig, Option<String>) {
+    let CcConfig::Fixed(f) = &cc else { return (cc, None) };
+    let window = u64::from(f.window);
+    // The receiver never has more than the receive window requested and unread
+    // (`Receiver`, at least two 16 KiB blocks).
+    let in_flight = recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN) / u64::from(unit);
+    // What the receiver's socket buffer holds, should it fall behind: the rest is dropped.
+    let buffered = socket::SOCKET_BUFFER as u64 / (u64::from(unit) + DATA_HEADER_LEN as u64);
+    let why = format!(
+        "a fixed window has no congestion control: beyond what the path holds, the rest is lost and \
+         asked for again (the receiver's {} MiB socket buffer holds {buffered} Data of {unit} bytes)",
+        socket::SOCKET_BUFFER >> 20
+    );
+    if window > in_flight {
+        let used = in_flight.max(1) as u32;
+        let msg = format!(
+            "--window {window} cut to {used} units: the receive window ({} bytes, --recv-window) lets no \
+             more be in flight; {why}",
+            recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN)
+        );
+        return (CcConfig::Fixed(rdtp_proto::cc::fixed::FixedConfig { window: used }), Some(msg));
+    }
+    if window > buffered {
+        return (cc, Some(format!("--window {window}: {why}")));
+    }
+    (cc, None)
 }
 
 /// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
@@ -248,9 +322,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
-    let cc = ndnget_options(&a.cc, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    let spec = controller_spec(&a)?;
+    let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    let cc = cc_config(&cc, a.window, a.probe_gain)?;
     let mut fetch = Fetch::new(server, target.clone())
-        .cc(cc_config(&cc, a.window, a.probe_gain)?)
         .rto_k(a.rto_k)
         .reorder_threshold(a.reorder_threshold)
         .min_rto(Duration::from_millis(a.min_rto))
@@ -270,6 +345,13 @@ pub fn run(a: Args) -> Result<i32> {
         fetch = fetch.initial_rate(rate);
     }
     let unit = fetch.effective_unit()?;
+    let (cc, warning) = useful_window(cc, unit, fetch.receiver_config().recv_window);
+    if let Some(w) = warning
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
+    fetch = fetch.cc(cc);
     if let Some(p) = &a.log_cwnd {
         fetch = fetch.log_cwnd(log_file(p)?);
     }
@@ -289,7 +371,7 @@ pub fn run(a: Args) -> Result<i32> {
 
     if a.verbose {
         let what = describe(&target);
-        to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
+        to_stderr(&format!("Fetching {what} from {server} (cc {spec}, unit {unit} bytes)\n"));
     }
     let bar = progress_bar(!a.quiet && !a.verbose && a.interval.is_none());
     let result = fetch.start().map(|mut reader| {
@@ -362,5 +444,57 @@ mod tests {
         assert!(cc_config("bbr:init_cwnd=1.5", None, None).is_err());
         assert!(matches!(cc_config("cubic:init_cwnd=1,beta=0.8", None, None),
             Ok(rdtp_proto::cc::CcConfig::Cubic(c)) if c.beta == 0.8 && c.init_cwnd == 1.0));
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            fetch: Args,
+        }
+        let mut all = vec!["fetch", "127.0.0.1", "x"];
+        all.extend_from_slice(argv);
+        <Cli as clap::Parser>::try_parse_from(all).unwrap().fetch
+    }
+
+    /// Issue 23 item 15: `--window N` is short for `--cc fixed:window=N`, so alone it
+    /// selects fixed (0036bef: "controller 'bbr' has no key 'window'", exit 2); the other
+    /// ndnget options select their controller the same way.
+    #[test]
+    fn options_of_one_controller_select_it_without_cc() {
+        assert_eq!(controller_spec(&args(&[])).unwrap(), "bbr");
+        assert_eq!(controller_spec(&args(&["--window", "32"])).unwrap(), "fixed");
+        assert_eq!(controller_spec(&args(&["--aimd-beta", "0.6"])).unwrap(), "aimd");
+        assert_eq!(controller_spec(&args(&["--cubic-beta", "0.8"])).unwrap(), "cubic");
+        assert_eq!(controller_spec(&args(&["--probe-gain", "2"])).unwrap(), "bbr");
+        assert_eq!(controller_spec(&args(&["--cc", "bbrp", "--window", "3"])).unwrap(), "bbrp");
+        let e = controller_spec(&args(&["--window", "3", "--aimd-step", "2"])).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--window (fixed) and --aimd-step/--aimd-beta (aimd)"), "{e}");
+        // With an explicit other controller, --window is still refused.
+        let spec = controller_spec(&args(&["--cc", "bbr", "--window", "3"])).unwrap();
+        assert_eq!(cc_config(&spec, Some(3), None).unwrap_err().exit_code(), 2);
+        assert!(matches!(cc_config("fixed", Some(32), None), Ok(CcConfig::Fixed(f)) if f.window == 32));
+    }
+
+    /// Issue 23 item 15: `--cc fixed --window 4294967295` ran at 74 % re-requests without a
+    /// word. A window beyond the receive window is cut to it, with a warning saying why;
+    /// one beyond the socket buffer is warned about.
+    #[test]
+    fn absurd_fixed_windows_are_cut_and_warned_about() {
+        let fixed = |w| CcConfig::Fixed(rdtp_proto::cc::fixed::FixedConfig { window: w });
+        let (cc, w) = useful_window(fixed(u32::MAX), 1400, 64 << 20);
+        assert_eq!(cc, fixed(47_934));
+        let w = w.expect("a warning");
+        assert!(w.contains("--window 4294967295 cut to 47934 units") && w.contains("receive window"), "{w}");
+        assert!(w.contains("socket buffer holds 5706 Data of 1400 bytes"), "{w}");
+        let (cc, w) = useful_window(fixed(10_000), 1400, 64 << 20);
+        assert_eq!(cc, fixed(10_000));
+        assert!(w.is_some_and(|w| w.starts_with("--window 10000: a fixed window has no congestion control")));
+        assert_eq!(useful_window(fixed(64), 1400, 64 << 20), (fixed(64), None));
+        // A small receive window: at least two blocks.
+        assert_eq!(useful_window(fixed(1000), 1000, 1).0, fixed(32));
+        let bbr: CcConfig = "bbr".parse().unwrap();
+        assert_eq!(useful_window(bbr.clone(), 1400, 1), (bbr, None));
     }
 }
