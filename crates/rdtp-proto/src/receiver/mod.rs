@@ -48,7 +48,10 @@
 //! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
 //! may own the loss detector, keep data per request (a cookie) and keep state per source
 //! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
-//! accounting for users is in [`sources`].
+//! accounting for users is in [`sources`]. Answers that refuse a request — `Busy` (back
+//! off) and the failing Nacks (confirmed from the origin before they end the fetch) — are
+//! handled as [`refusals`] describes; verification, and the narrowing of a failed group
+//! of blocks to its bad ones, in the private `reassembly` module.
 
 mod config;
 pub mod loss;
@@ -134,8 +137,8 @@ pub enum FetchError {
         code: NackCode,
         /// The node that refused.
         by: NodeId,
-        /// Who it is and how far, for people ([`refusals::describe_node`]): `the origin, 1
-        /// hop away`, `router r1, 1 hop away`.
+        /// Who it is and how far, for people ([`refusals::describe_node`]): `the origin (1
+        /// hop away)`, `router r1 (1 hop away)`.
         who: String,
         detail: String,
     },
@@ -832,7 +835,7 @@ impl Receiver {
                     Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
                 };
                 let who = self.describe(n.from, n.hops);
-                self.fail(FetchError::NotFound(format!("{what} (said {who})")));
+                self.fail(FetchError::NotFound(format!("{what}, says {who}")));
             }
             code => {
                 self.last_heard = now;

@@ -33,7 +33,7 @@
 //! # Terminal Nacks: confirm first
 //!
 //! One Nack with the right tag — which any node on the path can forge — used to end the
-//! fetch at once. Now a terminal Nack during the transfer is a [`Suspicion`]: the refused
+//! fetch at once. Now a terminal Nack during the transfer is a *suspicion*: the refused
 //! units are asked for again, every request carries `ORIGIN` (routers forward it instead of
 //! answering from their store) and none leaves for one RTO. Each further terminal Nack
 //! answering a request sent after the previous one counts as a confirmation; the fetch fails
@@ -226,8 +226,8 @@ fn clean(detail: &str) -> String {
 }
 
 /// Who sent a Nack, for messages: `the origin` (or `the origin ID`), `router ID` or `node ID`,
-/// and how far: `1 hop away` for a node the receiver talks to directly, one more per router
-/// the Nack crossed (`the origin, 2 hops away`). `origin` says whether the id is known to be the origin's (it served
+/// and how far: `(1 hop away)` for a node the receiver talks to directly, one more per
+/// router the Nack crossed (`the origin (2 hops away)`). `origin` says whether the id is known to be the origin's (it served
 /// uncached Data, or is the default origin id); `router` whether it served from its store.
 pub fn describe_node(from: NodeId, hops: u8, origin: bool, router: bool) -> String {
     let away = u32::from(hops) + 1;
@@ -241,7 +241,7 @@ pub fn describe_node(from: NodeId, hops: u8, origin: bool, router: bool) -> Stri
     } else {
         format!("node {from}")
     };
-    format!("{who}, {away} hop{s} away")
+    format!("{who} ({away} hop{s} away)")
 }
 
 #[cfg(test)]
@@ -302,10 +302,10 @@ mod tests {
     #[test]
     fn nodes_are_named_with_their_distance() {
         let r1: NodeId = "r1".parse().unwrap();
-        assert_eq!(describe_node(NodeId::ORIGIN, 0, true, false), "the origin, 1 hop away");
-        assert_eq!(describe_node(NodeId::ORIGIN, 2, false, false), "the origin, 3 hops away");
-        assert_eq!(describe_node(r1, 0, false, true), "router r1, 1 hop away");
-        assert_eq!(describe_node(r1, 1, true, false), "the origin r1, 2 hops away");
-        assert_eq!(describe_node(r1, 0, false, false), "node r1, 1 hop away");
+        assert_eq!(describe_node(NodeId::ORIGIN, 0, true, false), "the origin (1 hop away)");
+        assert_eq!(describe_node(NodeId::ORIGIN, 2, false, false), "the origin (3 hops away)");
+        assert_eq!(describe_node(r1, 0, false, true), "router r1 (1 hop away)");
+        assert_eq!(describe_node(r1, 1, true, false), "the origin r1 (2 hops away)");
+        assert_eq!(describe_node(r1, 0, false, false), "node r1 (1 hop away)");
     }
 }

@@ -249,7 +249,7 @@ fn unknown_name_fails_with_not_found() {
     let mut p = Pipe::new(content(10), |_| Target::Name("missing".into()), cfg("bbr"));
     p.run(Duration::from_secs(5));
     // Named with the node that said so (a resolve is refused at once, not confirmed).
-    assert_eq!(p.rx.error(), Some(&FetchError::NotFound("missing (said the origin, 1 hop away)".into())));
+    assert_eq!(p.rx.error(), Some(&FetchError::NotFound("missing, says the origin (1 hop away)".into())));
     assert!(p.rx.poll_event().is_some_and(|e| matches!(e, Event::Failed(FetchError::NotFound(_)))));
 }
 
@@ -899,7 +899,7 @@ fn a_genuine_refusal_mid_fetch_is_confirmed_from_the_origin_and_ends_the_fetch()
     p.run(Duration::from_secs(30));
     let Some(FetchError::NotFound(what)) = p.rx.error() else { panic!("{:?}", p.rx.error()) };
     assert!(what.contains("gone during the transfer"), "{what}");
-    assert!(what.contains("the origin, 1 hop away"), "the node is named: {what}");
+    assert!(what.contains("the origin (1 hop away)"), "the node is named: {what}");
     assert!(what.contains("refused 3 requests in a row"), "{what}");
     assert_eq!(p.rx.stats().nacks, u64::from(refusals::CONFIRMATIONS).max(p.rx.stats().nacks));
     // Bounded: three refusals an RTO apart (RTO = 200 ms here), and the last RTO.
@@ -935,10 +935,10 @@ fn a_refusing_router_is_named_in_the_error() {
     match p.rx.error() {
         Some(FetchError::Refused { code: NackCode::NoRoute, by, who, detail }) => {
             assert_eq!(*by, r1);
-            assert_eq!(who, "node r1, 1 hop away");
+            assert_eq!(who, "node r1 (1 hop away)");
             assert!(detail.contains("no answer from upstream"), "{detail}");
             let e = p.rx.error().unwrap().to_string();
-            assert!(e.starts_with("node r1, 1 hop away refused the request (NoRoute)"), "{e}");
+            assert!(e.starts_with("node r1 (1 hop away) refused the request (NoRoute)"), "{e}");
         }
         e => panic!("{e:?}"),
     }
