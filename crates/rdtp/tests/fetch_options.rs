@@ -1,7 +1,8 @@
 //! `rdtp fetch` options that select or bound the congestion controller (issue 23 item 15):
 //! `--window N` is short for `--cc fixed:window=N` (0036bef refused it without `--cc
-//! fixed`), and a fixed window no fetch can use is cut, with a warning saying why
-//! (0036bef ran `--cc fixed --window 4294967295` at 74 % re-requests without a word).
+//! fixed`), and a fixed window no fetch can use is cut to what the receive window and the
+//! receiver's socket buffer allow, with a warning saying why (0036bef ran `--cc fixed
+//! --window 4294967295` at 74 % re-requests without a word).
 
 use std::process::{Command, Output, Stdio};
 
@@ -41,8 +42,8 @@ fn window_alone_selects_fixed_and_absurd_windows_are_cut_with_a_warning() {
     let o = fetch(&["--cc", "fixed", "--window", "4294967295"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("warning: --window 4294967295 cut to 47866 units"), "{err}");
-    assert!(err.contains("receive window") && err.contains("socket buffer"), "{err}");
+    assert!(err.contains("warning: --window 4294967295 cut to 5698 units"), "{err}");
+    assert!(err.contains("no congestion control") && err.contains("socket buffer"), "{err}");
     assert!(std::fs::read(&out).unwrap() == data);
 
     // Options of two controllers, and --window with another controller named: usage errors.

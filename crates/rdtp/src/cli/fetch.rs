@@ -22,6 +22,7 @@ use rdtp::signals;
 use rdtp::socket;
 use rdtp::{Fetch, Target};
 use rdtp_proto::cc::CcConfig;
+use rdtp_proto::cc::fixed::FixedConfig;
 use rdtp_proto::wire::DATA_HEADER_LEN;
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -52,10 +53,10 @@ pub struct Args {
     #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
     pub cc: Option<String>,
     /// Window in units of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so
-    /// without --cc it selects fixed. A fixed window has no congestion control: it is cut
-    /// to what the receive window lets be in flight (with a warning), and one larger than
-    /// the receiver's socket buffer holds (≈ 5 700 units) is warned about: whatever the
-    /// path cannot hold is lost and asked for again.
+    /// without --cc it selects fixed. A fixed window has no congestion control: one larger
+    /// than the receive window lets be in flight or than the receiver's socket buffer holds
+    /// (5 698 units of 1402 bytes) is cut to that, with a warning — the excess would be
+    /// dropped and asked for again.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
     /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
@@ -186,36 +187,38 @@ fn controller_spec(a: &Args) -> Result<String> {
     }
 }
 
-/// A fixed window larger than a fetch can use: cut to what the receive window lets be in
-/// flight, and a warning (also for one the receiver's socket buffer cannot hold).
-/// Measured on loopback with 0036bef (60 MB, `--cc fixed`): 0 re-requests up to 6 000
-/// units, 4.7 % at 10 000, 34 % at 16 000, 58 % at 4 294 967 295.
+/// A fixed window larger than a fetch can use is cut to what it can, with a warning saying
+/// why: no more than the receive window lets be in flight, and no more than the receiver's
+/// socket buffer holds — a fixed window has no congestion control, so whatever arrives
+/// while that buffer is full is dropped and asked for again. Measured on loopback with
+/// 0036bef (60 MB, `--cc fixed`): 0 re-requests up to 6 000 units, 4.7 % at 10 000, 34 % at
+/// 16 000, 58 % at 4 294 967 295; cut to 5 698, none.
 fn useful_window(cc: CcConfig, unit: u16, recv_window: u64) -> (CcConfig, Option<String>) {
     let CcConfig::Fixed(f) = &cc else { return (cc, None) };
     let window = u64::from(f.window);
     // The receiver never has more than the receive window requested and unread
     // (`Receiver`, at least two 16 KiB blocks).
-    let in_flight = recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN) / u64::from(unit);
-    // What the receiver's socket buffer holds, should it fall behind: the rest is dropped.
+    let recv_window = recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN);
+    let in_flight = recv_window / u64::from(unit);
+    // What the receiver's socket buffer holds while the receiver is busy.
     let buffered = socket::SOCKET_BUFFER as u64 / (u64::from(unit) + DATA_HEADER_LEN as u64);
-    let why = format!(
-        "a fixed window has no congestion control: beyond what the path holds, the rest is lost and \
-         asked for again (the receiver's {} MiB socket buffer holds {buffered} Data of {unit} bytes)",
-        socket::SOCKET_BUFFER >> 20
-    );
-    if window > in_flight {
-        let used = in_flight.max(1) as u32;
-        let msg = format!(
-            "--window {window} cut to {used} units: the receive window ({} bytes, --recv-window) lets no \
-             more be in flight; {why}",
-            recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN)
-        );
-        return (CcConfig::Fixed(rdtp_proto::cc::fixed::FixedConfig { window: used }), Some(msg));
+    let most = in_flight.min(buffered).max(1);
+    if window <= most {
+        return (cc, None);
     }
-    if window > buffered {
-        return (cc, Some(format!("--window {window}: {why}")));
-    }
-    (cc, None)
+    let why = if in_flight <= buffered {
+        format!(
+            "the receive window ({recv_window} bytes, --recv-window) lets no more units of {unit} bytes be in flight"
+        )
+    } else {
+        format!(
+            "a fixed window has no congestion control, and more Data of {unit} bytes than the receiver's {} MiB \
+             socket buffer holds are dropped whenever it falls behind, then asked for again",
+            socket::SOCKET_BUFFER >> 20
+        )
+    };
+    let used = FixedConfig { window: most as u32 };
+    (CcConfig::Fixed(used), Some(format!("--window {window} cut to {most} units: {why}")))
 }
 
 /// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
@@ -478,23 +481,27 @@ mod tests {
     }
 
     /// Issue 23 item 15: `--cc fixed --window 4294967295` ran at 74 % re-requests without a
-    /// word. A window beyond the receive window is cut to it, with a warning saying why;
-    /// one beyond the socket buffer is warned about.
+    /// word. A window beyond what the receive window or the socket buffer allows is cut to
+    /// it, with a warning saying why.
     #[test]
     fn absurd_fixed_windows_are_cut_and_warned_about() {
-        let fixed = |w| CcConfig::Fixed(rdtp_proto::cc::fixed::FixedConfig { window: w });
-        let (cc, w) = useful_window(fixed(u32::MAX), 1400, 64 << 20);
-        assert_eq!(cc, fixed(47_934));
+        let fixed = |w| CcConfig::Fixed(FixedConfig { window: w });
+        let (cc, w) = useful_window(fixed(u32::MAX), 1402, 64 << 20);
+        assert_eq!(cc, fixed(5698));
         let w = w.expect("a warning");
-        assert!(w.contains("--window 4294967295 cut to 47934 units") && w.contains("receive window"), "{w}");
-        assert!(w.contains("socket buffer holds 5706 Data of 1400 bytes"), "{w}");
-        let (cc, w) = useful_window(fixed(10_000), 1400, 64 << 20);
-        assert_eq!(cc, fixed(10_000));
-        assert!(w.is_some_and(|w| w.starts_with("--window 10000: a fixed window has no congestion control")));
-        assert_eq!(useful_window(fixed(64), 1400, 64 << 20), (fixed(64), None));
-        // A small receive window: at least two blocks.
+        assert!(
+            w.starts_with("--window 4294967295 cut to 5698 units: a fixed window has no congestion control"),
+            "{w}"
+        );
+        assert!(w.contains("8 MiB socket buffer"), "{w}");
+        assert_eq!(useful_window(fixed(5698), 1402, 64 << 20), (fixed(5698), None));
+        assert_eq!(useful_window(fixed(64), 1402, 64 << 20), (fixed(64), None));
+        // A receive window smaller than the socket buffer: it bounds (at least two blocks).
+        let (cc, w) = useful_window(fixed(2000), 1000, 1 << 20);
+        assert_eq!(cc, fixed(1048));
+        assert!(w.is_some_and(|w| w.contains("the receive window (1048576 bytes, --recv-window)")));
         assert_eq!(useful_window(fixed(1000), 1000, 1).0, fixed(32));
         let bbr: CcConfig = "bbr".parse().unwrap();
-        assert_eq!(useful_window(bbr.clone(), 1400, 1), (bbr, None));
+        assert_eq!(useful_window(bbr.clone(), 1402, 1), (bbr, None));
     }
 }
