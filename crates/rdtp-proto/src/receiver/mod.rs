@@ -600,7 +600,7 @@ impl Receiver {
             return;
         }
         if self.suspicion.as_ref().is_some_and(|s| s.is_final(now)) {
-            self.fail_refused(now);
+            self.fail_refused();
             return;
         }
         if self.path.loss_detector().deadline().is_some_and(|d| now >= d) {
@@ -830,18 +830,22 @@ impl Receiver {
             _ if matches!(self.phase, Phase::Transferring) => self.on_refusal(now, n),
             // A resolve is refused at once (a mistyped name must fail promptly).
             NackCode::UnknownContent => {
-                let what = match &self.target {
-                    Target::Name(s) => s.clone(),
-                    Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
-                };
                 let who = self.describe(n.from, n.hops);
-                self.fail(FetchError::NotFound(format!("{what}, says {who}")));
+                self.fail(FetchError::NotFound(format!("{}, says {who}", self.target_text())));
             }
             code => {
                 self.last_heard = now;
                 let who = self.describe(n.from, n.hops);
                 self.fail(FetchError::Refused { code, by: n.from, who, detail: n.detail.to_string() })
             }
+        }
+    }
+
+    /// The name or EID fetched, for messages.
+    fn target_text(&self) -> String {
+        match &self.target {
+            Target::Name(n) => n.clone(),
+            Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
         }
     }
 
@@ -928,20 +932,18 @@ impl Receiver {
 
     /// The refusal was confirmed ([`refusals::CONFIRMATIONS`] in a row, an RTO apart): fail,
     /// naming the node that refused.
-    fn fail_refused(&mut self, _now: Time) {
+    fn fail_refused(&mut self) {
         let Some(s) = self.suspicion.take() else { return };
         let who = self.describe(s.from, s.hops);
         let times = format!("{} requests in a row", s.count);
         let e = match s.code {
-            NackCode::UnknownContent => {
-                let what = match &self.target {
-                    Target::Name(n) => n.clone(),
-                    Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
-                };
-                // Known when the transfer began: it changed or went away since (a server's
-                // file rewritten).
-                FetchError::NotFound(format!("{what} (gone during the transfer: {who} refused {times}: {})", s.detail))
-            }
+            // Known when the transfer began: it changed or went away since (a server's file
+            // rewritten).
+            NackCode::UnknownContent => FetchError::NotFound(format!(
+                "{} (gone during the transfer: {who} refused {times}: {})",
+                self.target_text(),
+                s.detail
+            )),
             code => FetchError::Refused { code, by: s.from, who, detail: format!("{} ({times})", s.detail) },
         };
         self.fail(e);
