@@ -14,8 +14,9 @@
 //! requests leave at most one per hold, each as large as the window allows (up to the
 //! aggregation limit L, seed 000 §4.2: fewer, larger requests, rather than a spacing that
 //! caps the rate at one small request per hold). The hold grows ×1.5 per Busy *round* (a
-//! Busy answering a request sent after the hold last changed) up to [`MAX_BUSY_HOLD`], and
-//! shrinks by a tenth per round trip served; below [`MIN_BUSY_HOLD`] the back-off ends.
+//! Busy answering a request sent after the hold last grew) up to [`MAX_BUSY_HOLD`], and
+//! shrinks by a tenth per round trip served (a request sent after it last changed, served);
+//! below [`MIN_BUSY_HOLD`] the back-off ends.
 //! The hold settles near the time the server's bucket takes to pay for one request
 //! (request bytes ÷ the source's share, whatever the RTT), with a few Busy per request
 //! served. It never exceeds 20 ms, the burst a server's bucket holds: asked at least that
