@@ -1,7 +1,9 @@
 //! Fair share at the server (issue 11): a greedy receiver — a fixed window of 1000 units
-//! that ignores every congestion signal, `Busy` included — beside a normal `bbr` fetch, with
-//! the server's send budget (20 Mbit/s) the bottleneck. The greedy one gets no more than
-//! its share and the normal one keeps at least 80 % of an equal split.
+//! that ignores every congestion signal (since issue 23 every receiver still spaces its
+//! requests after `Busy`, `receiver::refusals`) — beside a normal `bbr` fetch, with the
+//! server's send budget (20 Mbit/s) the bottleneck. The greedy one gets no more than its
+//! share and the normal one keeps at least 80 % of an equal split: its own back-off does
+//! not starve it when the other keeps the server's total budget in debt.
 
 use core::time::Duration;
 

@@ -137,7 +137,8 @@ impl Lister {
                 self.next_try = now;
             }
             Ok(Packet::Nack(n)) if n.tag == self.tag => {
-                self.error = Some(FetchError::Refused { code: n.code, by: n.from, detail: n.detail.to_string() });
+                let who = crate::receiver::refusals::describe_node(n.from, n.hops, false, false);
+                self.error = Some(FetchError::Refused { code: n.code, by: n.from, who, detail: n.detail.to_string() });
                 if n.code == NackCode::UnknownContent {
                     self.error = Some(FetchError::NotFound("catalogue".into()));
                 }

@@ -240,6 +240,33 @@ impl Verifier {
         self.known.get(l as usize)?.iter().find(|(i, _)| *i == j).map(|(_, c)| c)
     }
 
+    /// How many siblings [`Verifier::check_block`] needs for block `b`: those below its lowest
+    /// ancestor this verifier knows ([`sparse_depth`]; the whole path if none).
+    pub fn check_depth(&self, b: u64) -> usize {
+        sparse_depth(self.size, b, |l, j| self.known(l, j).copied())
+    }
+
+    /// Check block `b` alone, in any order and without advancing the verifier: its bytes
+    /// and `proof` (its [`Verifier::check_depth`] lowest siblings, bottom-up, as
+    /// [`Outboard::proof`] gives them) must climb to a node this verifier knows, or to the
+    /// EID. A receiver whose group of blocks failed checks each block of it this way to
+    /// find the bad ones (issue 23: a 256 KiB group is narrowed to its bad 16 KiB blocks).
+    pub fn check_block(&self, b: u64, data: &[u8], proof: &[Cv]) -> Result<(), VerifyError> {
+        if b >= self.n {
+            return Err(VerifyError::OutOfOrder(b));
+        }
+        if data.len() as u64 != self.block_len(b) {
+            return Err(VerifyError::Length(b));
+        }
+        if self.n < 2 {
+            return if Eid::of(data) == self.eid { Ok(()) } else { Err(VerifyError::Mismatch(b)) };
+        }
+        if proof.len() != self.check_depth(b) {
+            return Err(VerifyError::ProofLength(b));
+        }
+        check_block(&self.eid, self.size, b, block_cv(b, data), proof, |l, j| self.known(l, j).copied()).map(|_| ())
+    }
+
     /// Check block `b` (which must be [`Self::next_block`]) with its proof
     /// ([`proof_depth`] siblings, bottom-up).
     pub fn verify(&mut self, b: u64, data: &[u8], proof: &[Cv]) -> Result<(), VerifyError> {
@@ -561,6 +588,54 @@ mod tests {
             let full: usize = (0..nb).map(|b| path_levels(nb, b).count()).sum();
             assert!(total < full, "{total} siblings with knowledge vs {full} without");
         }
+    }
+
+    /// A group verified in order leaves the verifier knowing nodes right of it; a failed
+    /// group's blocks can each be checked alone against them (or the EID), so the bad ones
+    /// are found without trusting the others.
+    #[test]
+    fn blocks_of_a_failed_group_are_checked_alone_against_what_the_verifier_knows() {
+        let n = 40 * BLOCK_LEN as usize + 777;
+        let data = content(n);
+        let ob = Outboard::of(&data);
+        let block = |b: u64| &data[(b * BLOCK_LEN) as usize..((b + 1) * BLOCK_LEN).min(n as u64) as usize];
+        let mut v = Verifier::new(Eid::of(&data), n as u64);
+        let level = 4;
+        // Group 0 (blocks 0–15) verified with the upper part of block 0's proof.
+        let inner = group_inner_depth(n as u64, 0, level);
+        let proof = ob.proof(0, proof_depth(n as u64, 0)).unwrap();
+        let pieces: Vec<&[u8]> = (0..16).map(block).collect();
+        v.verify_group(0, level, &pieces, &proof[inner..]).unwrap();
+        // Group 1 (16–31) is the right sibling of group 0: its node is known, so each of its
+        // blocks needs only the siblings inside the group (4); group 2 (32–40) is the
+        // last, its blocks climb to the root's known children as well.
+        for b in 16..41 {
+            let d = v.check_depth(b);
+            assert!(d <= 4, "block {b}: {d} siblings");
+            let p = ob.proof(b, d).unwrap();
+            v.check_block(b, block(b), &p).unwrap_or_else(|e| panic!("block {b}: {e}"));
+            let mut bad = block(b).to_vec();
+            bad[7] ^= 0x20;
+            assert_eq!(v.check_block(b, &bad, &p), Err(VerifyError::Mismatch(b)));
+            if d > 0 {
+                let mut forged = p.clone();
+                forged[d - 1][0] ^= 1;
+                assert_eq!(v.check_block(b, block(b), &forged), Err(VerifyError::Mismatch(b)));
+            }
+            assert_eq!(v.check_block(b, &block(b)[1..], &p), Err(VerifyError::Length(b)));
+        }
+        assert_eq!(v.next_block(), 16, "checking alone does not advance");
+        // Without any known node (block 0 of a fresh verifier) the climb goes to the EID.
+        let fresh = Verifier::new(Eid::of(&data), n as u64);
+        let d = fresh.check_depth(5);
+        assert_eq!(d, path_levels(blocks(n as u64), 5).count());
+        fresh.check_block(5, block(5), &ob.proof(5, d).unwrap()).unwrap();
+        // A one-block object: the bytes against the EID.
+        let small = content(100);
+        let v = Verifier::new(Eid::of(&small), 100);
+        assert_eq!(v.check_depth(0), 0);
+        v.check_block(0, &small, &[]).unwrap();
+        assert_eq!(v.check_block(0, &small[..99], &[]), Err(VerifyError::Length(0)));
     }
 
     #[test]

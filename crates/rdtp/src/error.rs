@@ -200,6 +200,7 @@ mod tests {
                 Error::Fetch(FetchError::Refused {
                     code: NackCode::TooLarge,
                     by: rdtp_proto::NodeId::ORIGIN,
+                    who: "the origin (1 hop away)".into(),
                     detail: "d".into(),
                 }),
                 1,

@@ -191,6 +191,12 @@ impl Fetch {
         self
     }
 
+    /// The receiver's settings as configured so far (the unit is set at start, see
+    /// [`Fetch::effective_unit`]).
+    pub fn receiver_config(&self) -> &ReceiverConfig {
+        &self.config
+    }
+
     /// The unit this fetch will use.
     pub fn effective_unit(&self) -> Result<u16> {
         let ipv6 = self.server.ip().to_canonical().is_ipv6();

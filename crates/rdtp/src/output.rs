@@ -9,7 +9,9 @@
 //! with its previous content. A symbolic link is followed (its target is replaced, the
 //! link stays), and a file that existed keeps its permission bits. Outputs that are not
 //! regular files (`/dev/null`, a FIFO, a terminal) are written directly. Only a crash that
-//! leaves no chance to clean up (SIGKILL, power loss) can leave a `.part` file behind.
+//! leaves no chance to clean up (SIGKILL, power loss) can leave a `.part` file behind; the
+//! next fetch to the same `FILE` removes those whose process is gone
+//! ([`remove_stale_parts`]), never one of a running process.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions, Permissions};
@@ -87,6 +89,7 @@ impl Output {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        remove_stale_parts(&dir, name.as_bytes());
         let (file, tmp) = create_temp(&dir, name.as_bytes()).map_err(cannot)?;
         let file = BufWriter::with_capacity(BUFFER, file);
         Ok(Output::new(Kind::Temp { file, tmp, dest, permissions }))
@@ -159,6 +162,52 @@ impl Drop for Output {
     }
 }
 
+/// The temporary name of `name` for process `pid` with random part `r`:
+/// `.NAME.rdtp-PID-RANDOM.part`, NAME cut so the whole fits `NAME_MAX`.
+fn temp_name(name: &[u8], pid: u32, r: u32) -> Vec<u8> {
+    let suffix = format!(".rdtp-{pid}-{r:08x}.part");
+    let keep = name.len().min(NAME_MAX - 1 - suffix.len());
+    let mut file_name = Vec::with_capacity(NAME_MAX);
+    file_name.push(b'.');
+    file_name.extend_from_slice(&name[..keep]);
+    file_name.extend_from_slice(suffix.as_bytes());
+    file_name
+}
+
+/// The process id in `file`, if it is a temporary name of `name` ([`temp_name`]).
+fn temp_owner(file: &[u8], name: &[u8]) -> Option<u32> {
+    let inner = file.strip_prefix(b".")?.strip_suffix(b".part")?;
+    let at = inner.windows(6).rposition(|w| w == b".rdtp-")?;
+    let (pid, r) = std::str::from_utf8(&inner[at + 6..]).ok()?.split_once('-')?;
+    let pid: u32 = pid.parse().ok()?;
+    let r = u32::from_str_radix(r, 16).ok().filter(|_| r.len() == 8)?;
+    (temp_name(name, pid, r) == file).then_some(pid)
+}
+
+/// Whether process `pid` is gone (no such process; one we may not signal is alive).
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return true };
+    pid > 0 && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
+}
+
+/// Remove the temporary files of `name` in `dir` that fetches killed before they could
+/// clean up (SIGKILL, a crash) left behind: those whose process is gone. A running
+/// fetch's file — another process's, or this process's own (a library user may run two
+/// fetches to one file) — is never removed. Best effort: errors are ignored.
+pub fn remove_stale_parts(dir: &Path, name: &[u8]) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        if let Some(pid) = temp_owner(file.as_bytes(), name)
+            && pid != std::process::id()
+            && process_gone(pid)
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Create `.NAME.rdtp-PID-RANDOM.part` in `dir`, exclusively (never an existing file).
 fn create_temp(dir: &Path, name: &[u8]) -> io::Result<(File, PathBuf)> {
     let mut last = None;
@@ -167,12 +216,7 @@ fn create_temp(dir: &Path, name: &[u8]) -> io::Result<(File, PathBuf)> {
         if getrandom::fill(&mut r).is_err() {
             r = (std::process::id() ^ crate::random_seed() as u32).to_le_bytes();
         }
-        let suffix = format!(".rdtp-{}-{:08x}.part", std::process::id(), u32::from_le_bytes(r));
-        let keep = name.len().min(NAME_MAX - 1 - suffix.len());
-        let mut file_name = Vec::with_capacity(NAME_MAX);
-        file_name.push(b'.');
-        file_name.extend_from_slice(&name[..keep]);
-        file_name.extend_from_slice(suffix.as_bytes());
+        let file_name = temp_name(name, std::process::id(), u32::from_le_bytes(r));
         let path = dir.join(OsString::from_vec(file_name));
         match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&path) {
             Ok(f) => return Ok((f, path)),
@@ -233,6 +277,42 @@ mod tests {
         out.finish().unwrap();
         assert_eq!(fs::read(&old).unwrap(), b"new");
         assert_eq!(fs::metadata(&old).unwrap().permissions().mode() & 0o777, 0o640);
+    }
+
+    /// Issue 23 item 15: `.part` files a SIGKILLed fetch left are removed by the next fetch
+    /// to the same file, when their process is gone; a live process's and other files' stay.
+    #[test]
+    fn stale_temporary_files_of_dead_fetches_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // A process id no process can have (above Linux's largest pid_max, 2^22).
+        let dead = 4_194_305;
+        let live = std::os::unix::process::parent_id(); // the test runner: alive
+        let name = b"out.bin";
+        let touch = |n: Vec<u8>| fs::write(dir.path().join(OsString::from_vec(n)), b"partial").unwrap();
+        touch(temp_name(name, dead, 0xdead_beef));
+        touch(temp_name(name, live, 0x0000_0001));
+        touch(temp_name(b"other.bin", dead, 0x0000_0002)); // another target
+        touch(temp_name(b"x".repeat(NAME_MAX).as_slice(), dead, 0x0000_0003)); // cut name
+        touch(b".out.bin.rdtp-4194305-zz.part".to_vec()); // not one of ours
+        let mut out = Output::open(dir.path().join("out.bin").to_str().unwrap()).unwrap();
+        out.writer().write_all(b"new").unwrap();
+        let mine = out.temp_path().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+        let mut expect = vec![
+            String::from_utf8(temp_name(name, live, 1)).unwrap(),
+            String::from_utf8(temp_name(b"other.bin", dead, 2)).unwrap(),
+            String::from_utf8(temp_name(b"x".repeat(NAME_MAX).as_slice(), dead, 3)).unwrap(),
+            ".out.bin.rdtp-4194305-zz.part".to_string(),
+            mine,
+        ];
+        expect.sort();
+        assert_eq!(entries(dir.path()), expect);
+        out.finish().unwrap();
+        // The long name's own stale file goes when that name is fetched.
+        let long = dir.path().join("x".repeat(NAME_MAX));
+        Output::open(long.to_str().unwrap()).unwrap().finish().unwrap();
+        assert!(!entries(dir.path()).iter().any(|e| e.ends_with("-00000003.part")), "{:?}", entries(dir.path()));
+        assert_eq!(temp_owner(&temp_name(name, 42, 7), name), Some(42));
+        assert_eq!(temp_owner(&temp_name(name, 42, 7), b"out.bi"), None);
     }
 
     #[test]

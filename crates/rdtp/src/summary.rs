@@ -78,7 +78,8 @@ pub struct Summary {
     pub requests_sent: u64,
     /// Units asked for, counting every re-request.
     pub units_requested: u64,
-    /// ndnget's "retransmitted segments".
+    /// ndnget's "retransmitted segments": units asked for again because they were lost or
+    /// their block failed verification (not those a `Busy` refused, see `units_refused`).
     pub units_rerequested: u64,
     /// `units_rerequested / units_requested · 100`.
     pub retransmitted_pct: f64,
@@ -90,8 +91,14 @@ pub struct Summary {
     pub timeout_window_decreases: u64,
     /// Loss-recovery episodes entered by fast re-request.
     pub fast_recoveries: u64,
-    /// Nacks received.
+    /// Nacks received (`Busy` ones included).
     pub nacks: u64,
+    /// `Busy` Nacks received: a server over its send budget (`serve --max-rate`) or a router
+    /// with a full table refused a request; the receiver backed off and asked again.
+    pub busy: u64,
+    /// Units those `Busy` Nacks refused (asked for again; counted in `units_requested`, not
+    /// in `units_rerequested`).
+    pub units_refused: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
     /// Smallest RTT sample, in milliseconds.
@@ -126,6 +133,8 @@ impl Summary {
             timeout_window_decreases: stats.timeout_window_decreases,
             fast_recoveries: stats.fast_recoveries,
             nacks: stats.nacks,
+            busy: stats.busy,
+            units_refused: stats.units_refused,
             rtt_samples: stats.rtt_samples,
             rtt_min_ms: ms(stats.rtt_min),
             rtt_avg_ms: ms(stats.rtt_avg),
@@ -151,6 +160,12 @@ impl Summary {
             self.timeouts, self.timeout_window_decreases
         ));
         s.push_str(&format!("Retransmitted segments: {} ({:.2}%)\n", self.units_rerequested, self.retransmitted_pct));
+        if self.busy > 0 {
+            s.push_str(&format!(
+                "Busy answers: {} ({} segments refused, asked for again after backing off; not retransmissions)\n",
+                self.busy, self.units_refused
+            ));
+        }
         let f = |v: Option<f64>| v.unwrap_or(0.0);
         s.push_str(&format!(
             "RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n",
@@ -237,6 +252,35 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
         assert_eq!(json["units_received"], 7490);
         assert_eq!(json["rtt_min_ms"], 1.204);
+        assert_eq!(json["busy"], 0);
+    }
+
+    /// Issue 23 item 3: units a `Busy` refused are reported apart, not as retransmissions.
+    #[test]
+    fn busy_answers_are_reported_apart_from_retransmissions() {
+        let stats = Stats {
+            started: Time::ZERO,
+            finished: Some(Time::from_millis(1000)),
+            units_received: 2140,
+            bytes_received: 3_000_280,
+            units_requested: 2982,
+            units_rerequested: 0,
+            nacks: 18,
+            busy: 18,
+            units_refused: 842,
+            ..Stats::default()
+        };
+        let s = Summary::from_stats(&stats, Time::from_millis(1000));
+        let text = s.to_text();
+        assert!(text.contains("Retransmitted segments: 0 (0.00%)\n"), "{text}");
+        assert!(
+            text.contains(
+                "Busy answers: 18 (842 segments refused, asked for again after backing off; not retransmissions)\n"
+            ),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!((json["busy"].as_u64(), json["units_refused"].as_u64()), (Some(18), Some(842)));
     }
 
     #[test]

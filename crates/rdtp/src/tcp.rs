@@ -575,6 +575,7 @@ impl TcpFetch {
             return Err(Error::Fetch(FetchError::Refused {
                 code: NackCode::Malformed,
                 by: NodeId::UNKNOWN,
+                who: "the TCP server".into(),
                 detail: "request refused".into(),
             }));
         }

@@ -119,7 +119,9 @@ fn exit_codes() {
 
     // Usage error: 2.
     assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--cc", "nope"])), 2);
-    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--window", "4"])), 2);
+    // `--window` alone selects fixed (issue 23); with another controller named it is refused.
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--cc", "bbr", "--window", "4"])), 2);
+    assert_eq!(code(&rdtp(&["fetch", &server.addr, SMALL, "--window", "4", "--cubic-beta", "0.8"])), 2);
 
     // Nothing listens: ICMP port unreachable → 6. ICMP errors can be forged, so
     // they end a fetch only at its idle timeout, reported as the ICMP error.

@@ -178,3 +178,47 @@ fn success_replaces_the_file_atomically() {
     assert!(std::fs::read(&out).unwrap() == data);
     assert_eq!(names(out_dir.path()), ["out.bin"]);
 }
+
+/// Issue 23 item 15: a SIGKILLed fetch cannot clean up and leaves its `.part` file; the
+/// next fetch to the same FILE removes it (its process is gone), while a running fetch's
+/// temporary file is never touched by another.
+#[test]
+fn a_killed_fetchs_partial_file_is_removed_by_the_next_fetch_of_that_file() {
+    let (dir, data) = served(48 << 20);
+    let server = Server::start(dir.path(), &[]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.bin");
+    let parts = || -> Vec<String> { names(out_dir.path()).into_iter().filter(|n| n.ends_with(".part")).collect() };
+    let mut killed = fetch(&server.addr, &out, &[]);
+    wait_for_partial(out_dir.path(), &mut killed);
+    // Hold the server still so the partial file is surely there when the fetch dies.
+    signal(&server.child, libc::SIGSTOP);
+    signal(&killed, libc::SIGKILL);
+    wait(&mut killed, Duration::from_secs(5), "SIGKILL");
+    let stale = parts();
+    assert_eq!(stale.len(), 1, "the killed fetch left its partial file: {stale:?}");
+    assert!(stale[0].starts_with(".out.bin.rdtp-"), "{stale:?}");
+    // The next fetch of the same file removes it as it opens its own (the server is still
+    // stopped: this fetch waits, its own temporary file in place).
+    let mut running = fetch(&server.addr, &out, &["--timeout", "30"]);
+    let t0 = Instant::now();
+    let mine = loop {
+        let now = parts();
+        if now.len() == 1 && now != stale {
+            break now[0].clone();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no new temporary file, or the stale one stays: {now:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // A third fetch of the same file while that one runs (stopped) leaves its file alone.
+    signal(&running, libc::SIGSTOP);
+    signal(&server.child, libc::SIGCONT);
+    let o = fetch(&server.addr, &out, &[]).wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(&out).unwrap() == data);
+    assert_eq!(parts(), [mine], "a running fetch's file was removed, or another was left");
+    signal(&running, libc::SIGCONT);
+    signal(&running, libc::SIGTERM);
+    wait(&mut running, Duration::from_secs(10), "SIGTERM");
+    assert_eq!(names(out_dir.path()), ["out.bin"]);
+}

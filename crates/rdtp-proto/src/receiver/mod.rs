@@ -48,7 +48,10 @@
 //! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
 //! may own the loss detector, keep data per request (a cookie) and keep state per source
 //! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
-//! accounting for users is in [`sources`].
+//! accounting for users is in [`sources`]. Answers that refuse a request — `Busy` (back
+//! off) and the failing Nacks (confirmed from the origin before they end the fetch) — are
+//! handled as [`refusals`] describes; verification, and the narrowing of a failed group
+//! of blocks to its bad ones, in the private `reassembly` module.
 
 mod config;
 pub mod loss;
@@ -56,6 +59,7 @@ pub mod pacer;
 pub mod rate;
 mod reassembly;
 mod recovery;
+pub mod refusals;
 pub mod rtt;
 pub mod sources;
 mod stats;
@@ -90,6 +94,7 @@ use pacer::Pacer;
 use rate::RateSampler;
 use reassembly::Reassembly;
 use recovery::LossWindow;
+use refusals::{BusyBackoff, Suspicion};
 use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
@@ -118,15 +123,25 @@ pub enum FetchError {
     /// The delivered bytes do not hash to the EID.
     #[error("data validation failed: content hashes to {actual}, expected {expected}")]
     Integrity { expected: Eid, actual: Eid },
-    /// A block kept failing verification, also when fetched again from the origin
-    /// (bypassing caches): the server's content does not hash to the EID.
+    /// A 16 KiB block kept failing verification ([`MAX_BAD_BLOCK_TRIES`] times, checked alone
+    /// against a proof of its own), also when fetched again from the origin (bypassing
+    /// caches): the server's content does not hash to the EID.
     #[error(
         "data validation failed: block {block} (16 KiB at byte {offset}) never matched the EID, from the origin either"
     )]
     BadBlock { block: u64, offset: u64 },
-    /// The server or a router refused a request for another reason.
-    #[error("{by} refused the request ({code:?}): {detail}")]
-    Refused { code: NackCode, by: NodeId, detail: String },
+    /// The server or a router refused a request for another reason (during the transfer:
+    /// [`refusals::CONFIRMATIONS`] times in a row, the later requests asked of the origin).
+    #[error("{who} refused the request ({code:?}): {detail}")]
+    Refused {
+        code: NackCode,
+        /// The node that refused.
+        by: NodeId,
+        /// Who it is and how far, for people ([`refusals::describe_node`]): `the origin (1
+        /// hop away)`, `router r1 (1 hop away)`.
+        who: String,
+        detail: String,
+    },
     /// The first hop kept answering with Retry: it never accepted the address tokens it
     /// gave us (our source address changes between datagrams, or several servers with
     /// different secrets share its address).
@@ -194,9 +209,14 @@ enum Phase {
     Failed(FetchError),
 }
 
-/// Times a block may fail verification before the fetch fails (the last tries come
-/// from the origin, bypassing caches).
+/// Times a 16 KiB block may fail verification with the same bytes (its source serves
+/// them) before the fetch fails; the tries after the first come from the origin, bypassing
+/// caches. Failures with other bytes each time (corruption on the way, which
+/// `reassembly` repairs from the copies when it can) end the fetch after
+/// [`MAX_BLOCK_FETCHES`].
 pub const MAX_BAD_BLOCK_TRIES: u32 = 3;
+/// Times a 16 KiB block may fail verification in all before the fetch fails.
+pub const MAX_BLOCK_FETCHES: u32 = 8;
 
 /// A proof request in flight (verified streaming, `crate::tree`).
 #[derive(Clone, Copy, Debug)]
@@ -219,6 +239,8 @@ struct ProofAsk {
     passed_by_data: u8,
     /// Whether `passed_by_data` already made this block's proof be asked again.
     early_used: bool,
+    /// Siblings asked for (an answer must carry exactly these).
+    depth: u8,
 }
 
 /// Later proofs that must arrive before an earlier unanswered one is asked for again.
@@ -249,8 +271,9 @@ struct Transfer {
     /// Units and blocks to fetch from the origin, bypassing caches (a block failed).
     origin_units: std::collections::BTreeSet<u64>,
     origin_blocks: std::collections::BTreeSet<u64>,
-    /// The last block that failed verification, and how many times in a row.
-    bad: Option<(u64, u32)>,
+    /// Each 16 KiB block not yet verified that failed: 1 + its failures with the bytes of
+    /// an earlier failed copy, and all its failures.
+    bad_counts: std::collections::BTreeMap<u64, (u32, u32)>,
 }
 
 /// The congestion state towards the network: what a controller and a loss detector need.
@@ -357,6 +380,10 @@ pub struct Receiver {
     version_mismatch: bool,
     /// Retries since the last answer with content (a Data or resolve response).
     retries_in_a_row: u32,
+    /// Back-off after `Busy` answers ([`refusals`]).
+    busy: BusyBackoff,
+    /// A terminal Nack waiting to be confirmed ([`refusals`]).
+    suspicion: Option<Suspicion>,
     next_req_id: u64,
     next_seq: u64,
     /// Last time something valid came from the network.
@@ -382,6 +409,8 @@ impl Receiver {
             token: cfg.address_token.clone(),
             version_mismatch: false,
             retries_in_a_row: 0,
+            busy: BusyBackoff::default(),
+            suspicion: None,
             next_req_id: 0,
             next_seq: 0,
             last_heard: now,
@@ -479,6 +508,7 @@ impl Receiver {
             rtt_max: (rtt.samples() > 0).then(|| rtt.max()),
             rtt_sum: rtt.sum(),
             sources: self.sources.clone(),
+            blocks_repaired: self.transfer.as_ref().map_or(0, |t| t.reasm.repaired()),
             ..self.stats.clone()
         }
     }
@@ -530,9 +560,14 @@ impl Receiver {
                 if self.has_sendable() && self.window_quota() > 0 {
                     let admit = self.admit_time().unwrap_or(Time::ZERO);
                     if admit < Time::MAX {
-                        let p = self.path.next_release().max(admit);
+                        let p = self.path.next_release().max(admit).max(self.hold_until());
                         t = Some(t.map_or(p, |x| x.min(p)));
                     }
+                }
+                // A confirmed refusal ends the fetch when its last wait is over (its earlier
+                // waits only hold requests back, which the release time above covers).
+                if let Some(s) = self.suspicion.as_ref().filter(|s| s.count >= refusals::CONFIRMATIONS) {
+                    t = Some(t.map_or(s.until, |x| x.min(s.until)));
                 }
                 if let Some(p) = self.proof_deadline() {
                     t = Some(t.map_or(p, |x| x.min(p)));
@@ -553,6 +588,7 @@ impl Receiver {
                 FetchError::Refused {
                     code: NackCode::UnsupportedVersion,
                     by: NodeId::UNKNOWN,
+                    who: "the first hop".into(),
                     detail: "the other end speaks another rdtp version (and nothing else answered)".into(),
                 }
             } else if self.retries_in_a_row > MAX_RETRIES_IN_A_ROW {
@@ -561,6 +597,10 @@ impl Receiver {
                 FetchError::Timeout(self.cfg.idle_timeout)
             };
             self.fail(e);
+            return;
+        }
+        if self.suspicion.as_ref().is_some_and(|s| s.is_final(now)) {
+            self.fail_refused();
             return;
         }
         if self.path.loss_detector().deadline().is_some_and(|d| now >= d) {
@@ -671,7 +711,7 @@ impl Receiver {
             proofs_asked: Default::default(),
             origin_units: Default::default(),
             origin_blocks: Default::default(),
-            bad: None,
+            bad_counts: Default::default(),
         });
         if !name.is_empty() {
             self.name = name.clone();
@@ -783,48 +823,136 @@ impl Receiver {
         }
         self.stats.nacks += 1;
         match n.code {
-            NackCode::UnknownContent => {
-                let mut what = match &self.target {
-                    Target::Name(s) => s.clone(),
-                    Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
-                };
-                if matches!(self.phase, Phase::Transferring) {
-                    // Known when the transfer began: it changed or went away since (a
-                    // server's file rewritten). Say so, in the server's words.
-                    let detail: String = n.detail.chars().filter(|c| !c.is_control()).collect();
-                    what = format!("{what} (gone from the server during the transfer: {detail})");
-                }
-                self.fail(FetchError::NotFound(what));
-            }
             // Busy does not count as hearing from the server: a forged stream of Busy must
             // not keep a dead fetch alive.
             NackCode::Busy => self.on_busy(now, n),
+            // During the transfer a refusal is a hint until confirmed (`refusals`).
+            _ if matches!(self.phase, Phase::Transferring) => self.on_refusal(now, n),
+            // A resolve is refused at once (a mistyped name must fail promptly).
+            NackCode::UnknownContent => {
+                let who = self.describe(n.from, n.hops);
+                self.fail(FetchError::NotFound(format!("{}, says {who}", self.target_text())));
+            }
             code => {
                 self.last_heard = now;
-                self.fail(FetchError::Refused { code, by: n.from, detail: n.detail.to_string() })
+                let who = self.describe(n.from, n.hops);
+                self.fail(FetchError::Refused { code, by: n.from, who, detail: n.detail.to_string() })
             }
         }
     }
 
-    /// The server or a router is overloaded: the refused units are lost, and that is
-    /// congestion.
-    fn on_busy(&mut self, now: Time, n: &Nack<'_>) {
-        let Some(t) = self.transfer.as_mut() else { return };
+    /// The name or EID fetched, for messages.
+    fn target_text(&self) -> String {
+        match &self.target {
+            Target::Name(n) => n.clone(),
+            Target::Eid(e) | Target::Known { eid: e, .. } => e.to_hex(),
+        }
+    }
+
+    /// Who `from` is, `hops` routers away ([`refusals::describe_node`]): the origin or a router
+    /// if it served us Data (uncached or from its store).
+    fn describe(&self, from: NodeId, hops: u8) -> String {
+        let served = |cached: bool| self.sources.iter().any(|s| s.node == from && s.cached == cached);
+        refusals::describe_node(from, hops, served(false), served(true))
+    }
+
+    /// The units of ours `n` refused: those whose latest request carries its tag, with when
+    /// that request left (`None` if it answers an older request of units asked for again
+    /// since, which are still in flight).
+    fn refused_units(&self, n: &Nack<'_>) -> (Vec<u64>, Option<Time>) {
+        let Some(t) = self.transfer.as_ref() else { return (Vec::new(), None) };
         let unit = u64::from(self.cfg.unit);
         let first = n.offset / unit;
         let end = first.saturating_add(u64::from(n.length).div_ceil(unit)).min(t.window.next());
-        let mut refused = 0;
-        for u in first..end {
-            let ours = t.window.get(u).is_some_and(|r| r.answers(n.tag));
-            if ours && t.window.declare_lost(u) {
-                refused += 1;
-            }
+        let mut sent_at = None;
+        let units = (first..end)
+            .filter(|&u| {
+                t.window.get(u).is_some_and(|r| {
+                    let hit = r.state == UnitState::Requested && r.tag == n.tag;
+                    if hit {
+                        sent_at = Some(r.sent_at);
+                    }
+                    hit
+                })
+            })
+            .collect();
+        (units, sent_at)
+    }
+
+    /// Put refused units back to be asked for again: answered, so neither lost nor (when
+    /// asked again) re-requested.
+    fn refuse(&mut self, units: &[u64]) {
+        let Some(t) = self.transfer.as_mut() else { return };
+        for &u in units {
+            t.window.refuse(u);
         }
-        if refused > 0 {
-            self.path.lost_total += refused;
-            self.stats.units_lost += refused;
+        if t.window.inflight() == 0 {
+            detector(&mut self.path.cc, &mut self.path.loss).reset(); // nothing outstanding: no timer
+        }
+    }
+
+    /// The server or a router is overloaded (its send budget, its table): the refused units
+    /// are asked for again after a back-off ([`refusals`]), and that is congestion, once per
+    /// round.
+    fn on_busy(&mut self, now: Time, n: &Nack<'_>) {
+        let (units, sent_at) = self.refused_units(n);
+        let Some(sent_at) = sent_at else { return };
+        self.stats.busy += 1;
+        self.stats.units_refused += units.len() as u64;
+        self.refuse(&units);
+        // The refused request crossed no bottleneck: its pacing slot is given back (the hold
+        // spaces requests now). Kept, a slot charged at a rate that collapsed for want of
+        // samples (BBR-CD's ProbeRTT: 64 units at 4 units/s) held every request for 16 s.
+        self.path.pacer.retime(None);
+        if self.busy.on_busy(now, sent_at, n.tag) {
             self.congestion(now, LossKind::Fast);
         }
+    }
+
+    /// A terminal Nack during the transfer (`UnknownContent`, `Malformed`, `TooLarge`,
+    /// `Internal`, `NoRoute`, …): suspected until confirmed ([`refusals`]). The refused units
+    /// wait to be asked for again, from the origin, after an RTO.
+    fn on_refusal(&mut self, now: Time, n: &Nack<'_>) {
+        let (units, sent_at) = self.refused_units(n);
+        // A Nack for an older request of units asked for again since: their latest request
+        // is in flight, and the refusal counts as of when that left.
+        let sent_at = sent_at.unwrap_or_else(|| {
+            let t = self.transfer.as_ref();
+            t.and_then(|t| t.window.iter().find(|(_, r)| r.answers(n.tag)).map(|(_, r)| r.sent_at)).unwrap_or(now)
+        });
+        self.refuse(&units);
+        let wait = self.proof_rto();
+        match self.suspicion.as_mut() {
+            None => self.suspicion = Some(Suspicion::new(now, n, sent_at, wait)),
+            Some(s) => {
+                s.on_nack(now, n, sent_at, wait);
+            }
+        }
+    }
+
+    /// The refusal was confirmed ([`refusals::CONFIRMATIONS`] in a row, an RTO apart): fail,
+    /// naming the node that refused.
+    fn fail_refused(&mut self) {
+        let Some(s) = self.suspicion.take() else { return };
+        let who = self.describe(s.from, s.hops);
+        let times = format!("{} requests in a row", s.count);
+        let e = match s.code {
+            // Known when the transfer began: it changed or went away since (a server's file
+            // rewritten).
+            NackCode::UnknownContent => FetchError::NotFound(format!(
+                "{} (gone during the transfer: {who} refused {times}: {})",
+                self.target_text(),
+                s.detail
+            )),
+            code => FetchError::Refused { code, by: s.from, who, detail: format!("{} ({times})", s.detail) },
+        };
+        self.fail(e);
+    }
+
+    /// No request may leave before this (after `Busy`, or while a refusal is confirmed).
+    fn hold_until(&self) -> Time {
+        let busy = self.busy.until();
+        self.suspicion.as_ref().map_or(busy, |s| s.until.max(busy))
     }
 
     fn fail(&mut self, e: FetchError) {
@@ -925,6 +1053,18 @@ impl Receiver {
             return;
         };
         let rec = arrival.before;
+        // A Data answering a request refused by Busy proves that Busy forged; one answering a
+        // request sent after a back-off ends it (`refusals`). Likewise a refusal waiting to be
+        // confirmed is contradicted by a Data answering a request sent since (or the refused one).
+        let latest = d.tag == rec.tag;
+        self.busy.on_served(now, if latest { rec.sent_at } else { Time::ZERO }, d.tag);
+        if self
+            .suspicion
+            .as_ref()
+            .is_some_and(|s| s.contradicted_by(if latest { rec.sent_at } else { Time::ZERO }, d.tag))
+        {
+            self.suspicion = None;
+        }
         for (&b, a) in t.proofs_asked.iter_mut() {
             if rec.sent_at > a.sent_at && !a.early_used {
                 a.passed_by_data = a.passed_by_data.saturating_add(1);
@@ -1000,7 +1140,7 @@ impl Receiver {
 
         let t = self.transfer.as_mut().expect("transfer exists");
         let p = &mut self.path;
-        let (in_order, failed) = t.reasm.insert(u, d.payload);
+        let (in_order, verdict) = t.reasm.insert(u, d.payload);
         if in_order {
             // In-order arrival: slide the window over what verified.
             t.window.advance_to(t.reasm.verified_una());
@@ -1034,9 +1174,7 @@ impl Receiver {
         if p.cc.wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
-        if let Some(b) = failed {
-            self.on_bad_block(b);
-        }
+        self.on_verdict(verdict);
         if complete {
             self.finish(now);
         }
@@ -1047,8 +1185,10 @@ impl Receiver {
     /// A proof answering one of our proof requests.
     fn on_proof(&mut self, now: Time, p: &Proof<'_>) {
         let Some(t) = self.transfer.as_mut() else { return };
-        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| (a.tag == p.tag || a.prev_tag == p.tag) && p.tag != 0);
-        if !asked || p.eid != t.eid || p.cvs().count() != t.reasm.proof_depth(p.block) {
+        let asked = t.proofs_asked.get(&p.block).is_some_and(|a| {
+            (a.tag == p.tag || a.prev_tag == p.tag) && p.tag != 0 && p.cvs().count() == usize::from(a.depth)
+        });
+        if !asked || p.eid != t.eid {
             self.stats.invalid += 1;
             return;
         }
@@ -1068,42 +1208,59 @@ impl Receiver {
         }
         self.last_heard = now;
         self.stats.proofs_received += 1;
-        let failed = t.reasm.add_proof(p.block, p.cvs().collect());
+        let verdict = t.reasm.add_proof(p.block, p.cvs().collect());
         t.window.advance_to(t.reasm.verified_una());
         let complete = t.reasm.is_complete();
-        if let Some(b) = failed {
-            self.on_bad_block(b);
-        }
+        self.on_verdict(verdict);
         if complete && matches!(self.phase, Phase::Transferring) {
             self.finish(now);
         }
     }
 
-    /// Block `b` did not hash to the EID: its bytes or its proof are wrong (a corrupt
-    /// cache, a forger on the path, a server serving a changed file). Drop them and fetch
-    /// both again from the origin; fail after [`MAX_BAD_BLOCK_TRIES`].
-    fn on_bad_block(&mut self, b: u64) {
-        let Some(t) = self.transfer.as_mut() else { return };
-        self.stats.bad_blocks += 1;
-        let tries = match t.bad {
-            Some((block, n)) if block == b => n + 1,
-            _ => 1,
-        };
-        t.bad = Some((b, tries));
-        if tries >= MAX_BAD_BLOCK_TRIES {
-            let offset = b * crate::tree::BLOCK_LEN;
-            self.fail(FetchError::BadBlock { block: b, offset });
+    /// What verification found (issue 23 item 7). A group of blocks that failed as a whole
+    /// is narrowed: each of its blocks' proofs is asked of the origin, to check each alone.
+    /// A 16 KiB block that failed (its bytes or its proof are wrong: a corrupt cache, a
+    /// forger on the path, a server serving a changed file) is fetched again, bytes and
+    /// proof, from the origin; the fetch fails once one block failed
+    /// [`MAX_BAD_BLOCK_TRIES`] times.
+    fn on_verdict(&mut self, v: reassembly::Verdict) {
+        if v.is_empty() {
             return;
         }
-        for u in t.reasm.rollback() {
-            if t.window.reopen(u) {
-                t.origin_units.insert(u);
+        let Some(t) = self.transfer.as_mut() else { return };
+        if !v.narrow.is_empty() {
+            self.stats.bad_groups += 1;
+        }
+        for b in v.narrow {
+            if t.reasm.wanted_proof_depth(b) > 0 {
+                t.proofs_asked.remove(&b);
+                t.proofs_due.insert(b);
+                t.origin_blocks.insert(b);
             }
         }
-        if t.reasm.proof_depth(b) > 0 {
-            t.proofs_asked.remove(&b);
-            t.proofs_due.insert(b);
-            t.origin_blocks.insert(b);
+        let verified = t.reasm.verified_una() * u64::from(self.cfg.unit) / crate::tree::BLOCK_LEN;
+        t.bad_counts.retain(|&b, _| b >= verified);
+        for (b, repeat) in v.bad {
+            self.stats.bad_blocks += 1;
+            // (failures with the bytes of an earlier failed copy + 1, all failures)
+            let (same, all) = t.bad_counts.entry(b).or_insert((1, 0));
+            *same += u32::from(repeat);
+            *all += 1;
+            if *same >= MAX_BAD_BLOCK_TRIES || *all >= MAX_BLOCK_FETCHES {
+                let offset = b * crate::tree::BLOCK_LEN;
+                self.fail(FetchError::BadBlock { block: b, offset });
+                return;
+            }
+            for u in t.reasm.units_of_block(b) {
+                if t.window.reopen(u) {
+                    t.origin_units.insert(u);
+                }
+            }
+            if t.reasm.wanted_proof_depth(b) > 0 {
+                t.proofs_asked.remove(&b);
+                t.proofs_due.insert(b);
+                t.origin_blocks.insert(b);
+            }
         }
     }
 
@@ -1154,8 +1311,16 @@ impl Receiver {
         }
         let tag = self.take_tag();
         let t = self.transfer.as_mut()?;
-        let b = t.proofs_due.pop_first()?;
-        let depth = t.reasm.proof_depth(b);
+        // The next proof still wanted (a group may have verified since it was due).
+        let (b, depth) = loop {
+            let b = t.proofs_due.pop_first()?;
+            match t.reasm.wanted_proof_depth(b) {
+                0 => {
+                    t.proofs_asked.remove(&b);
+                }
+                d => break (b, d),
+            }
+        };
         let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
         let opt_len = write_address_token(&mut opts, self.token.as_deref());
         let q = ProofRequest {
@@ -1172,15 +1337,26 @@ impl Receiver {
         // may still be on the way.
         let (prev_tag, tries, early_used) =
             t.proofs_asked.get(&b).map_or((tag, 0, false), |a| (a.tag, a.tries.saturating_add(1), a.early_used));
-        t.proofs_asked
-            .insert(b, ProofAsk { tag, prev_tag, sent_at: now, passed: 0, tries, passed_by_data: 0, early_used });
+        t.proofs_asked.insert(
+            b,
+            ProofAsk {
+                tag,
+                prev_tag,
+                sent_at: now,
+                passed: 0,
+                tries,
+                passed_by_data: 0,
+                early_used,
+                depth: depth as u8,
+            },
+        );
         self.stats.proof_requests += 1;
         Some(n)
     }
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
         // Check everything that could stop the request before any unit is taken.
-        if buf.len() < MAX_DATAGRAM || !self.path.release_ready(now) {
+        if buf.len() < MAX_DATAGRAM || !self.path.release_ready(now) || now < self.hold_until() {
             return None;
         }
         let quota = self.window_quota();
@@ -1195,7 +1371,13 @@ impl Receiver {
         let unit = u64::from(self.cfg.unit);
         // Never more units than a server answers one request with (its reply-byte cap).
         let per_request = (self.cfg.max_request_bytes / (unit + DATA_HEADER_LEN as u64)).max(1);
-        let n = u64::from(self.path.cc.aggregation().max(1)).min(quota).min(per_request);
+        // While backing off after Busy, requests are spaced (`refusals`): each carries as
+        // many units as the window and the server allow, or the spacing would cap the rate
+        // at one aggregation's worth per hold.
+        let aggregation = u64::from(
+            if self.busy.backing_off() { self.cfg.max_aggregation } else { self.path.cc.aggregation() }.max(1),
+        );
+        let n = aggregation.min(quota).min(per_request);
         let inflight_before = self.inflight();
         let was_app_limited = self.path.rate.is_app_limited();
 
@@ -1247,7 +1429,8 @@ impl Receiver {
             t.window.return_lost(u);
         }
         let units_sent = &units[..used];
-        let mut origin = false;
+        // A refusal waiting for confirmation is confirmed by the origin, past any cache.
+        let mut origin = self.suspicion.is_some();
         for u in units_sent {
             origin |= t.origin_units.remove(u);
         }
@@ -1333,6 +1516,7 @@ impl Receiver {
             self.stats.units_rerequested += count - first_sends;
         }
         p.pacer.on_send(now, count * unit, p.cc.pacing_rate());
+        self.busy.on_sent(now);
         self.emit_snapshot(now);
         Some(len)
     }

@@ -2,15 +2,35 @@
 //! arrive ahead of `req_una` wait in an ordered map keyed by unit; when the gap fills,
 //! consecutive bytes are copied into per-block buffers (`pending`) where they wait until
 //! their 16 KiB block verifies against the EID (`crate::tree`); a verified block's buffer
-//! then moves, without a copy, to the receive queue the application reads from. A block
-//! that fails is dropped and its units requested again.
+//! then moves, without a copy, to the receive queue the application reads from.
 //!
 //! Blocks are verified [`MAX_GROUP_LEVEL`] levels up the tree at once, 16 blocks (256 KiB)
-//! of them (fewer with a receive window under 1 MiB, see [`group_level`]): the group's subtree is hashed from its bytes, so only groups whose path needs a
-//! sibling beyond the group ask the server for a proof — one ProofRequest and one Proof
-//! per 512 KiB or so instead of one per 32 KiB (issue 12: each is a datagram both ways).
-//! The proof asked for is still a block's in-order proof, as the wire format defines it;
-//! its siblings inside the group are skipped.
+//! of them (fewer with a receive window under 1 MiB, see [`group_level`]): the group's
+//! subtree is hashed from its bytes, so only groups whose path needs a sibling beyond the
+//! group ask the server for a proof — one ProofRequest and one Proof per 512 KiB or so
+//! instead of one per 32 KiB (issue 12: each is a datagram both ways). The proof asked for
+//! is still a block's in-order proof, as the wire format defines it; its siblings inside
+//! the group are skipped.
+//!
+//! **A group that fails is narrowed to its bad blocks** (issue 23 item 7): its bytes stay,
+//! and each of its blocks is checked alone ([`Verifier::check_block`]) with a proof of its
+//! own up to a node the verifier knows (at most 4 + the group's siblings; asked of the
+//! origin, all at once). Only the blocks that fail are dropped ([`Verdict::bad`]) and their
+//! units fetched again — the blocks around them keep their bytes, and units wholly inside
+//! them are not asked for again. The receiver counts failures per 16 KiB block. Once every
+//! block of the group checked good, the group verifies with the upper part of its first
+//! block's proof (which that block's check proved), and verification goes on in groups.
+//! A one-block group that fails is that block.
+//!
+//! **A bad block is repaired from its earlier copies when it can be.** Corruption on the
+//! way (a bad link, a flaky cache) changes whole Data packets — units — and rarely the
+//! same one in every copy: the bytes of a block that failed are kept (the last
+//! [`KEPT_COPIES`]), and when the copy fetched again fails too, the combinations of the
+//! copies' differing units are checked (at most [`MAX_REPAIRS`] hashes of 16 KiB). A copy
+//! that fails again with exactly the bytes of a kept one is a *repeat*: its source serves
+//! those bytes ([`Verdict::bad`] says so, and the receiver fails the fetch after the third
+//! such failure); one byte flipped in 5 % of Data packets (a block of 12–17 units is then
+//! bad half the time) costs re-fetches, not the fetch.
 //!
 //! Each in-order byte is copied once here (datagram → block buffer) and once out
 //! ([`Reassembly::read`]); buffers are recycled, so a steady transfer allocates nothing
@@ -21,6 +41,34 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::eid::Eid;
 use crate::tree::{BLOCK_LEN, Cv, Verifier, group_inner_depth, group_proof_depth};
+
+/// What verification found, for the receiver to act on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// A group failed as a whole: these are its blocks, each to be checked alone, for which
+    /// a proof is wanted ([`Reassembly::wanted_proof_depth`]).
+    pub(crate) narrow: Vec<u64>,
+    /// Blocks whose bytes did not match (their bytes are dropped): fetch their units
+    /// ([`Reassembly::units_of_block`]) and their proofs again. With each, whether its bytes
+    /// were those of an earlier failed copy (its source serves them).
+    pub(crate) bad: Vec<(u64, bool)>,
+}
+
+impl Verdict {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.narrow.is_empty() && self.bad.is_empty()
+    }
+}
+
+/// A group being narrowed to its bad blocks.
+#[derive(Clone, Copy, Debug)]
+struct Narrowing {
+    /// Its first block and its number of blocks (≤ 2^MAX_GROUP_LEVEL).
+    first: u64,
+    blocks: u64,
+    /// Blocks of it that checked good alone (bit i: block `first + i`).
+    good: u64,
+}
 
 /// Blocks are verified in groups of up to `2^MAX_GROUP_LEVEL` (16 blocks, 256 KiB)...
 pub(crate) const MAX_GROUP_LEVEL: u32 = 4;
@@ -36,13 +84,20 @@ pub(crate) fn group_level(recv_window: u64) -> u32 {
 /// Most empty block buffers kept for reuse (1 MiB).
 const SPARE_BUFFERS: usize = 64;
 
+/// Failed copies of a block kept to repair it from.
+pub(crate) const KEPT_COPIES: usize = 4;
+/// Most combinations of a bad block's copies checked to repair it.
+pub(crate) const MAX_REPAIRS: usize = 256;
+
 #[derive(Debug)]
 pub(crate) struct Reassembly {
     unit: u64,
     size: u64,
-    /// Next unit expected in order (`req_una`).
+    /// Next unit expected in order (`req_una`): every unit before it is in place (or, while
+    /// a block is fetched again, every unit before it that is not in a dropped block).
     una: u64,
-    /// End of the contiguous bytes received.
+    /// End of the contiguous bytes received (without verification; with it, each block's
+    /// buffer holds the block's first bytes).
     have: u64,
     ofo: BTreeMap<u64, Box<[u8]>>,
     ofo_bytes: u64,
@@ -61,6 +116,12 @@ pub(crate) struct Reassembly {
     verifier: Option<Verifier>,
     /// Blocks verify in groups of `2^level`.
     level: u32,
+    /// The group being narrowed to its bad blocks, if one failed.
+    narrow: Option<Narrowing>,
+    /// Earlier copies of blocks that failed, by block (at most [`KEPT_COPIES`] each).
+    copies: BTreeMap<u64, Vec<Vec<u8>>>,
+    /// Blocks repaired from their copies so far.
+    repaired: u64,
     /// Bytes moved into `ready` so far.
     delivered: u64,
 }
@@ -82,6 +143,9 @@ impl Reassembly {
             spare: Vec::new(),
             verifier: verify.then(|| Verifier::new(eid, size)),
             level: group_level(recv_window),
+            narrow: None,
+            copies: BTreeMap::new(),
+            repaired: 0,
             delivered: 0,
         }
     }
@@ -125,31 +189,83 @@ impl Reassembly {
         }
     }
 
-    /// Whether every byte of the group starting at block `b` (the next to verify) is here.
-    fn group_complete(&self, v: &Verifier, b: u64) -> bool {
-        let m = v.group_blocks(b, self.level) as usize;
-        m > 0 && self.pending.len() >= m && self.pending[m - 1].len() as u64 == v.block_len(b + m as u64 - 1)
+    /// The proof wanted for block `b` now, as a number of siblings (0: none): while its group
+    /// is narrowed and it has not checked good, its own proof up to a node the verifier knows
+    /// ([`Verifier::check_depth`]); else its group's ([`Reassembly::proof_depth`]).
+    pub(crate) fn wanted_proof_depth(&self, b: u64) -> usize {
+        match (&self.verifier, &self.narrow) {
+            (Some(v), Some(n)) if (n.first..n.first + n.blocks).contains(&b) => {
+                if n.good & (1 << (b - n.first)) != 0 {
+                    0
+                } else {
+                    v.check_depth(b)
+                }
+            }
+            _ => self.proof_depth(b),
+        }
     }
 
-    /// The block verification waits for, if its group's bytes are all here but its proof is not.
+    /// The buffer of block `b` (at or after the next to verify), if it has one yet.
+    fn block_buf(&self, v: &Verifier, b: u64) -> Option<&Vec<u8>> {
+        b.checked_sub(v.next_block()).and_then(|i| self.pending.get(i as usize))
+    }
+
+    /// Whether every byte of block `b` is here (or it verified already).
+    fn block_full(&self, v: &Verifier, b: u64) -> bool {
+        b < v.next_block() || self.block_buf(v, b).is_some_and(|p| p.len() as u64 == v.block_len(b))
+    }
+
+    /// Whether every byte of the group starting at block `b` (the next to verify) is here.
+    fn group_complete(&self, v: &Verifier, b: u64) -> bool {
+        let m = v.group_blocks(b, self.level);
+        m > 0 && (b..b + m).all(|k| self.block_full(v, k))
+    }
+
+    /// The block verification waits for, if its bytes are all here but its proof is not: the
+    /// next group's first block, or while a group is narrowed, one of its blocks.
     pub(crate) fn waiting_for_proof(&self) -> Option<u64> {
         let v = self.verifier.as_ref()?;
+        if let Some(n) = &self.narrow {
+            return (n.first..n.first + n.blocks).find(|&b| {
+                n.good & (1 << (b - n.first)) == 0 && self.block_full(v, b) && !self.proofs.contains_key(&b)
+            });
+        }
         let b = v.next_block();
         let complete = b < crate::tree::blocks(self.size) && self.group_complete(v, b);
         (complete && self.proof_depth(b) > 0 && !self.proofs.contains_key(&b)).then_some(b)
     }
 
+    /// Whether every byte of unit `u` is in place (with verification: in verified blocks or
+    /// in the buffers of the blocks it overlaps).
+    fn present(&self, u: u64) -> bool {
+        let Some(v) = self.verifier.as_ref() else { return u < self.una };
+        let start = u * self.unit;
+        let end = (start + self.unit).min(self.size);
+        (start / BLOCK_LEN..end.div_ceil(BLOCK_LEN)).all(|k| {
+            let need = end.min((k + 1) * BLOCK_LEN) - k * BLOCK_LEN;
+            k < v.next_block() || self.block_buf(v, k).is_some_and(|p| p.len() as u64 >= need)
+        })
+    }
+
     /// Store unit `u` (not yet received). Returns whether it was the next in order, and
-    /// the block that failed verification, if one did.
-    pub(crate) fn insert(&mut self, u: u64, payload: &[u8]) -> (bool, Option<u64>) {
+    /// what verification found.
+    pub(crate) fn insert(&mut self, u: u64, payload: &[u8]) -> (bool, Verdict) {
         if u != self.una {
             self.ofo_bytes += payload.len() as u64;
             self.ofo.insert(u, payload.into());
-            return (false, None);
+            return (false, Verdict::default());
         }
         self.append(u, payload);
         self.una += 1;
-        while let Some(p) = self.ofo.remove(&self.una) {
+        loop {
+            // Units whose bytes are all in place (around a block fetched again) are passed.
+            while self.una < self.units() && self.verifier.is_some() && self.present(self.una) {
+                if let Some(p) = self.ofo.remove(&self.una) {
+                    self.ofo_bytes -= p.len() as u64;
+                }
+                self.una += 1;
+            }
+            let Some(p) = self.ofo.remove(&self.una) else { break };
             self.ofo_bytes -= p.len() as u64;
             self.append(self.una, &p);
             self.una += 1;
@@ -157,9 +273,9 @@ impl Reassembly {
         (true, self.verify())
     }
 
-    /// A proof for block `b` arrived (checked for length by the caller). Returns the block
-    /// that failed verification, if one did.
-    pub(crate) fn add_proof(&mut self, b: u64, cvs: Vec<Cv>) -> Option<u64> {
+    /// A proof for block `b` arrived (checked for length by the caller). Returns what
+    /// verification found.
+    pub(crate) fn add_proof(&mut self, b: u64, cvs: Vec<Cv>) -> Verdict {
         if self.verifier.as_ref().is_some_and(|v| b >= v.next_block()) {
             self.proofs.insert(b, cvs);
         }
@@ -174,53 +290,125 @@ impl Reassembly {
     }
 
     fn append(&mut self, u: u64, payload: &[u8]) {
-        // After a failed block the first unit may hold bytes already verified.
+        if self.verifier.is_none() {
+            return self.append_ready(u, payload);
+        }
+        // Bytes go to the buffer of their block, each block filled from its start; bytes
+        // already there (verified, or in a block kept while a neighbour is fetched again)
+        // are skipped.
+        let next = self.verifier.as_ref().map_or(0, Verifier::next_block);
+        let mut at = u * self.unit;
+        let mut rest = payload;
+        self.have = self.have.max(at + payload.len() as u64);
+        while !rest.is_empty() {
+            let k = at / BLOCK_LEN;
+            let off = (at % BLOCK_LEN) as usize;
+            let n = rest.len().min(BLOCK_LEN as usize - off);
+            if k >= next {
+                let i = (k - next) as usize;
+                while self.pending.len() <= i {
+                    let b = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK_LEN as usize));
+                    self.pending.push_back(b);
+                }
+                let buf = &mut self.pending[i];
+                let have = buf.len();
+                // `have < off` cannot happen: units join a block in order, and a unit is
+                // appended only once the units before it are in place.
+                if have >= off && have < off + n {
+                    buf.extend_from_slice(&rest[have - off..n]);
+                }
+            }
+            rest = &rest[n..];
+            at += n as u64;
+        }
+    }
+
+    /// Without verification: bytes go straight to the application's queue, in order.
+    fn append_ready(&mut self, u: u64, payload: &[u8]) {
         let start = u * self.unit;
         let skip = (self.have.saturating_sub(start) as usize).min(payload.len());
         let mut fresh = &payload[skip..];
         let mut at = start + skip as u64;
         self.have = start + payload.len() as u64;
-        let verifying = self.verifier.is_some();
         while !fresh.is_empty() {
-            // Bytes go to the buffer of their block: a block's buffer is never longer
-            // than the block, so the buffers stay aligned with the blocks.
+            // A buffer is never longer than its block, so the buffers stay aligned with them.
             let room = (BLOCK_LEN - at % BLOCK_LEN) as usize;
-            let queue = if verifying { &mut self.pending } else { &mut self.ready };
-            if at.is_multiple_of(BLOCK_LEN) || queue.is_empty() {
+            if at.is_multiple_of(BLOCK_LEN) || self.ready.is_empty() {
                 let b = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK_LEN as usize));
-                let queue = if verifying { &mut self.pending } else { &mut self.ready };
-                queue.push_back(b);
+                self.ready.push_back(b);
             }
             let n = fresh.len().min(room);
-            let queue = if verifying { &mut self.pending } else { &mut self.ready };
-            queue.back_mut().expect("a buffer was pushed").extend_from_slice(&fresh[..n]);
-            if !verifying {
-                self.ready_len += n;
-                self.delivered += n as u64;
-            }
+            self.ready.back_mut().expect("a buffer was pushed").extend_from_slice(&fresh[..n]);
+            self.ready_len += n;
+            self.delivered += n as u64;
             fresh = &fresh[n..];
             at += n as u64;
         }
     }
 
-    /// Verify every group whose bytes and proof are here, in order. Returns the first
-    /// block of a group that failed, if one did.
-    fn verify(&mut self) -> Option<u64> {
+    /// Verify every group whose bytes and proof are here, in order; narrow a group that
+    /// fails to its bad blocks.
+    fn verify(&mut self) -> Verdict {
+        let mut verdict = Verdict::default();
         loop {
-            let v = self.verifier.as_ref()?;
+            let Some(v) = self.verifier.as_ref() else { return verdict };
             let b = v.next_block();
-            if b >= crate::tree::blocks(self.size) || !self.group_complete(v, b) {
-                return None;
+            if b >= crate::tree::blocks(self.size) {
+                return verdict;
             }
-            let m = v.group_blocks(b, self.level) as usize;
-            let proof = if self.proof_depth(b) == 0 { Vec::new() } else { self.proofs.remove(&b)? };
-            let inner = group_inner_depth(self.size, b, self.level).min(proof.len());
-            let pieces: Vec<&[u8]> = self.pending.iter().take(m).map(Vec::as_slice).collect();
-            let v = self.verifier.as_mut()?;
-            if v.verify_group(b, self.level, &pieces, &proof[inner..]).is_err() {
-                return Some(b);
+            let m = v.group_blocks(b, self.level);
+            let inner = group_inner_depth(self.size, b, self.level);
+            let proof = if let Some(n) = self.narrow {
+                if !self.check_narrowed(n, &mut verdict) {
+                    return verdict;
+                }
+                // Every block checked good: the first one's proof (which its check proved)
+                // carries the group's siblings above it.
+                self.narrow = None;
+                let p = self.proofs.remove(&b).unwrap_or_default();
+                p[inner.min(p.len())..].to_vec()
+            } else {
+                if !self.group_complete(v, b) {
+                    return verdict;
+                }
+                match self.proof_depth(b) {
+                    0 => Vec::new(),
+                    _ => match self.proofs.remove(&b) {
+                        Some(p) => p[inner.min(p.len())..].to_vec(),
+                        None => return verdict,
+                    },
+                }
+            };
+            let pieces: Vec<&[u8]> = self.pending.iter().take(m as usize).map(Vec::as_slice).collect();
+            let v = self.verifier.as_mut().expect("verifying");
+            if v.verify_group(b, self.level, &pieces, &proof).is_err() {
+                // A group of one block: its proof is the block's own, so its earlier
+                // copies may repair it.
+                if m == 1
+                    && let Some(fixed) = self.repair(b, &proof)
+                {
+                    self.pending[0] = fixed;
+                    self.repaired += 1;
+                    self.proofs.insert(b, proof);
+                    continue;
+                }
+                if m == 1 {
+                    // A group of one block: that block (or its proof) is bad.
+                    let repeat = self.drop_block(b);
+                    verdict.bad.push((b, repeat));
+                } else {
+                    self.narrow = Some(Narrowing { first: b, blocks: m, good: 0 });
+                    for k in b..b + m {
+                        self.proofs.remove(&k);
+                    }
+                    verdict.narrow.extend(b..b + m);
+                }
+                return verdict;
             }
-            for block in self.pending.drain(..m) {
+            for k in b..b + m {
+                self.proofs.remove(&k);
+            }
+            for block in self.pending.drain(..m as usize) {
                 self.ready_len += block.len();
                 self.delivered += block.len() as u64;
                 self.ready.push_back(block);
@@ -228,18 +416,119 @@ impl Reassembly {
         }
     }
 
-    /// Block verification failed: drop every unverified contiguous byte. Returns the units
-    /// to request again (they were received but their bytes are gone).
-    pub(crate) fn rollback(&mut self) -> core::ops::Range<u64> {
-        let verified = self.verifier.as_ref().map_or(self.have, Verifier::verified_bytes);
-        let first = verified / self.unit;
-        let old = self.una;
-        while let Some(b) = self.pending.pop_front() {
-            self.recycle(b);
+    /// Check alone every block of the narrowed group whose bytes and proof are here; drop
+    /// those that fail. Returns whether every block of the group has checked good.
+    fn check_narrowed(&mut self, mut n: Narrowing, verdict: &mut Verdict) -> bool {
+        let Some(v) = self.verifier.as_ref() else { return false };
+        let mut bad = Vec::new();
+        for k in n.first..n.first + n.blocks {
+            let bit = 1u64 << (k - n.first);
+            if n.good & bit != 0 || !self.block_full(v, k) {
+                continue;
+            }
+            let Some(proof) = self.proofs.get(&k) else { continue };
+            let bytes = self.block_buf(v, k).expect("a full block has a buffer");
+            if v.check_block(k, bytes, proof).is_ok() {
+                n.good |= bit;
+            } else if let Some(fixed) = self.repair(k, proof) {
+                let i = (k - v.next_block()) as usize;
+                self.pending[i] = fixed;
+                self.repaired += 1;
+                n.good |= bit;
+            } else {
+                bad.push(k);
+            }
         }
-        self.have = verified;
-        self.una = first;
-        first..old
+        for k in bad {
+            self.proofs.remove(&k);
+            let repeat = self.drop_block(k);
+            verdict.bad.push((k, repeat));
+        }
+        self.narrow = Some(n);
+        n.good.count_ones() as u64 == n.blocks
+    }
+
+    /// Block `b` (not verified) is bad: drop its bytes, keeping them as a copy to repair it
+    /// from; the units overlapping it are to be received again
+    /// ([`Reassembly::units_of_block`]). Returns whether these bytes were those of an
+    /// earlier failed copy.
+    fn drop_block(&mut self, b: u64) -> bool {
+        let Some(v) = self.verifier.as_ref() else { return false };
+        let Some(i) = b.checked_sub(v.next_block()) else { return false };
+        let next = v.next_block();
+        // Copies of blocks verified since are of no more use.
+        self.copies.retain(|&k, _| k >= next);
+        let mut repeat = false;
+        if let Some(buf) = self.pending.get_mut(i as usize) {
+            let copies = self.copies.entry(b).or_default();
+            repeat = copies.contains(buf);
+            if !repeat {
+                if copies.len() == KEPT_COPIES {
+                    copies.remove(0);
+                }
+                copies.push(buf.clone());
+            }
+            buf.clear();
+        }
+        self.una = self.una.min(b * BLOCK_LEN / self.unit);
+        repeat
+    }
+
+    /// Block `b`'s bytes failed with `proof`: check the combinations of its units from its
+    /// earlier failed copies (where they differ from these bytes), at most
+    /// [`MAX_REPAIRS`]; the first that checks good is the block.
+    fn repair(&self, b: u64, proof: &[Cv]) -> Option<Vec<u8>> {
+        let v = self.verifier.as_ref()?;
+        let copies = self.copies.get(&b)?;
+        let now = self.block_buf(v, b)?;
+        let start = b * BLOCK_LEN;
+        let len = now.len();
+        // The block's pieces, one per unit it overlaps, and their distinct versions.
+        let mut cuts: Vec<usize> = vec![0];
+        cuts.extend(self.units_of_block(b).skip(1).map(|u| (u * self.unit - start) as usize));
+        cuts.push(len);
+        let mut choices: Vec<(usize, usize, Vec<&[u8]>)> = Vec::new();
+        let mut combos = 1usize;
+        for w in cuts.windows(2) {
+            let (a, z) = (w[0], w[1]);
+            let mut versions: Vec<&[u8]> = vec![&now[a..z]];
+            for c in copies.iter().filter(|c| c.len() == len) {
+                if !versions.contains(&&c[a..z]) {
+                    versions.push(&c[a..z]);
+                }
+            }
+            if versions.len() > 1 {
+                combos = combos.saturating_mul(versions.len());
+                choices.push((a, z, versions));
+            }
+        }
+        if choices.is_empty() || combos > MAX_REPAIRS {
+            return None;
+        }
+        let mut candidate = now.clone();
+        // Every combination but the one checked already (all pieces from `now`).
+        for mut i in 1..combos {
+            for (a, z, versions) in &choices {
+                candidate[*a..*z].copy_from_slice(versions[i % versions.len()]);
+                i /= versions.len();
+            }
+            if v.check_block(b, &candidate, proof).is_ok() {
+                return Some(candidate);
+            }
+        }
+        None
+    }
+
+    /// Blocks repaired from their earlier copies so far.
+    pub(crate) fn repaired(&self) -> u64 {
+        self.repaired
+    }
+
+    /// The units overlapping block `b`.
+    pub(crate) fn units_of_block(&self, b: u64) -> core::ops::Range<u64> {
+        let start = b * BLOCK_LEN;
+        let end = ((b + 1) * BLOCK_LEN).min(self.size);
+        start / self.unit..end.div_ceil(self.unit)
     }
 
     /// Copy in-order bytes into `buf`.
@@ -337,17 +626,17 @@ mod tests {
         let mut r = Reassembly::new(10, Eid::of(&content), 25, true, 1 << 30);
         assert_eq!(r.units(), 3);
         assert_eq!(r.unit_len(2), 5);
-        assert_eq!(r.insert(2, &content[20..]), (false, None));
-        assert_eq!(r.insert(1, &content[10..20]), (false, None));
+        assert_eq!(r.insert(2, &content[20..]), (false, Verdict::default()));
+        assert_eq!(r.insert(1, &content[10..20]), (false, Verdict::default()));
         assert_eq!(r.readable(), 0);
         assert_eq!(r.ofo_bytes, 15);
-        assert_eq!(r.insert(0, &content[..10]), (true, None));
+        assert_eq!(r.insert(0, &content[..10]), (true, Verdict::default()));
         assert!(r.is_complete());
         assert_eq!(drain(&mut r), content);
     }
 
     #[test]
-    fn nothing_unverified_is_readable_and_a_bad_group_rolls_back() {
+    fn nothing_unverified_is_readable_and_a_bad_group_is_narrowed_to_its_bad_blocks() {
         // Three groups: blocks 0–15, 16–31 and 32–40 (the last one 100 bytes).
         let g = 16 * BLOCK_LEN;
         let size = (2 * g + 8 * BLOCK_LEN + 100) as usize;
@@ -363,37 +652,95 @@ mod tests {
         assert_eq!((1..41).filter(|&b| r.proof_depth(b) > 0).count(), 0);
         let end_of_group = |k: u64| ((k + 1) * g).div_ceil(unit);
         for u in 0..end_of_group(0) {
-            assert_eq!(r.insert(u, unit_bytes(u)).1, None);
+            assert!(r.insert(u, unit_bytes(u)).1.is_empty());
         }
         assert_eq!(r.readable(), 0, "unverified bytes are not readable");
         assert_eq!(r.waiting_for_proof(), Some(0));
-        assert_eq!(r.add_proof(0, ob.proof(0, 6).unwrap()), None);
+        assert!(r.add_proof(0, ob.proof(0, 6).unwrap()).is_empty());
         assert_eq!(r.readable(), g as usize);
         assert_eq!(r.verified_una(), g / unit);
-        // Group 1 needs no proof (group 0's brought its CV); corrupt one of its units.
-        let bad_unit = g / unit + 20;
-        let mut bad = unit_bytes(bad_unit).to_vec();
-        bad[3] ^= 0xff;
+        // Group 1 needs no proof (group 0's brought its CV); corrupt a unit in block 18 and
+        // one in block 25 (unit 409 straddles blocks 24 and 25; its corrupted last byte is
+        // in block 25).
+        let bad_units = [18 * BLOCK_LEN / unit + 3, 409];
+        let mut verdict = Verdict::default();
         for u in end_of_group(0)..units {
-            let (_, failed) = r.insert(u, if u == bad_unit { &bad } else { unit_bytes(u) });
+            let mut bytes = unit_bytes(u).to_vec();
+            if bad_units.contains(&u) {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 0xff;
+            }
+            let (_, v) = r.insert(u, &bytes);
             if u + 1 < end_of_group(1) {
-                assert_eq!(failed, None);
-            } else {
-                assert_eq!(failed, Some(16), "group 1 ends in unit {u}");
-                break;
+                assert!(v.is_empty());
+            } else if u + 1 == end_of_group(1) {
+                verdict = v;
             }
         }
-        let again = r.rollback();
-        assert_eq!(again, g / unit..end_of_group(1));
-        assert_eq!(r.una(), g / unit);
-        // Received again correctly: the unit straddling groups 0 and 1 keeps its verified part.
-        for u in g / unit..units {
-            let (_, failed) = r.insert(u, unit_bytes(u));
-            assert_eq!(failed, None);
+        // The group failed as a whole: each of its blocks is to be checked alone, each with
+        // its 4 siblings inside the group (the group's node is known).
+        assert_eq!(verdict, Verdict { narrow: (16..32).collect(), bad: vec![] });
+        assert!((16..32).all(|b| r.wanted_proof_depth(b) == 4));
+        assert_eq!(r.waiting_for_proof(), Some(16));
+        let mut bad = Vec::new();
+        for b in 16..32 {
+            let v = r.add_proof(b, ob.proof(b, 4).unwrap());
+            assert!(v.narrow.is_empty());
+            bad.extend(v.bad);
         }
+        assert_eq!(bad, [(18, false), (25, false)], "only the bad blocks are dropped");
+        assert_eq!(r.readable(), g as usize, "nothing of the group is readable yet");
+        // Only the units overlapping them are fetched again: unit 294 straddles blocks 17
+        // and 18, unit 311 blocks 18 and 19, unit 409 blocks 24 and 25.
+        assert_eq!(r.units_of_block(18), 294..312);
+        assert_eq!(r.units_of_block(25), 409..426);
+        assert_eq!(r.una(), 294);
+        assert_eq!((r.wanted_proof_depth(18), r.wanted_proof_depth(17)), (4, 0), "good blocks need nothing more");
+        // They arrive again, block 25's first (out of order), with their proofs: the group
+        // verifies, and the rest of the object follows.
+        for u in r.units_of_block(25).chain(r.units_of_block(18)) {
+            assert!(r.insert(u, unit_bytes(u)).1.is_empty());
+        }
+        assert_eq!(r.una(), units, "units in the blocks kept were not needed again");
+        assert!(r.add_proof(18, ob.proof(18, 4).unwrap()).is_empty());
+        assert_eq!(r.readable(), g as usize);
+        assert!(r.add_proof(25, ob.proof(25, 4).unwrap()).is_empty());
         assert_eq!(r.waiting_for_proof(), None);
         assert!(r.is_complete());
         assert_eq!(drain(&mut r), content);
+    }
+
+    /// A block that fails alone again (its bytes are bad at the source) is reported again,
+    /// each time with its units; a group of one block is that block.
+    #[test]
+    fn a_block_bad_at_the_source_fails_each_time_and_one_block_groups_need_no_narrowing() {
+        let size = 3 * BLOCK_LEN as usize;
+        let content: Vec<u8> = (0..size).map(|i| (i % 241) as u8).collect();
+        let mut corrupt = content.clone();
+        corrupt[BLOCK_LEN as usize + 5] ^= 1; // block 1
+        let ob = Outboard::of(&content);
+        let unit = 1024u64;
+        // A receive window of 64 KiB: groups of one block.
+        let mut r = Reassembly::new(unit as u16, Eid::of(&content), size as u64, true, 64 << 10);
+        assert_eq!(r.level, 0);
+        r.add_proof(0, ob.proof(0, r.proof_depth(0)).unwrap());
+        let bytes = |u: u64| &corrupt[(u * unit) as usize..((u + 1) * unit) as usize];
+        let mut verdicts = Vec::new();
+        for u in 0..r.units() {
+            verdicts.push(r.insert(u, bytes(u)).1);
+        }
+        assert_eq!(
+            verdicts.iter().filter(|v| !v.is_empty()).cloned().collect::<Vec<_>>(),
+            [Verdict { narrow: vec![], bad: vec![(1, false)] }]
+        );
+        assert_eq!(r.readable(), BLOCK_LEN as usize);
+        for _ in 0..3 {
+            let mut v = Verdict::default();
+            for u in r.units_of_block(1) {
+                v = r.insert(u, bytes(u)).1;
+            }
+            assert_eq!(v.bad, [(1, true)], "bad again, with the same bytes");
+        }
     }
 
     /// Any arrival order, unit size and read sizes, with and without verification: the
@@ -424,12 +771,12 @@ mod tests {
             let mut buf = vec![0u8; 1 + rnd(40_000) as usize];
             for b in 0..crate::tree::blocks(size as u64) {
                 if r.proof_depth(b) > 0 {
-                    assert_eq!(r.add_proof(b, ob.proof(b, r.proof_depth(b)).unwrap()), None);
+                    assert!(r.add_proof(b, ob.proof(b, r.proof_depth(b)).unwrap()).is_empty());
                 }
             }
             for u in order {
                 let s = (u * unit) as usize;
-                assert_eq!(r.insert(u, &content[s..(s + unit as usize).min(size)]).1, None);
+                assert!(r.insert(u, &content[s..(s + unit as usize).min(size)]).1.is_empty());
                 if rnd(3) == 0 {
                     let n = r.read(&mut buf);
                     got.extend_from_slice(&buf[..n]);
@@ -471,6 +818,56 @@ mod tests {
             got.extend(out.iter().flatten());
             assert_eq!(r.readable(), 0);
             assert_eq!(got, content);
+        }
+    }
+
+    /// Two failed copies of a block with different units corrupted: a combination of them
+    /// is the block, found without fetching it a third time — in a one-block group and in a
+    /// narrowed group.
+    #[test]
+    fn a_bad_block_is_repaired_from_the_differing_units_of_its_copies() {
+        let size = 20 * BLOCK_LEN as usize;
+        let content: Vec<u8> = (0..size).map(|i| (i * 13 % 239) as u8).collect();
+        let ob = Outboard::of(&content);
+        let unit = 1000u64;
+        for window in [64u64 << 10, 1 << 30] {
+            let mut r = Reassembly::new(unit as u16, Eid::of(&content), size as u64, true, window);
+            let bytes = |u: u64, bad: &[u64]| {
+                let mut b = content[(u * unit) as usize..((u + 1) * unit).min(size as u64) as usize].to_vec();
+                if bad.contains(&u) {
+                    b[17] ^= 4;
+                }
+                b
+            };
+            for b in 0..20 {
+                if r.proof_depth(b) > 0 {
+                    r.add_proof(b, ob.proof(b, r.proof_depth(b)).unwrap());
+                }
+            }
+            // Block 1 (units 16–32): copy 1 has unit 20 wrong, copy 2 units 25 and 32.
+            let mut bad = Vec::new();
+            let mut narrow = Vec::new();
+            for u in 0..r.units() {
+                let v = r.insert(u, &bytes(u, &[20])).1;
+                bad.extend(v.bad);
+                narrow.extend(v.narrow);
+            }
+            for b in narrow {
+                let v = r.add_proof(b, ob.proof(b, r.wanted_proof_depth(b)).unwrap());
+                bad.extend(v.bad);
+            }
+            assert_eq!(bad, [(1, false)], "window {window}");
+            let mut v = Verdict::default();
+            for u in r.units_of_block(1) {
+                v = r.insert(u, &bytes(u, &[25, 32])).1;
+            }
+            if r.wanted_proof_depth(1) > 0 {
+                v = r.add_proof(1, ob.proof(1, r.wanted_proof_depth(1)).unwrap());
+            }
+            assert!(v.is_empty(), "window {window}: {v:?}");
+            assert_eq!(r.repaired(), 1, "window {window}");
+            assert!(r.is_complete(), "window {window}");
+            assert_eq!(drain(&mut r), content);
         }
     }
 

@@ -40,15 +40,27 @@ pub struct Stats {
     pub timeout_window_decreases: u64,
     /// Loss-recovery episodes entered by fast re-request.
     pub fast_recoveries: u64,
-    /// Nacks received.
+    /// Nacks received (answering our requests; `Busy` ones included).
     pub nacks: u64,
+    /// `Busy` Nacks received: a server over its send budget, or a router whose table is
+    /// full, refused a request (the receiver backs off, [`super::refusals`]).
+    pub busy: u64,
+    /// Units those `Busy` Nacks refused. They are asked for again, but not counted as
+    /// re-requested (`units_rerequested`) or lost: they were answered, not lost.
+    pub units_refused: u64,
     /// Retries received (the first hop had not validated our address yet).
     pub retries: u64,
     /// Proof requests sent and proofs accepted (verified streaming, 16 KiB blocks).
     pub proof_requests: u64,
     pub proofs_received: u64,
-    /// Blocks that failed verification (dropped and fetched again from the origin).
+    /// 16 KiB blocks that failed verification (dropped and fetched again from the origin).
     pub bad_blocks: u64,
+    /// Verification groups (up to 16 blocks, 256 KiB) that failed as a whole and were
+    /// narrowed to their bad blocks (each block checked alone with a proof of its own).
+    pub bad_groups: u64,
+    /// Bad blocks repaired from the units of their earlier failed copies (a combination of
+    /// them matched the EID), without fetching them again.
+    pub blocks_repaired: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
     pub rtt_min: Option<Duration>,

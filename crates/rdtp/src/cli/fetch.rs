@@ -19,7 +19,11 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
 use rdtp::output::Output;
 use rdtp::signals;
+use rdtp::socket;
 use rdtp::{Fetch, Target};
+use rdtp_proto::cc::CcConfig;
+use rdtp_proto::cc::fixed::FixedConfig;
+use rdtp_proto::wire::DATA_HEADER_LEN;
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
 
@@ -44,10 +48,16 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
     /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
-    /// fixed:window=32; `--cc help` lists every controller with its keys.
-    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
-    pub cc: String,
-    /// Window in units for `--cc fixed` (default 64); short for `--cc fixed:window=N`.
+    /// fixed:window=32; `--cc help` lists every controller with its keys. Default: bbr, or
+    /// the controller an option below belongs to (--window: fixed; --aimd-step/--aimd-beta:
+    /// aimd; --cubic-beta: cubic).
+    #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
+    pub cc: Option<String>,
+    /// Window in units of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so
+    /// without --cc it selects fixed. A fixed window has no congestion control: one larger
+    /// than the receive window lets be in flight or than the receiver's socket buffer holds
+    /// (5 698 units of 1402 bytes) is cut to that, with a warning — the excess would be
+    /// dropped and asked for again.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
     /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
@@ -58,13 +68,16 @@ pub struct Args {
     /// controller (aimd, cubic, sirc, bbr-cd, the bbr family).
     #[arg(long, value_name = "N")]
     pub init_cwnd: Option<f64>,
-    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step).
+    /// Additive increase of `--cc aimd` (ndnget --aimd-step; the key step; without --cc it
+    /// selects aimd).
     #[arg(long, value_name = "X")]
     pub aimd_step: Option<f64>,
-    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta).
+    /// Multiplicative decrease of `--cc aimd` (ndnget --aimd-beta; the key beta; without
+    /// --cc it selects aimd).
     #[arg(long, value_name = "X")]
     pub aimd_beta: Option<f64>,
-    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta).
+    /// Multiplicative decrease of `--cc cubic` (ndnget --cubic-beta; the key beta; without
+    /// --cc it selects cubic).
     #[arg(long, value_name = "X")]
     pub cubic_beta: Option<f64>,
     /// Link MTU; the unit is sized to fit it (default 1500).
@@ -143,6 +156,70 @@ pub struct Args {
         "log_cwnd", "log_rtt", "initial_rate", "interval",
     ])]
     pub tcp: bool,
+}
+
+/// The controller spec: `--cc`, or when it is not given the one controller the options
+/// name (`--window`: fixed, as `--window N` is short for `--cc fixed:window=N`;
+/// `--aimd-step`/`--aimd-beta`: aimd; `--cubic-beta`: cubic), else bbr. Options of two
+/// controllers without `--cc` are a usage error.
+fn controller_spec(a: &Args) -> Result<String> {
+    if let Some(cc) = &a.cc {
+        return Ok(cc.clone());
+    }
+    let implied: Vec<(&str, &str)> = [
+        (a.window.is_some(), "fixed", "--window"),
+        (a.aimd_step.is_some() || a.aimd_beta.is_some(), "aimd", "--aimd-step/--aimd-beta"),
+        (a.cubic_beta.is_some(), "cubic", "--cubic-beta"),
+    ]
+    .into_iter()
+    .filter(|(given, ..)| *given)
+    .map(|(_, cc, option)| (cc, option))
+    .collect();
+    match implied[..] {
+        [] => Ok("bbr".to_string()),
+        [(cc, _)] => Ok(cc.to_string()),
+        _ => {
+            let names: Vec<String> = implied.iter().map(|(cc, option)| format!("{option} ({cc})")).collect();
+            Err(Error::Usage(format!(
+                "{} are options of different controllers: give one, or --cc",
+                names.join(" and ")
+            )))
+        }
+    }
+}
+
+/// A fixed window larger than a fetch can use is cut to what it can, with a warning saying
+/// why: no more than the receive window lets be in flight, and no more than the receiver's
+/// socket buffer holds — a fixed window has no congestion control, so whatever arrives
+/// while that buffer is full is dropped and asked for again. Measured on loopback with
+/// 0036bef (60 MB, `--cc fixed`): 0 re-requests up to 6 000 units, 4.7 % at 10 000, 34 % at
+/// 16 000, 58 % at 4 294 967 295; cut to 5 698, none.
+fn useful_window(cc: CcConfig, unit: u16, recv_window: u64) -> (CcConfig, Option<String>) {
+    let CcConfig::Fixed(f) = &cc else { return (cc, None) };
+    let window = u64::from(f.window);
+    // The receiver never has more than the receive window requested and unread
+    // (`Receiver`, at least two 16 KiB blocks).
+    let recv_window = recv_window.max(2 * rdtp_proto::tree::BLOCK_LEN);
+    let in_flight = recv_window / u64::from(unit);
+    // What the receiver's socket buffer holds while the receiver is busy.
+    let buffered = socket::SOCKET_BUFFER as u64 / (u64::from(unit) + DATA_HEADER_LEN as u64);
+    let most = in_flight.min(buffered).max(1);
+    if window <= most {
+        return (cc, None);
+    }
+    let why = if in_flight <= buffered {
+        format!(
+            "the receive window ({recv_window} bytes, --recv-window) lets no more units of {unit} bytes be in flight"
+        )
+    } else {
+        format!(
+            "a fixed window has no congestion control, and more Data of {unit} bytes than the receiver's {} MiB \
+             socket buffer holds are dropped whenever it falls behind, then asked for again",
+            socket::SOCKET_BUFFER >> 20
+        )
+    };
+    let used = FixedConfig { window: most as u32 };
+    (CcConfig::Fixed(used), Some(format!("--window {window} cut to {most} units: {why}")))
 }
 
 /// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
@@ -249,9 +326,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
-    let cc = ndnget_options(&a.cc, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    let spec = controller_spec(&a)?;
+    let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    let cc = cc_config(&cc, a.window, a.probe_gain)?;
     let mut fetch = Fetch::new(server, target.clone())
-        .cc(cc_config(&cc, a.window, a.probe_gain)?)
         .rto_k(a.rto_k)
         .reorder_threshold(a.reorder_threshold)
         .min_rto(Duration::from_millis(a.min_rto))
@@ -271,6 +349,13 @@ pub fn run(a: Args) -> Result<i32> {
         fetch = fetch.initial_rate(rate);
     }
     let unit = fetch.effective_unit()?;
+    let (cc, warning) = useful_window(cc, unit, fetch.receiver_config().recv_window);
+    if let Some(w) = warning
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
+    fetch = fetch.cc(cc);
     if let Some(p) = &a.log_cwnd {
         fetch = fetch.log_cwnd(log_file(p)?);
     }
@@ -290,7 +375,7 @@ pub fn run(a: Args) -> Result<i32> {
 
     if a.verbose {
         let what = describe(&target);
-        to_stderr(&format!("Fetching {what} from {server} (cc {}, unit {unit} bytes)\n", a.cc));
+        to_stderr(&format!("Fetching {what} from {server} (cc {spec}, unit {unit} bytes)\n"));
     }
     let bar = progress_bar(!a.quiet && !a.verbose && a.interval.is_none());
     let result = fetch.start().map(|mut reader| {
@@ -363,5 +448,61 @@ mod tests {
         assert!(cc_config("bbr:init_cwnd=1.5", None, None).is_err());
         assert!(matches!(cc_config("cubic:init_cwnd=1,beta=0.8", None, None),
             Ok(rdtp_proto::cc::CcConfig::Cubic(c)) if c.beta == 0.8 && c.init_cwnd == 1.0));
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            fetch: Args,
+        }
+        let mut all = vec!["fetch", "127.0.0.1", "x"];
+        all.extend_from_slice(argv);
+        <Cli as clap::Parser>::try_parse_from(all).unwrap().fetch
+    }
+
+    /// Issue 23 item 15: `--window N` is short for `--cc fixed:window=N`, so alone it
+    /// selects fixed (0036bef: "controller 'bbr' has no key 'window'", exit 2); the other
+    /// ndnget options select their controller the same way.
+    #[test]
+    fn options_of_one_controller_select_it_without_cc() {
+        assert_eq!(controller_spec(&args(&[])).unwrap(), "bbr");
+        assert_eq!(controller_spec(&args(&["--window", "32"])).unwrap(), "fixed");
+        assert_eq!(controller_spec(&args(&["--aimd-beta", "0.6"])).unwrap(), "aimd");
+        assert_eq!(controller_spec(&args(&["--cubic-beta", "0.8"])).unwrap(), "cubic");
+        assert_eq!(controller_spec(&args(&["--probe-gain", "2"])).unwrap(), "bbr");
+        assert_eq!(controller_spec(&args(&["--cc", "bbrp", "--window", "3"])).unwrap(), "bbrp");
+        let e = controller_spec(&args(&["--window", "3", "--aimd-step", "2"])).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--window (fixed) and --aimd-step/--aimd-beta (aimd)"), "{e}");
+        // With an explicit other controller, --window is still refused.
+        let spec = controller_spec(&args(&["--cc", "bbr", "--window", "3"])).unwrap();
+        assert_eq!(cc_config(&spec, Some(3), None).unwrap_err().exit_code(), 2);
+        assert!(matches!(cc_config("fixed", Some(32), None), Ok(CcConfig::Fixed(f)) if f.window == 32));
+    }
+
+    /// Issue 23 item 15: `--cc fixed --window 4294967295` ran at 74 % re-requests without a
+    /// word. A window beyond what the receive window or the socket buffer allows is cut to
+    /// it, with a warning saying why.
+    #[test]
+    fn absurd_fixed_windows_are_cut_and_warned_about() {
+        let fixed = |w| CcConfig::Fixed(FixedConfig { window: w });
+        let (cc, w) = useful_window(fixed(u32::MAX), 1402, 64 << 20);
+        assert_eq!(cc, fixed(5698));
+        let w = w.expect("a warning");
+        assert!(
+            w.starts_with("--window 4294967295 cut to 5698 units: a fixed window has no congestion control"),
+            "{w}"
+        );
+        assert!(w.contains("8 MiB socket buffer"), "{w}");
+        assert_eq!(useful_window(fixed(5698), 1402, 64 << 20), (fixed(5698), None));
+        assert_eq!(useful_window(fixed(64), 1402, 64 << 20), (fixed(64), None));
+        // A receive window smaller than the socket buffer: it bounds (at least two blocks).
+        let (cc, w) = useful_window(fixed(2000), 1000, 1 << 20);
+        assert_eq!(cc, fixed(1048));
+        assert!(w.is_some_and(|w| w.contains("the receive window (1048576 bytes, --recv-window)")));
+        assert_eq!(useful_window(fixed(1000), 1000, 1).0, fixed(32));
+        let bbr: CcConfig = "bbr".parse().unwrap();
+        assert_eq!(useful_window(bbr.clone(), 1402, 1), (bbr, None));
     }
 }
