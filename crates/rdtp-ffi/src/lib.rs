@@ -509,6 +509,7 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
                 FetchError::Integrity { .. } | FetchError::BadBlock { .. } => RdtpError::Integrity,
                 FetchError::Refused { .. } => RdtpError::Refused,
                 FetchError::AddressNotValidated => RdtpError::NotValidated,
+                FetchError::BadName { .. } => RdtpError::Refused,
             };
         }
     }

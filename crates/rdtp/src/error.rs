@@ -89,7 +89,7 @@ impl Error {
     /// The process exit code for this error (see the module docs).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => EXIT_USAGE,
+            Error::Usage(_) | Error::Fetch(FetchError::BadName { .. }) => EXIT_USAGE,
             Error::Fetch(FetchError::NotFound(_)) => EXIT_NOT_FOUND,
             Error::Io { .. } => EXIT_IO,
             Error::Fetch(FetchError::Integrity { .. } | FetchError::BadBlock { .. }) => EXIT_INTEGRITY,
@@ -105,7 +105,7 @@ impl Error {
     /// `io::Error` out of [`std::io::Read::read`]).
     pub fn io_kind(&self) -> io::ErrorKind {
         match self {
-            Error::Usage(_) => io::ErrorKind::InvalidInput,
+            Error::Usage(_) | Error::Fetch(FetchError::BadName { .. }) => io::ErrorKind::InvalidInput,
             Error::Fetch(FetchError::NotFound(_)) => io::ErrorKind::NotFound,
             Error::Fetch(FetchError::Timeout(_)) => io::ErrorKind::TimedOut,
             Error::Fetch(FetchError::AddressNotValidated) => io::ErrorKind::ConnectionRefused,

@@ -147,6 +147,10 @@ pub enum FetchError {
     /// different secrets share its address).
     #[error("the first hop never accepted our address token (does our source address change between datagrams?)")]
     AddressNotValidated,
+    /// The name cannot be asked for ([`crate::wire::check_name`]: 1 to 1024 bytes of
+    /// UTF-8): the fetch fails at once, before anything is sent (issue 23).
+    #[error("name {name:?} cannot be fetched: {why} (a name is 1 to 1024 bytes of UTF-8)")]
+    BadName { name: String, why: &'static str },
 }
 
 /// One RTT sample (ndnget's `--log-rtt` line).
@@ -424,7 +428,15 @@ impl Receiver {
         };
         match target {
             Target::Known { eid, size } => rx.start_transfer(now, eid, size, String::new()),
-            Target::Name(n) => rx.name = n,
+            Target::Name(n) => {
+                if let Err(why) = crate::wire::check_name(&n) {
+                    // Shown whole would flood a terminal: the first 64 characters.
+                    let shown: String = n.chars().take(64).collect();
+                    let name = if shown.len() < n.len() { format!("{shown}…") } else { shown };
+                    rx.fail(FetchError::BadName { name, why });
+                }
+                rx.name = n;
+            }
             Target::Eid(_) => {}
         }
         rx
