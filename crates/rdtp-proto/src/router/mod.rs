@@ -6,7 +6,8 @@
 //! for it answers from its content store ([`cs`]) if it can, adds the asker to a pending
 //! entry if the unit is already requested upstream (coalescing), or forwards the request
 //! through its forwarding table ([`fib`]). Data coming back fills the pending entries'
-//! downstreams, each with its own tag, and may be kept in the store. `docs/PROTOCOL.md`
+//! downstreams, each with its own tag (and flag `COALESCED` for those whose request joined
+//! the entry after it went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
 //!
 //! Its only state is the content store, the pending tables, the address tokens its next
@@ -760,12 +761,15 @@ impl Router {
                 self.stats.loops += 1;
                 return Verdict::Refused(NackCode::Duplicate);
             }
-            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting) else {
+            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting, now) else {
                 self.stats.busy += 1;
                 return Verdict::Refused(NackCode::Busy);
             };
             e.note_nonce(req.nonce, from);
             let refire = retransmission && now - e.last_forwarded >= self.retx_suppression;
+            if refire {
+                e.forwarded_for(from);
+            }
             self.pit.set_expiry(&key, now + self.lifetime);
             if refire {
                 self.stats.reforwarded_units += 1;
@@ -994,11 +998,16 @@ impl Router {
             }
             let hops = d.hops.saturating_add(1);
             let (id, has_annotations) = (self.id, d.options.annotations().next().is_some());
-            for w in entry.downstream {
+            for w in &entry.downstream {
+                let early = entry.early(w, now);
                 self.enqueue(w.peer, datagram.len(), |b| {
                     b.copy_from_slice(datagram);
                     wire::rewrite_response(b, w.tag);
                     wire::set_hops(b, hops);
+                    if early {
+                        // It joined a request that had gone upstream well before its own.
+                        wire::set_data_flags(b, DataFlags::COALESCED);
+                    }
                     if has_annotations {
                         on_return(b, id, now.as_nanos());
                     }

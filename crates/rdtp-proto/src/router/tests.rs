@@ -226,6 +226,55 @@ fn concurrent_requests_for_the_same_units_are_coalesced() {
     assert_eq!(r.stats().data_in, 6, "each unit came from upstream once");
 }
 
+/// Issue 23 item 11: a Data that answers a request forwarded well before a downstream's own
+/// arrived reaches that downstream sooner than a round trip of the path; its copy says so
+/// (`COALESCED`), so the receiver takes no RTT sample from it (BBR's min RTT would). Early
+/// means: less than 7/8 of the forwarded request's round trip (here 40 ms) since its own.
+#[test]
+fn copies_for_requests_that_joined_a_pending_entry_late_are_marked_coalesced() {
+    let mut r = router(|c| c.retx_suppression = Duration::from_millis(10));
+    let retx = RequestFlags::RETRANSMISSION;
+    const RX3: u8 = 3;
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(11, 1, &[(0, 4)], 0));
+    // RX3 1 ms later: joins unit 0, but its round trip is 39 of 40 ms: not early.
+    r.handle_datagram(Time::from_millis(1), addr(RX3), &request(33, 5, &[(0, 1)], 0));
+    // The network duplicates RX1's request: still RX1's own request, not one that joined.
+    r.handle_datagram(Time::from_millis(2), addr(RX1), &request(11, 1, &[(0, 4)], 0));
+    // RX2 10 ms later: units 1–3 join RX1's entries (30 of 40 ms: early), 4–5 are its own.
+    r.handle_datagram(Time::from_millis(10), addr(RX2), &request(22, 2, &[(100, 5)], 0));
+    // RX2 asks for unit 1 again after the suppression interval: forwarded for it this time.
+    r.handle_datagram(Time::from_millis(30), addr(RX2), &request(23, 3, &[(100, 1)], retx));
+    // RX1 asks for unit 1 again right after that: suppressed, so RX1 has now joined it.
+    r.handle_datagram(Time::from_millis(35), addr(RX1), &request(12, 4, &[(100, 1)], retx));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out).len(), 3);
+    let mut answers = serve(&out);
+    // An upstream router marked unit 4's Data already: the mark stays on every copy.
+    for a in &mut answers {
+        if let Ok(Packet::Data(d)) = Packet::decode(a)
+            && d.offset == 400
+        {
+            wire::set_data_flags(a, DataFlags::COALESCED);
+        }
+    }
+    for a in &answers {
+        r.handle_datagram(Time::from_millis(40), addr(UP), a);
+    }
+    let out = drain(&mut r);
+    let marked = |n: u8| -> Vec<(u64, bool)> {
+        let mut v: Vec<(u64, bool)> =
+            data_to(&out, n).iter().map(|d| (d.offset / 100, d.flags.contains(DataFlags::COALESCED))).collect();
+        v.sort_unstable();
+        v.dedup_by_key(|x| x.0);
+        v
+    };
+    assert_eq!(marked(RX1), [(0, false), (1, true), (2, false), (3, false)]);
+    assert_eq!(marked(RX2), [(1, false), (2, true), (3, true), (4, true), (5, false)]);
+    assert_eq!(marked(RX3), [(0, false)]);
+    // Nothing else about the copies changes.
+    assert!(data_to(&out, RX2).iter().all(|d| !d.flags.contains(DataFlags::CACHED) && d.hops == 1));
+}
+
 #[test]
 fn pending_entries_expire_and_late_data_is_neither_forwarded_nor_cached() {
     let mut r = router(|c| c.lifetime = Duration::from_secs(4));
