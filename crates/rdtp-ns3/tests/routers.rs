@@ -198,6 +198,32 @@ fn the_smoke_routers_file_finishes_every_flow_near_the_paths_goodput() {
     }
 }
 
+/// `verify = false` (an experiment-only baseline, issue 23 item 10): the router caches what
+/// it forwards without asking for a single proof; by default it verifies every block.
+#[test]
+fn the_non_verifying_baseline_asks_for_no_proof() {
+    let dir = TempDir::new("noverify");
+    let flows = "[[flow]]\nkind = \"rdtp\"\nsize = 1000000\n";
+    let sweep = "[sweep]\n\"topology.router.0.verify\" = [true, false]\n";
+    let Some(out) = run_scenario(&dir, &chain(flows, sweep)) else { return };
+    let runs = runs(&out);
+    assert_eq!(runs.len(), 2);
+    let blocks = 1_000_000u64.div_ceil(16_384);
+    for run in &runs {
+        let label = run.file_name().unwrap().to_string_lossy().into_owned();
+        let f = csv(&run.join("flows.csv"));
+        assert_eq!(f[0]["completed"], "1", "{label}");
+        let (asked, verified) = (counter(run, "r1", "proofs_requested"), counter(run, "r1", "blocks_verified"));
+        if label.contains("verify=false") {
+            assert_eq!((asked, verified), (0, 0), "{label}");
+        } else {
+            assert_eq!(verified, blocks, "{label}");
+            assert!((1..=blocks + 4).contains(&asked), "{label}: {asked} proof requests for {blocks} blocks");
+        }
+        assert_eq!(counter(run, "r1", "cs_entries"), 1_000_000u64.div_ceil(UNIT), "{label}: the whole object cached");
+    }
+}
+
 #[test]
 fn a_router_on_the_wifi_ap_serves_its_stations() {
     let dir = TempDir::new("wifi");
