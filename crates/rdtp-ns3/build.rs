@@ -109,6 +109,8 @@ fn main() {
         .include(&include)
         .include(manifest.join("../rdtp-ffi/include"))
         .include(&cpp)
+        // rdtp-ffi's `experiments` functions (Cargo.toml turns the feature on).
+        .define("RDTP_EXPERIMENTS", None)
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-deprecated-declarations")
         .files(&sources);

@@ -107,6 +107,7 @@ f.data_flags = ProtoField.uint8("rdtp.data.flags", "Flags", base.HEX)
 f.data_app_limited = ProtoField.bool("rdtp.data.flags.app_limited", "APP_LIMITED", 8, nil, 0x01)
 f.data_last = ProtoField.bool("rdtp.data.flags.last", "LAST", 8, nil, 0x02)
 f.data_cached = ProtoField.bool("rdtp.data.flags.cached", "CACHED", 8, nil, 0x04)
+f.data_coalesced = ProtoField.bool("rdtp.data.flags.coalesced", "COALESCED", 8, nil, 0x08)
 f.payload_length = ProtoField.uint16("rdtp.payload_length", "Payload length")
 f.total_size = ProtoField.uint64("rdtp.total_size", "Total size")
 f.served_by = ProtoField.string("rdtp.served_by", "Served by")
@@ -325,6 +326,7 @@ local function dissect_data(tvb, pinfo, tree)
     fl:add(f.data_app_limited, tvb(4, 1))
     fl:add(f.data_last, tvb(4, 1))
     fl:add(f.data_cached, tvb(4, 1))
+    fl:add(f.data_coalesced, tvb(4, 1))
     tree:add(f.hops, tvb(5, 1))
     tree:add(f.payload_length, tvb(6, 2))
     tree:add(f.tag, tvb(8, 4))
@@ -347,6 +349,9 @@ local function dissect_data(tvb, pinfo, tree)
     local marks = ""
     if bit32.band(flags, 0x04) ~= 0 then
         marks = marks .. " [CACHED]"
+    end
+    if bit32.band(flags, 0x08) ~= 0 then
+        marks = marks .. " [COALESCED]"
     end
     if bit32.band(flags, 0x02) ~= 0 then
         marks = marks .. " [LAST]"

@@ -369,6 +369,15 @@ struct RdtpRouterConfig rdtp_router_config_default(void);
 // A router with no routes yet; null if a policy string is invalid.
 struct RdtpRouter *rdtp_router_new(const struct RdtpRouterConfig *cfg);
 
+#if defined(RDTP_EXPERIMENTS)
+// **Experiments only** (feature `experiments`; declared with `RDTP_EXPERIMENTS` defined):
+// `on` makes the router cache every unit it forwards as it arrives, unchecked and without
+// proof requests — the non-verifying baseline that measures what verify-before-caching
+// costs. Such a router can be made to serve forged bytes from its store. False if `r` is
+// null.
+bool rdtp_router_cache_unverified(struct RdtpRouter *r, bool on);
+#endif
+
 // Free a router (null is ignored).
 void rdtp_router_free(struct RdtpRouter *r);
 

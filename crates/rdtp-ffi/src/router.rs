@@ -187,6 +187,19 @@ pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut R
     Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))
 }
 
+/// **Experiments only** (feature `experiments`; declared with `RDTP_EXPERIMENTS` defined):
+/// `on` makes the router cache every unit it forwards as it arrives, unchecked and without
+/// proof requests — the non-verifying baseline that measures what verify-before-caching
+/// costs. Such a router can be made to serve forged bytes from its store. False if `r` is
+/// null.
+#[cfg(feature = "experiments")]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_cache_unverified(r: *mut RdtpRouter, on: bool) -> bool {
+    let Some(r) = (unsafe { r.as_mut() }) else { return false };
+    r.router.cache_unverified_for_experiments(on);
+    true
+}
+
 /// Free a router (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_free(r: *mut RdtpRouter) {

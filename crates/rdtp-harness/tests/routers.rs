@@ -187,3 +187,62 @@ fn corrupted_blocks_are_refetched_and_never_cached() {
     assert!(net.router(r1).stats().cs_hits > 0);
     assert!(net.server(origin).stats().data_packets > 0);
 }
+
+/// Issue 23 item 11 (`experiments/smoke-routers.toml`): two receivers fetch one object, the
+/// second 5 ms after the first (a quarter of the 20 ms round trip), so its requests join the
+/// first's pending entries at r1 and their Data reach it sooner than a round trip. With
+/// those arrivals taken as RTT samples its BBR's min RTT fell to a fraction of the path's,
+/// its window to 4 units, and once its requests were no longer behind the first's the fetch
+/// crawled: 8.6 s of virtual time for a 5 MB object that takes 1 s alone. Now r1 marks such
+/// copies `COALESCED`; neither fetch may take twice as long as a lone fetch (what two
+/// fetches sharing the bottleneck without sharing any Data would take), stores on or off.
+#[test]
+fn a_fetch_whose_requests_join_anothers_does_not_crawl() {
+    let size = 5_000_000;
+    let cat = || PatternCatalog::new([("big".to_string(), size, 42)]);
+    let off = CsConfig { admission: Admission::Never, ..CsConfig::default() };
+    for cs in [off, CsConfig::default()] {
+        let run = |starts: &[u64]| -> Vec<Duration> {
+            let mut net = Net::new(5, Duration::from_millis(100));
+            let origin = net.add_server("origin", ServerConfig::default(), cat());
+            let cfg = |net: &Net, id: &str, up: NodeIx| RouterConfig {
+                id: NodeId::label(id).unwrap(),
+                fib: Fib::new(Some(net.addr(up))),
+                cs: cs.clone(),
+                ..RouterConfig::default()
+            };
+            let c2 = cfg(&net, "r2", origin);
+            let r2 = net.add_router("r2", c2);
+            let c1 = cfg(&net, "r1", r2);
+            let r1 = net.add_router("r1", c1);
+            net.link_both(r2, origin, LinkConfig::wire(Duration::from_micros(10)));
+            net.link_both(r1, r2, LinkConfig::new(50e6, Duration::from_millis(10)));
+            let flows: Vec<usize> = starts
+                .iter()
+                .enumerate()
+                .map(|(i, &ms)| {
+                    let mut spec = FlowSpec::new("big", receiver("bbr", 1 + i as u64));
+                    spec.start = Duration::from_millis(ms);
+                    let f = net.add_flow(spec, r1);
+                    let node = net.flows[f].node;
+                    net.link_both(node, r1, LinkConfig::wire(Duration::from_micros(10)));
+                    f
+                })
+                .collect();
+            net.run(Duration::from_secs(30));
+            flows
+                .iter()
+                .map(|&f| {
+                    assert!(net.flows[f].is_byte_exact(), "{:?}: flow {f}: {:?}", cs.admission, net.flows[f].error);
+                    net.flows[f].completion_time().unwrap()
+                })
+                .collect()
+        };
+        let alone = run(&[0])[0];
+        let pair = run(&[0, 5]);
+        eprintln!("{:?}: alone {alone:?}, together {pair:?}", cs.admission);
+        for t in pair {
+            assert!(t < alone * 2, "{:?}: {t:?} against {alone:?} alone", cs.admission);
+        }
+    }
+}

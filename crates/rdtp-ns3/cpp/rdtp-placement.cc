@@ -73,6 +73,8 @@ Configure(Ptr<RdtpRouter> r,
             r->SetAttribute("PitSize", UintegerValue(std::stoull(v)));
         else if (k == "lifetime")
             r->SetAttribute("Lifetime", TimeValue(Seconds(std::stod(v))));
+        else if (k == "verify")
+            r->SetAttribute("Verify", BooleanValue(v != "0"));
         else if (k == "up")
             routes.emplace_back("", v);
         else if (k == "route" && v.find(':') != std::string::npos)

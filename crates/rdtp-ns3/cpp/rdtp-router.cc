@@ -82,6 +82,13 @@ RdtpRouter::GetTypeId()
                           BooleanValue(false),
                           MakeBooleanAccessor(&RdtpRouter::m_validation),
                           MakeBooleanChecker())
+            .AddAttribute("Verify",
+                          "Verify blocks before caching them (the default, and all rdtp route does); "
+                          "false caches every unit as it arrives, unchecked and without proof "
+                          "requests: an experiment-only baseline for what verification costs",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RdtpRouter::m_verify),
+                          MakeBooleanChecker())
             .AddAttribute("RcvBufSize",
                           "UDP receive buffer of the router socket, bytes",
                           UintegerValue(8 << 20),
@@ -127,6 +134,7 @@ RdtpRouter::RdtpRouter()
       m_pitSize(65536),
       m_seed(0),
       m_validation(false),
+      m_verify(true),
       m_rcvBufSize(8 << 20),
       m_core(nullptr),
       m_hasDefault(false),
@@ -240,6 +248,8 @@ RdtpRouter::CreateCore()
     if (m_core == nullptr)
         NS_FATAL_ERROR("RdtpRouter: the core refused CsPolicy '" << m_csPolicy << "' or CsInsert '" << m_csInsert
                                                                   << "'");
+    if (!m_verify)
+        rdtp_router_cache_unverified(m_core, true);
     if (m_hasDefault)
         rdtp_router_set_default_route(m_core, ToRdtp(m_default));
     for (const auto& [key, hop] : m_routes)

@@ -122,6 +122,7 @@ class RdtpRouter : public Application
     Time m_lifetime;
     uint64_t m_seed;
     bool m_validation;
+    bool m_verify;
     uint32_t m_rcvBufSize;
     Time m_traceInterval;
 

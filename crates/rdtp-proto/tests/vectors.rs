@@ -65,6 +65,35 @@ fn data_cached() {
     });
 }
 
+/// Issue 23 item 11: a router's copy for a request that joined another's pending entry.
+#[test]
+fn data_coalesced() {
+    round_trip("data-coalesced", |p| {
+        let Packet::Data(d) = p else { panic!("{p:?}") };
+        assert_eq!(d.flags, DataFlags(DataFlags::COALESCED));
+        assert_eq!((d.hops, d.tag, d.eid, d.offset, d.total_size), (1, 9, eid(), 0, 5000));
+        assert_eq!((d.served_by, d.options.raw(), d.payload), (NodeId::ORIGIN, &b""[..], &b"twelve bytes"[..]));
+    });
+    // What r1 makes of the origin's Data (answering r1's own tag) for that receiver.
+    let origin = Data {
+        flags: DataFlags(0),
+        hops: 0,
+        tag: 0x5151_5151,
+        eid: eid(),
+        offset: 0,
+        total_size: 5000,
+        served_by: NodeId::ORIGIN,
+        options: Options::EMPTY,
+        payload: b"twelve bytes",
+    };
+    let mut dg = vec![0u8; origin.encoded_len()];
+    origin.encode(&mut dg).unwrap();
+    rdtp_proto::wire::rewrite_response(&mut dg, 9);
+    rdtp_proto::wire::set_hops(&mut dg, 1);
+    rdtp_proto::wire::set_data_flags(&mut dg, DataFlags::COALESCED);
+    assert_eq!(hex::encode(&dg), hex::encode(vector("data-coalesced")));
+}
+
 /// Seed 003 §II-A: a request listing anticipated units, annotated by router r1.
 #[test]
 fn request_anticipated() {
@@ -254,6 +283,7 @@ fn every_vector_in_the_document_is_tested() {
         "request-basic",
         "request-ranges",
         "data-cached",
+        "data-coalesced",
         "request-anticipated",
         "data-annotated",
         "nack-unknown",

@@ -306,6 +306,11 @@ pub struct RouterSpec {
     pub pit_size: Option<u64>,
     /// Pending-entry lifetime in seconds (default 4, NDN's Interest lifetime).
     pub lifetime: Option<f64>,
+    /// Verify blocks before caching them (default true). `false` is an experiment-only
+    /// baseline (ns-3 only): the router caches every unit as it arrives, unchecked and
+    /// without proof requests, to measure what verification costs (docs/EXPERIMENTS.md §8).
+    /// `rdtp route` has no such mode: the testbed refuses it.
+    pub verify: Option<bool>,
 }
 
 impl RouterSpec {
@@ -340,6 +345,12 @@ impl RouterSpec {
 
     /// The `rdtp route` options for this router (the testbed runs the real process).
     pub fn route_args(&self) -> Result<Vec<String>, String> {
+        if self.verify == Some(false) {
+            return Err(format!(
+                "router '{}': verify = false is a simulation-only baseline; rdtp route always verifies before caching",
+                self.node
+            ));
+        }
         let mut a = vec!["--id".to_string(), self.node_id()?.to_string()];
         let mut opt = |k: &str, v: Option<String>| {
             if let Some(v) = v {
@@ -372,6 +383,7 @@ impl RouterSpec {
         kv("cs_insert", self.cs_insert.clone());
         kv("pit_size", self.pit_size.map(|v| v.to_string()));
         kv("lifetime", self.lifetime.map(|v| v.to_string()));
+        kv("verify", self.verify.filter(|v| !v).map(|_| "0".to_string()));
         for (prefix, next) in paths.routes(&self.node) {
             if prefix.is_empty() {
                 kv("up", Some(next));
@@ -1241,6 +1253,12 @@ start = 1.0
         let flows = "--Flows=kind=rdtp,client=0,start=0,cc=bbr,via=r1;kind=tcp-cubic,client=1,start=1";
         assert!(args.contains(&flows.to_string()), "{args:?}");
         assert_eq!(t.routers[1].route_args().unwrap(), ["--id", "core", "--cs-bytes", "1048576", "--lifetime", "2500"]);
+        // The non-verifying baseline exists in ns-3 only.
+        let runs = with("[[topology.router]]\nnode = \"r1\"\nverify = false\n").unwrap();
+        let args = run_args(&runs[0].scenario, "/tmp/x").unwrap();
+        assert!(args.iter().any(|a| a.starts_with("--Routers=node=r1,") && a.contains(",verify=0,")), "{args:?}");
+        let e = runs[0].scenario.topology.routers[0].route_args().unwrap_err();
+        assert!(e.contains("simulation-only"), "{e}");
         for (bad, why) in [
             ("node = \"r4\"", "r4"),
             ("node = \"ap\"", "ap"),

@@ -1103,9 +1103,14 @@ impl Receiver {
         // a later one still gives its sample: with units served by several caches, the far
         // sources' Data are always overtaken by the near ones' (seed 003), and sampling only
         // requests newer than the last sampled one left the far sources without samples.
+        // Nor from a Data marked `COALESCED`: a router sent it for a request forwarded well
+        // before this one joined it, so the time is shorter than this request's round trip
+        // (BBR's min RTT would take it and size its window for a path a fraction as long,
+        // then crawl once nobody else's request is ahead: issue 23 item 11).
         let mut rtt_sample = None;
         let slot = (rec.req_id % SAMPLED_REQS as u64) as usize;
-        if rec.tx == 1 && d.tag == rec.tag && p.sampled_reqs[slot] != rec.req_id + 1 {
+        let coalesced = d.flags.contains(DataFlags::COALESCED);
+        if rec.tx == 1 && d.tag == rec.tag && !coalesced && p.sampled_reqs[slot] != rec.req_id + 1 {
             let r = now - rec.sent_at;
             p.rtt.on_sample(r);
             p.sampled_reqs[slot] = rec.req_id + 1;

@@ -50,6 +50,8 @@ struct Pipe {
     corrupt_fraction: f64,
     /// Units whose every Data has the same byte flipped (a source serving wrong bytes).
     always_corrupt: Vec<u64>,
+    /// Mark every Data `COALESCED`, as a router does for a request that joined another's.
+    coalesced: bool,
 }
 
 impl Pipe {
@@ -77,6 +79,7 @@ impl Pipe {
             swap_catalog_at: None,
             corrupt_fraction: 0.0,
             always_corrupt: vec![],
+            coalesced: false,
         }
     }
 
@@ -178,6 +181,9 @@ impl Pipe {
                             let i = bytes.len() - payload + at;
                             bytes[i] ^= 1 << (at % 8);
                         }
+                        if self.coalesced {
+                            crate::wire::set_data_flags(&mut bytes, crate::wire::DataFlags::COALESCED);
+                        }
                     }
                     self.rx.handle_datagram(self.now, &bytes);
                 }
@@ -242,6 +248,25 @@ fn fast_rerequest_repairs_without_timeout() {
     assert_eq!(got, data);
     let s = p.rx.stats();
     assert_eq!((s.timeouts, s.fast_recoveries, s.units_rerequested), (0, 1, 1), "{s:?}");
+}
+
+/// Issue 23 item 11: a Data a router marked `COALESCED` left for another receiver's earlier
+/// request; its time since this receiver's request is no round trip, so no RTT sample comes
+/// from it (BBR sized its window on such samples' min RTT). It is delivered all the same.
+#[test]
+fn data_marked_coalesced_gives_no_rtt_sample() {
+    let data = content(60_000);
+    for coalesced in [false, true] {
+        let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), cfg("bbr"));
+        p.coalesced = coalesced;
+        assert_eq!(p.run(Duration::from_secs(10)), data);
+        let s = p.rx.stats();
+        if coalesced {
+            assert_eq!((s.rtt_samples, s.rtt_min), (0, None), "{s:?}");
+        } else {
+            assert!(s.rtt_samples > 0 && s.rtt_min >= Some(Duration::from_millis(10)), "{s:?}");
+        }
+    }
 }
 
 #[test]

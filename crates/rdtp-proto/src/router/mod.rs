@@ -6,7 +6,8 @@
 //! for it answers from its content store ([`cs`]) if it can, adds the asker to a pending
 //! entry if the unit is already requested upstream (coalescing), or forwards the request
 //! through its forwarding table ([`fib`]). Data coming back fills the pending entries'
-//! downstreams, each with its own tag, and may be kept in the store. `docs/PROTOCOL.md`
+//! downstreams, each with its own tag (and flag `COALESCED` for those whose request joined
+//! the entry after it went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
 //!
 //! Its only state is the content store, the pending tables, the address tokens its next
@@ -22,8 +23,9 @@
 //!
 //! Data is forwarded downstream at once, but enters the content store only after every
 //! 16 KiB block it overlaps has been checked against the EID ([`verify`]); the router asks
-//! its upstream for the proofs it needs and answers receivers' proof requests from the
-//! nodes it verified. No unverified byte is ever cached (issue 11).
+//! its upstream for the proofs it needs (`proofs.rs`: asked again with back-off, the answer
+//! to any attempt accepted) and answers receivers' proof requests from the nodes it
+//! verified. No unverified byte is ever cached (issue 11).
 //!
 //! # Address validation
 //!
@@ -59,6 +61,7 @@ pub mod fib;
 mod limits;
 mod liveness;
 mod pit;
+mod proofs;
 mod verify;
 
 use std::collections::{HashMap, VecDeque};
@@ -88,6 +91,7 @@ pub use limits::SourceLimits;
 use limits::{Held, Limiter, SlotIx, Sourced};
 use liveness::Liveness;
 use pit::{PitEntry, PitKey};
+use proofs::OwnProofs;
 pub use verify::VerifyConfig;
 use verify::{Staging, Step};
 
@@ -114,11 +118,6 @@ const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
 pub const LEARNED_EXPORT: usize = 4096;
 /// Next hops whose address tokens are remembered.
 const TOKENS: usize = 1024;
-/// How often a router asks for one block's proof before it gives up on caching the block.
-const PROOF_ATTEMPTS: u8 = 8;
-/// A proof not answered within 3 smoothed proof round trips (at least this long, at most a
-/// quarter of the pending lifetime) is asked for again.
-const MIN_PROOF_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// A datagram to send: to whom, and its length in the buffer given to
 /// [`Router::poll_transmit`] (as quinn-proto's `Transmit`).
@@ -313,6 +312,12 @@ pub struct RouterStats {
     pub proofs_requested: u64,
     /// Proof requests this router answered from the tree nodes it knows.
     pub proofs_served: u64,
+    /// Of `proofs_requested`, those sent again after a timeout; Proofs that came after their
+    /// block's request had ended (answered by another attempt, or given up: also counted in
+    /// `unsolicited`); blocks whose proof was asked for 6 times (`proofs::ATTEMPTS`) in vain.
+    pub proof_retries: u64,
+    pub proofs_late: u64,
+    pub proofs_given_up: u64,
 }
 
 crate::impl_add!(RouterStats {
@@ -350,6 +355,9 @@ crate::impl_add!(RouterStats {
     blocks_abandoned,
     proofs_requested,
     proofs_served,
+    proof_retries,
+    proofs_late,
+    proofs_given_up,
 });
 
 /// What an upstream request carries besides its units (copied from the downstream request
@@ -415,20 +423,6 @@ impl Sourced for Forwarded {
     }
 }
 
-/// A proof request this router sent for a block in staging.
-#[derive(Debug)]
-struct OwnProof {
-    next_hop: SocketAddr,
-    eid: Eid,
-    block: u64,
-    depth: u8,
-    retried: bool,
-    /// Times asked so far (1 for the first request).
-    attempts: u8,
-    /// When the latest request left.
-    sent: Time,
-}
-
 /// A caching router. See the module docs for the call contract.
 #[derive(Debug)]
 pub struct Router {
@@ -444,12 +438,10 @@ pub struct Router {
     liveness: Liveness,
     /// Scratch: next hops just presumed dead.
     silent: Vec<SocketAddr>,
-    /// Verify before caching: unverified blocks, known tree nodes, own proof requests.
+    /// Verify before caching: unverified blocks, known tree nodes, own proof requests
+    /// (with their back-off timer, [`proofs`]).
     staging: Staging,
-    own_proofs: ExpiringMap<u32, OwnProof>,
-    /// Smoothed round trip of the router's own proof requests (RFC 6298's 1/8 gain, first
-    /// attempts only, as Karn's rule), to ask again soon after one is lost.
-    proof_srtt: Option<Duration>,
+    own_proofs: OwnProofs,
     steps: Vec<Step>,
     lifetime: Duration,
     retx_suppression: Duration,
@@ -469,6 +461,11 @@ pub struct Router {
     stats: RouterStats,
     /// Routes learned since the last [`Router::poll_learned_route`] (when exported).
     learned: Option<VecDeque<(Eid, SocketAddr)>>,
+    /// Experiments only ([`Router::cache_unverified_for_experiments`]).
+    #[cfg(feature = "unverified-cache")]
+    cache_unverified: bool,
+    /// The store caches nothing (switched off): units are not staged, no proof is asked.
+    stores_nothing: bool,
     /// Scratch lists for one request: units to forward, and to refuse.
     forward: Vec<u64>,
     refused: Vec<(Refusal, u64)>,
@@ -483,10 +480,15 @@ impl Router {
     /// A router whose content store is `store` (its own configuration applies; `cfg.cs` is
     /// not used): the cores of one runtime share one store ([`Router::store`]).
     pub fn with_store(cfg: RouterConfig, store: RouterStore) -> Self {
+        let stores_nothing = {
+            let c = store.lock();
+            c.config().admission == cs::Admission::Never || c.config().capacity_units == 0
+        };
         Router {
             id: cfg.id,
             fib: cfg.fib,
             cs: store,
+            stores_nothing,
             pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
             control: Held::new(CONTROL_CAPACITY, &cfg.source_limits),
@@ -494,8 +496,7 @@ impl Router {
             liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
             silent: Vec::new(),
             staging: Staging::new(cfg.verify),
-            own_proofs: ExpiringMap::new(CONTROL_CAPACITY),
-            proof_srtt: None,
+            own_proofs: OwnProofs::new(CONTROL_CAPACITY, cfg.lifetime),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
             retx_suppression: cfg.retx_suppression,
@@ -511,6 +512,8 @@ impl Router {
             pool: Vec::new(),
             stats: RouterStats::default(),
             learned: cfg.export_learned_routes.then(VecDeque::new),
+            #[cfg(feature = "unverified-cache")]
+            cache_unverified: false,
             forward: Vec::new(),
             refused: Vec::new(),
         }
@@ -661,12 +664,16 @@ impl Router {
         }
         while self.upstream.pop_expired(now).is_some() {}
         while self.control.pop_expired(now).is_some() {}
-        while let Some((_, p)) = self.own_proofs.pop_expired(now) {
-            if p.attempts < PROOF_ATTEMPTS && self.staging.is_proving(p.eid, p.block) {
-                let again = OwnProof { attempts: p.attempts + 1, ..p };
-                self.request_proof(now, again);
+        while let Some(((eid, block), a)) = self.own_proofs.pop_expired(now) {
+            if !self.staging.is_proving(eid, block) {
+                self.own_proofs.give_up(a);
+            } else if a.attempts() >= proofs::ATTEMPTS {
+                self.own_proofs.give_up(a);
+                self.staging.proof_refused(eid, block);
+                self.stats.proofs_given_up += 1;
             } else {
-                self.staging.proof_refused(p.eid, p.block);
+                self.stats.proof_retries += 1;
+                self.send_proof_request(now, (eid, block), a);
             }
         }
     }
@@ -734,8 +741,11 @@ impl Router {
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
             Ok(Packet::ListResponse(l)) => self.on_control_response(from, l.tag, None, datagram),
             Ok(Packet::ProofRequest(p)) => self.on_proof_request(now, from, &p),
-            Ok(Packet::Proof(p)) if self.own_proofs.get(&p.tag).is_some_and(|o| o.next_hop == from) => {
-                self.on_own_proof(now, from, &p)
+            Ok(Packet::Proof(p)) if self.own_proofs.asked(p.tag, from).is_some() => self.on_own_proof(now, from, &p),
+            Ok(Packet::Proof(p)) if self.control.get(&p.tag).is_none_or(|c| c.next_hop != from) => {
+                // Answers nothing pending: an attempt whose block's request ended.
+                self.stats.unsolicited += 1;
+                self.stats.proofs_late += 1;
             }
             Ok(Packet::Proof(p)) => self.on_control_response(from, p.tag, None, datagram),
             Ok(Packet::Retry(r)) => self.on_retry(now, from, &r),
@@ -922,13 +932,16 @@ impl Router {
                 self.stats.loops += 1;
                 return Verdict::Refused(Refusal::Loop);
             }
-            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting) else {
+            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting, now) else {
                 self.stats.busy += 1;
                 return Verdict::Refused(Refusal::TableFull);
             };
             e.note_nonce(req.nonce, from);
             // Forwarded again (upstream work, paid from the source's share).
             let refire = admit.retransmission && now - e.last_forwarded >= self.retx_suppression && !admit.hop_dead;
+            if refire {
+                e.forwarded_for(from);
+            }
             self.pit.set_expiry(&key, now + self.lifetime);
             if refire {
                 self.stats.reforwarded_units += 1;
@@ -1191,19 +1204,21 @@ impl Router {
             if !matched {
                 // Verify before caching: the unit waits in staging for its blocks.
                 let value = CachedUnit { total_size: d.total_size, payload: d.payload.into() };
-                let mut steps = std::mem::take(&mut self.steps);
-                self.staging.add(d.eid, d.offset, value, &mut steps);
-                self.run_steps(now, from, &mut steps);
-                self.steps = steps;
+                self.stage(now, from, d.eid, d.offset, value);
                 matched = true;
             }
             let hops = d.hops.saturating_add(1);
             let (id, has_annotations) = (self.id, d.options.annotations().next().is_some());
-            for w in entry.downstream {
+            for w in &entry.downstream {
+                let early = entry.early(w, now);
                 self.enqueue(w.peer, datagram.len(), |b| {
                     b.copy_from_slice(datagram);
                     wire::rewrite_response(b, w.tag);
                     wire::set_hops(b, hops);
+                    if early {
+                        // It joined a request that had gone upstream well before its own.
+                        wire::set_data_flags(b, DataFlags::COALESCED);
+                    }
                     if has_annotations {
                         on_return(b, id, now.as_nanos());
                     }
@@ -1221,9 +1236,10 @@ impl Router {
     /// A Nack from upstream: pass it to everyone waiting for a unit it refuses.
     fn on_nack(&mut self, from: SocketAddr, n: &Nack<'_>, datagram: &[u8]) {
         self.stats.nacks_in += 1;
-        if self.own_proofs.get(&n.tag).is_some_and(|o| o.next_hop == from) {
-            let o = self.own_proofs.remove(&n.tag).expect("present");
-            self.staging.proof_refused(o.eid, o.block);
+        if self.own_proofs.asked(n.tag, from).is_some() {
+            if let Some((eid, block)) = self.own_proofs.refused(n.tag) {
+                self.staging.proof_refused(eid, block);
+            }
             return;
         }
         if self.control.get(&n.tag).is_some_and(|c| c.next_hop == from) {
@@ -1325,11 +1341,10 @@ impl Router {
     /// A Retry from upstream: the next hop wants its token. Keep it and send the refused
     /// request again with it, once; its pending units keep their downstreams.
     fn on_retry(&mut self, now: Time, from: SocketAddr, r: &Retry<'_>) {
-        if self.own_proofs.get(&r.tag).is_some_and(|o| o.next_hop == from && !o.retried) {
+        if let Some((key, a)) = self.own_proofs.take_for_retry(r.tag, from) {
             self.stats.retries_in += 1;
             self.keep_token(from, r.token);
-            let o = self.own_proofs.remove(&r.tag).expect("present");
-            self.request_proof(now, OwnProof { retried: true, ..o });
+            self.send_proof_request(now, key, a);
             return;
         }
         let out = self.upstream.get(&r.tag).is_some_and(|o| o.next_hop == from && !o.retried);
@@ -1406,6 +1421,35 @@ impl Router {
 
     // ----- verify before caching (verify.rs) --------------------------------------------
 
+    /// **Experiments only** (feature `unverified-cache`, which only the ns-3 build turns on,
+    /// through `rdtp-ffi`'s `experiments`): cache every unit that answers a pending entry as
+    /// it arrives, unchecked and without proof requests — the baseline that measures what
+    /// verify-before-caching costs (docs/EXPERIMENTS.md §8). A router that does this can be
+    /// made to serve forged bytes from its store; `rdtp route` cannot be built to call it
+    /// (its crate does not enable the feature, so the method does not exist for it).
+    #[cfg(feature = "unverified-cache")]
+    pub fn cache_unverified_for_experiments(&mut self, on: bool) {
+        self.cache_unverified = on;
+    }
+
+    /// A unit that answered a pending entry: to staging, which caches it once its blocks
+    /// verified — unless the store caches nothing (switched off: no unit would ever be
+    /// cached, so no proof is worth asking for).
+    fn stage(&mut self, now: Time, from: SocketAddr, eid: Eid, offset: u64, value: CachedUnit) {
+        #[cfg(feature = "unverified-cache")]
+        if self.cache_unverified {
+            self.cs.lock().offer((eid, offset), value);
+            return;
+        }
+        if self.stores_nothing {
+            return;
+        }
+        let mut steps = std::mem::take(&mut self.steps);
+        self.staging.add(eid, offset, value, &mut steps);
+        self.run_steps(now, from, &mut steps);
+        self.steps = steps;
+    }
+
     /// Do what staging asked: cache verified units, ask `from` (where the Data came from)
     /// for the proofs of whole blocks.
     fn run_steps(&mut self, now: Time, from: SocketAddr, steps: &mut Vec<Step>) {
@@ -1414,10 +1458,7 @@ impl Router {
                 Step::Cache(eid, offset, unit) => {
                     self.cs.lock().offer((eid, offset), unit);
                 }
-                Step::Prove { eid, block, depth } => {
-                    let p = OwnProof { next_hop: from, eid, block, depth, retried: false, attempts: 1, sent: now };
-                    self.request_proof(now, p);
-                }
+                Step::Prove { eid, block, depth } => self.request_proof(now, from, eid, block, depth),
             }
         }
         let v = self.staging.stats;
@@ -1425,15 +1466,33 @@ impl Router {
             (v.verified, v.failed, v.abandoned);
     }
 
-    fn request_proof(&mut self, now: Time, own: OwnProof) {
-        let OwnProof { next_hop: to, eid, block, depth, .. } = own;
-        if self.own_proofs.is_full() {
-            // Forget the oldest: its block waits in staging until abandoned.
-            if let Some((_, p)) = self.own_proofs.pop_expired(Time::MAX) {
-                self.staging.proof_refused(p.eid, p.block);
-            }
+    /// Ask `to` (where the block's Data came from) for the proof of `block` of `eid`:
+    /// `depth` siblings (the first attempt; [`proofs`] times it and asks again).
+    fn request_proof(&mut self, now: Time, to: SocketAddr, eid: Eid, block: u64, depth: u8) {
+        if self.own_proofs.is_asking(eid, block) {
+            return;
         }
-        let tag = self.new_tag();
+        if let Some((eid, block)) = self.own_proofs.make_room() {
+            // Forget the request with the earliest timeout: its block waits in staging
+            // until abandoned.
+            self.staging.proof_refused(eid, block);
+        }
+        let tag = self.send_proof(to, eid, block, depth);
+        self.own_proofs.first(now, eid, block, to, depth, tag);
+    }
+
+    /// Send another attempt of a request [`proofs`] gave back (after a timeout or a Retry).
+    fn send_proof_request(&mut self, now: Time, key: (Eid, u64), a: proofs::Asking) {
+        let tag = self.send_proof(a.next_hop, key.0, key.1, a.depth);
+        self.own_proofs.again(now, key, a, tag);
+    }
+
+    /// One ProofRequest to `to`, under a new tag (returned), with the token `to` issued.
+    fn send_proof(&mut self, to: SocketAddr, eid: Eid, block: u64, depth: u8) -> u32 {
+        let mut tag = self.new_tag();
+        while self.own_proofs.uses_tag(tag) {
+            tag = self.new_tag();
+        }
         let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
         let opt_len = write_address_token(&mut opts, self.tokens.get(&to).map(|t| &t[..]));
         let p = ProofRequest {
@@ -1447,29 +1506,21 @@ impl Router {
         };
         self.enqueue(to, p.encoded_len(), |b| p.encode(b).ok());
         self.stats.proofs_requested += 1;
-        let timeout = match self.proof_srtt {
-            Some(srtt) => (srtt * 3).clamp(MIN_PROOF_TIMEOUT, (self.lifetime / 4).max(MIN_PROOF_TIMEOUT)),
-            None => self.lifetime / 4,
-        };
-        let _ = self.own_proofs.insert(tag, OwnProof { sent: now, ..own }, now + timeout);
+        tag
     }
 
-    /// The answer to a proof request of this router's own.
+    /// The answer to one of this router's own proof requests (any attempt of it).
     fn on_own_proof(&mut self, now: Time, from: SocketAddr, p: &wire::Proof<'_>) {
-        let Some(o) = self.own_proofs.remove(&p.tag) else { return };
-        if o.attempts == 1 {
-            let sample = now - o.sent;
-            self.proof_srtt = Some(self.proof_srtt.map_or(sample, |s| (s * 7 + sample) / 8));
-        }
-        if p.eid != o.eid || p.block != o.block {
+        let Some(((eid, block), _)) = self.own_proofs.answered(now, p.tag) else { return };
+        if p.eid != eid || p.block != block {
             self.stats.unsolicited += 1;
-            self.staging.proof_refused(o.eid, o.block);
+            self.staging.proof_refused(eid, block);
             return;
         }
         let siblings: Vec<crate::tree::Cv> =
             p.siblings.chunks_exact(32).map(|c| c.try_into().expect("32-byte chunks")).collect();
         let mut steps = std::mem::take(&mut self.steps);
-        self.staging.proof(o.eid, o.block, &siblings, &mut steps);
+        self.staging.proof(eid, block, &siblings, &mut steps);
         self.run_steps(now, from, &mut steps);
         self.steps = steps;
     }

@@ -37,6 +37,10 @@ pub(crate) struct InRecord {
     pub peer: SocketAddr,
     /// The tag of its latest request for the unit.
     pub tag: u32,
+    /// When its latest request joined the entry without being forwarded itself (coalesced),
+    /// `None` if it was forwarded: the Data then answers an earlier request, and its copy may
+    /// be marked `COALESCED` ([`PitEntry::early`]).
+    pub joined: Option<Time>,
 }
 
 /// One pending unit.
@@ -61,7 +65,7 @@ impl Sourced for PitEntry {
 impl PitEntry {
     pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time, source: SlotIx) -> Self {
         PitEntry {
-            downstream: vec![InRecord { peer, tag }],
+            downstream: vec![InRecord { peer, tag, joined: None }],
             out: Vec::new(),
             nonces: vec![(nonce, peer)],
             last_forwarded: now,
@@ -102,17 +106,50 @@ impl PitEntry {
         self.last_forwarded = now;
     }
 
-    /// Add `peer` as waiting with `tag`, or update its tag. Returns `Some(true)` if it was
-    /// not waiting yet, `None` if the entry already has `max` downstreams.
-    pub(crate) fn add_downstream(&mut self, peer: SocketAddr, tag: u32, max: usize) -> Option<bool> {
+    /// Add `peer` as waiting with `tag`, or update its tag; either way as having joined at
+    /// `now` (see [`InRecord::joined`]; [`PitEntry::forwarded_for`] undoes that if its
+    /// request is forwarded after all). The same tag again is the same request duplicated
+    /// by the network: nothing changes. Returns `Some(true)` if it was not waiting yet,
+    /// `None` if the entry already has `max` downstreams.
+    pub(crate) fn add_downstream(&mut self, peer: SocketAddr, tag: u32, max: usize, now: Time) -> Option<bool> {
         if let Some(d) = self.downstream.iter_mut().find(|d| d.peer == peer) {
-            d.tag = tag;
+            if d.tag != tag {
+                // A new request (not the network duplicating the one it has waiting).
+                d.tag = tag;
+                d.joined = Some(now);
+            }
             return Some(false);
         }
         if self.downstream.len() >= max {
             return None;
         }
-        self.downstream.push(InRecord { peer, tag });
+        self.downstream.push(InRecord { peer, tag, joined: Some(now) });
         Some(true)
+    }
+
+    /// `peer`'s latest request is forwarded upstream (a re-request let through the
+    /// suppression interval): it did not join.
+    pub(crate) fn forwarded_for(&mut self, peer: SocketAddr) {
+        if let Some(d) = self.downstream.iter_mut().find(|d| d.peer == peer) {
+            d.joined = None;
+        }
+    }
+
+    /// Whether downstream `d`'s copy of the Data answering this entry at `now` is early: its
+    /// latest request joined the entry after the entry was last forwarded, so that the time
+    /// since its request is less than 7/8 of the time since the forwarding (the round trip
+    /// of the request that went upstream). Such a copy is marked `COALESCED` and gives its
+    /// receiver no RTT sample: a min-RTT filter fed with it would size a window (BBR: 2 ×
+    /// bandwidth × min RTT) for a fraction of the round trip the receiver has once nobody
+    /// else's request is ahead of its own, and a rate limited by that window only shrinks
+    /// (issue 23, `experiments/smoke-routers.toml`: 0.7 ms against 20 ms). A request that
+    /// arrived just after the forwarding keeps its sample: understated by at most 1/8 (the
+    /// variation SRTT smooths over, RFC 6298's α), it keeps BBR's window above 1.75
+    /// bandwidth-delay products — and receivers that started together would otherwise lose
+    /// nearly all their samples to one another (measured: they then drift apart and stop
+    /// sharing the Data). After a re-forwarding, a Data answering the earlier forwarding is
+    /// early for those that joined in between too; they are not marked.
+    pub(crate) fn early(&self, d: &InRecord, now: Time) -> bool {
+        d.joined.is_some_and(|j| 8 * now.saturating_since(j) < 7 * now.saturating_since(self.last_forwarded))
     }
 }

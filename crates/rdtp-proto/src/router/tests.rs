@@ -228,6 +228,55 @@ fn concurrent_requests_for_the_same_units_are_coalesced() {
     assert_eq!(r.stats().data_in, 6, "each unit came from upstream once");
 }
 
+/// Issue 23 item 11: a Data that answers a request forwarded well before a downstream's own
+/// arrived reaches that downstream sooner than a round trip of the path; its copy says so
+/// (`COALESCED`), so the receiver takes no RTT sample from it (BBR's min RTT would). Early
+/// means: less than 7/8 of the forwarded request's round trip (here 40 ms) since its own.
+#[test]
+fn copies_for_requests_that_joined_a_pending_entry_late_are_marked_coalesced() {
+    let mut r = router(|c| c.retx_suppression = Duration::from_millis(10));
+    let retx = RequestFlags::RETRANSMISSION;
+    const RX3: u8 = 3;
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(11, 1, &[(0, 4)], 0));
+    // RX3 1 ms later: joins unit 0, but its round trip is 39 of 40 ms: not early.
+    r.handle_datagram(Time::from_millis(1), addr(RX3), &request(33, 5, &[(0, 1)], 0));
+    // The network duplicates RX1's request: still RX1's own request, not one that joined.
+    r.handle_datagram(Time::from_millis(2), addr(RX1), &request(11, 1, &[(0, 4)], 0));
+    // RX2 10 ms later: units 1–3 join RX1's entries (30 of 40 ms: early), 4–5 are its own.
+    r.handle_datagram(Time::from_millis(10), addr(RX2), &request(22, 2, &[(100, 5)], 0));
+    // RX2 asks for unit 1 again after the suppression interval: forwarded for it this time.
+    r.handle_datagram(Time::from_millis(30), addr(RX2), &request(23, 3, &[(100, 1)], retx));
+    // RX1 asks for unit 1 again right after that: suppressed, so RX1 has now joined it.
+    r.handle_datagram(Time::from_millis(35), addr(RX1), &request(12, 4, &[(100, 1)], retx));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out).len(), 3);
+    let mut answers = serve(&out);
+    // An upstream router marked unit 4's Data already: the mark stays on every copy.
+    for a in &mut answers {
+        if let Ok(Packet::Data(d)) = Packet::decode(a)
+            && d.offset == 400
+        {
+            wire::set_data_flags(a, DataFlags::COALESCED);
+        }
+    }
+    for a in &answers {
+        r.handle_datagram(Time::from_millis(40), addr(UP), a);
+    }
+    let out = drain(&mut r);
+    let marked = |n: u8| -> Vec<(u64, bool)> {
+        let mut v: Vec<(u64, bool)> =
+            data_to(&out, n).iter().map(|d| (d.offset / 100, d.flags.contains(DataFlags::COALESCED))).collect();
+        v.sort_unstable();
+        v.dedup_by_key(|x| x.0);
+        v
+    };
+    assert_eq!(marked(RX1), [(0, false), (1, true), (2, false), (3, false)]);
+    assert_eq!(marked(RX2), [(1, false), (2, true), (3, true), (4, true), (5, false)]);
+    assert_eq!(marked(RX3), [(0, false)]);
+    // Nothing else about the copies changes.
+    assert!(data_to(&out, RX2).iter().all(|d| !d.flags.contains(DataFlags::CACHED) && d.hops == 1));
+}
+
 #[test]
 fn pending_entries_expire_and_late_data_is_neither_forwarded_nor_cached() {
     // The upstream never answers here: without a liveness timeout, entries just expire.
@@ -1091,4 +1140,220 @@ fn routers_sharing_a_store_hit_each_others_units_and_pick_tags_of_their_class() 
     b.handle_datagram(Time::ZERO, addr(RX2), &request(8, 88, &[(0, 11)], RequestFlags::ORIGIN));
     let tags = tags_to_upstream(&drain(&mut b));
     assert!(!tags.is_empty() && tags.iter().all(|t| t % 3 == 1), "{tags:?}");
+}
+
+// ----- issue 23 item 10: the router's own proof requests under a growing queue ------------
+
+/// The proof requests (block, tag) among `out`, going upstream.
+fn proof_requests(out: &[(SocketAddr, Vec<u8>)]) -> Vec<(u64, u32)> {
+    out.iter()
+        .filter(|(to, _)| *to == addr(UP))
+        .filter_map(|(_, d)| match Packet::decode(d) {
+            Ok(Packet::ProofRequest(p)) => Some((p.block, p.tag)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Block 0 of a three-block object fetched through `r` at `t`; returns the router's proof
+/// request for it (lost: not answered).
+fn block0_and_its_proof_request(
+    r: &mut Router,
+    server: &mut Server,
+    cat: &MemoryCatalog,
+    e: Eid,
+    t: Time,
+) -> Vec<(SocketAddr, Vec<u8>)> {
+    r.handle_datagram(t, addr(RX1), &request_units(e, 1024, 1, 0, 16));
+    let out = drain(r);
+    for a in answers(server, cat, &out) {
+        r.handle_datagram(t, addr(UP), &a);
+    }
+    let out = drain(r);
+    assert_eq!(proof_requests(&out).len(), 1);
+    out
+}
+
+/// The upstream answers the first attempt only after the router asked again: that answer
+/// is accepted (the block verifies and is cached at once), it teaches the router the long
+/// round trip (an unambiguous sample: its tag names the attempt), and the second attempt's
+/// answer is late. Before: dropped as unsolicited, the block waited for attempt 2's answer,
+/// and the round trip was never learned.
+#[test]
+fn the_answer_to_an_earlier_proof_attempt_is_accepted_and_sampled() {
+    let (_, e, cat, mut server, mut r) = three_blocks(251);
+    let t = Time::ZERO;
+    let first = block0_and_its_proof_request(&mut r, &mut server, &cat, e, t);
+    // No sample yet: asked again after 1 s (a quarter of the 4 s pending lifetime).
+    let again = r.poll_timeout().unwrap();
+    assert_eq!(again, t + Duration::from_secs(1));
+    r.handle_timeout(again);
+    let second = drain(&mut r);
+    let (a1, a2) = (proof_requests(&first)[0], proof_requests(&second)[0]);
+    assert_eq!((a1.0, a2.0), (0, 0));
+    assert_ne!(a1.1, a2.1, "each attempt has its own tag");
+    // The first attempt's answer, 1.2 s after it left.
+    let late = t + Duration::from_millis(1200);
+    for a in answers(&mut server, &cat, &first) {
+        r.handle_datagram(late, addr(UP), &a);
+    }
+    assert_eq!((r.cs_len(), r.stats().blocks_verified, r.stats().proofs_late), (16, 1, 0));
+    assert_eq!(r.own_proofs.rtt().srtt(), Some(Duration::from_millis(1200)), "sampled from attempt 1's send time");
+    // The second attempt's answer: late, changes nothing.
+    for a in answers(&mut server, &cat, &second) {
+        r.handle_datagram(late, addr(UP), &a);
+    }
+    assert_eq!((r.cs_len(), r.stats().blocks_verified, r.stats().proofs_late), (16, 1, 1));
+    assert_eq!(r.stats().proofs_requested, 2);
+}
+
+/// A proof that is never answered is asked for again after 1, 2, 4, 4, 4 s (doubling up to
+/// the pending lifetime), 6 times in all, then the block is given up (not cached). Before:
+/// every 1 s (3 × no sample: a quarter of the lifetime), 8 times.
+#[test]
+fn unanswered_proof_requests_back_off_and_give_up() {
+    let (_, e, cat, mut server, mut r) = three_blocks(251);
+    let t = Time::ZERO;
+    block0_and_its_proof_request(&mut r, &mut server, &cat, e, t);
+    let mut sent = vec![t];
+    while let Some(at) = r.poll_timeout().filter(|&at| at < t + Duration::from_secs(60)) {
+        r.handle_timeout(at);
+        sent.extend(proof_requests(&drain(&mut r)).iter().map(|_| at));
+    }
+    let gaps: Vec<u64> = sent.windows(2).map(|w| (w[1] - w[0]).as_secs()).collect();
+    assert_eq!(gaps, [1, 2, 4, 4, 4]);
+    let s = r.stats();
+    assert_eq!((s.proofs_requested, s.proof_retries, s.proofs_given_up, r.cs_len()), (6, 5, 1, 0));
+}
+
+/// A slow upstream whose queue grows the whole time (each proof waits behind more Data than
+/// the one before, as in seed 001's Topology 1 behind a standing queue): 200 blocks, one
+/// every 5 ms, each proof answered `10 ms + growth × t` after it was asked (at t = 1 s: 260
+/// ms with growth 0.25, 1 s with growth 1), and in one case every 20th answer lost. Every
+/// block verifies, and the proof requests stay within the blocks, the lost answers and a few
+/// retries. Before: once the round trip outgrew 3 early ones, no answer was ever in time,
+/// each block was asked 8 times and almost none verified.
+#[test]
+fn proof_requests_stay_near_one_per_block_under_a_growing_queue() {
+    let data: Vec<u8> = (0..200 * 16_384u32).map(|i| (i % 241) as u8).collect();
+    let e = Eid::of(&data);
+    let cat = MemoryCatalog::new([("big".to_string(), data)]);
+    for (growth, lose_every) in [(0.25, 0), (1.0, 0), (0.25, 20)] {
+        let mut answered = 0;
+        let mut server = open_server();
+        let mut r = router(|_| {});
+        // Proof answers due at a time, in order of arrival.
+        let mut due: Vec<(Time, Vec<u8>)> = vec![];
+        let mut now = Time::ZERO;
+        // Whatever the router sends: Data requests answered at once, proof requests after
+        // the queue's delay.
+        let mut step = |r: &mut Router, server: &mut Server, due: &mut Vec<(Time, Vec<u8>)>, now: Time| loop {
+            let out = drain(r);
+            if out.is_empty() {
+                break;
+            }
+            let delay = Duration::from_millis(10) + Duration::from_secs_f64(now.as_secs_f64() * growth);
+            for a in answers(server, &cat, &out) {
+                match Packet::decode(&a) {
+                    Ok(Packet::Proof(_)) => {
+                        answered += 1;
+                        if lose_every == 0 || answered % lose_every != 0 {
+                            due.push((now + delay, a));
+                        }
+                    }
+                    _ => r.handle_datagram(now, addr(UP), &a),
+                }
+            }
+        };
+        for k in 0..200u64 {
+            let at = Time::from_millis(5 * k);
+            // Everything due before the next block's Data: answers and timeouts, in time order.
+            loop {
+                let next_due = due.iter().map(|d| d.0).min();
+                let next = [next_due, r.poll_timeout()].into_iter().flatten().min();
+                let Some(next) = next.filter(|&n| n <= at) else { break };
+                now = now.max(next);
+                if let Some(i) = due.iter().position(|d| d.0 <= now) {
+                    let (_, a) = due.remove(i);
+                    r.handle_datagram(now, addr(UP), &a);
+                } else {
+                    r.handle_timeout(now);
+                }
+                step(&mut r, &mut server, &mut due, now);
+            }
+            now = at;
+            r.handle_datagram(now, addr(RX1), &request_units(e, 16_384, 1 + k as u32, k, 1));
+            step(&mut r, &mut server, &mut due, now);
+        }
+        // The rest of the answers and timeouts.
+        loop {
+            let next = [due.iter().map(|d| d.0).min(), r.poll_timeout()].into_iter().flatten().min();
+            let Some(next) = next else { break };
+            now = now.max(next);
+            if let Some(i) = due.iter().position(|d| d.0 <= now) {
+                let (_, a) = due.remove(i);
+                r.handle_datagram(now, addr(UP), &a);
+            } else {
+                r.handle_timeout(now);
+            }
+            step(&mut r, &mut server, &mut due, now);
+        }
+        let s = r.stats().clone();
+        eprintln!(
+            "growth {growth}, every {lose_every}th answer lost (0: none): {} proof requests ({} retries, {} late, {} given up), {} blocks verified",
+            s.proofs_requested, s.proof_retries, s.proofs_late, s.proofs_given_up, s.blocks_verified,
+        );
+        assert_eq!(s.blocks_verified, 200, "growth {growth}: {s:?}");
+        let lost = 200u64.checked_div(lose_every).map_or(0, |n| n + 1);
+        assert!(s.proofs_requested <= 200 + lost + 16, "growth {growth}: {s:?}");
+    }
+}
+
+/// The experiment-only baseline (feature `unverified-cache`, ns-3 only): units are cached as
+/// they arrive, without a proof request — a forged one too, which is why `rdtp route`
+/// cannot do this.
+#[cfg(feature = "unverified-cache")]
+#[test]
+fn the_unverified_baseline_caches_at_once_and_asks_no_proof() {
+    let (data, e, cat, mut server, mut r) = three_blocks(251);
+    r.cache_unverified_for_experiments(true);
+    let t = Time::ZERO;
+    r.handle_datagram(t, addr(RX1), &request_units(e, 1024, 1, 0, 16));
+    let out = drain(&mut r);
+    let mut replies = answers(&mut server, &cat, &out);
+    let last = replies[3].len() - 1;
+    replies[3][last] ^= 1;
+    for a in &replies {
+        r.handle_datagram(t, addr(UP), a);
+    }
+    let out = drain(&mut r);
+    assert!(proof_requests(&out).is_empty());
+    assert_eq!((r.cs_len(), r.stats().proofs_requested, r.stats().blocks_verified), (16, 0, 0));
+    // The forged unit is served from the store.
+    r.handle_datagram(t, addr(RX2), &request_units(e, 1024, 2, 3, 1));
+    let hit = drain(&mut r);
+    let d = &data_to(&hit, RX2)[0];
+    assert_ne!(d.payload, &data[3 * 1024..4 * 1024]);
+}
+
+/// A router whose store caches nothing (switched off) verifies nothing either: no proof
+/// request for a unit that could never be cached (before issue 23 it asked for them all).
+#[test]
+fn a_router_with_its_store_off_asks_for_no_proof() {
+    let (_, e, cat, mut server, _) = three_blocks(251);
+    for cs in [
+        CsConfig { admission: Admission::Never, ..CsConfig::default() },
+        CsConfig { capacity_units: 0, ..CsConfig::default() },
+    ] {
+        let mut r = router(|c| c.cs = cs.clone());
+        r.handle_datagram(Time::ZERO, addr(RX1), &request_units(e, 1024, 1, 0, 16));
+        let out = drain(&mut r);
+        for a in answers(&mut server, &cat, &out) {
+            r.handle_datagram(Time::ZERO, addr(UP), &a);
+        }
+        let out = drain(&mut r);
+        assert_eq!(data_to(&out, RX1).len(), 16, "{cs:?}");
+        assert!(proof_requests(&out).is_empty(), "{cs:?}");
+        assert_eq!((r.stats().proofs_requested, r.staging_bytes(), r.cs_len()), (0, 0, 0), "{cs:?}");
+    }
 }

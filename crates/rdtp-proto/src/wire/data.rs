@@ -21,6 +21,12 @@ impl DataFlags {
     pub const LAST: u8 = 0x02;
     /// Served from a router's content store: `served_by` is that router (else the origin).
     pub const CACHED: u8 = 0x04;
+    /// Set by a router on the copy it sends a downstream whose request joined a unit
+    /// requested upstream well before (coalescing, seed 001 §III-B; see `docs/PROTOCOL.md`):
+    /// the Data left for an earlier request, so the time since this request is shorter than
+    /// its round trip and must not be taken as an RTT sample (as Karn's rule keeps samples
+    /// that do not measure a request's round trip out, RFC 6298 §3).
+    pub const COALESCED: u8 = 0x08;
 
     pub fn contains(self, bit: u8) -> bool {
         self.0 & bit != 0

@@ -228,6 +228,15 @@ pub fn set_hops(datagram: &mut [u8], hops: u8) {
     datagram[HOPS_AT] = hops;
 }
 
+/// Offset of the flags in Data.
+pub const DATA_FLAGS_AT: usize = 4;
+
+/// Set, in place, flag bits `bits` ([`DataFlags`]) of a Data datagram that [`Packet::decode`]
+/// accepted (the others are unchanged).
+pub fn set_data_flags(datagram: &mut [u8], bits: u8) {
+    datagram[DATA_FLAGS_AT] |= bits;
+}
+
 /// Check magic and version; return the packet type.
 pub fn check_prefix(datagram: &[u8]) -> Result<PacketType, DecodeError> {
     if datagram.len() < PREFIX_LEN || datagram[..2] != MAGIC {
