@@ -249,6 +249,11 @@ impl Limiter {
 /// A value charged to the source that caused it.
 pub(crate) trait Sourced {
     fn source(&self) -> SlotIx;
+    /// Records the entry holds beyond its first (a pending unit's further downstreams),
+    /// counted by [`Held::joined`] so that their memory is bounded too.
+    fn joined(&self) -> usize {
+        0
+    }
 }
 
 /// An [`ExpiringMap`] that counts, per source slot, the entries it holds (the pending
@@ -258,12 +263,14 @@ pub(crate) trait Sourced {
 pub(crate) struct Held<K, V> {
     map: ExpiringMap<K, V>,
     held: Vec<u32>,
+    /// Sum of the entries' [`Sourced::joined`] records.
+    joined: usize,
 }
 
 impl<K: Hash + Eq + Clone, V: Sourced> Held<K, V> {
     /// A table of `capacity` entries, counted per slot of `limits`.
     pub(crate) fn new(capacity: usize, limits: &SourceLimits) -> Self {
-        Held { map: ExpiringMap::new(capacity), held: vec![0; limits.slot_count()] }
+        Held { map: ExpiringMap::new(capacity), held: vec![0; limits.slot_count()], joined: 0 }
     }
 
     /// Entries charged to `slot`.
@@ -309,6 +316,17 @@ impl<K: Hash + Eq + Clone, V: Sourced> Held<K, V> {
         if let Some(n) = self.held.get_mut(usize::from(v.source())) {
             *n = n.saturating_sub(1);
         }
+        self.joined = self.joined.saturating_sub(v.joined());
+    }
+
+    /// Records the entries hold beyond their first ([`Sourced::joined`]).
+    pub(crate) fn joined(&self) -> usize {
+        self.joined
+    }
+
+    /// One more record joined an entry (its [`Sourced::joined`] grew by one).
+    pub(crate) fn note_joined(&mut self) {
+        self.joined += 1;
     }
 
     pub(crate) fn remove(&mut self, k: &K) -> Option<V> {

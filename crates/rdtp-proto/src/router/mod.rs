@@ -927,12 +927,17 @@ impl Router {
         }
         self.stats.cs_misses += 1;
         let key = PitKey { eid: req.eid, offset, unit: req.unit };
+        // Further downstreams of all entries together are bounded too (as many as the table
+        // has entries), so that the table's memory is bounded whatever the pattern: 65 536
+        // entries of 64 downstreams each would be ≈ 200 MB (issue 23, item 2).
+        let room_to_join = self.pit.joined() < self.pit.capacity();
         if let Some(e) = self.pit.get_mut(&key) {
             if e.is_loop(req.nonce, from) {
                 self.stats.loops += 1;
                 return Verdict::Refused(Refusal::Loop);
             }
-            let Some(new) = e.add_downstream(from, req.tag, self.max_waiting, now) else {
+            let max_waiting = if room_to_join { self.max_waiting } else { e.downstream.len() };
+            let Some(new) = e.add_downstream(from, req.tag, max_waiting, now) else {
                 self.stats.busy += 1;
                 return Verdict::Refused(Refusal::TableFull);
             };
@@ -943,6 +948,9 @@ impl Router {
                 e.forwarded_for(from);
             }
             self.pit.set_expiry(&key, now + self.lifetime);
+            if new {
+                self.pit.note_joined();
+            }
             if refire {
                 self.stats.reforwarded_units += 1;
                 return Verdict::Forward;

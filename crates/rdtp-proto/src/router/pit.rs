@@ -60,6 +60,9 @@ impl Sourced for PitEntry {
     fn source(&self) -> SlotIx {
         self.source
     }
+    fn joined(&self) -> usize {
+        self.downstream.len().saturating_sub(1)
+    }
 }
 
 impl PitEntry {

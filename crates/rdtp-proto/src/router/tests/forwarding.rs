@@ -297,3 +297,40 @@ fn a_flooder_gets_what_the_forwarding_rate_leaves_and_a_modest_source_all_it_ask
 fn upstream_requests_from(out: &[(SocketAddr, Vec<u8>)]) -> Vec<Request<'_>> {
     out.iter().filter(|(to, _)| *to == addr(UP)).filter_map(|(_, d)| Request::decode(d).ok()).collect()
 }
+
+/// The downstreams waiting on pending units are bounded in all, not only per entry: a
+/// table of N entries holds at most N further downstreams (one per entry on average), so
+/// its memory stays bounded whatever the pattern — 65 536 entries of 64 downstreams each
+/// would be ≈ 200 MB (issue 23, item 2). Beyond, a new downstream gets `Busy`; one already
+/// waiting may still ask again (its tag is updated), and the room comes back as entries go.
+#[test]
+fn downstreams_waiting_on_pending_units_are_bounded_in_all() {
+    let mut r = router(|c| {
+        c.pit_capacity = 100;
+        c.max_waiting = 64;
+        c.source_limits.rate = None;
+    });
+    // 100 entries, no upstream answer.
+    r.handle_datagram(ms(0), addr(RX1), &request(1, 1, &[(0, 100)], 0));
+    assert_eq!(upstream_requests(&drain(&mut r)).len(), 1);
+    assert_eq!(r.pit_len(), 100);
+    // 10 more receivers each ask for all of it: 1000 joins wanted, 100 allowed.
+    let mut busy = 0;
+    for rx in 0..10u8 {
+        r.handle_datagram(ms(1), addr(100 + rx), &request(10 + u32::from(rx), 10 + u64::from(rx), &[(0, 100)], 0));
+        busy += nacks_to(&drain(&mut r), 100 + rx)
+            .iter()
+            .filter(|n| n.code == NackCode::Busy)
+            .map(|n| u64::from(n.length) / u64::from(UNIT))
+            .sum::<u64>();
+    }
+    assert_eq!(r.pit.joined(), 100);
+    assert_eq!((r.stats().coalesced, busy), (100, 900));
+    // A receiver already waiting asks again: allowed, nothing more is held.
+    r.handle_datagram(ms(2), addr(100), &request(99, 99, &[(0, 100)], 0));
+    assert!(nacks_to(&drain(&mut r), 100).is_empty());
+    assert_eq!(r.pit.joined(), 100);
+    // The entries expire: the room comes back.
+    r.handle_timeout(ms(2) + Duration::from_secs(60));
+    assert_eq!((r.pit_len(), r.pit.joined()), (0, 0));
+}
