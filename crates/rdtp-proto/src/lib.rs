@@ -85,6 +85,7 @@ pub(crate) use impl_add;
 
 pub mod cc;
 pub mod eid;
+mod fair;
 pub mod lister;
 pub mod node;
 pub mod receiver;

@@ -12,6 +12,8 @@
 //! resident set every 50 ms; prints the request bytes sent and the largest RSS seen, and the
 //! router's own peak (`VmHWM`).
 
+#[path = "../tests/common/raw.rs"]
+mod raw;
 #[path = "../tests/common/store_flood.rs"]
 mod store_flood;
 

@@ -38,8 +38,8 @@
 //! each `1/workers` of the configured total: pending units (`--pit-size`), verification
 //! staging (32 MiB) and known tree nodes (65 536), so their memory is that of one router
 //! — but each worker gets at least what one fast fetch needs (4 096 units, 4 MiB, 8 192
-//! nodes: one object's requests all reach one worker), so on more than 8 cores the totals
-//! grow ([`staging_bytes`] gives the staging total, which `rdtp route` prints).
+//! nodes: one object's requests all reach one worker), so on more than 8 cores the staging
+//! and node totals grow (the pending total, at the default `--pit-size`, beyond 16) ([`staging_bytes`] gives the staging total, which `rdtp route` prints).
 //! Workers tell each other the routes they learn from resolve answers (a channel each,
 //! drained after every receive, before the datagrams are handled — a request that follows
 //! a resolve can only be received after the route was sent), and publish their counters

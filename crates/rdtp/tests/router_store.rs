@@ -18,7 +18,7 @@ use rdtp_proto::server::MemoryCatalog;
 use rdtp_proto::wire::MAX_UNIT;
 
 mod common;
-use common::{RDTP, Server, content};
+use common::{RDTP, Server, content, raw};
 #[path = "common/store_flood.rs"]
 mod store_flood;
 

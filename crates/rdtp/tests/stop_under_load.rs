@@ -16,11 +16,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rdtp_proto::Eid;
-use rdtp_proto::wire::tlv::write_address_token;
-use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, Options, Packet, Request, RequestFlags};
+use rdtp_proto::wire::ByteRange;
 
 mod common;
-use common::{RDTP, Server};
+use common::{RDTP, Server, raw};
 
 const SIZE: usize = 16 << 20;
 const UNIT: u16 = 1402;
@@ -83,36 +82,14 @@ fn flood(to: &str, eid: Eid, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) -> Joi
     std::thread::spawn(move || {
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-        let request = |tag: u32, offset: u64, token: Option<&[u8]>, buf: &mut [u8]| {
-            let mut opts = [0u8; 64];
-            let n = write_address_token(&mut opts, token);
-            let r = Request {
-                flags: RequestFlags(0),
-                hop_limit: DEFAULT_HOP_LIMIT,
-                unit: UNIT,
-                tag,
-                nonce: u64::from(tag),
-                eid,
-                range: ByteRange::new(offset, UNITS * u32::from(UNIT)),
-                options: Options::parse(&opts[..n]).unwrap(),
-            };
-            r.encode(buf).unwrap()
+        let request = |tag: u32, offset: u64, token: Option<&[u8]>| {
+            raw::request(eid, tag, ByteRange::new(offset, UNITS * u32::from(UNIT)), UNIT, token)
         };
-        let mut buf = vec![0u8; 65_536];
         // The token: ask without one until a Retry brings it.
-        let mut token = None;
-        while token.is_none() && !stop.load(Ordering::Relaxed) {
-            let n = request(1, 0, None, &mut buf);
-            sock.send_to(&buf[..n], to).unwrap();
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while token.is_none() && Instant::now() < deadline {
-                if let Ok(n) = sock.recv(&mut buf)
-                    && let Ok(Packet::Retry(r)) = Packet::decode(&buf[..n])
-                {
-                    token = Some(r.token.to_vec());
-                }
-            }
-        }
+        let Some(token) = raw::fetch_token(&sock, to, &request(1, 0, None), || stop.load(Ordering::Relaxed)) else {
+            assert!(stop.load(Ordering::Relaxed), "no address token from {to} in 5 s");
+            return;
+        };
         // Whatever comes back is left to overflow the socket's buffer.
         let mut x = 0x2545_f491u32;
         for tag in 2u32.. {
@@ -123,8 +100,7 @@ fn flood(to: &str, eid: Eid, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) -> Joi
             x ^= x >> 17;
             x ^= x << 5;
             let offset = u64::from(x) % (SIZE as u64 / u64::from(UNIT)) * u64::from(UNIT);
-            let n = request(tag, offset, token.as_deref(), &mut buf);
-            if sock.send_to(&buf[..n], to).is_ok() {
+            if sock.send_to(&request(tag, offset, Some(&token)), to).is_ok() {
                 sent.fetch_add(1, Ordering::Relaxed);
             }
         }

@@ -10,8 +10,7 @@ use std::time::Duration;
 use rdtp::server::{ServeOptions, spawn};
 use rdtp::{Eid, Fetch};
 use rdtp_proto::server::MemoryCatalog;
-use rdtp_proto::wire::tlv::write_address_token;
-use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, MAX_UNIT, Options, Packet, Request, RequestFlags};
+use rdtp_proto::wire::{ByteRange, MAX_UNIT, Packet};
 
 mod common;
 use common::content;
@@ -23,21 +22,7 @@ fn serve(objects: Vec<(String, Vec<u8>)>) -> rdtp::server::ServerHandle {
 }
 
 fn request(eid: Eid, tag: u32, token: Option<&[u8]>) -> Vec<u8> {
-    let mut opts = [0u8; 80];
-    let n = write_address_token(&mut opts, token);
-    let r = Request {
-        flags: RequestFlags(0),
-        hop_limit: DEFAULT_HOP_LIMIT,
-        unit: MAX_UNIT,
-        tag,
-        nonce: u64::from(tag),
-        eid,
-        range: ByteRange::new(0, 16 * u32::from(MAX_UNIT)),
-        options: Options::parse(&opts[..n]).unwrap(),
-    };
-    let mut b = vec![0u8; r.encoded_len()];
-    r.encode(&mut b).unwrap();
-    b
+    common::raw::request(eid, tag, ByteRange::new(0, 16 * u32::from(MAX_UNIT)), MAX_UNIT, token)
 }
 
 /// Every datagram that arrives on `sock` until it is quiet for 300 ms.

@@ -7,7 +7,8 @@
 //! a second from one address filled a router's pending table (in virtual time) or its CPU
 //! (on loopback) so that an honest fetch beside them got nothing. Two limits stop it, both
 //! kept in a fixed array of slots that sources are hashed into with a keyed BLAKE3 (the key
-//! derived from the router's secret, so nobody can aim at another source's slot):
+//! derived from the router's secret, so nobody can aim at another source's slot; the slots
+//! and buckets are [`crate::fair`]'s, as the server's fair share's are):
 //!
 //! * **Pending entries**: a source holds at most `capacity / active` of each pending table
 //!   (units pending upstream, forwarded resolves, lists and proof requests), where `active`
@@ -40,11 +41,12 @@
 //! is per router core (`rdtp route --workers N` has N of them, each with its own).
 
 use std::hash::Hash;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use core::time::Duration;
 
 use super::expiring::ExpiringMap;
+use crate::fair::{Asked, Bucket, SourceSlots};
 use crate::time::Time;
 
 /// How a router limits each source (see the module docs).
@@ -103,25 +105,9 @@ pub(crate) const REFUSED_UNIT_CHARGE: u64 = 3;
 /// A slot a source is hashed into.
 pub(crate) type SlotIx = u16;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Bucket {
-    tokens: f64,
-    last: Time,
-}
-
-impl Bucket {
-    fn refill(&mut self, now: Time, rate: f64, cap: f64) {
-        let dt = if now > self.last { (now - self.last).as_secs_f64() } else { 0.0 };
-        self.tokens = (self.tokens + dt * rate).min(cap);
-        self.last = self.last.max(now);
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    bucket: Bucket,
-    /// When this slot last asked (`None`: never).
-    seen: Option<Time>,
+/// A slot of [`SourceSlots`] as a [`SlotIx`] (there are at most 65 536 of them).
+fn slot_ix(slot: usize) -> SlotIx {
+    SlotIx::try_from(slot).expect("slot_count keeps slots within SlotIx")
 }
 
 /// What a source may do now (from [`Limiter::ask`]).
@@ -138,14 +124,9 @@ pub(crate) struct Standing {
 #[derive(Debug)]
 pub(crate) struct Limiter {
     cfg: SourceLimits,
-    key: [u8; 32],
     /// The router's own bucket (`None` until the first request: it starts full).
     global: Option<Bucket>,
-    slots: Vec<Slot>,
-    active: usize,
-    last_sweep: Option<Time>,
-    /// The last source hashed, and its slot (requests come in runs from one source).
-    last: Option<(SocketAddr, SlotIx)>,
+    sources: SourceSlots,
 }
 
 impl Limiter {
@@ -153,68 +134,26 @@ impl Limiter {
     pub(crate) fn new(mut cfg: SourceLimits, secret: &[u8; 32]) -> Self {
         cfg.slots = cfg.slot_count();
         let key = blake3::derive_key("rdtp router per-source limits v1", secret);
-        Limiter {
-            slots: vec![Slot::default(); cfg.slots],
-            cfg,
-            key,
-            global: None,
-            active: 0,
-            last_sweep: None,
-            last: None,
-        }
+        Limiter { sources: SourceSlots::new(cfg.slots, key, cfg.active_window), cfg, global: None }
     }
 
     /// The slot of `from`: a keyed hash of its address and port.
+    #[cfg(test)]
     pub(crate) fn slot_of(&mut self, from: SocketAddr) -> SlotIx {
-        if let Some((a, s)) = self.last
-            && a == from
-        {
-            return s;
-        }
-        let mut b = [0u8; 18];
-        match from.ip() {
-            IpAddr::V4(a) => b[..16].copy_from_slice(&a.to_ipv6_mapped().octets()),
-            IpAddr::V6(a) => b[..16].copy_from_slice(&a.octets()),
-        }
-        b[16..].copy_from_slice(&from.port().to_be_bytes());
-        let h = blake3::keyed_hash(&self.key, &b);
-        let x = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
-        let s = (x % self.slots.len() as u64) as SlotIx;
-        self.last = Some((from, s));
-        s
+        slot_ix(self.sources.slot_of(from))
     }
 
     /// `from` asks for something at `now`: count it as active and say what it may do.
     pub(crate) fn ask(&mut self, now: Time, from: SocketAddr) -> Standing {
-        let slot = self.slot_of(from);
-        let window = self.cfg.active_window;
-        let is_active = |s: &Slot| s.seen.is_some_and(|t| t + window > now);
-        if self.last_sweep.is_none_or(|t| now >= t + window) {
-            self.active = self.slots.iter().filter(|s| is_active(s)).count();
-            self.last_sweep = Some(now);
-        }
-        let i = usize::from(slot);
-        if !is_active(&self.slots[i]) {
-            self.active += 1;
-        }
-        let active = self.active.max(1);
-        let Some(rate) = self.cfg.rate else {
-            self.slots[i].seen = Some(now);
-            return Standing { slot, may_forward: true, active };
+        let (rate, burst) = (self.cfg.rate, self.cfg.burst);
+        let Asked { slot, active } = self.sources.ask(now, from, rate, burst);
+        let Some(rate) = rate else {
+            return Standing { slot: slot_ix(slot), may_forward: true, active };
         };
-        let share = rate / active as f64;
-        let burst = self.cfg.burst.as_secs_f64();
-        let s = &mut self.slots[i];
-        if s.seen.is_none() {
-            // A new source starts with a full bucket.
-            s.bucket = Bucket { tokens: share * burst, last: now };
-        }
-        s.seen = Some(now);
-        s.bucket.refill(now, share, share * burst);
-        let global = self.global.get_or_insert(Bucket { tokens: rate * burst, last: now });
-        global.refill(now, rate, rate * burst);
-        let may_forward = s.bucket.tokens >= 0.0 || global.tokens >= 0.0;
-        Standing { slot, may_forward, active }
+        let global = self.global.get_or_insert(Bucket::full(now, rate, burst));
+        global.refill(now, rate, burst);
+        let may_forward = self.sources.bucket_mut(slot).tokens >= 0.0 || global.tokens >= 0.0;
+        Standing { slot: slot_ix(slot), may_forward, active }
     }
 
     /// `units` were forwarded upstream for `slot`: pay them from its bucket and the router's
@@ -223,7 +162,7 @@ impl Limiter {
         if self.cfg.rate.is_none() || units == 0 {
             return;
         }
-        self.slots[usize::from(slot)].bucket.tokens -= units as f64;
+        self.sources.bucket_mut(usize::from(slot)).tokens -= units as f64;
         if let Some(g) = self.global.as_mut() {
             g.tokens -= units as f64;
         }
@@ -452,23 +391,19 @@ mod tests {
             let from = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 7000));
             l.ask(later + Duration::from_micros(u64::from(i)), from);
         }
-        assert_eq!(l.slots.len(), 64);
-        assert_eq!(std::mem::size_of::<Slot>(), 32, "as the module docs say");
-        assert!(l.active <= 64);
+        assert_eq!(l.sources.len(), 64);
+        assert!(l.sources.active() <= 64);
         assert!(Limiter::new(SourceLimits::off(), &[1; 32]).may_hold_more(&table, a.slot, 7));
     }
 
     #[test]
-    fn slots_depend_on_the_secret_and_the_port() {
+    fn slots_depend_on_the_secret() {
         let (mut a, mut b) =
             (Limiter::new(SourceLimits::default(), &[1; 32]), Limiter::new(SourceLimits::default(), &[2; 32]));
         let differ = (0..64).filter(|&p| a.slot_of(addr(p)) != b.slot_of(addr(p))).count();
         assert!(differ > 56, "another secret, other slots ({differ} of 64 differ)");
-        let ports: std::collections::HashSet<SlotIx> = (0..64).map(|p| a.slot_of(addr(p))).collect();
-        assert!(ports.len() > 56, "ports of one address spread over the slots");
-        // The cached last source is not returned for another.
-        let (x, y) = (a.slot_of(addr(1)), a.slot_of(addr(2)));
-        assert_eq!((a.slot_of(addr(1)), a.slot_of(addr(2))), (x, y));
+        let big = Limiter::new(SourceLimits { slots: 1 << 20, ..SourceLimits::default() }, &[1; 32]);
+        assert_eq!(big.sources.len(), 65_536, "slots are clamped to what a SlotIx numbers");
     }
 
     #[derive(Debug)]

@@ -3,7 +3,8 @@
 //! memory that does not grow with receivers.
 //!
 //! Sources are hashed (keyed BLAKE3 of the address, so nobody can aim at another's slot)
-//! into a fixed array of token buckets. Every slot refills at `rate / active`, where `active`
+//! into a fixed array of token buckets ([`crate::fair`], shared with the router's
+//! per-source limits). Every slot refills at `rate / active`, where `active`
 //! counts the slots that asked for anything in the last [`ShareConfig::active_window`]; the
 //! global bucket refills at `rate`. A request is served if both its slot and the global
 //! bucket are not in debt, and then debits both by the bytes it will be answered with (so a
@@ -16,7 +17,7 @@
 //! Limits, said plainly: a source is an address (IP and port). A receiver that sends from
 //! many ports takes many shares, and receivers behind one address share one; two sources
 //! hashed into one slot share it (1024 slots by default). The state is the same size
-//! whatever the number of receivers: [`ShareConfig::slots`] buckets of 24 bytes.
+//! whatever the number of receivers: [`ShareConfig::slots`] slots of 32 bytes.
 //!
 //! **One budget per server, whatever its cores** (issue 23, item 3): a server that runs
 //! several cores on several threads ([`super::Server::worker`]) gives them one [`Budget`]
@@ -32,6 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use core::time::Duration;
 
+use crate::fair::{Bucket, SourceSlots};
 use crate::time::Time;
 
 /// The server's send budget and how it is shared.
@@ -60,27 +62,6 @@ impl Default for ShareConfig {
             key: [0x5a; 32],
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Bucket {
-    tokens: f64,
-    last: Time,
-}
-
-impl Bucket {
-    fn refill(&mut self, now: Time, rate: f64, cap: f64) {
-        let dt = if now > self.last { (now - self.last).as_secs_f64() } else { 0.0 };
-        self.tokens = (self.tokens + dt * rate).min(cap);
-        self.last = self.last.max(now);
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    bucket: Bucket,
-    /// When this slot last asked (`None`: never).
-    seen: Option<Time>,
 }
 
 /// The send budget of one server, shared by its cores: clones are handles on the same
@@ -112,63 +93,33 @@ impl Budget {
 pub(crate) struct FairShare {
     cfg: ShareConfig,
     global: Bucket,
-    slots: Vec<Slot>,
-    active: usize,
-    last_sweep: Option<Time>,
+    sources: SourceSlots,
 }
 
 impl FairShare {
     pub(crate) fn new(cfg: ShareConfig) -> Self {
-        let n = if cfg.rate.is_some() { cfg.slots.max(1) } else { 0 };
-        FairShare { slots: vec![Slot::default(); n], cfg, global: Bucket::default(), active: 0, last_sweep: None }
+        let n = if cfg.rate.is_some() { cfg.slots } else { 1 };
+        FairShare { sources: SourceSlots::new(n, cfg.key, cfg.active_window), cfg, global: Bucket::default() }
     }
 
     /// Sources active now (as last counted).
     pub(crate) fn active(&self) -> usize {
-        self.active
+        self.sources.active()
     }
 
     /// May `from` be sent `bytes` now? Debits the buckets if so.
     pub(crate) fn admit(&mut self, now: Time, from: SocketAddr, bytes: u64) -> bool {
         let Some(rate) = self.cfg.rate else { return true };
-        let window = self.cfg.active_window;
-        let is_active = |s: &Slot| s.seen.is_some_and(|t| t + window > now);
-        if self.last_sweep.is_none_or(|t| now >= t + window) {
-            self.active = self.slots.iter().filter(|s| is_active(s)).count();
-            self.last_sweep = Some(now);
-        }
-        let i = self.slot_of(from);
-        if !is_active(&self.slots[i]) {
-            self.active += 1;
-        }
-        let share = rate / self.active.max(1) as f64;
-        let burst = self.cfg.burst.as_secs_f64();
-        let slot = &mut self.slots[i];
-        if slot.seen.is_none() {
-            // A new source starts with a full bucket.
-            slot.bucket = Bucket { tokens: share * burst, last: now };
-        }
-        slot.seen = Some(now);
-        slot.bucket.refill(now, share, share * burst);
-        self.global.refill(now, rate, rate * burst);
-        if slot.bucket.tokens < 0.0 || self.global.tokens < 0.0 {
+        let burst = self.cfg.burst;
+        let asked = self.sources.ask(now, from, Some(rate), burst);
+        self.global.refill(now, rate, burst);
+        let slot = self.sources.bucket_mut(asked.slot);
+        if slot.tokens < 0.0 || self.global.tokens < 0.0 {
             return false;
         }
-        slot.bucket.tokens -= bytes as f64;
+        slot.tokens -= bytes as f64;
         self.global.tokens -= bytes as f64;
         true
-    }
-
-    fn slot_of(&self, from: SocketAddr) -> usize {
-        let mut b = [0u8; 18];
-        match from.ip() {
-            std::net::IpAddr::V4(a) => b[..4].copy_from_slice(&a.octets()),
-            std::net::IpAddr::V6(a) => b[..16].copy_from_slice(&a.octets()),
-        }
-        b[16..].copy_from_slice(&from.port().to_be_bytes());
-        let h = blake3::keyed_hash(&self.cfg.key, &b);
-        let x = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
-        (x % self.slots.len() as u64) as usize
     }
 }
 
@@ -227,7 +178,7 @@ mod tests {
             let from = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 7000));
             s.admit(Time::ZERO + Duration::from_micros(u64::from(i)), from, 1000);
         }
-        assert_eq!(s.slots.len(), 64);
+        assert_eq!(s.sources.len(), 64);
         assert!(s.active() <= 64);
     }
 }

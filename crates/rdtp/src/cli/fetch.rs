@@ -122,7 +122,7 @@ pub struct Args {
     /// Print the statistics as one JSON object (stdout if -o FILE, else stderr).
     #[arg(long)]
     pub json: bool,
-    /// Informed start (seed 002): start the controller at this rate instead of probing for
+    /// Informed start (Hiorth and Welzl): start the controller at this rate instead of probing for
     /// it (BBR: bandwidth seeded, straight to ProbeBW; aimd: rate × RTT window). A rate such
     /// as 20Mbps, or `auto`: the rate predicted from what --wifi-pcap or --wifi-iface
     /// overheard (normal start when they give no estimate).

@@ -41,7 +41,7 @@ pub enum Command {
     Sim(sim::Args),
     /// Real rdtp and kernel-TCP processes over a real-time emulated network (root); see `rdtp testbed --help`.
     Testbed(testbed::Args),
-    /// Passive WiFi estimation (seed 002): `rdtp wifi estimate --pcap FILE | --iface MON0`.
+    /// Passive WiFi estimation (Hiorth and Welzl): `rdtp wifi estimate --pcap FILE | --iface MON0`.
     #[command(subcommand)]
     Wifi(wifi::WifiCommand),
 }

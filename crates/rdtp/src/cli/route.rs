@@ -1,5 +1,5 @@
-//! `rdtp route` — a caching router between receivers and servers (NFD's role in seeds 001
-//! and 003): receivers point `rdtp fetch` at it as at a server.
+//! `rdtp route` — a caching router between receivers and servers (NFD's role in Hu et al.'s
+//! BBR-CD and Saino et al.'s CCTCP): receivers point `rdtp fetch` at it as at a server.
 //!
 //! Prints `rdtp: routing on ADDR …` to stderr once listening (tests and scripts parse the
 //! address from it), with the memory budget (content store and verification staging; the
@@ -75,8 +75,8 @@ pub struct Args {
     /// not in the store, resolves, lists, proof requests). When sources (address and port)
     /// compete, each gets an equal share and the rest goes to those asking for more; a source
     /// beyond its share while the others use theirs gets Busy, as one holding more than its
-    /// share of the pending units (--pit-size ÷ the sources asking) while the others need
-    /// room. 0: no rate limit.
+    /// share of the pending units (the worker's share of --pit-size ÷ the sources asking
+    /// it) while the others need room. 0: no rate limit.
     #[arg(long, value_name = "UNITS", default_value_t = SourceLimits::default().rate.unwrap_or(0.0) as u64)]
     pub forward_rate: u64,
     /// Print the counters (totals and per second) every SECS seconds.
@@ -96,7 +96,8 @@ pub struct Args {
     /// whole on any number of cores); each worker has 1/N of --pit-size, of verification
     /// staging (32 MiB in all) and of the known tree nodes (65536 in all), but at least
     /// 4096 units, 4 MiB and 8192 nodes (one object's requests all go to one worker, and
-    /// one fast fetch needs that much), so these totals grow beyond 8 workers. Default:
+    /// one fast fetch needs that much), so the staging and node totals grow beyond 8
+    /// workers and, at the default --pit-size, the pending total beyond 16. Default:
     /// one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,

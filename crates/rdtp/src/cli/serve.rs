@@ -46,8 +46,8 @@ pub struct Args {
     pub pattern: Option<String>,
     /// Most Data this server sends in all (e.g. 1Gbps), whatever the number of workers,
     /// shared evenly between the sources asking now (a lone receiver may use all of it); a
-    /// source over its share gets Busy, which receivers take as congestion (seed 000 §6's
-    /// token-bucket send queue). Default: no limit.
+    /// source over its share gets Busy, which receivers take as congestion (the
+    /// token-bucket send queue, Liu et al. §6). Default: no limit.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// Serving threads, each with its own socket on the address (SO_REUSEPORT; the kernel

@@ -1,4 +1,4 @@
-//! `rdtp wifi estimate`: seed 002's passive estimate of a WiFi medium from a radiotap
+//! `rdtp wifi estimate`: Hiorth and Welzl's passive estimate of a WiFi medium from a radiotap
 //! capture (`--pcap FILE`) or a live monitor interface (`--iface MON0`, feature `live`):
 //! each transmitter's throughput, PHY rate and airtime over the last window, the number of
 //! active stations N, and the rate a newcomer would get (the N + 1 rule and the learned

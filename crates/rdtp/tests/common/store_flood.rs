@@ -11,8 +11,10 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use rdtp_proto::Eid;
-use rdtp_proto::wire::tlv::write_address_token;
-use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, MAX_UNIT, Options, Packet, Request, RequestFlags};
+use rdtp_proto::wire::{ByteRange, MAX_UNIT};
+
+// The including crate provides `raw` (tests/common/raw.rs) at its root.
+use crate::raw;
 
 /// Units per request: the most whose Data fit the 1 MiB a node answers one request with.
 pub const UNITS: u32 = 16;
@@ -36,37 +38,11 @@ pub fn store_flood(to: SocketAddr, eid: Eid, size: u64, requests: u64, per_secon
     sock.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
     let span = u64::from(UNITS) * u64::from(MAX_UNIT);
     assert!(size > span, "the object must be larger than one request's span");
-    let mut buf = vec![0u8; 65_536];
-    let encode = |buf: &mut [u8], tag: u32, offset: u64, token: Option<&[u8]>| {
-        let mut opts = [0u8; 80];
-        let n = write_address_token(&mut opts, token);
-        let r = Request {
-            flags: RequestFlags(0),
-            hop_limit: DEFAULT_HOP_LIMIT,
-            unit: MAX_UNIT,
-            tag,
-            nonce: u64::from(tag) << 20 | 0x5eed,
-            eid,
-            range: ByteRange::new(offset, UNITS * u32::from(MAX_UNIT)),
-            options: Options::parse(&opts[..n]).expect("options"),
-        };
-        r.encode(buf).expect("encode")
+    let encode = |tag: u32, offset: u64, token: Option<&[u8]>| {
+        raw::request(eid, tag, ByteRange::new(offset, UNITS * u32::from(MAX_UNIT)), MAX_UNIT, token)
     };
-    let mut token = None;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while token.is_none() {
-        assert!(Instant::now() < deadline, "no Retry (address token) from {to}");
-        let n = encode(&mut buf, 1, 0, None);
-        sock.send_to(&buf[..n], to).expect("send");
-        let until = Instant::now() + Duration::from_millis(300);
-        while token.is_none() && Instant::now() < until {
-            if let Ok(n) = sock.recv(&mut buf)
-                && let Ok(Packet::Retry(r)) = Packet::decode(&buf[..n])
-            {
-                token = Some(r.token.to_vec());
-            }
-        }
-    }
+    let token = raw::fetch_token(&sock, to, &encode(1, 0, None), || false);
+    let token = token.unwrap_or_else(|| panic!("no Retry (address token) from {to}"));
     let t0 = Instant::now();
     let mut out = Flooded::default();
     for k in 0..requests {
@@ -77,10 +53,10 @@ pub fn store_flood(to: SocketAddr, eid: Eid, size: u64, requests: u64, per_secon
         }
         // Offsets 1, 2, 3, … (wrapping within the object): never a multiple of the unit.
         let offset = 1 + k % (size - span);
-        let n = encode(&mut buf, 2 + k as u32, offset, token.as_deref());
-        if sock.send_to(&buf[..n], to).is_ok() {
+        let d = encode(2 + k as u32, offset, Some(&token));
+        if sock.send_to(&d, to).is_ok() {
             out.requests += 1;
-            out.bytes += n as u64;
+            out.bytes += d.len() as u64;
         }
     }
     out.elapsed = t0.elapsed();
