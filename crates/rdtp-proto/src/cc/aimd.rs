@@ -4,7 +4,7 @@
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
 //! Loss detection is seed 000's (fast re-request + RFC 6298 timer) unless `rto_only`, which
-//! gives ndnget's own per-unit retransmission timers ([`crate::receiver::UnitTimers`]). What
+//! gives ndnget's own per-unit retransmission timers ([`crate::recovery::NdngetTimers`]). What
 //! it shares with `cubic` (window, threshold, conservative adaptation, loss detection) is
 //! [`super::ndnget::Pipeline`].
 

@@ -10,7 +10,7 @@
 //!   `W_max` below the previous one becomes `cwnd(1 + β)/2`), `ssthresh = max(init_cwnd,
 //!   cwnd·β)`, `cwnd = ssthresh`.
 //! * Loss detection: ndnget's per-unit retransmission timers with ndnget's RTT estimator
-//!   (gains per round trip), no fast re-request ([`crate::receiver::UnitTimers`];
+//!   (gains per round trip), no fast re-request ([`crate::recovery::NdngetTimers`];
 //!   `rto_only=false` uses seed 000's instead). With ndnget's RTO set `--rto-k 8` (the
 //!   receiver's, not a controller key).
 //!

@@ -34,7 +34,7 @@
 //! * **Interests** ask for one unit each and are not paced (window-clocked); a timed-out
 //!   Interest is re-expressed. Out of order is no sign of loss (no fast re-request).
 //! * **Late Data** (after its Interest timed out) grows no window.
-//! * **After a timeout** the receiver's loss window (RFC 5681 §3.1, `receiver/recovery.rs`,
+//! * **After a timeout** the receiver's loss window (RFC 5681 §3.1, `recovery/loss_window.rs`,
 //!   applied to every controller that does not set its window in recovery itself) limits the
 //!   re-expressions: in-flight + 1, one more per arriving Data, until it reaches `W`. Seeds
 //!   000 and 003 say nothing of this for ICP; it keeps a lost window from being re-expressed
@@ -45,11 +45,9 @@ use std::collections::VecDeque;
 use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::unit_timers::UnitTimers;
 use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, LossKind, PathState};
 use crate::node::NodeId;
-use crate::receiver::window::{Arrival, UnitState};
-use crate::receiver::{LossCtx, RttEstimator};
+use crate::recovery::{Arrival, LossCtx, RttEstimator, UnitState, UnitTimers};
 use crate::time::Time;
 
 /// Parameters of `icp` (S3 §III: δ = 0.5, β = 0.5, η = 1, initial timeout 3 s).
@@ -249,8 +247,7 @@ mod tests {
     use super::*;
     use crate::cc::{CaState, RateSample};
     use crate::node::ServedBy;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::{UnitRecord, Window};
+    use crate::recovery::{RtoConfig, UnitRecord, Window};
 
     const MS: Duration = Duration::from_millis(1);
 

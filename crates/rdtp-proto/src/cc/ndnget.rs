@@ -8,7 +8,7 @@
 use core::time::Duration;
 
 use super::{CcParams, CongestionEvent, LossDetector, aggregation_count};
-use crate::receiver::UnitTimers;
+use crate::recovery::NdngetTimers;
 
 /// The window state of an ndnget pipeline. See the module docs.
 #[derive(Debug)]
@@ -62,9 +62,9 @@ impl Pipeline {
         e.first_in_window || disable_cwa
     }
 
-    /// ndnget's per-unit retransmission timers ([`UnitTimers`]) if `rto_only`; otherwise
+    /// ndnget's per-unit retransmission timers ([`NdngetTimers`]) if `rto_only`; otherwise
     /// none, and the receiver uses seed 000's detection.
     pub fn loss_detector(rto_only: bool) -> Option<Box<dyn LossDetector>> {
-        rto_only.then(|| Box::new(UnitTimers::new()) as Box<dyn LossDetector>)
+        rto_only.then(|| Box::new(NdngetTimers::new()) as Box<dyn LossDetector>)
     }
 }

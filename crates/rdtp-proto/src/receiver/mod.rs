@@ -41,10 +41,10 @@
 //!
 //! # Parts
 //!
-//! The receiver keeps the per-*object* state — target and resolution, the [`window`] of unit
+//! The receiver keeps the per-*object* state — target and resolution, the [`crate::recovery::window`] of unit
 //! records, reassembly and verification, the receive window, tags and nonces — and one
 //! [`Path`]: the congestion state towards the network (controller, RTT estimator, delivery
-//! rate sampler, pacer, [`loss`] detector, recovery state). Controllers plug into the path
+//! rate sampler, pacer, [`crate::recovery::loss`] detector, recovery state). Controllers plug into the path
 //! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
 //! may own the loss detector, keep data per request (a cookie) and keep state per source
 //! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
@@ -54,24 +54,17 @@
 //! of blocks to its bad ones, in the private `reassembly` module.
 
 mod config;
-pub mod loss;
 pub mod pacer;
-pub mod rate;
 mod reassembly;
-mod recovery;
 pub mod refusals;
-pub mod rtt;
 pub mod sources;
 mod stats;
-pub mod unit_timers;
-pub mod window;
 
+/// The type of [`ReceiverConfig::rto`], named where receivers are configured.
+pub use crate::recovery::RtoConfig;
 pub use config::ReceiverConfig;
-pub use loss::{LossCtx, LossDetector, StandardLoss};
-pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
-pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -83,6 +76,9 @@ use rand_pcg::Pcg32;
 use crate::cc::{AckSample, Annotated, CaState, CcParams, CongestionEvent, Controller, LossKind, RequestInfo};
 use crate::eid::Eid;
 use crate::node::{NodeId, ServedBy};
+use crate::recovery::loss_window::LossWindow;
+use crate::recovery::window::PREV_TAGS;
+use crate::recovery::{LossCtx, LossDetector, RateSampler, RttEstimator, StandardLoss, UnitRecord, UnitState, Window};
 use crate::time::Time;
 use crate::wire::annotation::{Annotation, MAX_ANNOTATIONS, MAX_ANTICIPATED_UNITS, write_anticipated};
 use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
@@ -91,11 +87,8 @@ use crate::wire::{
     ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
-use rate::RateSampler;
 use reassembly::Reassembly;
-use recovery::LossWindow;
 use refusals::{BusyBackoff, Suspicion};
-use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;

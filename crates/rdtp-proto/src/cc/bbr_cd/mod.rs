@@ -4,10 +4,10 @@
 //! * **BDP Estimator** ([`estimator`]): `RTprop` = the *average* RTT over a window
 //!   `W = β × (latest average RTT)` (β = 8), `BtlBw` = the average delivery rate over W, and
 //!   δ = the standard deviation of the RTTs over W (S1 §III-B).
-//! * **Loss Detector** ([`loss`]): a unit requested at T is lost if not received by
+//! * **Loss Detector** ([`crate::recovery::bbr_cd`]): a unit requested at T is lost if not received by
 //!   `T + RTprop + α·δ` (α = 10), instead of seed 000's fast re-request and RFC 6298 timer; it
 //!   is supplied to the receiver through [`Controller::loss_detector`]. A unit's later
-//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`loss`]).
+//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`crate::recovery::bbr_cd`]).
 //! * **Inflight Controller** ([`state`], one file per state: [`startup`], [`drain`],
 //!   [`probe_bw`], [`probe_rtt`]): `cwnd = cwnd_gain × BtlBw × RTprop + quanta` with
 //!   `quanta` = 3 units (S1 §III-B), gains set by the state; initial window 1 (§III-C a).
@@ -53,7 +53,6 @@
 
 mod drain;
 pub mod estimator;
-pub mod loss;
 mod probe_bw;
 mod probe_rtt;
 mod startup;
@@ -64,9 +63,9 @@ use rand_pcg::Pcg32;
 
 use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, RequestInfo, aggregation_count};
+use crate::recovery::bbr_cd::{BbrCdLoss, Threshold};
 use crate::time::Time;
 use estimator::BdpEstimator;
-use loss::{BbrCdLoss, Threshold};
 use state::State;
 
 pub use crate::cc::bbr::Mode;
@@ -108,7 +107,7 @@ pub struct BbrCdConfig {
     pub new_first: bool,
     /// The first-hop router runs on the receiver's host: its store's units give no samples.
     pub local_cache: bool,
-    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`loss`]; S1 is silent on units
+    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`crate::recovery::bbr_cd`]; S1 is silent on units
     /// lost more than once).
     pub backoff: bool,
 }

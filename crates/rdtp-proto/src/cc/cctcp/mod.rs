@@ -15,7 +15,7 @@
 //! * [`Controller::admit`] holds a unit back until the window of its expected source has
 //!   room and that source's pacing clock (eq. 4: `T_send(i) = SRTT(i)/CWND(i)`) allows.
 //! * It is its own [`LossDetector`]: a unit is lost when it has not arrived within the RTO
-//!   of the source it was expected from when requested ([`super::unit_timers`]); no fast
+//!   of the source it was expected from when requested ([`crate::recovery::unit_timers`]); no fast
 //!   re-request (out of order is no sign of loss in an ICN, S3 §I).
 //! * [`Controller::on_annotated`] takes eq. 1 samples for the annotating routers, checks for
 //!   virtual loss and learns locations ([`locate`]); [`Controller::on_ack`] takes the
@@ -74,7 +74,7 @@
 //!   their order is their hop count as last seen in a Data or an annotation.
 //! * `cctcp-single` paces too (eq. 4 with the flow's SRTT and window).
 //! * **Recovery** is S3 §II-B's alone: the receiver's loss window after a timeout
-//!   (`receiver/recovery.rs`) limits only controllers whose one window limits requests
+//!   (`recovery/loss_window.rs`) limits only controllers whose one window limits requests
 //!   ([`Controller::cwnd_limits`]); these windows are per source, enforced in `admit`.
 
 pub mod locate;
@@ -83,16 +83,14 @@ pub mod sources;
 use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::unit_timers::UnitTimers;
 use super::{
     AckSample, Annotated, CcParams, CongestionEvent, Controller, LossDetector, LossKind, PathState, RequestInfo,
 };
 use crate::node::NodeId;
-use crate::receiver::window::{Arrival, UnitState};
-use crate::receiver::{LossCtx, RtoConfig, RttEstimator};
+use crate::recovery::{Arrival, LossCtx, RtoConfig, RttEstimator, UnitState, UnitTimers};
 use crate::time::Time;
 use locate::Locations;
-use sources::{Sources, UNKNOWN};
+use sources::{SourceTable, UNKNOWN};
 
 /// Parameters of `cctcp` / `cctcp-single`.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,7 +186,7 @@ struct Pending {
 #[derive(Debug)]
 pub struct Cctcp {
     cfg: CctcpConfig,
-    sources: Sources,
+    sources: SourceTable,
     locations: Locations,
     timers: UnitTimers,
     /// The source that served a unit without `CACHED`.
@@ -202,7 +200,7 @@ impl Cctcp {
     pub fn new(cfg: CctcpConfig, _params: CcParams) -> Self {
         // The unknown pseudo-source is beyond every node; one window per flow is at 0 hops.
         let unknown_hops = if cfg.per_source { u8::MAX } else { 0 };
-        let sources = Sources::new(cfg.rto(), cfg.init_cwnd, unknown_hops);
+        let sources = SourceTable::new(cfg.rto(), cfg.init_cwnd, unknown_hops);
         Cctcp {
             cfg,
             sources,
@@ -245,7 +243,7 @@ impl Cctcp {
     }
 
     /// Every source, for tests and traces (index, node, window).
-    pub fn sources(&self) -> &Sources {
+    pub fn sources(&self) -> &SourceTable {
         &self.sources
     }
 }

@@ -5,7 +5,7 @@ use super::*;
 use crate::cc::{CaState, RateSample};
 use crate::eid::Eid;
 use crate::node::ServedBy;
-use crate::receiver::window::{UnitRecord, Window};
+use crate::recovery::{UnitRecord, Window};
 use crate::wire::annotation::{Annotation, on_return, write_anticipated, write_request_nonce};
 use crate::wire::{ByteRange, Data, DataFlags, Options, Packet};
 
@@ -55,7 +55,7 @@ impl Bench {
             Controller::on_request(&mut self.cc, &RequestInfo { now: self.now, units: &[unit], retransmission: false });
         self.w.push_requested(UnitRecord {
             tag: 1,
-            prev_tags: [1; crate::receiver::window::PREV_TAGS],
+            prev_tags: [1; crate::recovery::window::PREV_TAGS],
             req_id: unit,
             seq: unit,
             cookie,

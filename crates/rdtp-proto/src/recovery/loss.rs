@@ -7,8 +7,8 @@
 //! arrivals (§3.4) and the retransmission timer (§3.3, RFC 6298). A controller that needs
 //! another rule (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ; seed 003's
 //! CCTCP: one RTO per expected source) supplies its own through
-//! [`crate::cc::Controller::loss_detector`]; ndnget's per-unit timers are
-//! [`super::UnitTimers`] (the `cubic` pipeline, `aimd:rto_only=true`).
+//! the controller's `loss_detector`; ndnget's per-unit timers are
+//! [`super::NdngetTimers`] (the `cubic` pipeline, `aimd:rto_only=true`).
 //!
 //! # Contract
 //!
@@ -27,8 +27,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::rtt::RttEstimator;
+use super::samples::LossKind;
 use super::window::{Arrival, UnitState, Window};
-use crate::cc::LossKind;
 use crate::time::Time;
 
 /// What a detector may read and change.
@@ -200,8 +200,8 @@ mod tests {
     use core::time::Duration;
 
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::UnitRecord;
+    use crate::recovery::RtoConfig;
+    use crate::recovery::window::UnitRecord;
 
     fn rec(seq: u64, sent_ms: u64) -> UnitRecord {
         UnitRecord { req_id: seq, seq, ..UnitRecord::requested_at(Time::from_millis(sent_ms)) }

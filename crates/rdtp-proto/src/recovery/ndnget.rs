@@ -5,7 +5,7 @@
 //! at the previous backoff (ndnget's "recovery point"), as its window decrease does.
 //!
 //! ndnget polls the timers every 10 ms (`rtoCheckInterval`); here each timer fires when due.
-//! The timers are kept in [`crate::cc::unit_timers::UnitTimers`], as ICP's and CCTCP's.
+//! The timers are kept in [`super::UnitTimers`], as ICP's and CCTCP's.
 //!
 //! The RTO is ndnget's own estimate, kept here: an [`RttEstimator`] with the receiver's
 //! [`super::RtoConfig`] (bounds, initial RTO; ndnget's K = 8 is [`super::RtoConfig::k`]) fed
@@ -23,17 +23,17 @@
 
 use super::loss::{LossCtx, LossDetector};
 use super::rtt::RttEstimator;
+use super::samples::LossKind;
+use super::unit_timers::UnitTimers;
 use super::window::Arrival;
-use crate::cc::LossKind;
-use crate::cc::unit_timers::UnitTimers as Timers;
 use crate::time::Time;
 
 /// Per-unit retransmission timers. See the module docs.
 #[derive(Debug, Default)]
-pub struct UnitTimers {
+pub struct NdngetTimers {
     /// One timer per outstanding unit (the container ICP and CCTCP keep theirs in), armed
     /// at its request, re-armed at its re-request, disarmed at its arrival.
-    timers: Timers,
+    timers: UnitTimers,
     /// Units up to here were requested before the last backoff.
     recovery_point: Option<u64>,
     /// ndnget's RTT estimator (module docs); made with the receiver's configuration at the
@@ -41,9 +41,9 @@ pub struct UnitTimers {
     rtt: Option<RttEstimator>,
 }
 
-impl UnitTimers {
+impl NdngetTimers {
     pub fn new() -> Self {
-        UnitTimers::default()
+        NdngetTimers::default()
     }
 
     /// ndnget's estimator, made with the receiver's RTO configuration if there is none yet.
@@ -52,7 +52,7 @@ impl UnitTimers {
     }
 }
 
-impl LossDetector for UnitTimers {
+impl LossDetector for NdngetTimers {
     fn name(&self) -> &'static str {
         "unit-timers"
     }
@@ -118,8 +118,8 @@ mod tests {
     use core::time::Duration;
 
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::{UnitRecord, Window};
+    use crate::recovery::RtoConfig;
+    use crate::recovery::window::{UnitRecord, Window};
 
     /// A queue that grows by 3 ms every 100 ms, above the 200 ms floor of the RTO, with 175–
     /// 250 units in flight and one arriving every 1.2 ms (cubic at 10 Mbit/s / 100 ms with a
@@ -130,7 +130,7 @@ mod tests {
     /// drops). ndnget smooths per round trip, so RTTVAR keeps the RTT's drift over a round trip.
     #[test]
     fn a_slowly_growing_queue_gives_no_spurious_expiry() {
-        let mut d = UnitTimers::new();
+        let mut d = NdngetTimers::new();
         let mut w = Window::default();
         // The receiver's estimator, fed one sample per (unaggregated) request, as the receiver does.
         let mut rtt = RttEstimator::new(RtoConfig::default());
@@ -139,7 +139,7 @@ mod tests {
         let sent = |u: u64| Time::ZERO + gap * u as u32;
         let rtt_of = |u: u64| Duration::from_millis(210) + (sent(u) - Time::ZERO) * 3 / 100;
         let due = |u: u64| sent(u) + rtt_of(u);
-        let fire = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, until: Time| {
+        let fire = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, until: Time| {
             while let Some(at) = d.deadline().filter(|&at| at <= until) {
                 let mut ctx = LossCtx { now: at, window: w, rtt, lost };
                 d.on_timeout(&mut ctx);
@@ -171,16 +171,16 @@ mod tests {
     #[test]
     fn each_unit_keeps_the_rto_of_its_request_and_backoff_is_once_per_episode() {
         const MS: Duration = Duration::from_millis(1);
-        let mut d = UnitTimers::new();
+        let mut d = NdngetTimers::new();
         let mut w = Window::default();
         let mut rtt = RttEstimator::new(RtoConfig { k: 8, ..RtoConfig::default() });
         let mut lost = vec![];
-        let request = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, u: u64, at: u64| {
+        let request = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, u: u64, at: u64| {
             w.push_requested(UnitRecord::requested_at(Time::from_millis(at)));
             let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost: &mut vec![] };
             d.on_request(&mut ctx, &[u], false);
         };
-        let arrive = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, u, at| {
+        let arrive = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, u, at| {
             let a = w.mark_received(u).unwrap();
             let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost };
             d.on_arrival(&mut ctx, &a, false);

@@ -23,7 +23,7 @@
 //! same for every unit, so its oldest request is the next to expire. Records that were
 //! answered or re-requested since are skipped when they reach the front. This is why the
 //! detector does not keep its units in the per-unit timers ndnget's, ICP's and CCTCP's
-//! detectors share ([`crate::cc::unit_timers::UnitTimers`]): theirs get a deadline when the
+//! detectors share ([`super::UnitTimers`]): theirs get a deadline when the
 //! request leaves, while here a unit's deadline moves with the threshold the estimator
 //! publishes after every arrival.
 
@@ -32,10 +32,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cc::LossKind;
-use crate::receiver::loss::{LossCtx, LossDetector};
-use crate::receiver::rtt::RttEstimator;
-use crate::receiver::window::{Arrival, UnitState, Window};
+use super::loss::{LossCtx, LossDetector};
+use super::rtt::RttEstimator;
+use super::samples::LossKind;
+use super::window::{Arrival, UnitState, Window};
 use crate::time::Time;
 
 /// Back-off levels: a unit's k-th request waits `2^min(k−1, MAX_BACKOFF)` thresholds.
@@ -162,8 +162,8 @@ impl LossDetector for BbrCdLoss {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::UnitRecord;
+    use crate::recovery::RtoConfig;
+    use crate::recovery::window::UnitRecord;
 
     const MS: Duration = Duration::from_millis(1);
 
