@@ -37,7 +37,7 @@ pub mod unit_timers;
 pub mod window;
 
 pub use bbr_cd::BbrCdLoss;
-pub use loss::{LossCtx, LossDetector, StandardLoss};
+pub use loss::{LossCtx, LossDetector, LossView, StandardLoss};
 pub use ndnget::NdngetTimers;
 pub use rate::{RateSampler, SendSnapshot};
 pub use rtt::{RtoConfig, RttEstimator};

@@ -33,7 +33,7 @@ use rand_pcg::Pcg32;
 
 use super::spec::{Key, Keyed, Kind, key};
 use super::windowed_filter::{Max, Min, WindowedFilter};
-use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
+use super::{AckSample, Built, CaState, CcParams, CongestionEvent, Controller, ControllerSpec, aggregation_count};
 use crate::time::Time;
 use lt_bw::{LtBw, LtInput};
 use state::BbrState;
@@ -96,6 +96,15 @@ impl Keyed for BbrConfig {
             "pacing gain of ProbeBW's probing phase (BBRp: 1.5 = bbrp_pace 6, 2 = 8)"
         ),
     ];
+}
+
+impl ControllerSpec for BbrConfig {
+    fn name(&self) -> &'static str {
+        BbrConfig::name(self)
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Bbr::new(self.clone(), params)))
+    }
 }
 
 impl BbrConfig {

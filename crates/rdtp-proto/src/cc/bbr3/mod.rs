@@ -66,7 +66,7 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, RequestInfo};
+use super::{AckSample, Built, CaState, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo};
 use crate::time::Time;
 use model::MaxBwFilter;
 use probe_bw::Cycle;
@@ -110,6 +110,15 @@ impl Keyed for Bbr3Config {
         ),
         key!(probe_rtt, Kind::Bool, "enter ProbeRTT (½ BDP) when no lower RTT was seen for 5 s"),
     ];
+}
+
+impl ControllerSpec for Bbr3Config {
+    fn name(&self) -> &'static str {
+        "bbr3"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Bbr3::new(self.clone(), params)))
+    }
 }
 
 /// What one arrival tells BBR: the draft's rate sample `RS` (§2.3) plus the connection state

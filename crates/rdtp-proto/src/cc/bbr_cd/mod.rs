@@ -6,7 +6,8 @@
 //!   δ = the standard deviation of the RTTs over W (S1 §III-B).
 //! * **Loss Detector** ([`crate::recovery::bbr_cd`]): a unit requested at T is lost if not received by
 //!   `T + RTprop + α·δ` (α = 10), instead of seed 000's fast re-request and RFC 6298 timer; it
-//!   is supplied to the receiver through [`Controller::loss_detector`]. A unit's later
+//!   is built with the controller ([`ControllerSpec::build`]) and reads its threshold from
+//!   [`Controller::loss_threshold`] at every call. A unit's later
 //!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`crate::recovery::bbr_cd`]).
 //! * **Inflight Controller** ([`state`], one file per state: [`startup`], [`drain`],
 //!   [`probe_bw`], [`probe_rtt`]): `cwnd = cwnd_gain × BtlBw × RTprop + quanta` with
@@ -62,8 +63,8 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, RequestInfo, aggregation_count};
-use crate::recovery::bbr_cd::{BbrCdLoss, Threshold};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo, aggregation_count};
+use crate::recovery::BbrCdLoss;
 use crate::time::Time;
 use estimator::BdpEstimator;
 use state::State;
@@ -152,6 +153,17 @@ impl Keyed for BbrCdConfig {
     ];
 }
 
+impl ControllerSpec for BbrCdConfig {
+    fn name(&self) -> &'static str {
+        "bbr-cd"
+    }
+    /// BBR-CD with its Loss Detector (S1 Fig. 2), which reads the controller's threshold
+    /// ([`Controller::loss_threshold`]).
+    fn build(&self, params: CcParams) -> Built {
+        Built::Detector(Box::new(BbrCd::new(self.clone(), params)), Box::new(BbrCdLoss::new(self.backoff)))
+    }
+}
+
 /// The BBR-CD controller.
 #[derive(Debug)]
 pub struct BbrCd {
@@ -160,8 +172,8 @@ pub struct BbrCd {
     rng: Pcg32,
     state: State,
     est: BdpEstimator,
-    threshold: Threshold,
-    loss_taken: bool,
+    /// `RTprop + α·δ` for the Loss Detector ([`Controller::loss_threshold`]), once there is one.
+    threshold: Option<core::time::Duration>,
     cwnd: u64,
     /// Bytes per second; `None` until there is a BtlBw.
     pacing_rate: Option<f64>,
@@ -183,8 +195,7 @@ impl BbrCd {
             cfg,
             params,
             state: State::Startup,
-            threshold: Threshold::default(),
-            loss_taken: false,
+            threshold: None,
             pacing_rate: None,
             next_round_delivered: 0,
             round_start: false,
@@ -207,16 +218,12 @@ impl BbrCd {
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
     }
-    /// The loss threshold `RTprop + α·δ`, once there is one.
-    pub fn loss_threshold(&self) -> Option<core::time::Duration> {
-        self.threshold.get()
-    }
 
     /// Slide the estimator's window to `now`, publish the loss threshold, check ProbeRTT entry.
     fn refresh(&mut self, now: Time) {
         self.est.update(now);
         if let (Some(rtprop), Some(delta)) = (self.est.rtprop(), self.est.delta()) {
-            self.threshold.set(rtprop + delta.mul_f64(self.cfg.alpha));
+            self.threshold = Some(published(rtprop + delta.mul_f64(self.cfg.alpha)));
         }
         self.check_probe_rtt_entry(now);
     }
@@ -254,6 +261,12 @@ impl BbrCd {
             self.round_start = true;
         }
     }
+}
+
+/// The threshold as the Loss Detector gets it: whole nanoseconds, at least 1 ns (a zero
+/// threshold would read as none), at most `u64::MAX` ns.
+fn published(d: core::time::Duration) -> core::time::Duration {
+    core::time::Duration::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1))
 }
 
 /// S1 §III-B's delivery rate of one data: "the ratio between the amount of data delivered and
@@ -323,12 +336,9 @@ impl Controller for BbrCd {
         self.refresh(e.now);
         self.set_knobs();
     }
-    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        if self.loss_taken {
-            return None;
-        }
-        self.loss_taken = true;
-        Some(Box::new(BbrCdLoss::new(self.threshold.clone(), self.cfg.backoff)))
+    /// The loss threshold `RTprop + α·δ` (S1 §III-B), once there is one.
+    fn loss_threshold(&self) -> Option<core::time::Duration> {
+        self.threshold
     }
     fn new_units_first(&self) -> bool {
         self.cfg.new_first

@@ -84,10 +84,11 @@ use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
 use super::{
-    AckSample, Annotated, CcParams, CongestionEvent, Controller, LossDetector, LossKind, PathState, RequestInfo,
+    AckSample, Annotated, Built, CcParams, CongestionEvent, Controller, ControllerSpec, LossDetector, LossKind,
+    PathState, RequestInfo,
 };
 use crate::node::NodeId;
-use crate::recovery::{Arrival, LossCtx, RtoConfig, RttEstimator, UnitState, UnitTimers};
+use crate::recovery::{Arrival, LossCtx, LossView, RtoConfig, UnitState, UnitTimers};
 use crate::time::Time;
 use locate::Locations;
 use sources::{SourceTable, UNKNOWN};
@@ -170,6 +171,20 @@ impl Keyed for CctcpConfig {
         key!(max_rto, Kind::Float { min: 0.001, max: 3600.0 }, "RTO ceiling, s"),
         key!(granularity, Kind::Float { min: 0.0, max: 10.0 }, "RFC 6298 clock granularity G, s: RTO ≥ SRTT + G"),
     ];
+}
+
+impl ControllerSpec for CctcpConfig {
+    fn name(&self) -> &'static str {
+        CctcpConfig::name(self)
+    }
+    /// CCTCP is its own loss detector: the windows and the timeouts are per source, one state.
+    fn build(&self, params: CcParams) -> Built {
+        Built::Own(Box::new(Cctcp::new(self.clone(), params)))
+    }
+    /// Data answering requests that list anticipated units carry the routers' annotations.
+    fn data_options_room(&self) -> u16 {
+        if self.per_source && self.anticipate > 0 { crate::wire::annotation::ANNOTATION_ROOM } else { 0 }
+    }
 }
 
 /// What the loss detector saw of the arrival the controller is about to hear of.
@@ -365,13 +380,6 @@ impl Controller for Cctcp {
         // Timeouts were charged per source in `on_timeout`; Busy names no source.
     }
 
-    fn own_loss_detector(&mut self) -> Option<&mut dyn LossDetector> {
-        Some(self)
-    }
-    fn own_loss_detector_ref(&self) -> Option<&dyn LossDetector> {
-        Some(self)
-    }
-
     fn path_states(&self) -> Vec<PathState> {
         self.sources.iter().map(|(i, _)| self.sources.state(i, self.timers.outstanding(i))).collect()
     }
@@ -404,7 +412,7 @@ impl LossDetector for Cctcp {
         }
     }
 
-    fn deadline(&self) -> Option<Time> {
+    fn deadline(&self, _view: &LossView<'_>) -> Option<Time> {
         self.timers.next_deadline()
     }
 
@@ -429,7 +437,7 @@ impl LossDetector for Cctcp {
 
     /// The largest RTO of a source with an RTT estimate (the origin's, by eq. 3): what a proof
     /// request (answered by the origin) waits before it is sent again.
-    fn rto(&self, _rtt: &RttEstimator) -> Option<Duration> {
+    fn rto(&self, _view: &LossView<'_>) -> Option<Duration> {
         let measured = (0..self.sources.len()).filter(|&i| self.sources.get(i).rtt.srtt().is_some());
         measured.map(|i| self.sources.rto(i)).max().or(Some(self.sources.rto(UNKNOWN)))
     }
