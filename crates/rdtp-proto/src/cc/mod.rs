@@ -51,6 +51,7 @@ pub mod aimd;
 pub mod bbr;
 pub mod bbr3;
 pub mod bbr_cd;
+pub mod bbr_common;
 pub mod cctcp;
 mod config;
 pub mod cubic;

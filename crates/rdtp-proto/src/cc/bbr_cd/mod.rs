@@ -62,6 +62,7 @@ mod state;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::bbr_common::{FullPipe, RoundCounter};
 use super::spec::{Key, Keyed, Kind, key};
 use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo, aggregation_count};
 use crate::recovery::BbrCdLoss;
@@ -178,11 +179,8 @@ pub struct BbrCd {
     /// Bytes per second; `None` until there is a BtlBw.
     pacing_rate: Option<f64>,
     // Round counting (BBR's, by delivered units) for Startup's plateau check.
-    next_round_delivered: u64,
-    round_start: bool,
-    full_bw_reached: bool,
-    full_bw: f64,
-    full_bw_cnt: u32,
+    rounds: RoundCounter,
+    full_pipe: FullPipe,
     last_probe_rtt_exit: Option<Time>,
 }
 
@@ -197,11 +195,8 @@ impl BbrCd {
             state: State::Startup,
             threshold: None,
             pacing_rate: None,
-            next_round_delivered: 0,
-            round_start: false,
-            full_bw_reached: false,
-            full_bw: 0.0,
-            full_bw_cnt: 0,
+            rounds: RoundCounter::default(),
+            full_pipe: FullPipe::default(),
             last_probe_rtt_exit: None,
         }
     }
@@ -216,7 +211,7 @@ impl BbrCd {
     }
     /// Whether Startup has filled the pipe.
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
+        self.full_pipe.is_full()
     }
 
     /// Slide the estimator's window to `now`, publish the loss threshold, check ProbeRTT entry.
@@ -255,10 +250,10 @@ impl BbrCd {
     /// Round counting (Linux `bbr_update_bw`'s): a round ends when a unit requested after the
     /// previous round's end is delivered.
     fn update_round(&mut self, rs: &AckSample) {
-        self.round_start = false;
-        if rs.rate.interval.is_some() && rs.rate.prior_delivered >= self.next_round_delivered {
-            self.next_round_delivered = rs.delivered;
-            self.round_start = true;
+        if rs.rate.interval.is_some() {
+            self.rounds.on_sample(rs.rate.prior_delivered, rs.delivered);
+        } else {
+            self.rounds.no_round();
         }
     }
 }
