@@ -35,7 +35,7 @@ use std::slice;
 
 use core::time::Duration;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
@@ -211,21 +211,21 @@ const _: () = assert!(RDTP_MAX_REQUEST == MAX_DATAGRAM);
 /// Buffer size that holds any datagram a server sends.
 pub const RDTP_MAX_DATAGRAM: usize = 65536;
 
-fn state_cstr(s: &str) -> *const c_char {
-    let c: &'static CStr = match s {
-        "startup" => c"startup",
-        "drain" => c"drain",
-        "probe_bw" => c"probe_bw",
-        "probe_rtt" => c"probe_rtt",
-        "probe_bw_down" => c"probe_bw_down",
-        "probe_bw_cruise" => c"probe_bw_cruise",
-        "probe_bw_refill" => c"probe_bw_refill",
-        "probe_bw_up" => c"probe_bw_up",
-        "slow_start" => c"slow_start",
-        "congestion_avoidance" => c"congestion_avoidance",
-        "fixed" => c"fixed",
-        _ => c"other",
+/// A controller's state name (`Controller::state`, whatever it is) as a NUL-terminated C
+/// string that lives as long as the process. Each distinct name is made once and kept: the
+/// names are `&'static str` of the controllers in the binary, so there are few.
+fn state_cstr(s: &'static str) -> *const c_char {
+    static NAMES: Mutex<Vec<(&'static str, &'static CStr)>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, c)) = names.iter().find(|(n, _)| *n == s) {
+        return c.as_ptr();
+    }
+    // A name with a NUL inside cannot be a C string (no controller has one).
+    let c: &'static CStr = match CString::new(s) {
+        Ok(c) => Box::leak(c.into_boxed_c_str()),
+        Err(_) => c"?",
     };
+    names.push((s, c));
     c.as_ptr()
 }
 

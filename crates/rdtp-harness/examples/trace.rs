@@ -107,7 +107,7 @@ fn main() {
             s.units_rerequested,
             s.units_received,
             s.timeouts,
-            rx.path().loss_detector().rto(rx.rtt()).unwrap_or_default().as_secs_f64() * 1e3,
+            rx.path().rto().unwrap_or_default().as_secs_f64() * 1e3,
             rx.rtt().srtt().unwrap_or_default().as_secs_f64() * 1e3,
             sim.bottleneck().queue_drops,
             qd,

@@ -11,20 +11,18 @@ use core::time::Duration;
 
 use rdtp_harness::{PathConfig, single_flow};
 use rdtp_proto::cc::CcConfig;
-
-/// Seed 003's `cctcp`, `cctcp-single` and `icp` are their own loss detectors too: one timer
-/// per unit and no fast re-request (S3 §I: out of order is no sign of loss in an ICN), so
-/// every queue drop is found by its unit's timer and counted as a timeout. For them the
-/// cascade this test is about would show as more timeouts than drops.
-const SEED003_OWN_TIMERS: [&str; 3] = ["cctcp", "cctcp-single", "icp"];
+use rdtp_proto::cc::registry::CONTROLLERS;
+use rdtp_proto::recovery::StandardLoss;
 
 #[test]
 fn no_timeout_cascade_at_10mbps_100ms_1bdp() {
     let path = PathConfig::new(10e6, Duration::from_millis(100)).with_queue_bdp(1.0);
-    // BBR-CD and ndnget's CUBIC bring their own loss detectors (S1 §III: a unit is lost at
-    // T + RTprop + α·δ; ndnget: a unit is lost when its own RTO expires), each expiry counted
-    // as a timeout — not the shared RFC 6298 timer this case is about.
-    for &cc in CcConfig::NAMES.iter().filter(|&&n| n != "bbr-cd" && n != "cubic") {
+    // Controllers built with a detector of their own kind (BBR-CD's, S1 §III: a unit is lost
+    // at T + RTprop + α·δ; ndnget's CUBIC: a unit is lost when its own RTO expires) count
+    // each expiry as a timeout — not the shared RFC 6298 timer this case is about.
+    let entries = CONTROLLERS.iter().filter(|e| e.owns_loss_detection() || e.loss_detector() == StandardLoss::NAME);
+    for e in entries {
+        let cc = e.name;
         let r = single_flow(
             path.clone(),
             CcConfig::from_name(cc).unwrap(),
@@ -35,7 +33,12 @@ fn no_timeout_cascade_at_10mbps_100ms_1bdp() {
         let rerequested = r.units_rerequested as f64 / r.units_requested as f64;
         eprintln!("{cc}: {r:?}");
         assert!(r.byte_exact, "{cc}");
-        if SEED003_OWN_TIMERS.contains(&cc) {
+        // Controllers that are their own loss detectors (Saino, Cocora and Pavlou's `cctcp`,
+        // `cctcp-single`, and `icp`) have one timer per unit and no fast re-request (S3 §I:
+        // out of order is no sign of loss in an ICN), so every queue drop is found by its
+        // unit's timer and counted as a timeout. For them the cascade this test is about
+        // would show as more timeouts than drops.
+        if e.owns_loss_detection() {
             // Every expiry is a drop found by its unit's timer: none is spurious.
             assert!(r.timeouts <= r.queue_drops, "{cc}: {} timeouts, {} drops", r.timeouts, r.queue_drops);
         } else {

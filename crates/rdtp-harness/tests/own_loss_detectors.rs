@@ -2,7 +2,7 @@
 //! detectors declared units lost that the queue had not dropped.
 //!
 //! ndnget's per-unit retransmission timers (`cubic`, `aimd:rto_only=true`;
-//! `rdtp_proto::receiver::UnitTimers`) on the grid's 10 Mbit/s / 100 ms / 2-BDP path, where
+//! `rdtp_proto::recovery::NdngetTimers`) on the grid's 10 Mbit/s / 100 ms / 2-BDP path, where
 //! the RTT climbs from 100 to over 300 ms as CUBIC fills the buffer. Slow start overshoots it
 //! (and its RTT doubles faster than any RTO follows: spurious expiries there are ndnget's
 //! too). Past it, in congestion avoidance, a unit's timer may fire only if the queue dropped

@@ -89,6 +89,7 @@ mod fair;
 pub mod lister;
 pub mod node;
 pub mod receiver;
+pub mod recovery;
 pub mod router;
 pub mod server;
 pub mod time;

@@ -17,6 +17,9 @@
 use core::time::Duration;
 
 use proptest::prelude::*;
+use rdtp_proto::cc::bbr_cd::BbrCdConfig;
+use rdtp_proto::cc::bbr3::Bbr3Config;
+use rdtp_proto::cc::fixed::FixedConfig;
 use rdtp_proto::cc::registry::CONTROLLERS;
 use rdtp_proto::cc::spec::{Kind, Value};
 use rdtp_proto::cc::{AckSample, CaState, CcConfig, CcParams, CongestionEvent, LossKind, RateSample};
@@ -132,13 +135,11 @@ proptest! {
         steps in prop::collection::vec(step(), 1..1500),
     ) {
         prop_assert_eq!(cc.to_string().parse::<CcConfig>(), Ok(cc.clone()), "{} → {}", text, cc);
-        let mut c = cc.build(CcParams { unit, max_aggregation, seed });
+        let mut built = cc.build(CcParams { unit, max_aggregation, seed });
+        let c = built.controller_mut();
         prop_assert_eq!(c.name(), cc.name());
-        let fixed_window = match &cc {
-            CcConfig::Fixed(f) => Some(u64::from(f.window)),
-            _ => None,
-        };
-        let is_bbr3 = matches!(cc, CcConfig::Bbr3(_));
+        let fixed_window = cc.get::<FixedConfig>().map(|f| u64::from(f.window));
+        let is_bbr3 = cc.get::<Bbr3Config>().is_some();
         let (mut now, mut delivered, mut lost_total, mut srtt) = (Time::from_micros(start_us), 0u64, 0u64, None);
         for s in &steps {
             let mut after_ack = false;
@@ -201,14 +202,14 @@ proptest! {
                 prop_assert_eq!(c.cwnd(), w, "{}", ctx);
             }
             if after_ack && c.state() == "probe_rtt" && !is_bbr3 {
-                match &cc {
+                match cc.get::<BbrCdConfig>() {
                     // S1 §III-C d: BBR-CD's ProbeRTT lowers the request rate to k units/s,
                     // not the window.
-                    CcConfig::BbrCd(b) => {
+                    Some(b) => {
                         let k = b.probe_rtt_rate * f64::from(unit);
                         prop_assert_eq!(c.pacing_rate(), Some(k), "{}", ctx);
                     }
-                    _ => prop_assert!(c.cwnd() <= 4, "{}", ctx),
+                    None => prop_assert!(c.cwnd() <= 4, "{}", ctx),
                 }
             }
             if after_ack && is_bbr3 {

@@ -26,7 +26,7 @@ fn reads_byte_exact_with_every_controller() {
         ("bbr", CcConfig::from_name("bbr").unwrap()),
         ("bbr-wifi", CcConfig::from_name("bbr-wifi").unwrap()),
         ("aimd", CcConfig::from_name("aimd").unwrap()),
-        ("fixed", CcConfig::Fixed(FixedConfig { window: 32 })),
+        ("fixed", CcConfig::new(FixedConfig { window: 32 })),
     ];
     for (name, cc) in ccs {
         let mut r = Fetch::by_name(server.local_addr(), "obj").cc(cc).start().unwrap();

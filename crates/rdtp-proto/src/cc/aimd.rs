@@ -4,13 +4,13 @@
 //! `cwnd += step / ⌊cwnd⌋`; on loss `ssthresh = max(2, cwnd·β)`, `cwnd = ssthresh` (or the
 //! initial window with `reset_to_init`), at most once per window unless `disable_cwa`.
 //! Loss detection is seed 000's (fast re-request + RFC 6298 timer) unless `rto_only`, which
-//! gives ndnget's own per-unit retransmission timers ([`crate::receiver::UnitTimers`]). What
+//! gives ndnget's own per-unit retransmission timers ([`crate::recovery::NdngetTimers`]). What
 //! it shares with `cubic` (window, threshold, conservative adaptation, loss detection) is
 //! [`super::ndnget::Pipeline`].
 
 use super::ndnget::Pipeline;
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimdConfig {
@@ -64,6 +64,15 @@ impl Keyed for AimdConfig {
         key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
         key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: seed 000's detection)"),
     ];
+}
+
+impl ControllerSpec for AimdConfig {
+    fn name(&self) -> &'static str {
+        "aimd"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Pipeline::built(Box::new(Aimd::new(self.clone(), params)), self.rto_only)
+    }
 }
 
 #[derive(Debug)]
@@ -129,9 +138,6 @@ impl Controller for Aimd {
         let p = &mut self.pipe;
         p.ssthresh = (p.cwnd * self.cfg.beta).max(2.0);
         p.cwnd = if self.cfg.reset_to_init { self.cfg.init_cwnd.max(1.0) } else { p.ssthresh };
-    }
-    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        Pipeline::loss_detector(self.cfg.rto_only)
     }
 }
 

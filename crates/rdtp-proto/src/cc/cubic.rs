@@ -10,7 +10,7 @@
 //!   `W_max` below the previous one becomes `cwnd(1 + β)/2`), `ssthresh = max(init_cwnd,
 //!   cwnd·β)`, `cwnd = ssthresh`.
 //! * Loss detection: ndnget's per-unit retransmission timers with ndnget's RTT estimator
-//!   (gains per round trip), no fast re-request ([`crate::receiver::UnitTimers`];
+//!   (gains per round trip), no fast re-request ([`crate::recovery::NdngetTimers`];
 //!   `rto_only=false` uses seed 000's instead). With ndnget's RTO set `--rto-k 8` (the
 //!   receiver's, not a controller key).
 //!
@@ -23,7 +23,7 @@ use core::time::Duration;
 
 use super::ndnget::Pipeline;
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec};
 use crate::time::Time;
 
 /// CUBIC parameters.
@@ -73,6 +73,15 @@ impl Keyed for CubicConfig {
         key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
         key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: seed 000's detection)"),
     ];
+}
+
+impl ControllerSpec for CubicConfig {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Pipeline::built(Box::new(Cubic::new(self.clone(), params)), self.rto_only)
+    }
 }
 
 /// The CUBIC controller.
@@ -165,9 +174,6 @@ impl Controller for Cubic {
         self.pipe.ssthresh = (cwnd * self.cfg.beta).max(self.cfg.init_cwnd);
         self.pipe.cwnd = self.pipe.ssthresh;
         self.last_decrease = Some(e.now);
-    }
-    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        Pipeline::loss_detector(self.cfg.rto_only)
     }
 }
 
@@ -282,9 +288,8 @@ mod tests {
 
     #[test]
     fn ndngets_timers_unless_told_otherwise() {
-        let mut c = Cubic::new(CubicConfig::default(), p());
-        assert_eq!(c.loss_detector().map(|d| d.name()), Some("unit-timers"));
-        let mut c = Cubic::new(CubicConfig { rto_only: false, ..CubicConfig::default() }, p());
-        assert!(c.loss_detector().is_none());
+        assert_eq!(CubicConfig::default().build(p()).loss_detector_name(), "unit-timers");
+        let c = CubicConfig { rto_only: false, ..CubicConfig::default() };
+        assert!(matches!(c.build(p()), Built::Standard(_)));
     }
 }

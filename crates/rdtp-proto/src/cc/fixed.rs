@@ -1,7 +1,7 @@
 //! `fixed`: a constant window of N units, unpaced (ndnget's `-p fixed -s N`).
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, aggregation_count};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, aggregation_count};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedConfig {
@@ -12,6 +12,15 @@ pub struct FixedConfig {
 impl Keyed for FixedConfig {
     const KEYS: &'static [Key<Self>] =
         &[key!(window, Kind::Int { min: 1, max: u32::MAX as u64 }, "the window, units (ndnget -p fixed -s N)")];
+}
+
+impl ControllerSpec for FixedConfig {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Fixed::new(self.clone(), params)))
+    }
 }
 
 impl Default for FixedConfig {

@@ -34,7 +34,7 @@
 //! * **Interests** ask for one unit each and are not paced (window-clocked); a timed-out
 //!   Interest is re-expressed. Out of order is no sign of loss (no fast re-request).
 //! * **Late Data** (after its Interest timed out) grows no window.
-//! * **After a timeout** the receiver's loss window (RFC 5681 §3.1, `receiver/recovery.rs`,
+//! * **After a timeout** the receiver's loss window (RFC 5681 §3.1, `recovery/loss_window.rs`,
 //!   applied to every controller that does not set its window in recovery itself) limits the
 //!   re-expressions: in-flight + 1, one more per arriving Data, until it reaches `W`. Seeds
 //!   000 and 003 say nothing of this for ICP; it keeps a lost window from being re-expressed
@@ -45,11 +45,11 @@ use std::collections::VecDeque;
 use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::unit_timers::UnitTimers;
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, LossKind, PathState};
+use super::{
+    AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, LossDetector, LossKind, PathState,
+};
 use crate::node::NodeId;
-use crate::receiver::window::{Arrival, UnitState};
-use crate::receiver::{LossCtx, RttEstimator};
+use crate::recovery::{Arrival, LossCtx, LossView, UnitState, UnitTimers};
 use crate::time::Time;
 
 /// Parameters of `icp` (S3 §III: δ = 0.5, β = 0.5, η = 1, initial timeout 3 s).
@@ -102,6 +102,16 @@ impl Keyed for IcpConfig {
         key!(max_timeout, Kind::Float { min: 0.001, max: 3600.0 }, "timer ceiling, s"),
         key!(slow_start, Kind::Bool, "slow start until the first decrease (not ICP's)"),
     ];
+}
+
+impl ControllerSpec for IcpConfig {
+    fn name(&self) -> &'static str {
+        "icp"
+    }
+    /// ICP is its own loss detector: its window and its timers are one state.
+    fn build(&self, params: CcParams) -> Built {
+        Built::Own(Box::new(Icp::new(self.clone(), params)))
+    }
 }
 
 /// The controller. See the module docs.
@@ -179,12 +189,6 @@ impl Controller for Icp {
     fn on_congestion(&mut self, _e: &CongestionEvent) {
         // Decreases happen at timer expiries (`on_timeout`); Busy is not a timer expiry.
     }
-    fn own_loss_detector(&mut self) -> Option<&mut dyn LossDetector> {
-        Some(self)
-    }
-    fn own_loss_detector_ref(&self) -> Option<&dyn LossDetector> {
-        Some(self)
-    }
     fn path_states(&self) -> Vec<PathState> {
         let srtt = self.samples.back().copied();
         vec![PathState {
@@ -216,7 +220,7 @@ impl LossDetector for Icp {
             self.late = Some(a.unit);
         }
     }
-    fn deadline(&self) -> Option<Time> {
+    fn deadline(&self, _view: &LossView<'_>) -> Option<Time> {
         self.timers.next_deadline()
     }
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind> {
@@ -236,7 +240,7 @@ impl LossDetector for Icp {
         }
         any.then_some(LossKind::Timeout)
     }
-    fn rto(&self, _rtt: &RttEstimator) -> Option<Duration> {
+    fn rto(&self, _view: &LossView<'_>) -> Option<Duration> {
         Some(self.timeout())
     }
     fn reset(&mut self) {
@@ -249,8 +253,7 @@ mod tests {
     use super::*;
     use crate::cc::{CaState, RateSample};
     use crate::node::ServedBy;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::{UnitRecord, Window};
+    use crate::recovery::{RtoConfig, RttEstimator, UnitRecord, Window};
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -281,7 +284,7 @@ mod tests {
     fn request(icp: &mut Icp, w: &mut Window, rtt: &mut RttEstimator, u: u64, sent: Time) {
         w.push_requested(record(sent));
         let mut lost = vec![];
-        let mut ctx = LossCtx { now: sent, window: w, rtt, lost: &mut lost };
+        let mut ctx = LossCtx { now: sent, window: w, rtt, lost: &mut lost, threshold: None };
         LossDetector::on_request(icp, &mut ctx, &[u], false);
     }
 
@@ -289,7 +292,7 @@ mod tests {
     fn arrive(icp: &mut Icp, w: &mut Window, rtt: &mut RttEstimator, u: u64, now: Time) {
         let a = w.mark_received(u).unwrap();
         let mut lost = vec![];
-        let mut ctx = LossCtx { now, window: w, rtt, lost: &mut lost };
+        let mut ctx = LossCtx { now, window: w, rtt, lost: &mut lost, threshold: None };
         LossDetector::on_arrival(icp, &mut ctx, &a, false);
         // The receiver's sample: Karn's rule, none from a unit asked for twice.
         icp.on_ack(&ack(u, (a.before.tx == 1).then(|| now - a.before.sent_at)));
@@ -323,7 +326,8 @@ mod tests {
             assert_eq!(icp.timeout(), tau * MS);
             request(&mut icp, &mut w, &mut rtt, u, t);
             let mut lost = vec![];
-            let mut ctx = LossCtx { now: t + tau * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            let mut ctx =
+                LossCtx { now: t + tau * MS, window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
             assert_eq!(icp.on_timeout(&mut ctx), Some(LossKind::Timeout));
             t += Duration::from_millis(200);
         }
@@ -343,10 +347,11 @@ mod tests {
         let mut lost = vec![];
         for u in 0..4 {
             w.push_requested(record(Time::ZERO));
-            let mut ctx = LossCtx { now: Time::ZERO, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            let mut ctx = LossCtx { now: Time::ZERO, window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
             LossDetector::on_request(&mut icp, &mut ctx, &[u], false);
         }
-        let mut ctx = LossCtx { now: Time::from_millis(3000), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut ctx =
+            LossCtx { now: Time::from_millis(3000), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
         assert_eq!(icp.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [0, 1, 2, 3]);
         assert_eq!(icp.cwnd(), 8, "four expiries of one window: one decrease");

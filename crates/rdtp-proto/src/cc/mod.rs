@@ -8,9 +8,14 @@
 //!
 //! # What a controller may own besides the knobs
 //!
-//! * **Loss detection** — [`Controller::loss_detector`] may hand the receiver its own
-//!   [`LossDetector`] (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ);
-//!   otherwise the receiver uses seed 000's (fast re-request + RFC 6298 timer).
+//! * **Loss detection** — a controller is built together with the way its losses are found
+//!   ([`Built`], from its [`ControllerSpec::build`]; the detectors are in [`crate::recovery`]):
+//!   the receiver's default (Liu et al.'s fast re-request and the RFC 6298 timer), a detector
+//!   the controller comes with (BBR-CD's `T + RTprop + α·δ`, Hu et al.; ndnget's per-unit
+//!   timers), or the controller itself ([`OwnLoss`]: when the windows and the timeouts are
+//!   one state, as CCTCP's per-source RTOs and ICP's timer). What a detector needs of the
+//!   controller it reads from [`Controller::loss_threshold`], copied into every
+//!   [`crate::recovery::LossCtx`].
 //! * **Per-request data** — [`Controller::on_request`] sees the units of every request and
 //!   returns a cookie the receiver keeps with them and hands back in [`AckSample::cookie`]
 //!   (seed 003's CCTCP records which source it expects to serve each unit).
@@ -24,24 +29,31 @@
 //! * **Anticipated interests** — [`Controller::anticipation`] makes the receiver list the
 //!   units it will ask for next in every request, and [`Controller::on_annotated`] hands the
 //!   controller what caching routers said about them on the way (seed 003 §II-A).
-//! * **Being its own loss detector** — [`Controller::own_loss_detector`]: when the windows
-//!   and the timeouts are one state (CCTCP's per-source RTOs, ICP's timer), the controller
-//!   implements [`LossDetector`] itself.
-//!
 //! * **Request order** — [`Controller::new_units_first`] lets first-time requests go before
 //!   re-requests (seed 001's BBR-CD); by default lost units are asked for first.
 //!
-//! The controllers (`bbr`, `bbr-wifi`, `bbrp`, `bbr3`, `aimd`, `fixed`; seed 001's `bbr-orig`,
-//! `bbr-cd`, `sirc`, `cubic`; seed 003's `cctcp`, `cctcp-single`, `icp`) are listed in one table,
-//! [`registry::CONTROLLERS`]; a [`CcConfig`] is parsed from and written as a spec string such
-//! as `bbr:probe_gain=1.5` ([`spec`]), each controller declaring its keys next to its config.
+//! The controllers are listed in one table, [`registry::CONTROLLERS`] (`rdtp fetch --cc help`
+//! prints it). A [`CcConfig`] holds any controller's configuration as a [`ControllerSpec`]
+//! trait object; it is parsed from and written as a spec string such as `bbr:probe_gain=1.5`
+//! ([`spec`]), each controller declaring its keys next to its config.
+//!
+//! # Adding a controller
+//!
+//! One folder (or file) here and one row in [`registry::CONTROLLERS`]: the folder holds the
+//! config struct with its keys ([`spec::Keyed`]), its `impl ControllerSpec` (name, how to
+//! build it and with which loss detection) and the `impl Controller`. Nothing else names
+//! controllers: the receiver, the C ABI, the front ends and the tests that run every
+//! controller all go through the registry. Controllers import [`crate::recovery`] and never
+//! [`crate::receiver`].
 
 pub mod aggregation;
 pub mod aimd;
 pub mod bbr;
 pub mod bbr3;
 pub mod bbr_cd;
+pub mod bbr_common;
 pub mod cctcp;
+mod config;
 pub mod cubic;
 pub mod fixed;
 pub mod icp;
@@ -49,7 +61,6 @@ mod ndnget;
 pub mod registry;
 pub mod sirc;
 pub mod spec;
-pub mod unit_timers;
 pub mod windowed_filter;
 
 use core::fmt;
@@ -59,70 +70,9 @@ use crate::node::{NodeId, ServedBy};
 use crate::time::Time;
 use crate::wire::annotation::Annotation;
 
-pub use crate::receiver::loss::LossDetector;
+pub use crate::recovery::{AckSample, CaState, CongestionEvent, LossDetector, LossKind, RateSample};
 pub use aggregation::aggregation_count;
-
-/// Loss-recovery state of the receiver, as TCP's `icsk_ca_state` (Open/Recovery/Loss).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    /// No loss being repaired.
-    Open,
-    /// Repairing losses found by fast re-request (seed 000 §3.4).
-    Recovery,
-    /// Repairing after a retransmission timeout (seed 000 §3.3).
-    Loss,
-}
-
-/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation; seed 000 eq. 4).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RateSample {
-    /// Units delivered between the send of the acked unit's request and now.
-    pub delivered: u64,
-    /// `max(send_elapsed, ack_elapsed)`; `None` if the sample is invalid (shorter than
-    /// the minimum RTT, or no prior delivery).
-    pub interval: Option<Duration>,
-    /// `C.delivered` when the acked unit was requested.
-    pub prior_delivered: u64,
-    /// The acked unit was requested while the receiver was application-limited.
-    pub is_app_limited: bool,
-}
-
-impl RateSample {
-    /// Delivery rate in units per second, if valid.
-    pub fn units_per_sec(&self) -> Option<f64> {
-        let iv = self.interval?.as_secs_f64();
-        (iv > 0.0).then(|| self.delivered as f64 / iv)
-    }
-}
-
-/// Everything a controller learns from one arriving unit.
-#[derive(Clone, Copy, Debug)]
-pub struct AckSample {
-    pub now: Time,
-    /// The unit that arrived.
-    pub unit: u64,
-    /// Who served it.
-    pub source: ServedBy,
-    /// What [`Controller::on_request`] returned for the request this unit answers.
-    pub cookie: u64,
-    /// Units delivered so far (`C.delivered`), including this one.
-    pub delivered: u64,
-    /// Units newly delivered by this event (1: each unit is its own event).
-    pub acked: u64,
-    pub rate: RateSample,
-    /// RTT sample, if this arrival produced one (seed 000 eq. 5; Karn's rule applies).
-    pub rtt: Option<Duration>,
-    /// Smoothed RTT (RFC 6298), once there is one.
-    pub srtt: Option<Duration>,
-    /// Units newly declared lost while processing this arrival.
-    pub losses: u64,
-    /// Units declared lost so far, in total.
-    pub lost_total: u64,
-    /// Units outstanding before and after this arrival.
-    pub prior_inflight: u64,
-    pub inflight: u64,
-    pub ca_state: CaState,
-}
+pub use config::{CcConfig, ControllerSpec};
 
 /// A request about to leave.
 #[derive(Clone, Copy, Debug)]
@@ -175,28 +125,6 @@ pub struct PathState {
     pub samples: u64,
 }
 
-/// What kind of loss was detected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossKind {
-    /// Fast re-request after `reorder_threshold` out-of-order arrivals (seed 000 §3.4);
-    /// reported once, when the receiver enters [`CaState::Recovery`].
-    Fast,
-    /// Retransmission timeout (seed 000 §3.3); reported at every expiry.
-    Timeout,
-}
-
-/// A loss episode.
-#[derive(Clone, Copy, Debug)]
-pub struct CongestionEvent {
-    pub now: Time,
-    pub kind: LossKind,
-    /// Units outstanding after the lost ones were taken out.
-    pub inflight: u64,
-    /// Data has arrived from beyond the point of the previous reduction: ndnget's
-    /// "conservative window adaptation" allows one decrease per window.
-    pub first_in_window: bool,
-}
-
 /// A congestion controller. See the module docs; `cwnd` is in units.
 pub trait Controller: fmt::Debug + Send {
     /// Algorithm name (`bbr`, `bbr-wifi`, `aimd`, `bbr-cd`, …; a registry name).
@@ -234,9 +162,10 @@ pub trait Controller: fmt::Debug + Send {
     fn release_time(&self) -> Option<Time> {
         None
     }
-    /// A loss detector to use instead of the receiver's default (seed 000's fast re-request
-    /// and RFC 6298 timer). Called once, when the receiver is created.
-    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
+    /// The loss threshold this controller publishes for its loss detector, if it has one now
+    /// (BBR-CD's `RTprop + α·δ`, Hu et al. §III-B). The receiver copies it into every call
+    /// of the detector ([`crate::recovery::LossCtx::threshold`]); `None` (the default): none.
+    fn loss_threshold(&self) -> Option<Duration> {
         None
     }
     /// Whether the controller sets its window during loss recovery itself, as Linux congestion
@@ -297,39 +226,57 @@ pub trait Controller: fmt::Debug + Send {
         let _ = unit;
         None
     }
-    /// The controller as its own loss detector, if it is one (then the receiver uses it
-    /// instead of [`Controller::loss_detector`]'s or the default; see [`LossDetector`]).
-    fn own_loss_detector(&mut self) -> Option<&mut dyn LossDetector> {
-        None
-    }
-    /// The same, to read.
-    fn own_loss_detector_ref(&self) -> Option<&dyn LossDetector> {
-        None
-    }
     /// Per-source state, if the controller keeps state per source (for traces and tests).
     fn path_states(&self) -> Vec<PathState> {
         Vec::new()
     }
 }
 
-/// Which controller to build, with its parameters: `"bbr:probe_gain=1.5".parse()`, and
-/// `Display` writes the canonical spec back ([`spec`]).
-#[derive(Clone, Debug, PartialEq)]
-pub enum CcConfig {
-    Bbr(bbr::BbrConfig),
-    Bbr3(bbr3::Bbr3Config),
-    Aimd(aimd::AimdConfig),
-    Fixed(fixed::FixedConfig),
-    BbrCd(bbr_cd::BbrCdConfig),
-    Sirc(sirc::SircConfig),
-    Cubic(cubic::CubicConfig),
-    Cctcp(cctcp::CctcpConfig),
-    Icp(icp::IcpConfig),
+/// A controller that is its own loss detector (its windows and timeouts are one state: ICP,
+/// CCTCP). Implemented by every type that is both.
+pub trait OwnLoss: Controller + LossDetector {}
+
+impl<T: Controller + LossDetector> OwnLoss for T {}
+
+/// A controller with the loss detection it uses: what [`ControllerSpec::build`] gives, the one
+/// place a controller chooses how its losses are found.
+#[derive(Debug)]
+pub enum Built {
+    /// The receiver's default detector ([`crate::recovery::StandardLoss`]: Liu et al.'s fast
+    /// re-request and the RFC 6298 timer).
+    Standard(Box<dyn Controller>),
+    /// A detector the controller comes with (BBR-CD's, ndnget's per-unit timers).
+    Detector(Box<dyn Controller>, Box<dyn LossDetector>),
+    /// The controller is its own detector.
+    Own(Box<dyn OwnLoss>),
 }
 
-impl Default for CcConfig {
-    fn default() -> Self {
-        CcConfig::Bbr(bbr::BbrConfig::default())
+impl Built {
+    /// The controller.
+    pub fn controller(&self) -> &dyn Controller {
+        match self {
+            Built::Standard(cc) | Built::Detector(cc, _) => cc.as_ref(),
+            Built::Own(cc) => cc.as_ref(),
+        }
+    }
+    /// The controller, to drive it.
+    pub fn controller_mut(&mut self) -> &mut dyn Controller {
+        match self {
+            Built::Standard(cc) | Built::Detector(cc, _) => cc.as_mut(),
+            Built::Own(cc) => cc.as_mut(),
+        }
+    }
+    /// The name of the detector (`standard` for the receiver's default).
+    pub fn loss_detector_name(&self) -> &'static str {
+        match self {
+            Built::Standard(_) => crate::recovery::StandardLoss::NAME,
+            Built::Detector(_, d) => d.name(),
+            Built::Own(cc) => LossDetector::name(cc.as_ref()),
+        }
+    }
+    /// Whether the controller is its own loss detector.
+    pub fn owns_loss_detection(&self) -> bool {
+        matches!(self, Built::Own(_))
     }
 }
 

@@ -7,8 +7,8 @@
 
 use core::time::Duration;
 
-use super::{CcParams, CongestionEvent, LossDetector, aggregation_count};
-use crate::receiver::UnitTimers;
+use super::{Built, CcParams, CongestionEvent, Controller, aggregation_count};
+use crate::recovery::NdngetTimers;
 
 /// The window state of an ndnget pipeline. See the module docs.
 #[derive(Debug)]
@@ -62,9 +62,9 @@ impl Pipeline {
         e.first_in_window || disable_cwa
     }
 
-    /// ndnget's per-unit retransmission timers ([`UnitTimers`]) if `rto_only`; otherwise
-    /// none, and the receiver uses seed 000's detection.
-    pub fn loss_detector(rto_only: bool) -> Option<Box<dyn LossDetector>> {
-        rto_only.then(|| Box::new(UnitTimers::new()) as Box<dyn LossDetector>)
+    /// The pipeline `cc` with its loss detection: ndnget's per-unit retransmission timers
+    /// ([`NdngetTimers`]) if `rto_only`; otherwise the receiver's default (Liu et al.'s).
+    pub fn built(cc: Box<dyn Controller>, rto_only: bool) -> Built {
+        if rto_only { Built::Detector(cc, Box::new(NdngetTimers::new())) } else { Built::Standard(cc) }
     }
 }

@@ -39,7 +39,7 @@
 use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, RequestInfo, aggregation_count};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo, aggregation_count};
 use crate::time::Time;
 
 /// Cookie bit marking a re-request (the rest is the request's sequence number).
@@ -77,6 +77,15 @@ impl Keyed for SircConfig {
         key!(gap_weight, Kind::Float { min: 1e-6, max: 1.0 }, "EWMA weight of an inter-data gap sample"),
         key!(gap_gain, Kind::Float { min: 0.1, max: 10.0 }, "requests leave every gap / gap_gain"),
     ];
+}
+
+impl ControllerSpec for SircConfig {
+    fn name(&self) -> &'static str {
+        "sirc"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Sirc::new(self.clone(), params)))
+    }
 }
 
 /// The previous arrival, for gap samples.

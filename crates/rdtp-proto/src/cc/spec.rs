@@ -330,19 +330,19 @@ mod tests {
 
     #[test]
     fn names_and_keys() {
-        assert_eq!(parse("bbr").unwrap(), CcConfig::Bbr(BbrConfig::default()));
-        assert_eq!(parse(" bbr-wifi ").unwrap(), CcConfig::Bbr(BbrConfig::wifi()));
-        assert_eq!(parse("bbrp").unwrap(), CcConfig::Bbr(BbrConfig::bbrp(1.5)));
-        assert_eq!(parse("bbr:probe_gain=1.5").unwrap(), CcConfig::Bbr(BbrConfig::bbrp(1.5)));
-        assert_eq!(parse("bbrp:probe_gain=2").unwrap(), CcConfig::Bbr(BbrConfig::bbrp(2.0)));
-        assert_eq!(parse("fixed:window=32").unwrap(), CcConfig::Fixed(FixedConfig { window: 32 }));
+        assert_eq!(parse("bbr").unwrap(), CcConfig::new(BbrConfig::default()));
+        assert_eq!(parse(" bbr-wifi ").unwrap(), CcConfig::new(BbrConfig::wifi()));
+        assert_eq!(parse("bbrp").unwrap(), CcConfig::new(BbrConfig::bbrp(1.5)));
+        assert_eq!(parse("bbr:probe_gain=1.5").unwrap(), CcConfig::new(BbrConfig::bbrp(1.5)));
+        assert_eq!(parse("bbrp:probe_gain=2").unwrap(), CcConfig::new(BbrConfig::bbrp(2.0)));
+        assert_eq!(parse("fixed:window=32").unwrap(), CcConfig::new(FixedConfig { window: 32 }));
         assert_eq!(
             parse("aimd: beta = 0.7 , disable_cwa=true,init_ssthresh=inf").unwrap(),
-            CcConfig::Aimd(AimdConfig { beta: 0.7, disable_cwa: true, ..AimdConfig::default() })
+            CcConfig::new(AimdConfig { beta: 0.7, disable_cwa: true, ..AimdConfig::default() })
         );
         assert_eq!(
             parse("bbr:init_cwnd=20,probe_rtt=false,lt_bw=false,wifi=true").unwrap(),
-            CcConfig::Bbr(BbrConfig { init_cwnd: 20, probe_rtt: false, lt_bw: false, ..BbrConfig::wifi() })
+            CcConfig::new(BbrConfig { init_cwnd: 20, probe_rtt: false, lt_bw: false, ..BbrConfig::wifi() })
         );
     }
 
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(with_legacy_options("bbrp", None, Some(2.0)), "bbrp:probe_gain=2.0");
         assert_eq!(with_legacy_options("bbr:wifi=true", None, Some(1.5)), "bbr:wifi=true,probe_gain=1.5");
         assert_eq!(with_legacy_options("aimd", None, None), "aimd");
-        assert_eq!(parse(&with_legacy_options("bbrp", None, Some(2.0))).unwrap(), CcConfig::Bbr(BbrConfig::bbrp(2.0)));
+        assert_eq!(parse(&with_legacy_options("bbrp", None, Some(2.0))).unwrap(), CcConfig::new(BbrConfig::bbrp(2.0)));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 
 use core::time::Duration;
 
-use super::rtt::RtoConfig;
 use crate::cc::CcConfig;
+use crate::recovery::RtoConfig;
 use crate::wire::DEFAULT_UNIT;
 
 /// Everything that shapes a receiver. `Default` gives seed 000's settings.

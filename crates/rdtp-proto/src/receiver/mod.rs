@@ -41,10 +41,10 @@
 //!
 //! # Parts
 //!
-//! The receiver keeps the per-*object* state — target and resolution, the [`window`] of unit
+//! The receiver keeps the per-*object* state — target and resolution, the [`crate::recovery::window`] of unit
 //! records, reassembly and verification, the receive window, tags and nonces — and one
 //! [`Path`]: the congestion state towards the network (controller, RTT estimator, delivery
-//! rate sampler, pacer, [`loss`] detector, recovery state). Controllers plug into the path
+//! rate sampler, pacer, [`crate::recovery::loss`] detector, recovery state). Controllers plug into the path
 //! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
 //! may own the loss detector, keep data per request (a cookie) and keep state per source
 //! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
@@ -54,24 +54,17 @@
 //! of blocks to its bad ones, in the private `reassembly` module.
 
 mod config;
-pub mod loss;
 pub mod pacer;
-pub mod rate;
 mod reassembly;
-mod recovery;
 pub mod refusals;
-pub mod rtt;
 pub mod sources;
 mod stats;
-pub mod unit_timers;
-pub mod window;
 
+/// The type of [`ReceiverConfig::rto`], named where receivers are configured.
+pub use crate::recovery::RtoConfig;
 pub use config::ReceiverConfig;
-pub use loss::{LossCtx, LossDetector, StandardLoss};
-pub use rtt::{RtoConfig, RttEstimator};
 pub use sources::{SourceStats, Sources};
 pub use stats::Stats;
-pub use unit_timers::UnitTimers;
 
 use std::collections::VecDeque;
 
@@ -80,9 +73,16 @@ use core::time::Duration;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
-use crate::cc::{AckSample, Annotated, CaState, CcParams, CongestionEvent, Controller, LossKind, RequestInfo};
+use crate::cc::{
+    AckSample, Annotated, Built, CaState, CcParams, CongestionEvent, Controller, LossKind, OwnLoss, RequestInfo,
+};
 use crate::eid::Eid;
 use crate::node::{NodeId, ServedBy};
+use crate::recovery::loss_window::LossWindow;
+use crate::recovery::window::PREV_TAGS;
+use crate::recovery::{
+    LossCtx, LossDetector, LossView, RateSampler, RttEstimator, StandardLoss, UnitRecord, UnitState, Window,
+};
 use crate::time::Time;
 use crate::wire::annotation::{Annotation, MAX_ANNOTATIONS, MAX_ANTICIPATED_UNITS, write_anticipated};
 use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
@@ -91,11 +91,8 @@ use crate::wire::{
     ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
-use rate::RateSampler;
 use reassembly::Reassembly;
-use recovery::LossWindow;
 use refusals::{BusyBackoff, Suspicion};
-use window::{PREV_TAGS, UnitRecord, UnitState, Window};
 
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
@@ -280,14 +277,55 @@ struct Transfer {
     bad_counts: std::collections::BTreeMap<u64, (u32, u32)>,
 }
 
+/// The controller and the loss detector of a path: separate, or one object.
+#[derive(Debug)]
+enum Control {
+    Split { cc: Box<dyn Controller>, loss: Box<dyn LossDetector> },
+    Own(Box<dyn OwnLoss>),
+}
+
+impl Control {
+    /// The controller and its loss detection as built, the default detector filled in.
+    fn new(built: Built, reorder_threshold: u32) -> Self {
+        match built {
+            Built::Standard(cc) => Control::Split { cc, loss: Box::new(StandardLoss::new(reorder_threshold)) },
+            Built::Detector(cc, loss) => Control::Split { cc, loss },
+            Built::Own(cc) => Control::Own(cc),
+        }
+    }
+    fn cc(&self) -> &dyn Controller {
+        match self {
+            Control::Split { cc, .. } => cc.as_ref(),
+            Control::Own(cc) => cc.as_ref(),
+        }
+    }
+    fn cc_mut(&mut self) -> &mut dyn Controller {
+        match self {
+            Control::Split { cc, .. } => cc.as_mut(),
+            Control::Own(cc) => cc.as_mut(),
+        }
+    }
+    fn loss(&self) -> &dyn LossDetector {
+        match self {
+            Control::Split { loss, .. } => loss.as_ref(),
+            Control::Own(cc) => cc.as_ref(),
+        }
+    }
+    fn loss_mut(&mut self) -> &mut dyn LossDetector {
+        match self {
+            Control::Split { loss, .. } => loss.as_mut(),
+            Control::Own(cc) => cc.as_mut(),
+        }
+    }
+}
+
 /// The congestion state towards the network: what a controller and a loss detector need.
 /// One per receiver today; a receiver keeping several (one per source, as seed 003's CCTCP
 /// does) would hold one per expected source.
 #[derive(Debug)]
 pub struct Path {
-    cc: Box<dyn Controller>,
-    /// The loss detector, unless the controller is its own ([`Controller::own_loss_detector`]).
-    loss: Option<Box<dyn LossDetector>>,
+    /// The controller and its loss detector (as its spec built them, [`Built`]).
+    control: Control,
     rtt: RttEstimator,
     rate: RateSampler,
     pacer: Pacer,
@@ -304,27 +342,11 @@ pub struct Path {
     lost_total: u64,
 }
 
-/// The loss detector of a path, from its fields (so that the estimator stays borrowable).
-fn detector<'a>(
-    cc: &'a mut Box<dyn Controller>,
-    loss: &'a mut Option<Box<dyn LossDetector>>,
-) -> &'a mut dyn LossDetector {
-    match loss {
-        Some(l) => l.as_mut(),
-        None => cc.own_loss_detector().expect("a controller without a detector has its own"),
-    }
-}
-
 impl Path {
     fn new(cfg: &ReceiverConfig) -> Self {
-        let mut cc = cfg.cc.build(CcParams { unit: cfg.unit, max_aggregation: cfg.max_aggregation, seed: cfg.seed });
-        let loss = match cc.own_loss_detector() {
-            Some(_) => None,
-            None => Some(cc.loss_detector().unwrap_or_else(|| Box::new(StandardLoss::new(cfg.reorder_threshold)))),
-        };
+        let built = cfg.cc.build(CcParams { unit: cfg.unit, max_aggregation: cfg.max_aggregation, seed: cfg.seed });
         Path {
-            cc,
-            loss,
+            control: Control::new(built, cfg.reorder_threshold),
             rtt: RttEstimator::new(cfg.rto),
             rate: RateSampler::default(),
             pacer: Pacer::new(cfg.pacing_credit),
@@ -339,14 +361,30 @@ impl Path {
 
     /// The controller.
     pub fn controller(&self) -> &dyn Controller {
-        self.cc.as_ref()
+        self.control.cc()
+    }
+    fn cc(&self) -> &dyn Controller {
+        self.control.cc()
+    }
+    fn cc_mut(&mut self) -> &mut dyn Controller {
+        self.control.cc_mut()
     }
     /// The loss detector.
     pub fn loss_detector(&self) -> &dyn LossDetector {
-        match &self.loss {
-            Some(l) => l.as_ref(),
-            None => self.cc.own_loss_detector_ref().expect("a controller without a detector has its own"),
-        }
+        self.control.loss()
+    }
+    /// What the loss detector may read when asked: the estimator and the controller's
+    /// threshold as they are now.
+    fn loss_view(&self) -> LossView<'_> {
+        LossView { rtt: &self.rtt, threshold: self.cc().loss_threshold() }
+    }
+    /// When the loss detector must next run ([`LossDetector::deadline`]).
+    pub fn loss_deadline(&self) -> Option<Time> {
+        self.control.loss().deadline(&self.loss_view())
+    }
+    /// The loss detector's retransmission timeout, if it has one ([`LossDetector::rto`]).
+    pub fn rto(&self) -> Option<Duration> {
+        self.control.loss().rto(&self.loss_view())
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -355,13 +393,13 @@ impl Path {
 
     /// Whether a request may leave at `now` as far as pacing goes.
     fn release_ready(&self, now: Time) -> bool {
-        self.pacer.ready(now) && self.cc.release_time().is_none_or(|t| now >= t)
+        self.pacer.ready(now) && self.cc().release_time().is_none_or(|t| now >= t)
     }
 
     /// The earliest instant pacing lets the next request leave.
     fn next_release(&self) -> Time {
         let p = self.pacer.next_send();
-        self.cc.release_time().map_or(p, |t| t.max(p))
+        self.cc().release_time().map_or(p, |t| t.max(p))
     }
 }
 
@@ -491,7 +529,7 @@ impl Receiver {
     /// whether it starts from that rate; false leaves its normal start (also once
     /// requesting has begun).
     pub fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
-        self.path.cc.informed_start(now, bytes_per_sec)
+        self.path.cc_mut().informed_start(now, bytes_per_sec)
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -527,7 +565,7 @@ impl Receiver {
 
     /// The controller's current knobs.
     pub fn cc_snapshot(&self, now: Time) -> CcSnapshot {
-        let cc = &self.path.cc;
+        let cc = self.path.control.cc();
         CcSnapshot {
             time: now,
             cwnd: cc.cwnd(),
@@ -565,7 +603,7 @@ impl Receiver {
             Phase::Finished | Phase::Failed(_) => None,
             Phase::Resolving { next_try, .. } => Some((*next_try).min(self.idle_deadline())),
             Phase::Transferring => {
-                let mut t = self.path.loss_detector().deadline();
+                let mut t = self.path.loss_deadline();
                 if self.waiting_for_server() {
                     t = Some(t.map_or(self.idle_deadline(), |x| x.min(self.idle_deadline())));
                 }
@@ -615,7 +653,7 @@ impl Receiver {
             self.fail_refused();
             return;
         }
-        if self.path.loss_detector().deadline().is_some_and(|d| now >= d) {
+        if self.path.loss_deadline().is_some_and(|d| now >= d) {
             self.on_loss_timer(now);
         }
     }
@@ -684,7 +722,7 @@ impl Receiver {
 
     fn window_quota(&self) -> u64 {
         let p = &self.path;
-        if p.cc.cwnd_limits() { p.loss_window.limit(p.cc.cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
+        if p.cc().cwnd_limits() { p.loss_window.limit(p.cc().cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.
@@ -704,7 +742,7 @@ impl Receiver {
     fn admit_time(&self) -> Option<Time> {
         let t = self.transfer.as_ref()?;
         let next = t.window.first_lost().or_else(|| (self.new_units_allowed() > 0).then(|| t.window.next()))?;
-        self.path.cc.admit(next)
+        self.path.cc().admit(next)
     }
 
     fn has_sendable(&self) -> bool {
@@ -803,7 +841,7 @@ impl Receiver {
                 t.window.refuse(u);
             }
             if t.window.inflight() == 0 {
-                detector(&mut self.path.cc, &mut self.path.loss).reset(); // nothing outstanding: no timer
+                self.path.control.loss_mut().reset(); // nothing outstanding: no timer
             }
         }
         self.stats.retries += 1;
@@ -899,7 +937,7 @@ impl Receiver {
             t.window.refuse(u);
         }
         if t.window.inflight() == 0 {
-            detector(&mut self.path.cc, &mut self.path.loss).reset(); // nothing outstanding: no timer
+            self.path.control.loss_mut().reset(); // nothing outstanding: no timer
         }
     }
 
@@ -969,7 +1007,7 @@ impl Receiver {
 
     fn fail(&mut self, e: FetchError) {
         self.phase = Phase::Failed(e.clone());
-        detector(&mut self.path.cc, &mut self.path.loss).reset();
+        self.path.control.loss_mut().reset();
         if let Some(t) = self.transfer.as_mut() {
             t.window.clear();
         }
@@ -978,7 +1016,7 @@ impl Receiver {
 
     fn finish(&mut self, now: Time) {
         self.stats.finished = Some(now);
-        detector(&mut self.path.cc, &mut self.path.loss).reset();
+        self.path.control.loss_mut().reset();
         let Some(t) = self.transfer.as_mut() else { return };
         t.window.clear();
         self.phase = Phase::Finished;
@@ -1004,15 +1042,15 @@ impl Receiver {
         if first_in_window {
             p.last_reduction_point = Some(next);
         }
-        let before = p.cc.cwnd();
-        p.cc.on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
-        if kind == LossKind::Timeout && !p.cc.controls_recovery() {
+        let before = p.cc().cwnd();
+        p.cc_mut().on_congestion(&CongestionEvent { now, kind, inflight, first_in_window });
+        if kind == LossKind::Timeout && !p.cc().controls_recovery() {
             p.loss_window.on_timeout(inflight);
         }
-        if p.cc.retime_pacing() {
-            p.pacer.retime(p.cc.pacing_rate());
+        if p.cc().retime_pacing() {
+            p.pacer.retime(p.cc().pacing_rate());
         }
-        if kind == LossKind::Timeout && p.cc.cwnd() < before {
+        if kind == LossKind::Timeout && p.cc().cwnd() < before {
             self.stats.timeout_window_decreases += 1;
         }
     }
@@ -1022,8 +1060,9 @@ impl Receiver {
         let Some(t) = self.transfer.as_mut() else { return };
         self.lost_scratch.clear();
         let p = &mut self.path;
-        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        let Some(kind) = detector(&mut p.cc, &mut p.loss).on_timeout(&mut ctx) else { return };
+        let threshold = p.cc().loss_threshold();
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch, threshold };
+        let Some(kind) = p.control.loss_mut().on_timeout(&mut ctx) else { return };
         if kind == LossKind::Timeout {
             self.stats.timeouts += 1;
         }
@@ -1122,7 +1161,7 @@ impl Receiver {
                     rtt: r,
                     srtt: p.rtt.srtt().unwrap_or(r),
                     rttvar: p.rtt.rttvar(),
-                    rto: p.loss_detector().rto(&p.rtt).unwrap_or_default(),
+                    rto: p.rto().unwrap_or_default(),
                 }));
             }
         }
@@ -1141,12 +1180,13 @@ impl Receiver {
 
         // Loss detection: fast re-request (§3.4) and the timer restart (§3.3) by default.
         self.lost_scratch.clear();
-        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        detector(&mut p.cc, &mut p.loss).on_arrival(&mut ctx, &arrival, in_order);
+        let threshold = p.cc().loss_threshold();
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch, threshold };
+        p.control.loss_mut().on_arrival(&mut ctx, &arrival, in_order);
         // Seed 003 §II-A: what the caches on the way said about the units the request
         // anticipated — only if this Data carries that very request's annotations.
-        if p.cc.anticipation() > 0 && d.tag == rec.tag && d.options.request_nonce() == Some(rec.nonce) {
-            report_annotations(p.cc.as_mut(), now, u, rec.sent_at, source, d, unit);
+        if p.cc().anticipation() > 0 && d.tag == rec.tag && d.options.request_nonce() == Some(rec.nonce) {
+            report_annotations(p.cc_mut(), now, u, rec.sent_at, source, d, unit);
         }
         let losses = self.lost_scratch.len() as u64;
         if losses > 0 {
@@ -1168,7 +1208,7 @@ impl Receiver {
         let inflight = t.window.inflight();
         let complete = t.reasm.is_complete();
 
-        p.cc.on_ack(&AckSample {
+        p.control.cc_mut().on_ack(&AckSample {
             now,
             unit: u,
             source,
@@ -1184,11 +1224,11 @@ impl Receiver {
             inflight,
             ca_state: p.ca_state,
         });
-        p.loss_window.on_arrival(p.cc.cwnd());
-        if p.cc.retime_pacing() {
-            p.pacer.retime(p.cc.pacing_rate());
+        p.loss_window.on_arrival(p.cc().cwnd());
+        if p.cc().retime_pacing() {
+            p.pacer.retime(p.cc().pacing_rate());
         }
-        if p.cc.wants_app_limited() {
+        if p.cc().wants_app_limited() {
             p.rate.mark_app_limited(inflight);
         }
         self.on_verdict(verdict);
@@ -1298,7 +1338,7 @@ impl Receiver {
     }
 
     fn proof_rto(&self) -> Duration {
-        self.path.loss_detector().rto(&self.path.rtt).unwrap_or(self.cfg.rto.initial)
+        self.path.rto().unwrap_or(self.cfg.rto.initial)
     }
 
     /// Send the next due proof request, if any (not paced or window-limited: it is small
@@ -1392,7 +1432,7 @@ impl Receiver {
         // many units as the window and the server allow, or the spacing would cap the rate
         // at one aggregation's worth per hold.
         let aggregation = u64::from(
-            if self.busy.backing_off() { self.cfg.max_aggregation } else { self.path.cc.aggregation() }.max(1),
+            if self.busy.backing_off() { self.cfg.max_aggregation } else { self.path.cc().aggregation() }.max(1),
         );
         let n = aggregation.min(quota).min(per_request);
         let inflight_before = self.inflight();
@@ -1404,7 +1444,7 @@ impl Receiver {
         // when no new unit may be asked for.
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
-        let new_first = self.path.cc.new_units_first();
+        let new_first = self.path.cc().new_units_first();
         let new_allowed = self.new_units_allowed();
         let t = self.transfer.as_mut()?;
         if !new_first || new_allowed == 0 {
@@ -1459,7 +1499,7 @@ impl Receiver {
         // Seed 003 §II-A: the units this receiver will ask for next, for caches to annotate.
         let after = t.window.next().max(units_sent.last().map_or(0, |u| u + 1));
         let ahead =
-            u64::from(self.path.cc.anticipation()).min(MAX_ANTICIPATED_UNITS).min(t.units.saturating_sub(after));
+            u64::from(self.path.cc().anticipation()).min(MAX_ANTICIPATED_UNITS).min(t.units.saturating_sub(after));
         if ahead > 0 {
             let list = ByteRange::new(after * unit, (ahead * unit) as u32);
             opt_len += write_anticipated(&mut opts[opt_len..], &[list]);
@@ -1481,8 +1521,8 @@ impl Receiver {
 
         // Record the request in the window.
         let p = &mut self.path;
-        p.cc.on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
-        let cookie = p.cc.on_request(&RequestInfo { now, units: units_sent, retransmission });
+        p.cc_mut().on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
+        let cookie = p.cc_mut().on_request(&RequestInfo { now, units: units_sent, retransmission });
         let req_id = self.next_req_id;
         self.next_req_id += 1;
         let mut first_sends = 0;
@@ -1520,8 +1560,9 @@ impl Receiver {
             }
         }
         self.lost_scratch.clear();
-        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch };
-        detector(&mut p.cc, &mut p.loss).on_request(&mut ctx, units_sent, retransmission);
+        let threshold = p.cc().loss_threshold();
+        let mut ctx = LossCtx { now, window: &mut t.window, rtt: &mut p.rtt, lost: &mut self.lost_scratch, threshold };
+        p.control.loss_mut().on_request(&mut ctx, units_sent, retransmission);
         if self.cfg.trace {
             self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
@@ -1532,7 +1573,7 @@ impl Receiver {
         if retransmission {
             self.stats.units_rerequested += count - first_sends;
         }
-        p.pacer.on_send(now, count * unit, p.cc.pacing_rate());
+        p.pacer.on_send(now, count * unit, p.cc().pacing_rate());
         self.busy.on_sent(now);
         self.emit_snapshot(now);
         Some(len)

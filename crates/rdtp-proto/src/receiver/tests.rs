@@ -5,6 +5,8 @@ use core::time::Duration;
 
 use super::*;
 use crate::cc::CcConfig;
+use crate::cc::registry::{CONTROLLERS, Entry};
+use crate::recovery::BbrCdLoss;
 use crate::server::{Catalog, MemoryCatalog, Server};
 
 /// The receiver's address as the server sees it.
@@ -100,7 +102,7 @@ impl Pipe {
             }
             // Seed 000 §3.3: the retransmission timer runs whenever units are outstanding.
             assert!(
-                self.rx.inflight() == 0 || self.rx.path().loss_detector().deadline().is_some(),
+                self.rx.inflight() == 0 || self.rx.path().loss_deadline().is_some(),
                 "{} units in flight at {:?} but no retransmission timer",
                 self.rx.inflight(),
                 self.now
@@ -479,8 +481,8 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
     // takes no sample from a unit asked for again: here, where each of 200 new units is
     // lost once, the timer backs off past the 10 s idle timeout before the losses end.
     // `seed003_controllers_rerequest_one_unit_at_a_time_after_expiries` is their test.
-    let own_timers = ["bbr-cd", "cctcp", "cctcp-single", "icp"];
-    for &cc in CcConfig::NAMES.iter().filter(|n| !own_timers.contains(n)) {
+    let per_unit = |e: &&Entry| e.owns_loss_detection() || e.loss_detector() == BbrCdLoss::NAME;
+    for cc in CONTROLLERS.iter().filter(|e| !per_unit(e)).map(|e| e.name) {
         let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
         // Let the window open, then lose everything outstanding once.
         let mut got = p.run(Duration::from_millis(60));
@@ -524,7 +526,7 @@ fn after_a_timeout_every_controller_rerequests_from_a_window_of_inflight_plus_on
 #[test]
 fn seed003_controllers_rerequest_one_unit_at_a_time_after_expiries() {
     let data = content(1_000_000);
-    for cc in ["cctcp", "cctcp-single", "icp"] {
+    for cc in CONTROLLERS.iter().filter(|e| e.owns_loss_detection()).map(|e| e.name) {
         let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { trace: true, ..cfg(cc) });
         let mut got = p.run(Duration::from_millis(60));
         let requested: Vec<u64> = std::iter::from_fn(|| p.rx.poll_event())

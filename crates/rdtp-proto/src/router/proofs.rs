@@ -30,7 +30,7 @@ use core::time::Duration;
 
 use super::expiring::ExpiringMap;
 use crate::eid::Eid;
-use crate::receiver::rtt::{RtoConfig, RttEstimator};
+use crate::recovery::{RtoConfig, RttEstimator};
 use crate::time::Time;
 
 /// Most attempts per block (the first and five more).

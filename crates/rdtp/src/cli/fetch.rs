@@ -195,7 +195,7 @@ fn controller_spec(a: &Args) -> Result<String> {
 /// 0036bef (60 MB, `--cc fixed`): 0 re-requests up to 6 000 units, 4.7 % at 10 000, 34 % at
 /// 16 000, 58 % at 4 294 967 295; cut to 5 698, none.
 fn useful_window(cc: CcConfig, unit: u16, recv_window: u64) -> (CcConfig, Option<String>) {
-    let CcConfig::Fixed(f) = &cc else { return (cc, None) };
+    let Some(f) = cc.get::<FixedConfig>() else { return (cc, None) };
     let window = u64::from(f.window);
     // The receiver never has more than the receive window requested and unread
     // (`Receiver`, at least two 16 KiB blocks).
@@ -219,7 +219,7 @@ fn useful_window(cc: CcConfig, unit: u16, recv_window: u64) -> (CcConfig, Option
         )
     };
     let used = FixedConfig { window: most as u32 };
-    (CcConfig::Fixed(used), Some(format!("--window {window} cut to {most} units: {why}")))
+    (CcConfig::new(used), Some(format!("--window {window} cut to {most} units: {why}")))
 }
 
 /// ndnget's pipeline options as keys of the spec: `--init-cwnd` is any controller's
@@ -447,7 +447,7 @@ mod tests {
         // The spec then parses as usual: bbr's init_cwnd is an integer.
         assert!(cc_config("bbr:init_cwnd=1.5", None, None).is_err());
         assert!(matches!(cc_config("cubic:init_cwnd=1,beta=0.8", None, None),
-            Ok(rdtp_proto::cc::CcConfig::Cubic(c)) if c.beta == 0.8 && c.init_cwnd == 1.0));
+            Ok(c) if c.get::<rdtp_proto::cc::cubic::CubicConfig>().is_some_and(|c| c.beta == 0.8 && c.init_cwnd == 1.0)));
     }
 
     fn args(argv: &[&str]) -> Args {
@@ -478,7 +478,9 @@ mod tests {
         // With an explicit other controller, --window is still refused.
         let spec = controller_spec(&args(&["--cc", "bbr", "--window", "3"])).unwrap();
         assert_eq!(cc_config(&spec, Some(3), None).unwrap_err().exit_code(), 2);
-        assert!(matches!(cc_config("fixed", Some(32), None), Ok(CcConfig::Fixed(f)) if f.window == 32));
+        assert!(
+            matches!(cc_config("fixed", Some(32), None), Ok(c) if c.get::<FixedConfig>().is_some_and(|f| f.window == 32))
+        );
     }
 
     /// Issue 23 item 15: `--cc fixed --window 4294967295` ran at 74 % re-requests without a
@@ -486,7 +488,7 @@ mod tests {
     /// it, with a warning saying why.
     #[test]
     fn absurd_fixed_windows_are_cut_and_warned_about() {
-        let fixed = |w| CcConfig::Fixed(FixedConfig { window: w });
+        let fixed = |w| CcConfig::new(FixedConfig { window: w });
         let (cc, w) = useful_window(fixed(u32::MAX), 1402, 64 << 20);
         assert_eq!(cc, fixed(5698));
         let w = w.expect("a warning");

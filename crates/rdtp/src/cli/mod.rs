@@ -194,18 +194,26 @@ impl ValidationArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rdtp_proto::cc::bbr::BbrConfig;
+    use rdtp_proto::cc::fixed::FixedConfig;
 
     #[test]
     fn probe_gain_only_for_bbr_family() {
-        assert!(matches!(cc_config("bbrp", None, Some(2.0)), Ok(CcConfig::Bbr(b)) if b.probe_bw_gain == 2.0));
-        assert!(matches!(cc_config("bbrp", None, None), Ok(CcConfig::Bbr(b)) if b.probe_bw_gain == 1.5));
+        assert!(
+            matches!(cc_config("bbrp", None, Some(2.0)), Ok(c) if c.get::<BbrConfig>().is_some_and(|b| b.probe_bw_gain == 2.0))
+        );
+        assert!(
+            matches!(cc_config("bbrp", None, None), Ok(c) if c.get::<BbrConfig>().is_some_and(|b| b.probe_bw_gain == 1.5))
+        );
         assert!(cc_config("aimd", None, Some(2.0)).is_err());
         assert!(cc_config("bbr", None, Some(0.5)).is_err());
     }
 
     #[test]
     fn window_only_for_fixed() {
-        assert!(matches!(cc_config("fixed", Some(10), None), Ok(CcConfig::Fixed(f)) if f.window == 10));
+        assert!(
+            matches!(cc_config("fixed", Some(10), None), Ok(c) if c.get::<FixedConfig>().is_some_and(|f| f.window == 10))
+        );
         assert_eq!(cc_config("bbr", Some(10), None).unwrap_err().exit_code(), 2);
         assert_eq!(cc_config("fixed", Some(0), None).unwrap_err().exit_code(), 2);
         assert!(cc_config("aimd", None, None).is_ok());

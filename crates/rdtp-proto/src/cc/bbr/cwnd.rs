@@ -55,7 +55,7 @@ impl Bbr {
         if state == CaState::Recovery && prev != CaState::Recovery {
             // First round of Recovery: send one unit per unit delivered.
             self.packet_conservation = true;
-            self.next_rtt_delivered = rs.delivered; // start the round now
+            self.rounds.restart(rs.delivered); // start the round now
             cwnd = rs.inflight + rs.acked;
         } else if prev >= CaState::Recovery && state < CaState::Recovery {
             // Leaving recovery: restore the window saved when it started.
@@ -75,7 +75,7 @@ impl Bbr {
             let (mut cwnd, conserving) = self.recover_or_restore(rs);
             if !conserving {
                 let target = self.quantization_budget(self.bdp(bw, gain));
-                if self.full_bw_reached {
+                if self.full_pipe.is_full() {
                     cwnd = (cwnd + rs.acked).min(target);
                 } else if cwnd < target || rs.delivered < self.cfg.init_cwnd {
                     cwnd += rs.acked;
@@ -98,8 +98,8 @@ impl Bbr {
             // treat the timeout as the end of a round and restart full-pipe detection.
             self.cwnd = e.inflight + 1;
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0.0;
-            self.round_start = true;
+            self.full_pipe.forget_bw();
+            self.rounds.mark_start();
             self.lt_bw_on_timeout(e.now);
         }
     }

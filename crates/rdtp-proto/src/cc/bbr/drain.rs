@@ -11,7 +11,7 @@ pub(super) const GAINS: (f64, f64) = (DRAIN_GAIN, HIGH_GAIN);
 
 impl Bbr {
     pub(super) fn check_drain(&mut self, rs: &AckSample) {
-        if self.state == State::Startup && self.full_bw_reached {
+        if self.state == State::Startup && self.full_pipe.is_full() {
             self.transition_to(State::Drain);
         }
         // Fall through: in-flight may already be small enough.

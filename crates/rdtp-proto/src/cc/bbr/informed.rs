@@ -16,9 +16,8 @@ impl Bbr {
             return false;
         }
         let units_per_sec = bytes_per_sec / f64::from(self.params.unit);
-        self.bw.update(self.rtt_cnt, units_per_sec);
-        self.full_bw = units_per_sec;
-        self.full_bw_reached = true;
+        self.bw.update(self.rounds.count(), units_per_sec);
+        self.full_pipe.set_full(units_per_sec);
         self.enter_probe_bw(now);
         self.update_gains();
         self.pacing_rate = self.rate_bytes(units_per_sec, self.pacing_gain);

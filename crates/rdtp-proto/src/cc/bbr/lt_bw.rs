@@ -79,7 +79,7 @@ impl Bbr {
             return;
         }
         if self.lt.use_bw {
-            if self.mode() == Mode::ProbeBw && self.round_start {
+            if self.mode() == Mode::ProbeBw && self.rounds.is_start() {
                 self.lt.rounds += 1;
                 if self.lt.rounds >= LT_BW_MAX_ROUNDS {
                     self.lt_reset(rs.now);
@@ -100,7 +100,7 @@ impl Bbr {
             self.lt_reset(rs.now);
             return;
         }
-        if self.round_start {
+        if self.rounds.is_start() {
             self.lt.rounds += 1;
         }
         if self.lt.rounds < LT_INTERVAL_MIN_ROUNDS {

@@ -31,9 +31,10 @@ use core::time::Duration;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::bbr_common::{FullPipe, RoundCounter};
 use super::spec::{Key, Keyed, Kind, key};
 use super::windowed_filter::{Max, Min, WindowedFilter};
-use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, aggregation_count};
+use super::{AckSample, Built, CaState, CcParams, CongestionEvent, Controller, ControllerSpec, aggregation_count};
 use crate::time::Time;
 use lt_bw::{LtBw, LtInput};
 use state::BbrState;
@@ -45,8 +46,7 @@ pub use probe_bw::CWND_GAIN;
 pub use startup::HIGH_GAIN;
 pub use state::Mode;
 
-/// Pace 1 % below the estimate to keep the bottleneck queue small.
-pub const PACING_MARGIN: f64 = 0.99;
+pub use super::bbr_common::PACING_MARGIN;
 /// Bandwidth filter window, in rounds (Linux: CYCLE_LEN + 2).
 pub const BW_WINDOW_ROUNDS: u64 = 10;
 
@@ -98,6 +98,15 @@ impl Keyed for BbrConfig {
     ];
 }
 
+impl ControllerSpec for BbrConfig {
+    fn name(&self) -> &'static str {
+        BbrConfig::name(self)
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Bbr::new(self.clone(), params)))
+    }
+}
+
 impl BbrConfig {
     /// The name the receiver reports: `bbr-wifi` with the WiFi changes, else `bbrp` with a
     /// probing gain other than 1.25, else `bbr-orig` with an initial window of 1, else `bbr`.
@@ -146,9 +155,8 @@ pub struct Bbr {
     cwnd_gain: f64,
     /// Max delivery rate (units/s) over the last 10 rounds.
     bw: BwFilter,
-    rtt_cnt: u64,
-    next_rtt_delivered: u64,
-    round_start: bool,
+    /// Packet-timed rounds (Linux `rtt_cnt`, `next_rtt_delivered`, `round_start`).
+    rounds: RoundCounter,
     min_rtt: MinRttFilter,
     packet_conservation: bool,
     prev_ca_state: CaState,
@@ -157,9 +165,8 @@ pub struct Bbr {
     /// A request has left: the min-RTT filter's clock started then (Linux `bbr_init` stamps
     /// the min RTT at connection start, not at the clock's origin).
     started: bool,
-    full_bw_reached: bool,
-    full_bw: f64,
-    full_bw_cnt: u32,
+    /// Startup's full-pipe check (Linux `full_bw_reached`, `full_bw`, `full_bw_cnt`).
+    full_pipe: FullPipe,
     has_seen_rtt: bool,
     lt: LtBw,
     delivered: u64,
@@ -183,18 +190,14 @@ impl Bbr {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             bw: BwFilter::new(BW_WINDOW_ROUNDS, 0, 0.0),
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            round_start: false,
+            rounds: RoundCounter::default(),
             min_rtt: MinRttFilter::new(probe_rtt::MIN_RTT_WINDOW, Time::ZERO, NO_RTT),
             packet_conservation: false,
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
             idle_restart: false,
             started: false,
-            full_bw_reached: false,
-            full_bw: 0.0,
-            full_bw_cnt: 0,
+            full_pipe: FullPipe::default(),
             has_seen_rtt: false,
             lt: LtBw::default(),
             delivered: 0,
@@ -225,7 +228,7 @@ impl Bbr {
     }
     /// Whether Startup has filled the pipe.
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
+        self.full_pipe.is_full()
     }
     /// Current pacing gain.
     pub fn pacing_gain(&self) -> f64 {
@@ -265,7 +268,7 @@ impl Bbr {
             self.init_pacing_rate(srtt);
         }
         let rate = self.rate_bytes(bw, gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
+        if self.full_pipe.is_full() || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
     }
@@ -277,19 +280,16 @@ impl Bbr {
 
     /// Round counting and the bandwidth filter (Linux `bbr_update_bw`).
     fn update_bw(&mut self, rs: &AckSample) {
-        self.round_start = false;
+        self.rounds.no_round();
         let Some(bw) = rs.rate.units_per_sec() else { return };
-        if rs.rate.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = rs.delivered;
-            self.rtt_cnt += 1;
-            self.round_start = true;
+        if self.rounds.on_sample(rs.rate.prior_delivered, rs.delivered) {
             self.packet_conservation = false;
             self.rtt_avg.on_round_start();
         }
         self.lt_bw_sampling(&LtInput::from(rs));
         // App-limited samples only count if they show at least the current estimate.
         if !rs.rate.is_app_limited || bw >= self.max_bw() {
-            self.bw.update(self.rtt_cnt, bw);
+            self.bw.update(self.rounds.count(), bw);
         }
     }
 
@@ -349,7 +349,7 @@ impl Controller for Bbr {
             match self.mode() {
                 Mode::ProbeBw => {
                     let rate = self.rate_bytes(self.bw(), 1.0);
-                    if self.full_bw_reached || rate > self.pacing_rate {
+                    if self.full_pipe.is_full() || rate > self.pacing_rate {
                         self.pacing_rate = rate;
                     }
                 }

@@ -6,12 +6,11 @@ use core::time::Duration;
 
 use super::{Bbr, State};
 use crate::cc::AckSample;
+use crate::cc::bbr_common::PROBE_RTT_DURATION;
 use crate::time::Time;
 
 /// Window of the min-RTT filter.
 pub(crate) const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
-/// Least time spent at the minimum window in ProbeRTT.
-pub(crate) const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// The minimum window, in units (ProbeRTT's window and BBR's floor).
 pub(crate) const CWND_MIN_TARGET: u64 = 4;
 /// Pacing and window gains in ProbeRTT.
@@ -45,10 +44,10 @@ impl Bbr {
                 None if rs.inflight <= CWND_MIN_TARGET => {
                     p.done_stamp = Some(rs.now + PROBE_RTT_DURATION);
                     p.round_done = false;
-                    self.next_rtt_delivered = rs.delivered;
+                    self.rounds.restart(rs.delivered);
                 }
                 Some(_) => {
-                    if self.round_start {
+                    if self.rounds.is_start() {
                         p.round_done = true;
                     }
                     check_done = p.round_done;
@@ -78,6 +77,6 @@ impl Bbr {
 
     /// Back to ProbeBW if the pipe was filled, else to Startup.
     pub(super) fn reset_mode(&mut self, now: Time) {
-        if self.full_bw_reached { self.enter_probe_bw(now) } else { self.transition_to(State::Startup) }
+        if self.full_pipe.is_full() { self.enter_probe_bw(now) } else { self.transition_to(State::Startup) }
     }
 }

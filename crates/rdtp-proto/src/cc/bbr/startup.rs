@@ -8,25 +8,15 @@ use crate::cc::AckSample;
 pub const HIGH_GAIN: f64 = 2.0 / core::f64::consts::LN_2;
 /// Pacing and window gains in Startup.
 pub(super) const GAINS: (f64, f64) = (HIGH_GAIN, HIGH_GAIN);
-/// Bandwidth must grow by this factor per round to count as still growing.
-pub(crate) const FULL_BW_THRESH: f64 = 1.25;
-/// Rounds without such growth after which the pipe is full.
-pub(crate) const FULL_BW_COUNT: u32 = 3;
 
 impl Bbr {
     /// After 3 non-app-limited rounds in which the max bandwidth grew by < 25 %, estimate
-    /// that Startup filled the pipe.
+    /// that Startup filled the pipe ([`FullPipe`](crate::cc::bbr_common::FullPipe)).
     pub(super) fn check_full_bw_reached(&mut self, rs: &AckSample) {
-        if self.full_bw_reached || !self.round_start || rs.rate.is_app_limited {
+        if self.full_pipe.is_full() || !self.rounds.is_start() || rs.rate.is_app_limited {
             return;
         }
         let max_bw = self.max_bw();
-        if max_bw >= self.full_bw * FULL_BW_THRESH {
-            self.full_bw = max_bw;
-            self.full_bw_cnt = 0;
-            return;
-        }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_COUNT;
+        self.full_pipe.on_round(max_bw);
     }
 }

@@ -175,7 +175,7 @@ impl Bbr3 {
     pub(super) fn on_recovery_state(&mut self, state: CaState) {
         let prev = self.prev_ca_state;
         if state == CaState::Recovery && prev != CaState::Recovery {
-            self.recovery_round = Some(self.round_count);
+            self.recovery_round = Some(self.rounds.count());
         }
         if prev != CaState::Open && state == CaState::Open {
             self.packet_conservation = None;

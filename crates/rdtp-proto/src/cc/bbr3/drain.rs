@@ -15,13 +15,13 @@ pub(super) const MAX_ROUNDS: u64 = 3;
 impl Bbr3 {
     /// `EnterDrain` (§5.3.2).
     pub(super) fn enter_drain(&mut self) {
-        self.transition_to(State::Drain { start_round: self.round_count });
+        self.transition_to(State::Drain { start_round: self.rounds.count() });
     }
 
     /// `CheckDrainDone` (§5.3.2).
     pub(super) fn check_drain_done(&mut self, s: &Sample) {
         let State::Drain { start_round } = self.state else { return };
-        if s.inflight <= self.inflight_with_gain(self.bw, 1.0) || self.round_count > start_round + MAX_ROUNDS {
+        if s.inflight <= self.inflight_with_gain(self.bw, 1.0) || self.rounds.count() > start_round + MAX_ROUNDS {
             self.enter_probe_bw(s.now);
         }
     }

@@ -65,8 +65,9 @@ use core::time::Duration;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::bbr_common::{FullPipe, RoundCounter};
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CaState, CcParams, CongestionEvent, Controller, RequestInfo};
+use super::{AckSample, Built, CaState, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo};
 use crate::time::Time;
 use model::MaxBwFilter;
 use probe_bw::Cycle;
@@ -83,8 +84,8 @@ pub const HEADROOM: f64 = 0.15;
 pub const MIN_PIPE_CWND: u64 = 4;
 /// BBR.DefaultCwndGain: the window gain of every state but ProbeBW_UP and ProbeRTT (§2.6).
 pub const CWND_GAIN: f64 = 2.0;
-/// BBR.PacingMarginPercent: pace 1 % below the estimate (§2.5).
-pub const PACING_MARGIN: f64 = 0.99;
+/// BBR.PacingMarginPercent: pace 1 % below the estimate (§2.5), as the family does.
+pub use super::bbr_common::PACING_MARGIN;
 
 /// `bbr3` parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,6 +111,15 @@ impl Keyed for Bbr3Config {
         ),
         key!(probe_rtt, Kind::Bool, "enter ProbeRTT (½ BDP) when no lower RTT was seen for 5 s"),
     ];
+}
+
+impl ControllerSpec for Bbr3Config {
+    fn name(&self) -> &'static str {
+        "bbr3"
+    }
+    fn build(&self, params: CcParams) -> Built {
+        Built::Standard(Box::new(Bbr3::new(self.clone(), params)))
+    }
 }
 
 /// What one arrival tells BBR: the draft's rate sample `RS` (§2.3) plus the connection state
@@ -178,9 +188,8 @@ pub struct Bbr3 {
     pending: (u64, bool),
 
     // Rounds (§5.5.1).
-    round_count: u64,
-    round_start: bool,
-    next_round_delivered: u64,
+    /// Packet-timed rounds (BBR.round_count, BBR.round_start, BBR.next_round_delivered).
+    rounds: RoundCounter,
 
     // The model (§2.9–2.10, §5.5).
     max_bw: MaxBwFilter,
@@ -206,9 +215,10 @@ pub struct Bbr3 {
     probe_rtt_expired: bool,
 
     // Startup's full-pipe estimator (§2.13).
-    full_bw: f64,
-    full_bw_count: u32,
-    full_bw_now: bool,
+    /// BBR.full_bw, BBR.full_bw_count, BBR.full_bw_now: reset when ProbeBW_UP starts.
+    full_pipe: FullPipe,
+    /// BBR.full_bw_reached: set once, when Startup fills the pipe (kept apart from
+    /// `full_pipe`, which ProbeBW_UP reuses, on purpose: draft §5.3.1.2).
     full_bw_reached: bool,
 
     // ProbeBW (§2.14).
@@ -241,9 +251,7 @@ impl Bbr3 {
             inflight: 0,
             cwnd_limited_round: None,
             pending: (0, false),
-            round_count: 0,
-            round_start: false,
-            next_round_delivered: 0,
+            rounds: RoundCounter::default(),
             max_bw: MaxBwFilter::default(),
             bw: 0.0,
             bw_lo: f64::INFINITY,
@@ -260,9 +268,7 @@ impl Bbr3 {
             probe_rtt_min_delay: None,
             probe_rtt_min_stamp: Time::ZERO,
             probe_rtt_expired: false,
-            full_bw: 0.0,
-            full_bw_count: 0,
-            full_bw_now: false,
+            full_pipe: FullPipe::default(),
             full_bw_reached: false,
             cycle: Cycle::default(),
             prior_cwnd: 0,
@@ -331,7 +337,7 @@ impl Bbr3 {
 
     /// C.is_cwnd_limited: a request filled the window in this round or the last.
     fn is_cwnd_limited(&self) -> bool {
-        self.cwnd_limited_round.is_some_and(|r| r + 1 >= self.round_count)
+        self.cwnd_limited_round.is_some_and(|r| r + 1 >= self.rounds.count())
     }
 
     /// UpdateModelAndState (§5.2.3).
@@ -375,7 +381,7 @@ impl Controller for Bbr3 {
         }
         self.handle_restart_from_idle(now, inflight, app_limited);
         if inflight + units >= self.cwnd {
-            self.cwnd_limited_round = Some(self.round_count);
+            self.cwnd_limited_round = Some(self.rounds.count());
         }
         self.pending = (inflight + units, app_limited);
     }

@@ -29,18 +29,13 @@ impl MaxBwFilter {
 impl Bbr3 {
     /// `StartRound` (§5.5.1): the round ends when a unit requested after now arrives.
     pub(super) fn start_round(&mut self) {
-        self.next_round_delivered = self.delivered;
+        self.rounds.restart(self.delivered);
     }
 
     /// `UpdateRound` (§5.5.1).
     fn update_round(&mut self, s: &Sample) {
-        if s.prior_delivered >= self.next_round_delivered {
-            self.start_round();
-            self.round_count += 1;
+        if self.rounds.on_sample(s.prior_delivered, self.delivered) {
             self.cycle.rounds_since_probe_up += 1;
-            self.round_start = true;
-        } else {
-            self.round_start = false;
         }
     }
 

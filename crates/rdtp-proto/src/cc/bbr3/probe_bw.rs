@@ -100,7 +100,7 @@ impl Bbr3 {
                 self.is_time_to_probe_bw(s.now);
             }
             // After one round of REFILL, probe.
-            Mode::ProbeBwRefill if self.round_start => {
+            Mode::ProbeBwRefill if self.rounds.is_start() => {
                 self.cycle.is_bw_probe_sample = true;
                 self.start_probe_bw_up(s);
             }
@@ -156,10 +156,10 @@ impl Bbr3 {
     /// not. Returns whether it decided a state transition.
     fn adapt_long_term_model(&mut self, s: &Sample) -> bool {
         let in_probe_bw = self.mode().is_probe_bw();
-        if self.cycle.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.cycle.ack_phase == AckPhase::ProbeStarting && self.rounds.is_start() {
             self.cycle.ack_phase = AckPhase::ProbeFeedback; // samples from the probe arrive
         }
-        if self.cycle.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.cycle.ack_phase == AckPhase::ProbeStopping && self.rounds.is_start() {
             // The probe's samples are over.
             self.cycle.is_bw_probe_sample = false;
             self.cycle.ack_phase = AckPhase::Init;

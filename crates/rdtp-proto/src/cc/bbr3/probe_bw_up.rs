@@ -24,8 +24,7 @@ impl Bbr3 {
         // restarts `cycle_mstamp`; DOWN restarts it again before it is read for probe waits).
         self.cycle.stamp = s.now;
         self.start_round();
-        self.reset_full_bw();
-        self.full_bw = s.delivery_rate;
+        self.full_pipe.reset_to(s.delivery_rate); // ResetFullBW, full_bw = rs.delivery_rate
         self.transition_to(State::ProbeBwUp);
         self.raise_inflight_hi_slope();
     }
@@ -54,9 +53,8 @@ impl Bbr3 {
         }
         if self.is_cwnd_limited() && self.cwnd >= self.inflight_hi {
             // inflight_hi, not the path, limits the bandwidth seen: keep probing.
-            self.reset_full_bw();
-            self.full_bw = s.delivery_rate;
-        } else if self.full_bw_now {
+            self.full_pipe.reset_to(s.delivery_rate); // ResetFullBW, full_bw = rs.delivery_rate
+        } else if self.full_pipe.is_full() {
             return true; // the path's bandwidth is used
         }
         false
@@ -82,7 +80,7 @@ impl Bbr3 {
             c.bw_probe_up_acked -= delta * c.probe_up_acked_per_inc;
             self.inflight_hi = self.inflight_hi.saturating_add(delta);
         }
-        if self.round_start {
+        if self.rounds.is_start() {
             self.raise_inflight_hi_slope();
         }
     }

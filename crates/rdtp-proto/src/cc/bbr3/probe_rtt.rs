@@ -8,14 +8,13 @@ use core::time::Duration;
 use super::probe_bw::AckPhase;
 use super::state::{ProbeRtt, State};
 use super::{Bbr3, MIN_PIPE_CWND, Mode, Sample};
+use crate::cc::bbr_common::PROBE_RTT_DURATION; // BBR.ProbeRTTDuration (§2.16.2)
 use crate::time::Time;
 
 /// BBR.MinRTTFilterLen (§2.9.2).
 pub(super) const MIN_RTT_FILTER_LEN: Duration = Duration::from_secs(10);
 /// BBR.ProbeRTTInterval (§2.16.2): every flow must use 5 s so that flows coordinate.
 pub(super) const PROBE_RTT_INTERVAL: Duration = Duration::from_secs(5);
-/// BBR.ProbeRTTDuration (§2.16.2).
-pub(super) const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// BBR.ProbeRTTCwndGain = 0.5: ProbeRTT holds in-flight at half the BDP (§2.16.2).
 pub(super) const CWND_GAIN: f64 = 0.5;
 /// Pacing and window gains in ProbeRTT (§5.6.1).
@@ -69,7 +68,7 @@ impl Bbr3 {
                 self.start_round();
             }
             Some(_) => {
-                p.round_done |= self.round_start;
+                p.round_done |= self.rounds.is_start();
                 check_done = p.round_done;
             }
             None => {}

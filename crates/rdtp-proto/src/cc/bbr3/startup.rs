@@ -10,10 +10,6 @@ use crate::cc::CaState;
 pub const PACING_GAIN: f64 = 4.0 * core::f64::consts::LN_2;
 /// Startup's window gain: BBR.DefaultCwndGain (§2.6).
 pub const CWND_GAIN: f64 = super::CWND_GAIN;
-/// The delivery rate must grow by this factor per round to count as still growing.
-pub(super) const FULL_BW_THRESH: f64 = 1.25;
-/// Rounds without such growth after which the pipe is full.
-pub(super) const FULL_BW_COUNT: u32 = 3;
 /// BBRStartupFullLossCnt: lossy arrivals ("discontiguous lost ranges") in a round (§5.3.1.3).
 pub(super) const FULL_LOSS_COUNT: u32 = 6;
 
@@ -26,27 +22,14 @@ impl Bbr3 {
         (self.pacing_gain, self.cwnd_gain) = State::Startup.gains();
     }
 
-    /// `ResetFullBW` (§5.3.1.2).
-    pub(super) fn reset_full_bw(&mut self) {
-        self.full_bw = 0.0;
-        self.full_bw_count = 0;
-        self.full_bw_now = false;
-    }
-
     /// `CheckFullBWReached` (§5.3.1.2), in Startup and ProbeBW_UP: at each round start of a
     /// non-application-limited sample, has the delivery rate grown by 25 %?
     pub(super) fn check_full_bw_reached(&mut self, s: &Sample) {
-        if self.full_bw_now || !self.round_start || s.is_app_limited || s.delivery_rate <= 0.0 {
+        if self.full_pipe.is_full() || !self.rounds.is_start() || s.is_app_limited || s.delivery_rate <= 0.0 {
             return;
         }
-        if s.delivery_rate >= self.full_bw * FULL_BW_THRESH {
-            self.reset_full_bw();
-            self.full_bw = s.delivery_rate;
-            return;
-        }
-        self.full_bw_count += 1;
-        self.full_bw_now = self.full_bw_count >= FULL_BW_COUNT;
-        if self.full_bw_now {
+        self.full_pipe.on_round(s.delivery_rate);
+        if self.full_pipe.is_full() {
             self.full_bw_reached = true;
         }
     }
@@ -68,7 +51,7 @@ impl Bbr3 {
             return;
         }
         let full_round_in_recovery =
-            self.prev_ca_state == CaState::Recovery && self.recovery_round.is_some_and(|r| self.round_count > r);
+            self.prev_ca_state == CaState::Recovery && self.recovery_round.is_some_and(|r| self.rounds.count() > r);
         if self.loss_round_start
             && full_round_in_recovery
             && self.loss_events_in_round >= FULL_LOSS_COUNT

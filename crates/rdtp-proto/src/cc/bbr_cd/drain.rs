@@ -12,7 +12,7 @@ pub(super) fn gains(high_gain: f64) -> (f64, f64) {
 impl BbrCd {
     /// Startup filled the pipe: drain; once in-flight ≤ BDP, ProbeBW.
     pub(super) fn check_drain(&mut self, rs: &AckSample) {
-        if self.state == State::Startup && self.full_bw_reached {
+        if self.state == State::Startup && self.full_pipe.is_full() {
             self.transition_to(State::Drain);
         }
         if self.state == State::Drain && (rs.inflight as f64) <= self.est.bdp().unwrap_or(0.0).ceil() {

@@ -4,10 +4,11 @@
 //! * **BDP Estimator** ([`estimator`]): `RTprop` = the *average* RTT over a window
 //!   `W = β × (latest average RTT)` (β = 8), `BtlBw` = the average delivery rate over W, and
 //!   δ = the standard deviation of the RTTs over W (S1 §III-B).
-//! * **Loss Detector** ([`loss`]): a unit requested at T is lost if not received by
+//! * **Loss Detector** ([`crate::recovery::bbr_cd`]): a unit requested at T is lost if not received by
 //!   `T + RTprop + α·δ` (α = 10), instead of seed 000's fast re-request and RFC 6298 timer; it
-//!   is supplied to the receiver through [`Controller::loss_detector`]. A unit's later
-//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`loss`]).
+//!   is built with the controller ([`ControllerSpec::build`]) and reads its threshold from
+//!   [`Controller::loss_threshold`] at every call. A unit's later
+//!   requests wait 2, 4, … thresholds (`backoff`, a choice: S1 is silent on it, see [`crate::recovery::bbr_cd`]).
 //! * **Inflight Controller** ([`state`], one file per state: [`startup`], [`drain`],
 //!   [`probe_bw`], [`probe_rtt`]): `cwnd = cwnd_gain × BtlBw × RTprop + quanta` with
 //!   `quanta` = 3 units (S1 §III-B), gains set by the state; initial window 1 (§III-C a).
@@ -53,7 +54,6 @@
 
 mod drain;
 pub mod estimator;
-pub mod loss;
 mod probe_bw;
 mod probe_rtt;
 mod startup;
@@ -62,11 +62,12 @@ mod state;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
 
+use super::bbr_common::{FullPipe, RoundCounter};
 use super::spec::{Key, Keyed, Kind, key};
-use super::{AckSample, CcParams, CongestionEvent, Controller, LossDetector, RequestInfo, aggregation_count};
+use super::{AckSample, Built, CcParams, CongestionEvent, Controller, ControllerSpec, RequestInfo, aggregation_count};
+use crate::recovery::BbrCdLoss;
 use crate::time::Time;
 use estimator::BdpEstimator;
-use loss::{BbrCdLoss, Threshold};
 use state::State;
 
 pub use crate::cc::bbr::Mode;
@@ -108,7 +109,7 @@ pub struct BbrCdConfig {
     pub new_first: bool,
     /// The first-hop router runs on the receiver's host: its store's units give no samples.
     pub local_cache: bool,
-    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`loss`]; S1 is silent on units
+    /// A unit's k-th request waits 2^(k−1) loss thresholds ([`crate::recovery::bbr_cd`]; S1 is silent on units
     /// lost more than once).
     pub backoff: bool,
 }
@@ -153,6 +154,17 @@ impl Keyed for BbrCdConfig {
     ];
 }
 
+impl ControllerSpec for BbrCdConfig {
+    fn name(&self) -> &'static str {
+        "bbr-cd"
+    }
+    /// BBR-CD with its Loss Detector (S1 Fig. 2), which reads the controller's threshold
+    /// ([`Controller::loss_threshold`]).
+    fn build(&self, params: CcParams) -> Built {
+        Built::Detector(Box::new(BbrCd::new(self.clone(), params)), Box::new(BbrCdLoss::new(self.backoff)))
+    }
+}
+
 /// The BBR-CD controller.
 #[derive(Debug)]
 pub struct BbrCd {
@@ -161,17 +173,14 @@ pub struct BbrCd {
     rng: Pcg32,
     state: State,
     est: BdpEstimator,
-    threshold: Threshold,
-    loss_taken: bool,
+    /// `RTprop + α·δ` for the Loss Detector ([`Controller::loss_threshold`]), once there is one.
+    threshold: Option<core::time::Duration>,
     cwnd: u64,
     /// Bytes per second; `None` until there is a BtlBw.
     pacing_rate: Option<f64>,
     // Round counting (BBR's, by delivered units) for Startup's plateau check.
-    next_round_delivered: u64,
-    round_start: bool,
-    full_bw_reached: bool,
-    full_bw: f64,
-    full_bw_cnt: u32,
+    rounds: RoundCounter,
+    full_pipe: FullPipe,
     last_probe_rtt_exit: Option<Time>,
 }
 
@@ -184,14 +193,10 @@ impl BbrCd {
             cfg,
             params,
             state: State::Startup,
-            threshold: Threshold::default(),
-            loss_taken: false,
+            threshold: None,
             pacing_rate: None,
-            next_round_delivered: 0,
-            round_start: false,
-            full_bw_reached: false,
-            full_bw: 0.0,
-            full_bw_cnt: 0,
+            rounds: RoundCounter::default(),
+            full_pipe: FullPipe::default(),
             last_probe_rtt_exit: None,
         }
     }
@@ -206,18 +211,14 @@ impl BbrCd {
     }
     /// Whether Startup has filled the pipe.
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
-    }
-    /// The loss threshold `RTprop + α·δ`, once there is one.
-    pub fn loss_threshold(&self) -> Option<core::time::Duration> {
-        self.threshold.get()
+        self.full_pipe.is_full()
     }
 
     /// Slide the estimator's window to `now`, publish the loss threshold, check ProbeRTT entry.
     fn refresh(&mut self, now: Time) {
         self.est.update(now);
         if let (Some(rtprop), Some(delta)) = (self.est.rtprop(), self.est.delta()) {
-            self.threshold.set(rtprop + delta.mul_f64(self.cfg.alpha));
+            self.threshold = Some(published(rtprop + delta.mul_f64(self.cfg.alpha)));
         }
         self.check_probe_rtt_entry(now);
     }
@@ -249,12 +250,18 @@ impl BbrCd {
     /// Round counting (Linux `bbr_update_bw`'s): a round ends when a unit requested after the
     /// previous round's end is delivered.
     fn update_round(&mut self, rs: &AckSample) {
-        self.round_start = false;
-        if rs.rate.interval.is_some() && rs.rate.prior_delivered >= self.next_round_delivered {
-            self.next_round_delivered = rs.delivered;
-            self.round_start = true;
+        if rs.rate.interval.is_some() {
+            self.rounds.on_sample(rs.rate.prior_delivered, rs.delivered);
+        } else {
+            self.rounds.no_round();
         }
     }
+}
+
+/// The threshold as the Loss Detector gets it: whole nanoseconds, at least 1 ns (a zero
+/// threshold would read as none), at most `u64::MAX` ns.
+fn published(d: core::time::Duration) -> core::time::Duration {
+    core::time::Duration::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1))
 }
 
 /// S1 §III-B's delivery rate of one data: "the ratio between the amount of data delivered and
@@ -324,12 +331,9 @@ impl Controller for BbrCd {
         self.refresh(e.now);
         self.set_knobs();
     }
-    fn loss_detector(&mut self) -> Option<Box<dyn LossDetector>> {
-        if self.loss_taken {
-            return None;
-        }
-        self.loss_taken = true;
-        Some(Box::new(BbrCdLoss::new(self.threshold.clone(), self.cfg.backoff)))
+    /// The loss threshold `RTprop + α·δ` (S1 §III-B), once there is one.
+    fn loss_threshold(&self) -> Option<core::time::Duration> {
+        self.threshold
     }
     fn new_units_first(&self) -> bool {
         self.cfg.new_first

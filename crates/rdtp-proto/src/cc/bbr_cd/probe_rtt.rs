@@ -57,7 +57,7 @@ impl BbrCd {
         p.samples += 1;
         if p.samples >= self.cfg.min_samples {
             self.last_probe_rtt_exit = Some(now);
-            if self.full_bw_reached {
+            if self.full_pipe.is_full() {
                 self.enter_probe_bw(now);
             } else {
                 self.transition_to(State::Startup);

@@ -14,11 +14,6 @@
 use super::BbrCd;
 use crate::cc::AckSample;
 
-/// Bandwidth must grow by this factor per round to count as still growing (S1: 25 %).
-pub(crate) const FULL_BW_THRESH: f64 = 1.25;
-/// Rounds without such growth after which the pipe is full (S1: three).
-pub(crate) const FULL_BW_COUNT: u32 = 3;
-
 /// `(pacing_gain, cwnd_gain)` in Startup: both `highGain`.
 pub(super) fn gains(high_gain: f64) -> (f64, f64) {
     (high_gain, high_gain)
@@ -28,16 +23,11 @@ impl BbrCd {
     /// At the start of a round (application-limited or not, module docs): is BtlBw still
     /// growing?
     pub(super) fn check_full_bw_reached(&mut self, _rs: &AckSample) {
-        if self.full_bw_reached || !self.round_start {
+        if self.full_pipe.is_full() || !self.rounds.is_start() {
             return;
         }
         let Some(bw) = self.est.btlbw() else { return };
-        if bw >= self.full_bw * FULL_BW_THRESH {
-            self.full_bw = bw;
-            self.full_bw_cnt = 0;
-            return;
-        }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_COUNT;
+        // S1: 25 % growth, three rounds (the family's constants, `bbr_common`).
+        self.full_pipe.on_round(bw);
     }
 }

@@ -92,13 +92,12 @@ fn steady() -> (BbrCd, Script) {
 }
 
 #[test]
-fn starts_with_one_unit_unpaced_and_supplies_its_loss_detector_once() {
+fn starts_with_one_unit_unpaced_and_is_built_with_its_loss_detector() {
     let mut b = BbrCd::new(BbrCdConfig::default(), params());
     assert_eq!((b.mode(), b.cwnd(), b.pacing_rate(), b.aggregation()), (Mode::Startup, 1, None, 1));
     assert!(b.new_units_first());
-    let d = b.loss_detector().expect("its own");
-    assert_eq!(d.name(), "bbr-cd");
-    assert!(b.loss_detector().is_none(), "one detector per controller");
+    assert!(matches!(BbrCdConfig::default().build(params()), Built::Detector(_, d) if d.name() == "bbr-cd"));
+    assert_eq!(b.loss_threshold(), None, "no threshold before two RTT samples");
     // The first sample: one unit over one 20 ms RTT is 50 units/s, RTprop 20 ms, BDP 1:
     // Startup's window is ⌈2.885 × 1⌉ + 3 quanta of one unit, its pacing 2.885 × BtlBw.
     let mut s = Script::new(1000.0, 20 * MS);

@@ -15,7 +15,7 @@
 //! * [`Controller::admit`] holds a unit back until the window of its expected source has
 //!   room and that source's pacing clock (eq. 4: `T_send(i) = SRTT(i)/CWND(i)`) allows.
 //! * It is its own [`LossDetector`]: a unit is lost when it has not arrived within the RTO
-//!   of the source it was expected from when requested ([`super::unit_timers`]); no fast
+//!   of the source it was expected from when requested ([`crate::recovery::unit_timers`]); no fast
 //!   re-request (out of order is no sign of loss in an ICN, S3 §I).
 //! * [`Controller::on_annotated`] takes eq. 1 samples for the annotating routers, checks for
 //!   virtual loss and learns locations ([`locate`]); [`Controller::on_ack`] takes the
@@ -74,7 +74,7 @@
 //!   their order is their hop count as last seen in a Data or an annotation.
 //! * `cctcp-single` paces too (eq. 4 with the flow's SRTT and window).
 //! * **Recovery** is S3 §II-B's alone: the receiver's loss window after a timeout
-//!   (`receiver/recovery.rs`) limits only controllers whose one window limits requests
+//!   (`recovery/loss_window.rs`) limits only controllers whose one window limits requests
 //!   ([`Controller::cwnd_limits`]); these windows are per source, enforced in `admit`.
 
 pub mod locate;
@@ -83,16 +83,15 @@ pub mod sources;
 use core::time::Duration;
 
 use super::spec::{Key, Keyed, Kind, key};
-use super::unit_timers::UnitTimers;
 use super::{
-    AckSample, Annotated, CcParams, CongestionEvent, Controller, LossDetector, LossKind, PathState, RequestInfo,
+    AckSample, Annotated, Built, CcParams, CongestionEvent, Controller, ControllerSpec, LossDetector, LossKind,
+    PathState, RequestInfo,
 };
 use crate::node::NodeId;
-use crate::receiver::window::{Arrival, UnitState};
-use crate::receiver::{LossCtx, RtoConfig, RttEstimator};
+use crate::recovery::{Arrival, LossCtx, LossView, RtoConfig, UnitState, UnitTimers};
 use crate::time::Time;
 use locate::Locations;
-use sources::{Sources, UNKNOWN};
+use sources::{SourceTable, UNKNOWN};
 
 /// Parameters of `cctcp` / `cctcp-single`.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,6 +173,20 @@ impl Keyed for CctcpConfig {
     ];
 }
 
+impl ControllerSpec for CctcpConfig {
+    fn name(&self) -> &'static str {
+        CctcpConfig::name(self)
+    }
+    /// CCTCP is its own loss detector: the windows and the timeouts are per source, one state.
+    fn build(&self, params: CcParams) -> Built {
+        Built::Own(Box::new(Cctcp::new(self.clone(), params)))
+    }
+    /// Data answering requests that list anticipated units carry the routers' annotations.
+    fn data_options_room(&self) -> u16 {
+        if self.per_source && self.anticipate > 0 { crate::wire::annotation::ANNOTATION_ROOM } else { 0 }
+    }
+}
+
 /// What the loss detector saw of the arrival the controller is about to hear of.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -188,7 +201,7 @@ struct Pending {
 #[derive(Debug)]
 pub struct Cctcp {
     cfg: CctcpConfig,
-    sources: Sources,
+    sources: SourceTable,
     locations: Locations,
     timers: UnitTimers,
     /// The source that served a unit without `CACHED`.
@@ -202,7 +215,7 @@ impl Cctcp {
     pub fn new(cfg: CctcpConfig, _params: CcParams) -> Self {
         // The unknown pseudo-source is beyond every node; one window per flow is at 0 hops.
         let unknown_hops = if cfg.per_source { u8::MAX } else { 0 };
-        let sources = Sources::new(cfg.rto(), cfg.init_cwnd, unknown_hops);
+        let sources = SourceTable::new(cfg.rto(), cfg.init_cwnd, unknown_hops);
         Cctcp {
             cfg,
             sources,
@@ -245,7 +258,7 @@ impl Cctcp {
     }
 
     /// Every source, for tests and traces (index, node, window).
-    pub fn sources(&self) -> &Sources {
+    pub fn sources(&self) -> &SourceTable {
         &self.sources
     }
 }
@@ -367,13 +380,6 @@ impl Controller for Cctcp {
         // Timeouts were charged per source in `on_timeout`; Busy names no source.
     }
 
-    fn own_loss_detector(&mut self) -> Option<&mut dyn LossDetector> {
-        Some(self)
-    }
-    fn own_loss_detector_ref(&self) -> Option<&dyn LossDetector> {
-        Some(self)
-    }
-
     fn path_states(&self) -> Vec<PathState> {
         self.sources.iter().map(|(i, _)| self.sources.state(i, self.timers.outstanding(i))).collect()
     }
@@ -406,7 +412,7 @@ impl LossDetector for Cctcp {
         }
     }
 
-    fn deadline(&self) -> Option<Time> {
+    fn deadline(&self, _view: &LossView<'_>) -> Option<Time> {
         self.timers.next_deadline()
     }
 
@@ -431,7 +437,7 @@ impl LossDetector for Cctcp {
 
     /// The largest RTO of a source with an RTT estimate (the origin's, by eq. 3): what a proof
     /// request (answered by the origin) waits before it is sent again.
-    fn rto(&self, _rtt: &RttEstimator) -> Option<Duration> {
+    fn rto(&self, _view: &LossView<'_>) -> Option<Duration> {
         let measured = (0..self.sources.len()).filter(|&i| self.sources.get(i).rtt.srtt().is_some());
         measured.map(|i| self.sources.rto(i)).max().or(Some(self.sources.rto(UNKNOWN)))
     }

@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use crate::cc::PathState;
 use crate::node::NodeId;
-use crate::receiver::{RtoConfig, RttEstimator};
+use crate::recovery::{RtoConfig, RttEstimator};
 use crate::time::Time;
 
 /// Most sources one transfer keeps (one per cache on a path, and the origin; annotations
@@ -42,16 +42,16 @@ fn grow(cwnd: f64, ssthresh: f64) -> f64 {
 
 /// The sources of one transfer.
 #[derive(Clone, Debug)]
-pub struct Sources {
+pub struct SourceTable {
     list: Vec<Source>,
     rto: RtoConfig,
     init_cwnd: f64,
 }
 
-impl Sources {
+impl SourceTable {
     /// A table holding only [`UNKNOWN`] (a window of `init_cwnd`).
     pub fn new(rto: RtoConfig, init_cwnd: f64, unknown_hops: u8) -> Self {
-        let mut s = Sources { list: Vec::new(), rto, init_cwnd: init_cwnd.max(1.0) };
+        let mut s = SourceTable { list: Vec::new(), rto, init_cwnd: init_cwnd.max(1.0) };
         s.list.push(s.fresh(NodeId::UNKNOWN, unknown_hops));
         s
     }

@@ -5,7 +5,7 @@ use super::*;
 use crate::cc::{CaState, RateSample};
 use crate::eid::Eid;
 use crate::node::ServedBy;
-use crate::receiver::window::{UnitRecord, Window};
+use crate::recovery::{RttEstimator, UnitRecord, Window};
 use crate::wire::annotation::{Annotation, on_return, write_anticipated, write_request_nonce};
 use crate::wire::{ByteRange, Data, DataFlags, Options, Packet};
 
@@ -55,14 +55,15 @@ impl Bench {
             Controller::on_request(&mut self.cc, &RequestInfo { now: self.now, units: &[unit], retransmission: false });
         self.w.push_requested(UnitRecord {
             tag: 1,
-            prev_tags: [1; crate::receiver::window::PREV_TAGS],
+            prev_tags: [1; crate::recovery::window::PREV_TAGS],
             req_id: unit,
             seq: unit,
             cookie,
             nonce: unit,
             ..UnitRecord::requested_at(self.now)
         });
-        let mut ctx = LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost };
+        let mut ctx =
+            LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost, threshold: None };
         LossDetector::on_request(&mut self.cc, &mut ctx, &[unit], false);
         (unit, cookie as usize)
     }
@@ -70,7 +71,8 @@ impl Bench {
     /// `unit` arrives from `from`, with what its Data said about anticipated units.
     fn arrive(&mut self, unit: u64, from: ServedBy, report: Option<(&[u64], &[Annotation])>) {
         let a = self.w.mark_received(unit).expect("requested");
-        let mut ctx = LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost };
+        let mut ctx =
+            LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost, threshold: None };
         LossDetector::on_arrival(&mut self.cc, &mut ctx, &a, false);
         if let Some((anticipated, annotations)) = report {
             self.cc.on_annotated(&Annotated {
@@ -104,7 +106,8 @@ impl Bench {
     /// Let the timers fire at the current time; returns the units declared lost.
     fn expire(&mut self) -> Vec<u64> {
         self.lost.clear();
-        let mut ctx = LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost };
+        let mut ctx =
+            LossCtx { now: self.now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost, threshold: None };
         self.cc.on_timeout(&mut ctx);
         self.lost.clone()
     }

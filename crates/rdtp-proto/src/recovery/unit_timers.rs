@@ -4,7 +4,7 @@
 //! congestion"). CCTCP (a timeout per expected source) and ICP (one timer from all samples)
 //! both keep their units here, with the source each unit was expected from, so that a
 //! window can be charged per source; so does ndnget's loss detection
-//! ([`crate::receiver::UnitTimers`], one source).
+//! ([`super::NdngetTimers`], one source).
 //!
 //! No fast re-request: in an ICN, out-of-order arrival is no sign of loss (S3 §I: "a packet
 //! might arrive out of order simply because it has been sent by a node located further

@@ -53,7 +53,7 @@ pub struct UnitRecord {
     pub seq: u64,
     /// Delivery state when its latest request left.
     pub snap: SendSnapshot,
-    /// What the controller asked to keep for this request ([`crate::cc::Controller::on_request`]).
+    /// What the controller asked to keep for this request (the cookie its `on_request` returned).
     pub cookie: u64,
     /// Nonce of its latest request (a Data carrying this request's annotations names it).
     pub nonce: u64,

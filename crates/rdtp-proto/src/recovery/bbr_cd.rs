@@ -3,10 +3,11 @@
 //! the RTTs over the estimator's window (α = 10). It replaces seed 000's fast re-request and
 //! RFC 6298 timer: there is no out-of-order rule.
 //!
-//! The BDP Estimator lives in the controller; it publishes the threshold through a
-//! [`Threshold`] both hold (S1 Fig. 2: the estimator "feeds … RTprop … to the Loss Detector").
-//! Until the estimator has one (fewer than two RTT samples, so no δ), the receiver's RFC 6298
-//! RTO stands in for it.
+//! The BDP Estimator lives in the controller (`cc/bbr_cd/`); it publishes the threshold as the
+//! controller's `loss_threshold`, which the receiver copies into every call of this detector
+//! ([`LossCtx::threshold`], [`LossView::threshold`]; S1 Fig. 2: the estimator "feeds … RTprop …
+//! to the Loss Detector"). Until the estimator has one (fewer than two RTT samples, so no δ),
+//! the receiver's RFC 6298 RTO stands in for it.
 //!
 //! **Units requested more than once** (S1 says nothing about them): the k-th request of a
 //! unit waits `2^(k−1)` thresholds (at most [`MAX_BACKOFF`]), RFC 6298's back-off applied per
@@ -23,46 +24,24 @@
 //! same for every unit, so its oldest request is the next to expire. Records that were
 //! answered or re-requested since are skipped when they reach the front. This is why the
 //! detector does not keep its units in the per-unit timers ndnget's, ICP's and CCTCP's
-//! detectors share ([`crate::cc::unit_timers::UnitTimers`]): theirs get a deadline when the
+//! detectors share ([`super::UnitTimers`]): theirs get a deadline when the
 //! request leaves, while here a unit's deadline moves with the threshold the estimator
 //! publishes after every arrival.
 
 use core::time::Duration;
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cc::LossKind;
-use crate::receiver::loss::{LossCtx, LossDetector};
-use crate::receiver::rtt::RttEstimator;
-use crate::receiver::window::{Arrival, UnitState, Window};
+use super::loss::{LossCtx, LossDetector, LossView};
+use super::samples::LossKind;
+use super::window::{Arrival, UnitState, Window};
 use crate::time::Time;
 
 /// Back-off levels: a unit's k-th request waits `2^min(k−1, MAX_BACKOFF)` thresholds.
 pub const MAX_BACKOFF: usize = 6;
 
-/// `RTprop + α·δ` in nanoseconds, shared by the controller (writer) and its loss detector
-/// (reader); 0 while there is none.
-#[derive(Clone, Debug, Default)]
-pub struct Threshold(Arc<AtomicU64>);
-
-impl Threshold {
-    pub fn set(&self, d: Duration) {
-        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1);
-        self.0.store(ns, Ordering::Relaxed);
-    }
-    pub fn get(&self) -> Option<Duration> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            ns => Some(Duration::from_nanos(ns)),
-        }
-    }
-}
-
 /// The Loss Detector. See the module docs.
 #[derive(Debug)]
 pub struct BbrCdLoss {
-    threshold: Threshold,
     /// Whether a unit's later requests wait longer (module docs).
     backoff: bool,
     /// The receiver's RFC 6298 RTO as of the last call, used until there is a threshold.
@@ -72,18 +51,21 @@ pub struct BbrCdLoss {
 }
 
 impl BbrCdLoss {
-    pub fn new(threshold: Threshold, backoff: bool) -> Self {
-        BbrCdLoss { threshold, backoff, fallback: Duration::from_secs(1), sent: Default::default() }
+    /// The name it has in traces and in the registry.
+    pub const NAME: &'static str = "bbr-cd";
+
+    pub fn new(backoff: bool) -> Self {
+        BbrCdLoss { backoff, fallback: Duration::from_secs(1), sent: Default::default() }
     }
 
-    /// How long a unit requested once may be outstanding.
-    pub fn limit(&self) -> Duration {
-        self.threshold.get().unwrap_or(self.fallback)
+    /// How long a unit requested once may be outstanding, given the controller's `threshold`.
+    pub fn limit(&self, threshold: Option<Duration>) -> Duration {
+        threshold.unwrap_or(self.fallback)
     }
 
     /// How long a unit at back-off `level` may be outstanding.
-    fn limit_at(&self, level: usize) -> Duration {
-        self.limit() * (1u32 << level)
+    fn limit_at(&self, threshold: Option<Duration>, level: usize) -> Duration {
+        self.limit(threshold) * (1u32 << level)
     }
 
     /// The back-off level of a unit's `tx`-th request.
@@ -107,7 +89,7 @@ impl BbrCdLoss {
 
 impl LossDetector for BbrCdLoss {
     fn name(&self) -> &'static str {
-        "bbr-cd"
+        Self::NAME
     }
 
     fn on_request(&mut self, ctx: &mut LossCtx<'_>, units: &[u64], _retransmission: bool) {
@@ -123,15 +105,16 @@ impl LossDetector for BbrCdLoss {
         self.drop_stale_fronts(ctx.window);
     }
 
-    fn deadline(&self) -> Option<Time> {
-        (0..=MAX_BACKOFF).filter_map(|l| self.sent[l].front().map(|&(at, _)| at + self.limit_at(l))).min()
+    fn deadline(&self, view: &LossView<'_>) -> Option<Time> {
+        let limit = |l| self.limit_at(view.threshold, l);
+        (0..=MAX_BACKOFF).filter_map(|l| self.sent[l].front().map(|&(at, _)| at + limit(l))).min()
     }
 
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind> {
         self.fallback = ctx.rtt.rto();
         let mut lost = false;
         for level in 0..=MAX_BACKOFF {
-            let limit = self.limit_at(level);
+            let limit = self.limit_at(ctx.threshold, level);
             // S1 §III-B: "resends an interest that was sent at time T … if the corresponding
             // data has not been received by T + RTprop + α·δ".
             while let Some(&(at, unit)) = self.sent[level].front() {
@@ -150,8 +133,8 @@ impl LossDetector for BbrCdLoss {
         lost.then_some(LossKind::Timeout)
     }
 
-    fn rto(&self, _rtt: &RttEstimator) -> Option<Duration> {
-        Some(self.limit())
+    fn rto(&self, view: &LossView<'_>) -> Option<Duration> {
+        Some(self.limit(view.threshold))
     }
 
     fn reset(&mut self) {
@@ -162,8 +145,8 @@ impl LossDetector for BbrCdLoss {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::UnitRecord;
+    use crate::recovery::window::UnitRecord;
+    use crate::recovery::{RtoConfig, RttEstimator};
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -173,39 +156,49 @@ mod tests {
 
     #[test]
     fn lost_exactly_at_rtprop_plus_alpha_delta_and_never_out_of_order() {
-        let thr = Threshold::default();
-        let mut d = BbrCdLoss::new(thr.clone(), true);
+        let mut thr = None;
+        let mut d = BbrCdLoss::new(true);
         let mut w = Window::default();
         let mut rtt = RttEstimator::new(RtoConfig::default());
         let mut lost = vec![];
         for (u, at) in [(0, 0), (1, 10), (2, 20)] {
             w.push_requested(rec(at));
-            let mut ctx = LossCtx { now: Time::from_millis(at), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            let mut ctx =
+                LossCtx { now: Time::from_millis(at), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
             d.on_request(&mut ctx, &[u], false);
         }
         // No threshold yet: the RFC 6298 RTO (1 s before any sample) stands in.
-        assert_eq!(d.deadline(), Some(Time::from_millis(1000)));
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(1000)));
         // RTprop 20 ms, δ 3 ms, α = 10: 50 ms.
-        thr.set(20 * MS + 10 * (3 * MS));
-        assert_eq!(d.deadline(), Some(Time::from_millis(50)));
+        thr = Some(20 * MS + 10 * (3 * MS));
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(50)));
         // Units 1 and 2 arriving out of order declare nothing (no fast re-request).
         let a = w.mark_received(2).unwrap();
-        let mut ctx = LossCtx { now: Time::from_millis(45), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut ctx =
+            LossCtx { now: Time::from_millis(45), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         d.on_arrival(&mut ctx, &a, false);
         assert!(lost.is_empty());
         // 1 ns before T + threshold: not lost; at it: lost.
-        let mut ctx = LossCtx { now: Time::from_nanos(50_000_000 - 1), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut ctx = LossCtx {
+            now: Time::from_nanos(50_000_000 - 1),
+            window: &mut w,
+            rtt: &mut rtt,
+            lost: &mut lost,
+            threshold: thr,
+        };
         assert_eq!(d.on_timeout(&mut ctx), None);
-        let mut ctx = LossCtx { now: Time::from_millis(50), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut ctx =
+            LossCtx { now: Time::from_millis(50), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [0]);
-        assert_eq!(d.deadline(), Some(Time::from_millis(60)), "unit 1 next");
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(60)), "unit 1 next");
         // The threshold shrinks to 30 ms: unit 1 (sent at 10) is due at 40, i.e. now.
-        thr.set(30 * MS);
-        let mut ctx = LossCtx { now: Time::from_millis(50), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        thr = Some(30 * MS);
+        let mut ctx =
+            LossCtx { now: Time::from_millis(50), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [0, 1]);
-        assert_eq!(d.deadline(), None, "unit 2 arrived: nothing outstanding");
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), None, "unit 2 arrived: nothing outstanding");
         // A re-request is timed from its own request, and waits twice as long (the unit's
         // second request: back-off level 1).
         let mut take = vec![];
@@ -214,22 +207,23 @@ mod tests {
             r.sent_at = Time::from_millis(70);
             r.tx = 2;
         });
-        let mut ctx = LossCtx { now: Time::from_millis(70), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut ctx =
+            LossCtx { now: Time::from_millis(70), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         d.on_request(&mut ctx, &[0], true);
-        assert_eq!(d.deadline(), Some(Time::from_millis(130)));
-        assert_eq!(d.rto(&rtt), Some(30 * MS));
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(130)));
+        assert_eq!(d.rto(&LossView { rtt: &rtt, threshold: thr }), Some(30 * MS));
         // Without back-off (S1 read literally) it would be due after one threshold.
-        let mut literal = BbrCdLoss::new(thr.clone(), false);
-        let mut ctx = LossCtx { now: Time::from_millis(70), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        let mut literal = BbrCdLoss::new(false);
+        let mut ctx =
+            LossCtx { now: Time::from_millis(70), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         literal.on_request(&mut ctx, &[0], true);
-        assert_eq!(literal.deadline(), Some(Time::from_millis(100)));
+        assert_eq!(literal.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(100)));
     }
 
     #[test]
     fn back_off_levels_expire_independently_in_request_order() {
-        let thr = Threshold::default();
-        thr.set(10 * MS);
-        let mut d = BbrCdLoss::new(thr, true);
+        let thr = Some(10 * MS);
+        let mut d = BbrCdLoss::new(true);
         let mut w = Window::default();
         let mut rtt = RttEstimator::new(RtoConfig::default());
         let mut lost = vec![];
@@ -239,17 +233,20 @@ mod tests {
             let mut r = rec(at);
             r.tx = tx;
             w.push_requested(r);
-            let mut ctx = LossCtx { now: Time::from_millis(at), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            let mut ctx =
+                LossCtx { now: Time::from_millis(at), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
             d.on_request(&mut ctx, &[u], tx > 1);
         }
-        assert_eq!(d.deadline(), Some(Time::from_millis(15)));
-        let mut ctx = LossCtx { now: Time::from_millis(15), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(15)));
+        let mut ctx =
+            LossCtx { now: Time::from_millis(15), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [1]);
-        assert_eq!(d.deadline(), Some(Time::from_millis(80)));
-        let mut ctx = LossCtx { now: Time::from_millis(80), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(80)));
+        let mut ctx =
+            LossCtx { now: Time::from_millis(80), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
         d.on_timeout(&mut ctx);
         assert_eq!(lost, [1, 0]);
-        assert_eq!(d.deadline(), Some(Time::from_millis(646)));
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(646)));
     }
 }

@@ -5,7 +5,7 @@
 //! at the previous backoff (ndnget's "recovery point"), as its window decrease does.
 //!
 //! ndnget polls the timers every 10 ms (`rtoCheckInterval`); here each timer fires when due.
-//! The timers are kept in [`crate::cc::unit_timers::UnitTimers`], as ICP's and CCTCP's.
+//! The timers are kept in [`super::UnitTimers`], as ICP's and CCTCP's.
 //!
 //! The RTO is ndnget's own estimate, kept here: an [`RttEstimator`] with the receiver's
 //! [`super::RtoConfig`] (bounds, initial RTO; ndnget's K = 8 is [`super::RtoConfig::k`]) fed
@@ -21,19 +21,19 @@
 //! every other detector, and when the receiver clears its backoff (the answer to a unit's
 //! latest re-request, told by its echoed tag) this one is cleared too.
 
-use super::loss::{LossCtx, LossDetector};
+use super::loss::{LossCtx, LossDetector, LossView};
 use super::rtt::RttEstimator;
+use super::samples::LossKind;
+use super::unit_timers::UnitTimers;
 use super::window::Arrival;
-use crate::cc::LossKind;
-use crate::cc::unit_timers::UnitTimers as Timers;
 use crate::time::Time;
 
 /// Per-unit retransmission timers. See the module docs.
 #[derive(Debug, Default)]
-pub struct UnitTimers {
+pub struct NdngetTimers {
     /// One timer per outstanding unit (the container ICP and CCTCP keep theirs in), armed
     /// at its request, re-armed at its re-request, disarmed at its arrival.
-    timers: Timers,
+    timers: UnitTimers,
     /// Units up to here were requested before the last backoff.
     recovery_point: Option<u64>,
     /// ndnget's RTT estimator (module docs); made with the receiver's configuration at the
@@ -41,9 +41,9 @@ pub struct UnitTimers {
     rtt: Option<RttEstimator>,
 }
 
-impl UnitTimers {
+impl NdngetTimers {
     pub fn new() -> Self {
-        UnitTimers::default()
+        NdngetTimers::default()
     }
 
     /// ndnget's estimator, made with the receiver's RTO configuration if there is none yet.
@@ -52,7 +52,7 @@ impl UnitTimers {
     }
 }
 
-impl LossDetector for UnitTimers {
+impl LossDetector for NdngetTimers {
     fn name(&self) -> &'static str {
         "unit-timers"
     }
@@ -81,7 +81,7 @@ impl LossDetector for UnitTimers {
         self.timers.disarm(arrival.unit);
     }
 
-    fn deadline(&self) -> Option<Time> {
+    fn deadline(&self, _view: &LossView<'_>) -> Option<Time> {
         self.timers.next_deadline()
     }
 
@@ -102,8 +102,8 @@ impl LossDetector for UnitTimers {
         Some(LossKind::Timeout)
     }
 
-    fn rto(&self, rtt: &RttEstimator) -> Option<core::time::Duration> {
-        Some(self.rtt.as_ref().unwrap_or(rtt).rto())
+    fn rto(&self, view: &LossView<'_>) -> Option<core::time::Duration> {
+        Some(self.rtt.as_ref().unwrap_or(view.rtt).rto())
     }
 
     /// The transfer ended. The RTT estimate, like the receiver's, is the path's and stays.
@@ -118,8 +118,12 @@ mod tests {
     use core::time::Duration;
 
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::{UnitRecord, Window};
+    use crate::recovery::RtoConfig;
+    use crate::recovery::window::{UnitRecord, Window};
+
+    fn view(rtt: &RttEstimator) -> LossView<'_> {
+        LossView { rtt, threshold: None }
+    }
 
     /// A queue that grows by 3 ms every 100 ms, above the 200 ms floor of the RTO, with 175–
     /// 250 units in flight and one arriving every 1.2 ms (cubic at 10 Mbit/s / 100 ms with a
@@ -130,7 +134,7 @@ mod tests {
     /// drops). ndnget smooths per round trip, so RTTVAR keeps the RTT's drift over a round trip.
     #[test]
     fn a_slowly_growing_queue_gives_no_spurious_expiry() {
-        let mut d = UnitTimers::new();
+        let mut d = NdngetTimers::new();
         let mut w = Window::default();
         // The receiver's estimator, fed one sample per (unaggregated) request, as the receiver does.
         let mut rtt = RttEstimator::new(RtoConfig::default());
@@ -139,9 +143,9 @@ mod tests {
         let sent = |u: u64| Time::ZERO + gap * u as u32;
         let rtt_of = |u: u64| Duration::from_millis(210) + (sent(u) - Time::ZERO) * 3 / 100;
         let due = |u: u64| sent(u) + rtt_of(u);
-        let fire = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, until: Time| {
-            while let Some(at) = d.deadline().filter(|&at| at <= until) {
-                let mut ctx = LossCtx { now: at, window: w, rtt, lost };
+        let fire = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, until: Time| {
+            while let Some(at) = d.deadline(&view(rtt)).filter(|&at| at <= until) {
+                let mut ctx = LossCtx { now: at, window: w, rtt, lost, threshold: None };
                 d.on_timeout(&mut ctx);
             }
         };
@@ -154,14 +158,14 @@ mod tests {
                     if a.before.tx == 1 {
                         rtt.on_sample(now - a.before.sent_at);
                     }
-                    let mut ctx = LossCtx { now, window: &mut w, rtt: &mut rtt, lost: &mut lost };
+                    let mut ctx = LossCtx { now, window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
                     d.on_arrival(&mut ctx, &a, true);
                 }
                 next_arrival += 1;
             }
             fire(&mut d, &mut w, &mut rtt, &mut lost, sent(u));
             w.push_requested(UnitRecord::requested_at(sent(u)));
-            let mut ctx = LossCtx { now: sent(u), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+            let mut ctx = LossCtx { now: sent(u), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
             d.on_request(&mut ctx, &[u], false);
         }
         assert!(rtt_of(4000) > Duration::from_millis(350));
@@ -171,18 +175,18 @@ mod tests {
     #[test]
     fn each_unit_keeps_the_rto_of_its_request_and_backoff_is_once_per_episode() {
         const MS: Duration = Duration::from_millis(1);
-        let mut d = UnitTimers::new();
+        let mut d = NdngetTimers::new();
         let mut w = Window::default();
         let mut rtt = RttEstimator::new(RtoConfig { k: 8, ..RtoConfig::default() });
         let mut lost = vec![];
-        let request = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, u: u64, at: u64| {
+        let request = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, u: u64, at: u64| {
             w.push_requested(UnitRecord::requested_at(Time::from_millis(at)));
-            let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost: &mut vec![] };
+            let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost: &mut vec![], threshold: None };
             d.on_request(&mut ctx, &[u], false);
         };
-        let arrive = |d: &mut UnitTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, u, at| {
+        let arrive = |d: &mut NdngetTimers, w: &mut Window, rtt: &mut RttEstimator, lost: &mut Vec<u64>, u, at| {
             let a = w.mark_received(u).unwrap();
-            let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost };
+            let mut ctx = LossCtx { now: Time::from_millis(at), window: w, rtt, lost, threshold: None };
             d.on_arrival(&mut ctx, &a, false);
         };
         // Units 0 and 1 at 0 ms with the initial 1 s RTO; unit 1's answer after 50 ms is the
@@ -190,26 +194,28 @@ mod tests {
         request(&mut d, &mut w, &mut rtt, 0, 0);
         request(&mut d, &mut w, &mut rtt, 1, 0);
         arrive(&mut d, &mut w, &mut rtt, &mut lost, 1, 50);
-        assert_eq!(d.rto(&rtt), Some(250 * MS));
+        assert_eq!(d.rto(&view(&rtt)), Some(250 * MS));
         request(&mut d, &mut w, &mut rtt, 2, 60);
         request(&mut d, &mut w, &mut rtt, 3, 70);
-        assert_eq!(d.deadline(), Some(Time::from_millis(310)), "unit 2 first, on its own RTO");
+        assert_eq!(d.deadline(&view(&rtt)), Some(Time::from_millis(310)), "unit 2 first, on its own RTO");
         // Unit 3 arrives out of order: nothing is declared. Its 100 ms sample, with two units
         // still in flight (one expected per round trip): SRTT 56.25, RTTVAR 31.25 ms.
         arrive(&mut d, &mut w, &mut rtt, &mut lost, 3, 170);
         assert!(lost.is_empty());
-        assert_eq!(d.rto(&rtt), Some(Duration::from_micros(56_250 + 8 * 31_250)));
-        let mut ctx = LossCtx { now: Time::from_millis(310), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        assert_eq!(d.rto(&view(&rtt)), Some(Duration::from_micros(56_250 + 8 * 31_250)));
+        let mut ctx =
+            LossCtx { now: Time::from_millis(310), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
         assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [2]);
-        assert_eq!(d.rto(&rtt), Some(Duration::from_micros(2 * 306_250)), "backed off");
+        assert_eq!(d.rto(&view(&rtt)), Some(Duration::from_micros(2 * 306_250)), "backed off");
         assert_eq!(rtt.rto(), 2 * 1000 * MS, "the receiver's RTO (no samples here) backs off too");
         // Unit 0 (1 s timer, requested before the backoff): lost at 1000, no second backoff.
-        assert_eq!(d.deadline(), Some(Time::from_millis(1000)));
-        let mut ctx = LossCtx { now: Time::from_millis(1000), window: &mut w, rtt: &mut rtt, lost: &mut lost };
+        assert_eq!(d.deadline(&view(&rtt)), Some(Time::from_millis(1000)));
+        let mut ctx =
+            LossCtx { now: Time::from_millis(1000), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: None };
         assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(lost, [2, 0]);
-        assert_eq!(d.rto(&rtt), Some(Duration::from_micros(2 * 306_250)));
-        assert_eq!(d.deadline(), None);
+        assert_eq!(d.rto(&view(&rtt)), Some(Duration::from_micros(2 * 306_250)));
+        assert_eq!(d.deadline(&view(&rtt)), None);
     }
 }

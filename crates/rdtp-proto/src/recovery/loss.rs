@@ -6,9 +6,10 @@
 //! default, [`StandardLoss`], is seed 000's: fast re-request after `threshold` later
 //! arrivals (§3.4) and the retransmission timer (§3.3, RFC 6298). A controller that needs
 //! another rule (seed 001's BBR-CD: lost when not received by T + RTprop + α·δ; seed 003's
-//! CCTCP: one RTO per expected source) supplies its own through
-//! [`crate::cc::Controller::loss_detector`]; ndnget's per-unit timers are
-//! [`super::UnitTimers`] (the `cubic` pipeline, `aimd:rto_only=true`).
+//! CCTCP: one RTO per expected source) is built with its own (the `Built` a controller's spec
+//! gives, in `cc`); ndnget's per-unit timers are [`super::NdngetTimers`] (the `cubic`
+//! pipeline, `aimd:rto_only=true`). What a detector needs of its controller comes as a value
+//! in the context ([`LossCtx::threshold`]), never as a reference to the controller.
 //!
 //! # Contract
 //!
@@ -17,7 +18,8 @@
 //!   `Requested`, with `sent_at = now`);
 //! * [`LossDetector::on_arrival`] after a unit arrived and its RTT sample (if any) went into
 //!   the estimator, before the controller hears of it;
-//! * [`LossDetector::on_timeout`] when `now` reaches [`LossDetector::deadline`];
+//! * [`LossDetector::on_timeout`] when `now` reaches [`LossDetector::deadline`] (asked, with
+//!   [`LossDetector::rto`], through a read-only [`LossView`] whenever the receiver needs it);
 //! * [`LossDetector::reset`] when the transfer ends.
 //!
 //! Units a call declares lost are appended to `ctx.lost`; the receiver re-requests them and
@@ -26,9 +28,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use core::time::Duration;
+
 use super::rtt::RttEstimator;
+use super::samples::LossKind;
 use super::window::{Arrival, UnitState, Window};
-use crate::cc::LossKind;
 use crate::time::Time;
 
 /// What a detector may read and change.
@@ -38,6 +42,18 @@ pub struct LossCtx<'a> {
     pub rtt: &'a mut RttEstimator,
     /// Units declared lost by this call, appended.
     pub lost: &'a mut Vec<u64>,
+    /// The controller's loss threshold as of this call (its `loss_threshold`: BBR-CD's
+    /// `RTprop + α·δ`); `None` if it publishes none.
+    pub threshold: Option<Duration>,
+}
+
+/// What a detector may read when it is only asked (its deadline, its RTO): the receiver's
+/// estimator and the controller's loss threshold as they are at that moment.
+#[derive(Clone, Copy)]
+pub struct LossView<'a> {
+    pub rtt: &'a RttEstimator,
+    /// As [`LossCtx::threshold`].
+    pub threshold: Option<Duration>,
 }
 
 impl LossCtx<'_> {
@@ -61,12 +77,12 @@ pub trait LossDetector: fmt::Debug + Send {
     /// moves `req_una`). Losses found are reported as [`LossKind::Fast`].
     fn on_arrival(&mut self, ctx: &mut LossCtx<'_>, arrival: &Arrival, in_order: bool);
     /// When [`LossDetector::on_timeout`] must run, if at all.
-    fn deadline(&self) -> Option<Time>;
+    fn deadline(&self, view: &LossView<'_>) -> Option<Time>;
     /// `ctx.now` reached the deadline. Returns the kind of loss episode this is, if any.
     fn on_timeout(&mut self, ctx: &mut LossCtx<'_>) -> Option<LossKind>;
     /// The current retransmission timeout, for traces (`None` if the detector has none).
-    fn rto(&self, rtt: &RttEstimator) -> Option<core::time::Duration> {
-        Some(rtt.rto())
+    fn rto(&self, view: &LossView<'_>) -> Option<Duration> {
+        Some(view.rtt.rto())
     }
     /// The transfer ended: drop all state.
     fn reset(&mut self);
@@ -92,6 +108,9 @@ pub struct StandardLoss {
 }
 
 impl StandardLoss {
+    /// The name it has in traces and in the registry.
+    pub const NAME: &'static str = "standard";
+
     /// Fast re-request after `threshold` later arrivals (seed 000: 6).
     pub fn new(threshold: u32) -> Self {
         StandardLoss { threshold: threshold.max(1), holes: BTreeMap::new(), deadline: None }
@@ -100,7 +119,7 @@ impl StandardLoss {
 
 impl LossDetector for StandardLoss {
     fn name(&self) -> &'static str {
-        "standard"
+        Self::NAME
     }
 
     fn on_request(&mut self, ctx: &mut LossCtx<'_>, units: &[u64], retransmission: bool) {
@@ -157,7 +176,7 @@ impl LossDetector for StandardLoss {
         }
     }
 
-    fn deadline(&self) -> Option<Time> {
+    fn deadline(&self, _view: &LossView<'_>) -> Option<Time> {
         self.deadline
     }
 
@@ -200,8 +219,8 @@ mod tests {
     use core::time::Duration;
 
     use super::*;
-    use crate::receiver::RtoConfig;
-    use crate::receiver::window::UnitRecord;
+    use crate::recovery::RtoConfig;
+    use crate::recovery::window::UnitRecord;
 
     fn rec(seq: u64, sent_ms: u64) -> UnitRecord {
         UnitRecord { req_id: seq, seq, ..UnitRecord::requested_at(Time::from_millis(sent_ms)) }
@@ -215,6 +234,9 @@ mod tests {
     }
 
     impl Bench {
+        fn view(&self) -> LossView<'_> {
+            LossView { rtt: &self.rtt, threshold: None }
+        }
         fn new() -> Self {
             Bench {
                 w: Window::default(),
@@ -226,7 +248,13 @@ mod tests {
         fn arrive(&mut self, u: u64) -> bool {
             let Some(a) = self.w.mark_received(u) else { return false };
             let in_order = u == self.w.una();
-            let mut ctx = LossCtx { now: Time::ZERO, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost };
+            let mut ctx = LossCtx {
+                now: Time::ZERO,
+                window: &mut self.w,
+                rtt: &mut self.rtt,
+                lost: &mut self.lost,
+                threshold: None,
+            };
             self.d.on_arrival(&mut ctx, &a, in_order);
             if in_order {
                 let mut una = u;
@@ -261,7 +289,8 @@ mod tests {
         b.w.take_lost(8, &mut take);
         assert_eq!(take, vec![1]);
         b.w.mark_rerequested(1, |r| r.seq = 100);
-        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx =
+            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
         b.d.on_request(&mut ctx, &[1], true);
         b.lost.clear();
         for u in 8..10 {
@@ -272,7 +301,7 @@ mod tests {
         b.arrive(1);
         assert_eq!(b.w.inflight(), 0);
         assert_eq!(b.w.una(), 10);
-        assert_eq!(b.d.deadline(), None, "nothing outstanding: no timer");
+        assert_eq!(b.d.deadline(&b.view()), None, "nothing outstanding: no timer");
     }
 
     #[test]
@@ -281,9 +310,10 @@ mod tests {
         for s in 0..10 {
             b.w.push_requested(rec(s, 0));
         }
-        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx =
+            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
         b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(1000)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         // Unit 0 is lost: 1..=6 arrive (out of order, so the timer keeps running) and declare it.
         for u in 1..=6 {
             b.arrive(u);
@@ -295,14 +325,26 @@ mod tests {
         assert_eq!(take, vec![0, 9]);
         // Re-requesting a later unit does not move the timer …
         b.w.mark_rerequested(9, |r| r.seq = 10);
-        let mut ctx = LossCtx { now: Time::from_millis(300), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx = LossCtx {
+            now: Time::from_millis(300),
+            window: &mut b.w,
+            rtt: &mut b.rtt,
+            lost: &mut b.lost,
+            threshold: None,
+        };
         b.d.on_request(&mut ctx, &[9], true);
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(1000)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         // … re-requesting the earliest outstanding unit (req_una) does.
         b.w.mark_rerequested(0, |r| r.seq = 11);
-        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx = LossCtx {
+            now: Time::from_millis(400),
+            window: &mut b.w,
+            rtt: &mut b.rtt,
+            lost: &mut b.lost,
+            threshold: None,
+        };
         b.d.on_request(&mut ctx, &[0], true);
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1400)));
     }
 
     #[test]
@@ -313,7 +355,8 @@ mod tests {
         for s in 0..10 {
             b.w.push_requested(rec(s, 0));
         }
-        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx =
+            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
         b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
         b.w.mark_received(0);
         b.w.mark_received(1);
@@ -322,9 +365,15 @@ mod tests {
         let mut take = vec![];
         b.w.take_lost(8, &mut take);
         b.w.mark_rerequested(2, |r| r.seq = 10);
-        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx = LossCtx {
+            now: Time::from_millis(400),
+            window: &mut b.w,
+            rtt: &mut b.rtt,
+            lost: &mut b.lost,
+            threshold: None,
+        };
         b.d.on_request(&mut ctx, &[2], true);
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(1400)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1400)));
     }
 
     #[test]
@@ -333,20 +382,33 @@ mod tests {
         b.w.push_requested(rec(0, 100)); // earliest but recent
         b.w.push_requested(rec(1, 0));
         b.w.push_requested(rec(2, 350));
-        let mut ctx = LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx =
+            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
         b.d.on_request(&mut ctx, &[0, 1, 2], false);
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(1000)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         b.rtt.on_sample(Duration::from_millis(40)); // RTO = max(40 + 4·20, 200) = 200 ms
-        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx = LossCtx {
+            now: Time::from_millis(400),
+            window: &mut b.w,
+            rtt: &mut b.rtt,
+            lost: &mut b.lost,
+            threshold: None,
+        };
         // Not due yet: nothing happens.
         assert_eq!(b.d.on_timeout(&mut ctx), None);
         b.d.deadline = Some(Time::from_millis(400));
-        let mut ctx = LossCtx { now: Time::from_millis(400), window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost };
+        let mut ctx = LossCtx {
+            now: Time::from_millis(400),
+            window: &mut b.w,
+            rtt: &mut b.rtt,
+            lost: &mut b.lost,
+            threshold: None,
+        };
         assert_eq!(b.d.on_timeout(&mut ctx), Some(LossKind::Timeout));
         assert_eq!(b.lost, vec![0, 1]);
         assert_eq!(b.w.inflight(), 1);
         assert_eq!(b.w.lost_count(), 2);
         // Backed off (400 ms) and restarted because unit 2 is still out.
-        assert_eq!(b.d.deadline(), Some(Time::from_millis(800)));
+        assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(800)));
     }
 }

@@ -7,7 +7,7 @@
 
 use core::time::Duration;
 
-use crate::cc::RateSample;
+use super::samples::RateSample;
 use crate::time::Time;
 
 /// Delivery state copied into each unit's record when it is requested.

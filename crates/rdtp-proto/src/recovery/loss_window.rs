@@ -18,26 +18,25 @@
 //! and then one unit per arriving unit — packet conservation. (Proportional rate reduction,
 //! RFC 6937, which spreads the reduction over the recovery round, is not implemented.)
 //!
-//! Controllers that set their window in recovery themselves ([`Controller::controls_recovery`]:
+//! Controllers that set their window in recovery themselves (the controller's `controls_recovery`:
 //! `bbr` and `bbr3`, as Linux `tcp_bbr.c` with its own `cong_control`) are not limited here.
 //!
-//! [`Controller::controls_recovery`]: crate::cc::Controller::controls_recovery
 
 /// The loss window, while one is in force (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct LossWindow(Option<u64>);
+pub(crate) struct LossWindow(Option<u64>);
 
 impl LossWindow {
     /// A retransmission timeout: `inflight` units are still outstanding once the lost ones
     /// were taken out.
-    pub(super) fn on_timeout(&mut self, inflight: u64) {
+    pub(crate) fn on_timeout(&mut self, inflight: u64) {
         self.0 = Some(inflight + 1);
     }
 
     /// A unit arrived; `cwnd` is the controller's window. Slow start (RFC 5681 §3.1) until
     /// the loss window reaches it: TCP grows one window, so leaving the Loss state (all units
     /// lost before the timeout arrived) does not end slow start by itself.
-    pub(super) fn on_arrival(&mut self, cwnd: u64) {
+    pub(crate) fn on_arrival(&mut self, cwnd: u64) {
         if let Some(w) = self.0.as_mut() {
             *w += 1;
             if *w >= cwnd {
@@ -47,7 +46,7 @@ impl LossWindow {
     }
 
     /// The window in force given the controller's `cwnd`.
-    pub(super) fn limit(&self, cwnd: u64) -> u64 {
+    pub(crate) fn limit(&self, cwnd: u64) -> u64 {
         self.0.map_or(cwnd, |w| w.min(cwnd))
     }
 }
