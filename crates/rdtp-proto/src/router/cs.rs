@@ -5,8 +5,9 @@
 //!
 //! * the cached values, bounded twice — by a number of entries (`capacity_units`) and by
 //!   their total size in bytes (`capacity_bytes`, each value sized by [`Weigh`]);
-//! * a **replacement policy** ([`Replacement`]: `lru`, `lfu`, `fifo`, `random`) that picks
-//!   what to evict when something new must fit;
+//! * a **replacement policy** ([`Policy`], one file each under `cs/`: `lru`, `lfu`, `fifo`,
+//!   `random`; chosen by name through the registry [`policies`], [`Replacement`])
+//!   that picks what to evict when something new must fit;
 //! * an **admission policy** ([`Admission`]: `always`, `prob:P`, `none`) that decides whether
 //!   a passing value is cached at all (seed 003 §III compares "indiscriminate caching" with
 //!   "random caching with LRU eviction, p = 0.125");
@@ -28,7 +29,7 @@
 //! never by the number of distinct keys ever seen: besides the entries themselves and their
 //! key index, `lfu` keeps at most [`LFU_BYTES_PER_UNIT`] (88) bytes of bookkeeping per unit
 //! of capacity, plus [`LFU_MIN_SKETCH_BYTES`] (4 KiB) for stores under 128 units (see
-//! [`Replacement::Lfu`]; [`ContentStore::lfu_bookkeeping_bytes`] reports it). Every operation
+//! `lfu.rs`; [`ContentStore::lfu_bookkeeping_bytes`] reports it). Every operation
 //! is O(1) or O(log n). It knows nothing of freshness or expiry: deciding whether a cached
 //! value may still be served is the router's business.
 //!
@@ -64,8 +65,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use lfu::Lfu;
-
 /// The size a cached value occupies, counted against [`CsConfig::capacity_bytes`].
 pub trait Weigh {
     /// Size in bytes (the payload is enough; it need not include bookkeeping).
@@ -96,98 +95,189 @@ impl<T: Weigh + ?Sized> Weigh for Arc<T> {
     }
 }
 
-/// Which entry to evict when a new one must fit. Text form: `lru`, `lfu`, `fifo`, `random`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Replacement {
-    /// Least recently used: a hit (or a replacement) moves the entry to the front; the back
-    /// is evicted. Under the independent reference model its hit ratio follows Che's
-    /// approximation (Che, Tung & Wang, IEEE JSAC 2002).
-    #[default]
-    Lru,
-    /// Least frequently used, with the frequency estimates and the admission filter of
-    /// **TinyLFU** (Einziger, Friedman & Manes, "TinyLFU: A Highly Efficient Cache Admission
-    /// Policy", ACM Transactions on Storage 13(4), 2017):
-    ///
-    /// * the frequency of a key is estimated by a count-min sketch that counts every
-    ///   [`get`](ContentStore::get) of it, whether cached or not, and ages: when it has
-    ///   counted W = [`LFU_SAMPLE_PER_UNIT`] × `capacity_units` lookups, every counter is
-    ///   halved, and so is its count of lookups, so the next halving comes W/2 lookups later
-    ///   (TinyLFU's "reset"). Under a stationary popularity p, a key's estimate swings
-    ///   between about p·W/2 and p·W;
-    /// * the victim is the cached entry with the lowest estimate (ties: the least recently
-    ///   touched, by insertion or hit);
-    /// * a new key is admitted only if its estimate exceeds that of every entry it would
-    ///   evict; otherwise the offer is rejected ([`Rejection::Frequency`]).
-    ///
-    /// Why not plain in-cache LFU: forgetting a key's count when it is evicted freezes the
-    /// cache on whatever entered first (newcomers arrive with count 1 and are the next
-    /// victims), so it never converges to the most popular keys. Why not perfect LFU: it
-    /// counts every key ever seen, which grows without bound. The sketch counts lookups of
-    /// non-cached keys too, so a popular key outside the cache gathers the count that lets
-    /// it in, and under a stationary popularity the content converges to the most frequent
-    /// keys, as perfect LFU's does; the halving also lets it follow popularity that changes
-    /// (a key no longer looked up loses half its estimate every W/2 lookups: at most 8
-    /// halvings take a saturated counter to 0). Why a sketch rather than exact counts of a
-    /// window of lookups (this policy's previous form, Window-LFU): exact counts need memory
-    /// for every distinct key in the window, the sketch only for the capacity, whatever W.
-    ///
-    /// The sketch: 4 rows of max(8 × `capacity_units`, 1 024) 8-bit counters, saturating at
-    /// 255; a key's cell in each row comes from its seeded 64-bit hash; an increment raises
-    /// only the key's smallest counters ("conservative update", Estan & Varghese, SIGCOMM
-    /// 2002). The estimate, the smallest of the key's 4 counters, is never below the key's
-    /// own (halved) count short of saturation; keys sharing its counters can only raise it. The finite sample and those collisions make estimates near the edge of
-    /// the cache noisy, which costs a little: with W = 128 C, `tests/cs_theory.rs` measures
-    /// 0.3–0.6 percentage points below perfect LFU's top-C sum under Zipf(0.64–1.03)
-    /// (W = 64 C costs about twice that, 256 C about half; 16-bit counters measure the same;
-    /// 4 counters per unit and row instead of 8 cost up to 0.4 points more).
-    ///
-    /// The eviction order: the cached entries sit in a binary min-heap by (estimate, last
-    /// touch). An entry's recorded estimate is refreshed when its key is looked up and after
-    /// every halving; in between, lookups of keys that share its counters can only raise its
-    /// current estimate, so the recorded one is a lower bound, and the first entry is
-    /// refreshed (and sifted down) until its recorded estimate is current before it is
-    /// compared with a newcomer or evicted. It is then the entry with the lowest current
-    /// estimate; recency breaks ties among equal recorded estimates.
-    ///
-    /// Memory, on top of the entries and the key index every policy keeps, counted by
-    /// [`ContentStore::lfu_bookkeeping_bytes`]: at most [`LFU_BYTES_PER_UNIT`] bytes per unit
-    /// of capacity — 88 on 64-bit targets: 32 of sketch, 24 of heap node (estimate, last
-    /// touch, slot), 16 of the set of cached key hashes (two 8-byte slots per unit, open
-    /// addressing), 16 of per-entry hash and heap position — plus [`LFU_MIN_SKETCH_BYTES`]
-    /// (the sketch's minimum width) for stores under 128 units. It does not depend on W or on
-    /// the keys looked up. The sketch and the hash set are allocated on first use.
-    ///
-    /// Two keys whose 64-bit hashes are equal share their estimate, and at most one of them
-    /// is cached at a time (the other is rejected, [`Rejection::Frequency`]).
-    Lfu,
-    /// First in, first out: evicts the entry inserted longest ago; hits do not reorder (a
-    /// replacement of an existing key counts as a new insertion).
-    Fifo,
-    /// Evicts an entry drawn uniformly at random, from the seeded PCG. Under the independent
-    /// reference model its hit ratio equals FIFO's (Gelenbe 1973).
-    Random,
+/// A replacement policy, by its registry name ([`policies`]): which entry to evict when a new
+/// one must fit. Text form: the name (`lru`, `lfu`, `fifo`, `random`, `clock`; `--cs-policy
+/// help` lists them), case-insensitive. The constants name the policies tests and front ends
+/// use most; every registry name parses.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Replacement(&'static str);
+
+#[allow(non_upper_case_globals)]
+impl Replacement {
+    /// Least recently used ([`lru`]).
+    pub const Lru: Replacement = Replacement("lru");
+    /// TinyLFU's frequency estimates and admission filter ([`lfu`]).
+    pub const Lfu: Replacement = Replacement("lfu");
+    /// First in, first out ([`fifo`]).
+    pub const Fifo: Replacement = Replacement("fifo");
+    /// Uniformly random eviction ([`random`]).
+    pub const Random: Replacement = Replacement("random");
+
+    /// The policy's registry name.
+    pub fn name(self) -> &'static str {
+        self.0
+    }
 }
 
-/// The sample size W of an [`Replacement::Lfu`] store, per unit of capacity: its sketch
-/// halves every counter when it has counted `LFU_SAMPLE_PER_UNIT × capacity_units` lookups.
+impl Default for Replacement {
+    /// `lru`.
+    fn default() -> Self {
+        Replacement::Lru
+    }
+}
+
+impl fmt::Debug for Replacement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// What a replacement policy does, as NFD's `cs::Policy` (`table/cs-policy.hpp`): the store
+/// tells it of every lookup, insertion, erasure and move, and asks it for the next victim
+/// (and, for a policy that filters, whether a new key may displace the victims). The store
+/// keeps the entries, their key index, the byte and unit counts and the admission draw; a
+/// policy keeps its own order, in its own structures or in the per-entry words of
+/// [`Table`].
 ///
-/// Longer samples estimate frequencies more precisely (a key at the edge of the cache, of
-/// popularity p, is counted about `W·p` times per sample) but forget old popularity more
-/// slowly. Unlike Window-LFU's window, the sample size costs no memory.
-pub const LFU_SAMPLE_PER_UNIT: usize = 128;
+/// # Adding a policy
+///
+/// One file `router/cs/NAME.rs` with a type implementing this trait and
+/// `pub(super) fn build<K, V>(cfg: &CsConfig) -> Box<dyn Policy<K, V>>`, plus its `mod` line
+/// and its row in [`policies`] (both in `cs.rs`). Nothing else names it: `--cs-policy`,
+/// `--cs-policy help`, the scenario files and the C ABI take any registry name.
+///
+/// # What it must not do
+///
+/// No I/O, no clock, no ambient randomness (draw from [`Table::rng`], seeded by
+/// [`CsConfig::seed`]); memory bounded by the capacity, never by the keys seen; every hook
+/// O(1) or O(log n).
+pub trait Policy<K, V>: Send {
+    /// Whether the store keeps its recency list ([`Table::head`], [`Table::tail`]) for this
+    /// policy: new and replaced entries go to the front, an erased entry is unlinked.
+    fn uses_list(&self) -> bool {
+        false
+    }
+    /// Whether the policy wants the key hashes ([`key_hash`]) in `after_lookup`, `admits`
+    /// and [`Entry`]'s `hash` (otherwise they are 0 and cost nothing).
+    fn hashes_keys(&self) -> bool {
+        false
+    }
+    /// A lookup to serve (`get`) of the key with `hash`: held at `slot`, or missed.
+    fn after_lookup(&mut self, t: &mut Table<'_, K, V>, hash: u64, slot: Option<usize>) {
+        let _ = (t, hash, slot);
+    }
+    /// Whether a new key with `hash` may displace the entries that must go to free `units`
+    /// entries and `bytes` bytes (a filtering policy's admission; the store's own admission
+    /// policy has passed it already). Must leave the same entries held.
+    fn admits(&mut self, t: &mut Table<'_, K, V>, hash: u64, units: usize, bytes: u64) -> bool {
+        let _ = (t, hash, units, bytes);
+        true
+    }
+    /// The entry at `slot` (the last) was just stored (new, or replacing an old value).
+    fn after_insert(&mut self, t: &mut Table<'_, K, V>, slot: usize) {
+        let _ = (t, slot);
+    }
+    /// The entry at `slot` is about to leave (evicted, removed or replaced).
+    fn before_erase(&mut self, t: &mut Table<'_, K, V>, slot: usize) {
+        let _ = (t, slot);
+    }
+    /// The store moved its last entry into `to` (after erasing the one that was there).
+    fn after_move(&mut self, t: &mut Table<'_, K, V>, to: usize) {
+        let _ = (t, to);
+    }
+    /// The slot of the entry to evict next (only asked when the store holds something).
+    fn victim(&mut self, t: &mut Table<'_, K, V>) -> usize;
+    /// Bytes of bookkeeping the policy holds beyond the store's own (for policies that keep
+    /// side structures; `None` for those that keep none), counted by allocated capacity.
+    fn bookkeeping_bytes(&self, entries_capacity: usize) -> Option<usize> {
+        let _ = entries_capacity;
+        None
+    }
+    /// `lfu`'s state, for the tests' invariant checks.
+    #[cfg(test)]
+    #[allow(private_interfaces)]
+    fn as_lfu(&self) -> Option<&lfu::Lfu> {
+        None
+    }
+}
 
-/// Most bytes of bookkeeping an [`Replacement::Lfu`] store keeps per unit of capacity (88
-/// on 64-bit targets), beyond [`LFU_MIN_SKETCH_BYTES`]; see [`Replacement::Lfu`].
-pub const LFU_BYTES_PER_UNIT: usize = lfu::DEPTH * lfu::WIDTH_PER_UNIT * size_of::<lfu::Counter>()
-    + size_of::<lfu::Node>()
-    + lfu::HASH_SLOTS_PER_UNIT * size_of::<u64>()
-    + size_of::<u64>()
-    + size_of::<usize>();
+/// What a [`Policy`] sees of the store: the entries (their `prev`, `next`, `hash` and `pos`
+/// words are the policy's), the ends of the recency list and the store's seeded PCG.
+pub struct Table<'a, K, V> {
+    pub entries: &'a mut Vec<Entry<K, V>>,
+    /// Front (most recent) and back of the recency list ([`NIL`] if empty).
+    pub head: &'a mut usize,
+    pub tail: &'a mut usize,
+    pub rng: &'a mut Pcg64,
+}
 
-/// The smallest sketch of an [`Replacement::Lfu`] store (4 rows of 1 024 counters: 4 KiB),
-/// so that a small store's estimates are not drowned by collisions; it is what an
-/// [`Replacement::Lfu`] store under 128 units keeps beyond [`LFU_BYTES_PER_UNIT`] per unit.
-pub const LFU_MIN_SKETCH_BYTES: usize = lfu::DEPTH * lfu::MIN_WIDTH * size_of::<lfu::Counter>();
+impl<K, V> Table<'_, K, V> {
+    /// Takes entry `i` out of the recency list.
+    pub fn unlink(&mut self, i: usize) {
+        let (prev, next) = (self.entries[i].prev, self.entries[i].next);
+        if prev == NIL {
+            *self.head = next
+        } else {
+            self.entries[prev].next = next
+        }
+        if next == NIL {
+            *self.tail = prev
+        } else {
+            self.entries[next].prev = prev
+        }
+        self.entries[i].prev = NIL;
+        self.entries[i].next = NIL;
+    }
+
+    /// Puts entry `i` (not in the list) at its front.
+    pub fn link_front(&mut self, i: usize) {
+        self.entries[i].prev = NIL;
+        self.entries[i].next = *self.head;
+        if *self.head == NIL {
+            *self.tail = i
+        } else {
+            self.entries[*self.head].prev = i
+        }
+        *self.head = i;
+    }
+
+    /// Moves entry `i` (in the list) to its front.
+    pub fn move_to_front(&mut self, i: usize) {
+        self.unlink(i);
+        self.link_front(i);
+    }
+}
+
+/// One replacement policy of the registry.
+pub struct PolicyEntry<K, V> {
+    pub name: &'static str,
+    /// One line for `--cs-policy help`.
+    pub about: &'static str,
+    pub build: fn(&CsConfig) -> Box<dyn Policy<K, V>>,
+}
+
+mod fifo;
+mod lfu;
+mod lru;
+mod random;
+
+/// The registry of replacement policies, one row each, resolved by name as `cc/registry.rs`
+/// resolves controllers (the first is the default).
+pub fn policies<K, V>() -> Vec<PolicyEntry<K, V>> {
+    vec![
+        PolicyEntry { name: "lru", about: lru::ABOUT, build: lru::build },
+        PolicyEntry { name: "lfu", about: lfu::ABOUT, build: lfu::build },
+        PolicyEntry { name: "fifo", about: fifo::ABOUT, build: fifo::build },
+        PolicyEntry { name: "random", about: random::ABOUT, build: random::build },
+    ]
+}
+
+/// Every policy's name and line of help, in registry order (`--cs-policy help`).
+pub fn policy_help() -> Vec<(&'static str, &'static str)> {
+    policies::<(), ()>().into_iter().map(|p| (p.name, p.about)).collect()
+}
+
+pub use lfu::{LFU_BYTES_PER_UNIT, LFU_MIN_SKETCH_BYTES, LFU_SAMPLE_PER_UNIT};
 
 /// Whether a value passing through is cached at all. Text form: `always`, `prob:P`
 /// (0 ≤ P ≤ 1), `none`.
@@ -333,10 +423,18 @@ pub enum Rejection {
     TooBig,
 }
 
-/// A [`Replacement`] that is not one of `lru`, `lfu`, `fifo`, `random`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown replacement policy {0:?} (expected lru, lfu, fifo or random)")]
+/// A [`Replacement`] that names no policy of the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseReplacementError(pub String);
+
+impl fmt::Display for ParseReplacementError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = policy_help().into_iter().map(|(n, _)| n).collect();
+        write!(f, "unknown replacement policy {:?} (expected one of {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for ParseReplacementError {}
 
 /// An [`Admission`] that is not one of `always`, `none`, `prob:P` with 0 ≤ P ≤ 1.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -345,27 +443,19 @@ pub struct ParseAdmissionError(pub String);
 
 impl FromStr for Replacement {
     type Err = ParseReplacementError;
-    /// Case-insensitive.
+    /// A registry name, case-insensitive.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let all = [Replacement::Lru, Replacement::Lfu, Replacement::Fifo, Replacement::Random];
-        all.into_iter().find(|r| r.name().eq_ignore_ascii_case(s)).ok_or_else(|| ParseReplacementError(s.to_string()))
-    }
-}
-
-impl Replacement {
-    fn name(self) -> &'static str {
-        match self {
-            Replacement::Lru => "lru",
-            Replacement::Lfu => "lfu",
-            Replacement::Fifo => "fifo",
-            Replacement::Random => "random",
-        }
+        policies::<(), ()>()
+            .into_iter()
+            .find(|p| p.name.eq_ignore_ascii_case(s))
+            .map(|p| Replacement(p.name))
+            .ok_or_else(|| ParseReplacementError(s.to_string()))
     }
 }
 
 impl fmt::Display for Replacement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.0)
     }
 }
 
@@ -403,21 +493,22 @@ impl fmt::Display for Admission {
 }
 
 /// No entry (end of the recency list, or a key not cached).
-const NIL: usize = usize::MAX;
+pub const NIL: usize = usize::MAX;
 
-struct Entry<K, V> {
+/// One cached entry. Its last four words are the replacement policy's to use ([`Policy`]).
+pub struct Entry<K, V> {
     key: K,
     value: V,
     /// `value.bytes()` when it was stored.
-    size: u64,
-    /// Towards the front (more recent) of the recency list; `lru`/`fifo` only.
-    prev: usize,
-    /// Towards the back (the next victim); `lru`/`fifo` only.
-    next: usize,
-    /// Key hash of `lfu`'s sketch; 0 otherwise.
-    hash: u64,
-    /// `lfu`: index of the entry's node in the heap.
-    pos: usize,
+    pub size: u64,
+    /// Towards the front (more recent) of the recency list, if the policy uses it.
+    pub prev: usize,
+    /// Towards the back (the next victim), if the policy uses it.
+    pub next: usize,
+    /// The key's hash ([`key_hash`]) if the policy hashes keys; 0 otherwise.
+    pub hash: u64,
+    /// The policy's own word ([`NIL`] when stored): `lfu`'s heap position.
+    pub pos: usize,
 }
 
 /// A bounded cache of `V`s keyed by `K`, with a replacement and an admission policy; see
@@ -434,8 +525,8 @@ pub struct ContentStore<K, V> {
     head: usize,
     tail: usize,
     rng: Pcg64,
-    /// `Some` iff the policy is `lfu`.
-    lfu: Option<Lfu>,
+    /// The replacement policy ([`policies`]).
+    policy: Box<dyn Policy<K, V>>,
     stats: CsStats,
 }
 
@@ -453,8 +544,10 @@ impl<K, V> fmt::Debug for ContentStore<K, V> {
 impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// An empty store. Allocates nothing in proportion to the capacity up front.
     pub fn new(cfg: CsConfig) -> Self {
-        let lfu = (cfg.replacement == Replacement::Lfu)
-            .then(|| Lfu::new(cfg.capacity_units, cfg.capacity_units.saturating_mul(LFU_SAMPLE_PER_UNIT)));
+        let policy = policies::<K, V>()
+            .into_iter()
+            .find(|p| p.name == cfg.replacement.name())
+            .map_or_else(|| lru::build(&cfg), |p| (p.build)(&cfg));
         ContentStore {
             rng: Pcg64::seed_from_u64(cfg.seed),
             cfg,
@@ -463,28 +556,22 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             bytes: 0,
             head: NIL,
             tail: NIL,
-            lfu,
+            policy,
             stats: CsStats::default(),
         }
     }
 
-    /// Looks `key` up to serve it: counts one hit or one miss, and updates the policy (`lru`
+    /// Looks `key` up to serve it: counts one hit or one miss, and tells the policy (`lru`
     /// moves a hit to the front; `lfu` counts the lookup, hit or miss, in its sketch, and
-    /// re-sorts a hit by its new estimate; `fifo` and `random` change nothing). O(1);
-    /// O(log n) amortized for `lfu`.
+    /// re-sorts a hit by its new estimate; `fifo` and `random` change nothing). O(1); O(log n) amortized for `lfu`.
     pub fn get(&mut self, key: &K) -> Option<&V> {
         let slot = self.index.get(key).copied();
-        if let Some(lfu) = &mut self.lfu {
-            let h = key_hash(self.cfg.seed, key);
-            lfu.record(h, slot, &mut self.entries);
-        }
+        let hash = if self.policy.hashes_keys() { key_hash(self.cfg.seed, key) } else { 0 };
+        let (policy, mut t) = self.split();
+        policy.after_lookup(&mut t, hash, slot);
         match slot {
             Some(i) => {
                 self.stats.hits += 1;
-                if self.cfg.replacement == Replacement::Lru {
-                    self.unlink(i);
-                    self.link_front(i);
-                }
                 Some(&self.entries[i].value)
             }
             None => {
@@ -522,7 +609,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             self.stats.too_big_rejects += 1;
             return Offer::Rejected(Rejection::TooBig);
         }
-        let hash = if self.lfu.is_some() { key_hash(self.cfg.seed, &key) } else { 0 };
+        let hash = if self.policy.hashes_keys() { key_hash(self.cfg.seed, &key) } else { 0 };
         if let Some(&i) = self.index.get(&key) {
             drop(self.detach(i));
             let evicted = self.make_room(size);
@@ -580,10 +667,22 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// `lfu` only: the bytes its bookkeeping holds (sketch, heap, set of cached key hashes,
     /// and the per-entry fields only it uses), counted by the capacity of the allocations,
     /// not their use. At most `LFU_BYTES_PER_UNIT × capacity_units + LFU_MIN_SKETCH_BYTES`
-    /// (see [`Replacement::Lfu`]), however many keys were looked up. `None` for the other
+    /// (see `lfu.rs`), however many keys were looked up. `None` for the other
     /// policies.
     pub fn lfu_bookkeeping_bytes(&self) -> Option<usize> {
-        self.lfu.as_ref().map(|lfu| lfu.bytes(self.entries.capacity()))
+        self.policy.bookkeeping_bytes(self.entries.capacity())
+    }
+
+    /// The policy, and the view of the store it works on.
+    fn split(&mut self) -> (&mut dyn Policy<K, V>, Table<'_, K, V>) {
+        let t = Table { entries: &mut self.entries, head: &mut self.head, tail: &mut self.tail, rng: &mut self.rng };
+        (&mut *self.policy, t)
+    }
+
+    /// `lfu`'s state, if that is the policy (for the tests' invariant checks).
+    #[cfg(test)]
+    fn lfu(&self) -> Option<&lfu::Lfu> {
+        self.policy.as_lfu()
     }
 
     /// The admission draw for a new key.
@@ -600,10 +699,8 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
     /// frequent than every entry that would be evicted to make room for it.
     fn passes_frequency_filter(&mut self, hash: u64, size: u64) -> bool {
         let (units, bytes) = self.shortfall(size);
-        match &mut self.lfu {
-            Some(lfu) => lfu.admits(hash, units, bytes, &mut self.entries),
-            None => true,
-        }
+        let (policy, mut t) = self.split();
+        policy.admits(&mut t, hash, units, bytes)
     }
 
     /// Entries and bytes to free before a value of `size` bytes fits.
@@ -628,19 +725,12 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
 
     /// Index of the entry the policy evicts next. Only called when not empty.
     fn victim(&mut self) -> usize {
-        match self.cfg.replacement {
-            Replacement::Lru | Replacement::Fifo => self.tail,
-            Replacement::Random => {
-                // Multiply-shift maps 64 random bits onto 0..len (bias below len / 2^64).
-                let r = self.rng.next_u64();
-                ((u128::from(r) * self.entries.len() as u128) >> 64) as usize
-            }
-            Replacement::Lfu => self.lfu.as_mut().and_then(|l| l.victim(&mut self.entries)).unwrap_or(0),
-        }
+        let (policy, mut t) = self.split();
+        policy.victim(&mut t)
     }
 
     fn uses_list(&self) -> bool {
-        matches!(self.cfg.replacement, Replacement::Lru | Replacement::Fifo)
+        self.policy.uses_list()
     }
 
     /// Stores a new entry (room has been made) at the front of the list / with a fresh touch.
@@ -652,22 +742,20 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
         }
         self.entries.push(Entry { key, value, size, prev: NIL, next: NIL, hash, pos: NIL });
         self.bytes += size;
-        if self.uses_list() {
-            self.link_front(i);
+        let (policy, mut t) = self.split();
+        if policy.uses_list() {
+            t.link_front(i);
         }
-        if let Some(lfu) = &mut self.lfu {
-            lfu.attach(i, &mut self.entries);
-        }
+        policy.after_insert(&mut t, i);
     }
 
     /// Takes entry `i` out of every structure and returns it; the last entry moves into `i`.
     fn detach(&mut self, i: usize) -> Entry<K, V> {
-        if self.uses_list() {
-            self.unlink(i);
+        let (policy, mut t) = self.split();
+        if policy.uses_list() {
+            t.unlink(i);
         }
-        if let Some(lfu) = &mut self.lfu {
-            lfu.detach(i, &mut self.entries);
-        }
+        policy.before_erase(&mut t, i);
         self.index.remove(&self.entries[i].key);
         let e = self.entries.swap_remove(i);
         self.bytes -= e.size;
@@ -685,38 +773,10 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
                 }
                 if next == NIL { self.tail = i } else { self.entries[next].prev = i }
             }
-            if let Some(lfu) = &mut self.lfu {
-                lfu.moved(i, &self.entries);
-            }
+            let (policy, mut t) = self.split();
+            policy.after_move(&mut t, i);
         }
         e
-    }
-
-    fn unlink(&mut self, i: usize) {
-        let (prev, next) = (self.entries[i].prev, self.entries[i].next);
-        if prev == NIL {
-            self.head = next
-        } else {
-            self.entries[prev].next = next
-        }
-        if next == NIL {
-            self.tail = prev
-        } else {
-            self.entries[next].prev = prev
-        }
-        self.entries[i].prev = NIL;
-        self.entries[i].next = NIL;
-    }
-
-    fn link_front(&mut self, i: usize) {
-        self.entries[i].prev = NIL;
-        self.entries[i].next = self.head;
-        if self.head == NIL {
-            self.tail = i
-        } else {
-            self.entries[self.head].prev = i
-        }
-        self.head = i;
     }
 }
 
@@ -777,7 +837,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> SharedStore<K, V> {
 
 /// The 64-bit key hash behind `lfu`'s counters: SipHash with fixed keys, salted by the
 /// seed, so it does not vary between runs (std's `RandomState` would).
-fn key_hash<K: Hash>(seed: u64, key: &K) -> u64 {
+pub fn key_hash<K: Hash>(seed: u64, key: &K) -> u64 {
     let mut h = DefaultHasher::new();
     seed.hash(&mut h);
     key.hash(&mut h);
@@ -787,11 +847,10 @@ fn key_hash<K: Hash>(seed: u64, key: &K) -> u64 {
 /// Grows a full `v` by as much as it holds (at least 4), but never beyond `limit` elements
 /// of capacity (unless it holds more already): the doubling of `Vec::push` without its
 /// overshoot past the capacity of the store.
-fn reserve_within<T>(v: &mut Vec<T>, limit: usize) {
+pub(crate) fn reserve_within<T>(v: &mut Vec<T>, limit: usize) {
     let extra = v.capacity().max(4).min(limit.saturating_sub(v.len())).max(1);
     v.reserve_exact(extra);
 }
 
-mod lfu;
 #[cfg(test)]
 mod tests;

@@ -18,13 +18,24 @@
 //! cached), and the known nodes at most [`VerifyConfig::known_nodes`] (oldest forgotten: a
 //! later block then needs a longer proof). No I/O here: the router sends the proof requests
 //! this module asks for.
+//!
+//! The router's side of it is at the end of this file: `stage` puts a unit that answered a
+//! pending entry into staging, `run_steps` does what staging asked (cache a unit, ask for a
+//! proof: `request_proof`, timed and asked again by `proofs.rs`), and `on_own_proof` takes
+//! the answer.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 
 use crate::eid::Eid;
+use crate::time::Time;
+use crate::token::MAX_TOKEN_LEN;
 use crate::tree::{BLOCK_LEN, Cv, block_cv, blocks, check_block, proof_nodes, sparse_depth};
+use crate::wire::tlv::{address_token_len, write_address_token};
+use crate::wire::{self, Options, ProofRequest, RequestFlags};
 
-use super::CachedUnit;
+use super::proofs;
+use super::{CachedUnit, Router};
 
 /// Bounds of a router's verification state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -369,6 +380,114 @@ impl Staging {
         let buf = self.blocks.remove(&k)?;
         self.bytes -= buf.data.len();
         Some(buf)
+    }
+}
+
+// ----- the router's side: staging what arrives, asking for proofs ------------------------
+
+impl Router {
+    /// **Experiments only** (feature `unverified-cache`, which only the ns-3 build turns on,
+    /// through `rdtp-ffi`'s `experiments`): cache every unit that answers a pending entry as
+    /// it arrives, unchecked and without proof requests — the baseline that measures what
+    /// verify-before-caching costs (docs/EXPERIMENTS.md §8). A router that does this can be
+    /// made to serve forged bytes from its store; `rdtp route` cannot be built to call it
+    /// (its crate does not enable the feature, so the method does not exist for it).
+    #[cfg(feature = "unverified-cache")]
+    pub fn cache_unverified_for_experiments(&mut self, on: bool) {
+        self.cache_unverified = on;
+    }
+
+    /// A unit that answered a pending entry: to staging, which caches it once its blocks
+    /// verified — unless the store caches nothing (switched off: no unit would ever be
+    /// cached, so no proof is worth asking for).
+    pub(super) fn stage(&mut self, now: Time, from: SocketAddr, eid: Eid, offset: u64, value: CachedUnit) {
+        #[cfg(feature = "unverified-cache")]
+        if self.cache_unverified {
+            self.cs.lock().offer((eid, offset), value);
+            return;
+        }
+        if self.stores_nothing {
+            return;
+        }
+        let mut steps = std::mem::take(&mut self.steps);
+        self.staging.add(eid, offset, value, &mut steps);
+        self.run_steps(now, from, &mut steps);
+        self.steps = steps;
+    }
+
+    /// Do what staging asked: cache verified units, ask `from` (where the Data came from)
+    /// for the proofs of whole blocks.
+    fn run_steps(&mut self, now: Time, from: SocketAddr, steps: &mut Vec<Step>) {
+        for step in steps.drain(..) {
+            match step {
+                Step::Cache(eid, offset, unit) => {
+                    self.cs.lock().offer((eid, offset), unit);
+                }
+                Step::Prove { eid, block, depth } => self.request_proof(now, from, eid, block, depth),
+            }
+        }
+        let v = self.staging.stats;
+        (self.stats.blocks_verified, self.stats.blocks_failed, self.stats.blocks_abandoned) =
+            (v.verified, v.failed, v.abandoned);
+    }
+
+    /// Ask `to` (where the block's Data came from) for the proof of `block` of `eid`:
+    /// `depth` siblings (the first attempt; [`proofs`] times it and asks again).
+    pub(super) fn request_proof(&mut self, now: Time, to: SocketAddr, eid: Eid, block: u64, depth: u8) {
+        if self.own_proofs.is_asking(eid, block) {
+            return;
+        }
+        if let Some((eid, block)) = self.own_proofs.make_room() {
+            // Forget the request with the earliest timeout: its block waits in staging
+            // until abandoned.
+            self.staging.proof_refused(eid, block);
+        }
+        let tag = self.send_proof(to, eid, block, depth);
+        self.own_proofs.first(now, eid, block, to, depth, tag);
+    }
+
+    /// Send another attempt of a request [`proofs`] gave back (after a timeout or a Retry).
+    pub(super) fn send_proof_request(&mut self, now: Time, key: (Eid, u64), a: proofs::Asking) {
+        let tag = self.send_proof(a.next_hop, key.0, key.1, a.depth);
+        self.own_proofs.again(now, key, a, tag);
+    }
+
+    /// One ProofRequest to `to`, under a new tag (returned), with the token `to` issued.
+    fn send_proof(&mut self, to: SocketAddr, eid: Eid, block: u64, depth: u8) -> u32 {
+        let mut tag = self.new_tag();
+        while self.own_proofs.uses_tag(tag) {
+            tag = self.new_tag();
+        }
+        let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
+        let opt_len = write_address_token(&mut opts, self.tokens.get(to));
+        let p = ProofRequest {
+            flags: RequestFlags(0),
+            hop_limit: wire::DEFAULT_HOP_LIMIT,
+            tag,
+            eid,
+            block,
+            depth,
+            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+        };
+        self.enqueue(to, p.encoded_len(), |b| p.encode(b).ok());
+        self.stats.proofs_requested += 1;
+        tag
+    }
+
+    /// The answer to one of this router's own proof requests (any attempt of it).
+    pub(super) fn on_own_proof(&mut self, now: Time, from: SocketAddr, p: &wire::Proof<'_>) {
+        let Some(((eid, block), _)) = self.own_proofs.answered(now, p.tag) else { return };
+        if p.eid != eid || p.block != block {
+            self.stats.unsolicited += 1;
+            self.staging.proof_refused(eid, block);
+            return;
+        }
+        let siblings: Vec<crate::tree::Cv> =
+            p.siblings.chunks_exact(32).map(|c| c.try_into().expect("32-byte chunks")).collect();
+        let mut steps = std::mem::take(&mut self.steps);
+        self.staging.proof(eid, block, &siblings, &mut steps);
+        self.run_steps(now, from, &mut steps);
+        self.steps = steps;
     }
 }
 

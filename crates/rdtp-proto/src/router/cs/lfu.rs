@@ -1,9 +1,93 @@
-//! `lfu`'s bookkeeping (see [`Replacement::Lfu`](super::Replacement::Lfu)): a count-min
-//! sketch with periodic halving (the frequency estimates of TinyLFU), a binary min-heap of
-//! the cached entries by (estimate, last touch), and an open-addressing set of the cached
-//! keys' 64-bit hashes. All three are sized by the capacity alone.
+//! `lfu`, least frequently used, with the frequency estimates and the admission filter of
+//! **TinyLFU** (Einziger, Friedman & Manes, "TinyLFU: A Highly Efficient Cache Admission
+//! Policy", ACM Transactions on Storage 13(4), 2017):
+//!
+//! * the frequency of a key is estimated by a count-min sketch that counts every
+//!   [`get`](super::ContentStore::get) of it, whether cached or not, and ages: when it has
+//!   counted W = [`LFU_SAMPLE_PER_UNIT`] × `capacity_units` lookups, every counter is
+//!   halved, and so is its count of lookups, so the next halving comes W/2 lookups later
+//!   (TinyLFU's "reset"). Under a stationary popularity p, a key's estimate swings
+//!   between about p·W/2 and p·W;
+//! * the victim is the cached entry with the lowest estimate (ties: the least recently
+//!   touched, by insertion or hit);
+//! * a new key is admitted only if its estimate exceeds that of every entry it would
+//!   evict; otherwise the offer is rejected ([`Rejection::Frequency`](super::Rejection::Frequency)).
+//!
+//! Why not plain in-cache LFU: forgetting a key's count when it is evicted freezes the
+//! cache on whatever entered first (newcomers arrive with count 1 and are the next
+//! victims), so it never converges to the most popular keys. Why not perfect LFU: it
+//! counts every key ever seen, which grows without bound. The sketch counts lookups of
+//! non-cached keys too, so a popular key outside the cache gathers the count that lets
+//! it in, and under a stationary popularity the content converges to the most frequent
+//! keys, as perfect LFU's does; the halving also lets it follow popularity that changes
+//! (a key no longer looked up loses half its estimate every W/2 lookups: at most 8
+//! halvings take a saturated counter to 0). Why a sketch rather than exact counts of a
+//! window of lookups (this policy's previous form, Window-LFU): exact counts need memory
+//! for every distinct key in the window, the sketch only for the capacity, whatever W.
+//!
+//! The sketch: 4 rows of max(8 × `capacity_units`, 1 024) 8-bit counters, saturating at
+//! 255; a key's cell in each row comes from its seeded 64-bit hash; an increment raises
+//! only the key's smallest counters ("conservative update", Estan & Varghese, SIGCOMM
+//! 2002). The estimate, the smallest of the key's 4 counters, is never below the key's
+//! own (halved) count short of saturation; keys sharing its counters can only raise it. The finite sample and those collisions make estimates near the edge of
+//! the cache noisy, which costs a little: with W = 128 C, `tests/cs_theory.rs` measures
+//! 0.3–0.6 percentage points below perfect LFU's top-C sum under Zipf(0.64–1.03)
+//! (W = 64 C costs about twice that, 256 C about half; 16-bit counters measure the same;
+//! 4 counters per unit and row instead of 8 cost up to 0.4 points more).
+//!
+//! The eviction order: the cached entries sit in a binary min-heap by (estimate, last
+//! touch). An entry's recorded estimate is refreshed when its key is looked up and after
+//! every halving; in between, lookups of keys that share its counters can only raise its
+//! current estimate, so the recorded one is a lower bound, and the first entry is
+//! refreshed (and sifted down) until its recorded estimate is current before it is
+//! compared with a newcomer or evicted. It is then the entry with the lowest current
+//! estimate; recency breaks ties among equal recorded estimates.
+//!
+//! Memory, on top of the entries and the key index every policy keeps, counted by
+//! [`ContentStore::lfu_bookkeeping_bytes`](super::ContentStore::lfu_bookkeeping_bytes): at most [`LFU_BYTES_PER_UNIT`] bytes per unit
+//! of capacity — 88 on 64-bit targets: 32 of sketch, 24 of heap node (estimate, last
+//! touch, slot), 16 of the set of cached key hashes (two 8-byte slots per unit, open
+//! addressing), 16 of per-entry hash and heap position — plus [`LFU_MIN_SKETCH_BYTES`]
+//! (the sketch's minimum width) for stores under 128 units. It does not depend on W or on
+//! the keys looked up. The sketch and the hash set are allocated on first use.
+//!
+//! Two keys whose 64-bit hashes are equal share their estimate, and at most one of them
+//! is cached at a time (the other is rejected, [`Rejection::Frequency`](super::Rejection::Frequency)).
+//!
+//! Its bookkeeping: a count-min sketch with periodic halving (the frequency estimates of
+//! TinyLFU), a binary min-heap of the cached entries by (estimate, last touch), and an
+//! open-addressing set of the cached keys' 64-bit hashes. All three are sized by the
+//! capacity alone.
 
-use super::{Entry, NIL};
+use super::{CsConfig, Entry, NIL, Policy, Table};
+
+pub(super) const ABOUT: &str =
+    "TinyLFU: the least frequently looked-up entry goes, and a new unit enters only if looked up more often";
+
+pub(super) fn build<K, V>(cfg: &CsConfig) -> Box<dyn Policy<K, V>> {
+    Box::new(Lfu::new(cfg.capacity_units, cfg.capacity_units.saturating_mul(LFU_SAMPLE_PER_UNIT)))
+}
+
+/// The sample size W of an `lfu` store, per unit of capacity: its sketch
+/// halves every counter when it has counted `LFU_SAMPLE_PER_UNIT × capacity_units` lookups.
+///
+/// Longer samples estimate frequencies more precisely (a key at the edge of the cache, of
+/// popularity p, is counted about `W·p` times per sample) but forget old popularity more
+/// slowly. Unlike Window-LFU's window, the sample size costs no memory.
+pub const LFU_SAMPLE_PER_UNIT: usize = 128;
+
+/// Most bytes of bookkeeping an `lfu` store keeps per unit of capacity (88
+/// on 64-bit targets), beyond [`LFU_MIN_SKETCH_BYTES`]; see `lfu`.
+pub const LFU_BYTES_PER_UNIT: usize = DEPTH * WIDTH_PER_UNIT * size_of::<Counter>()
+    + size_of::<Node>()
+    + HASH_SLOTS_PER_UNIT * size_of::<u64>()
+    + size_of::<u64>()
+    + size_of::<usize>();
+
+/// The smallest sketch of an `lfu` store (4 rows of 1 024 counters: 4 KiB),
+/// so that a small store's estimates are not drowned by collisions; it is what an
+/// `lfu` store under 128 units keeps beyond [`LFU_BYTES_PER_UNIT`] per unit.
+pub const LFU_MIN_SKETCH_BYTES: usize = DEPTH * MIN_WIDTH * size_of::<Counter>();
 
 /// Counter of the sketch. Saturates at `Counter::MAX`.
 pub(super) type Counter = u8;
@@ -201,7 +285,7 @@ impl HashSet64 {
     }
 }
 
-/// `lfu`'s state (see [`Replacement::Lfu`](super::Replacement::Lfu)).
+/// `lfu`'s state (see the module documentation).
 pub(super) struct Lfu {
     pub(super) sketch: Sketch,
     /// The cached entries as a binary min-heap by [`Node::before`]; `entries[i].pos` is the
@@ -394,5 +478,36 @@ impl Lfu {
         }
         entries[removed.slot].pos = NIL;
         removed
+    }
+}
+
+impl<K, V> Policy<K, V> for Lfu {
+    fn hashes_keys(&self) -> bool {
+        true
+    }
+    fn after_lookup(&mut self, t: &mut Table<'_, K, V>, hash: u64, slot: Option<usize>) {
+        self.record(hash, slot, t.entries);
+    }
+    fn admits(&mut self, t: &mut Table<'_, K, V>, hash: u64, units: usize, bytes: u64) -> bool {
+        Lfu::admits(self, hash, units, bytes, t.entries)
+    }
+    fn after_insert(&mut self, t: &mut Table<'_, K, V>, slot: usize) {
+        self.attach(slot, t.entries);
+    }
+    fn before_erase(&mut self, t: &mut Table<'_, K, V>, slot: usize) {
+        self.detach(slot, t.entries);
+    }
+    fn after_move(&mut self, t: &mut Table<'_, K, V>, to: usize) {
+        self.moved(to, t.entries);
+    }
+    fn victim(&mut self, t: &mut Table<'_, K, V>) -> usize {
+        Lfu::victim(self, t.entries).unwrap_or(0)
+    }
+    fn bookkeeping_bytes(&self, entries_capacity: usize) -> Option<usize> {
+        Some(self.bytes(entries_capacity))
+    }
+    #[cfg(test)]
+    fn as_lfu(&self) -> Option<&Lfu> {
+        Some(self)
     }
 }

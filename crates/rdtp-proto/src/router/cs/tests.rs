@@ -59,7 +59,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             assert_eq!(seen, n);
             assert_eq!(self.tail, prev);
         }
-        if let Some(lfu) = &self.lfu {
+        if let Some(lfu) = self.lfu() {
             let units = self.cfg.capacity_units;
             // The memory bound, by allocated capacity: a constant per unit of capacity, plus
             // the sketch's minimum for small stores.
@@ -187,7 +187,7 @@ fn lfu_forgets_old_lookups_by_halving() {
     }
     let w = LFU_SAMPLE_PER_UNIT as u32;
     let estimate = |cs: &ContentStore<u32, Val>, k: u32| {
-        let lfu = cs.lfu.as_ref().expect("lfu");
+        let lfu = cs.lfu().expect("lfu");
         lfu.sketch.estimate(key_hash(cs.cfg.seed, &k))
     };
     assert_eq!(estimate(&cs, 0), 5);
