@@ -166,6 +166,12 @@ typedef struct RdtpServerStats {
   uint64_t malformed;
 } RdtpServerStats;
 
+// Called with the message of a panic the C ABI caught (NUL-terminated, valid during the
+// call), on the thread that panicked, after the panic stopped. It may return (the entry
+// point then returns its failure value) or end the process (`exit`); it must not unwind
+// (throw a C++ exception) through the Rust frames below it.
+typedef void (*RdtpPanicHandler)(const char *message);
+
 // Router settings; zero fields and null strings mean "default".
 typedef struct RdtpRouterConfig {
   // Node id (see `rdtp_node_id`); 0 = "router".
@@ -350,6 +356,17 @@ uintptr_t rdtp_server_next(struct RdtpServer *s, uint8_t *buf, uintptr_t cap);
 
 // Fill `*out` with the server's aggregate counters.
 void rdtp_server_stats(const struct RdtpServer *s, struct RdtpServerStats *out);
+
+// Call `handler` with the message of every panic the C ABI catches from now on, in any
+// thread (null: no handler, the default). The ns-3 runner's handler fails the run with the
+// message.
+void rdtp_set_panic_handler(RdtpPanicHandler handler);
+
+// The message of the last panic an rdtp call on this thread caught ("ENTRY panicked:
+// MESSAGE"), written NUL-terminated to `buf` (truncated to `cap` - 1 bytes) and forgotten;
+// returns its length, 0 if no call panicked since the last take. With `cap` 0 it only
+// returns the length and keeps the message.
+uintptr_t rdtp_take_panic(char *buf, uintptr_t cap);
 
 // An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
 struct RdtpAddr rdtp_addr_v4(uint32_t ip, uint16_t port);

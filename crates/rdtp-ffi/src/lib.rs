@@ -26,6 +26,11 @@
 //!
 //! Every pointer argument must be valid for the call (null where documented as allowed);
 //! handles must come from the matching `_new` and be freed once.
+//!
+//! A panic inside the core never crosses into C (edition 2024 would abort the process):
+//! every entry point catches it at its boundary ([`panic`]), returns its failure value
+//! (null, false, 0, or nothing), and keeps the message for `rdtp_take_panic` and for the
+//! host's `rdtp_set_panic_handler`, so a host can fail its run with that message.
 
 #![allow(clippy::missing_safety_doc)] // the safety contract is stated once, above
 
@@ -41,9 +46,11 @@ use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
 use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig};
 
+pub mod panic;
 pub mod router;
 pub mod sources;
 pub mod wifi;
+use panic::{guard, write_message};
 use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::{Eid, NodeId, Time};
 use router::RdtpAddr;
@@ -297,8 +304,10 @@ unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
 /// text, never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn rdtp_cc_help() -> *const c_char {
-    static HELP: OnceLock<CString> = OnceLock::new();
-    HELP.get_or_init(|| CString::new(spec::help()).expect("the help text has no NUL")).as_ptr()
+    guard("rdtp_cc_help", core::ptr::null(), || {
+        static HELP: OnceLock<CString> = OnceLock::new();
+        HELP.get_or_init(|| CString::new(spec::help()).expect("the help text has no NUL")).as_ptr()
+    })
 }
 
 /// Check a controller spec: 0 if `spec` is valid (null = "bbr"); otherwise the length of the
@@ -306,18 +315,10 @@ pub extern "C" fn rdtp_cc_help() -> *const c_char {
 /// (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, cap: usize) -> usize {
-    let Err(message) = (unsafe { cc_config(spec) }) else { return 0 };
-    if !buf.is_null() && cap > 0 {
-        let mut n = message.len().min(cap - 1);
-        while !message.is_char_boundary(n) {
-            n -= 1;
-        }
-        unsafe {
-            core::ptr::copy_nonoverlapping(message.as_ptr().cast::<c_char>(), buf, n);
-            *buf.add(n) = 0;
-        }
-    }
-    message.len()
+    guard("rdtp_cc_error", 0, || {
+        let Err(message) = (unsafe { cc_config(spec) }) else { return 0 };
+        unsafe { write_message(&message, buf, cap) }
+    })
 }
 
 /// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
@@ -328,13 +329,15 @@ pub unsafe extern "C" fn rdtp_receiver_new(
     name: *const c_char,
     now_ns: u64,
 ) -> *mut RdtpReceiver {
-    if cfg.is_null() || name.is_null() {
-        return core::ptr::null_mut();
-    }
-    let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
-    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return core::ptr::null_mut() };
-    let rx = Receiver::new(config, Target::Name(name.to_string()), Time::from_nanos(now_ns));
-    Box::into_raw(Box::new(RdtpReceiver { rx }))
+    guard("rdtp_receiver_new", core::ptr::null_mut(), || {
+        if cfg.is_null() || name.is_null() {
+            return core::ptr::null_mut();
+        }
+        let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
+        let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return core::ptr::null_mut() };
+        let rx = Receiver::new(config, Target::Name(name.to_string()), Time::from_nanos(now_ns));
+        Box::into_raw(Box::new(RdtpReceiver { rx }))
+    })
 }
 
 /// A receiver for an object whose EID (32 bytes) and size are known: no resolution.
@@ -345,22 +348,26 @@ pub unsafe extern "C" fn rdtp_receiver_new_known(
     size: u64,
     now_ns: u64,
 ) -> *mut RdtpReceiver {
-    if cfg.is_null() || eid.is_null() {
-        return core::ptr::null_mut();
-    }
-    let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
-    let mut e = [0u8; 32];
-    e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
-    let rx = Receiver::new(config, Target::Known { eid: Eid(e), size }, Time::from_nanos(now_ns));
-    Box::into_raw(Box::new(RdtpReceiver { rx }))
+    guard("rdtp_receiver_new_known", core::ptr::null_mut(), || {
+        if cfg.is_null() || eid.is_null() {
+            return core::ptr::null_mut();
+        }
+        let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
+        let mut e = [0u8; 32];
+        e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+        let rx = Receiver::new(config, Target::Known { eid: Eid(e), size }, Time::from_nanos(now_ns));
+        Box::into_raw(Box::new(RdtpReceiver { rx }))
+    })
 }
 
 /// Free a receiver (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_free(rx: *mut RdtpReceiver) {
-    if !rx.is_null() {
-        drop(unsafe { Box::from_raw(rx) });
-    }
+    guard("rdtp_receiver_free", (), || {
+        if !rx.is_null() {
+            drop(unsafe { Box::from_raw(rx) });
+        }
+    })
 }
 
 /// Feed one datagram from the server.
@@ -371,20 +378,24 @@ pub unsafe extern "C" fn rdtp_receiver_handle_datagram(
     data: *const u8,
     len: usize,
 ) {
-    let Some(rx) = (unsafe { rx.as_mut() }) else { return };
-    if data.is_null() && len > 0 {
-        return;
-    }
-    let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-    rx.rx.handle_datagram(Time::from_nanos(now_ns), bytes);
+    guard("rdtp_receiver_handle_datagram", (), || {
+        let Some(rx) = (unsafe { rx.as_mut() }) else { return };
+        if data.is_null() && len > 0 {
+            return;
+        }
+        let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
+        rx.rx.handle_datagram(Time::from_nanos(now_ns), bytes);
+    })
 }
 
 /// Let time pass: call at (or after) the instant `rdtp_receiver_poll_timeout` gave.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_handle_timeout(rx: *mut RdtpReceiver, now_ns: u64) {
-    if let Some(rx) = unsafe { rx.as_mut() } {
-        rx.rx.handle_timeout(Time::from_nanos(now_ns));
-    }
+    guard("rdtp_receiver_handle_timeout", (), || {
+        if let Some(rx) = unsafe { rx.as_mut() } {
+            rx.rx.handle_timeout(Time::from_nanos(now_ns));
+        }
+    })
 }
 
 /// Write the next datagram to send into `buf` (capacity ≥ `RDTP_MAX_REQUEST`); returns its
@@ -396,38 +407,44 @@ pub unsafe extern "C" fn rdtp_receiver_poll_transmit(
     buf: *mut u8,
     cap: usize,
 ) -> usize {
-    let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
-    if buf.is_null() || cap < MAX_DATAGRAM {
-        return 0;
-    }
-    let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
-    rx.rx.poll_transmit(Time::from_nanos(now_ns), out).unwrap_or(0)
+    guard("rdtp_receiver_poll_transmit", 0, || {
+        let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
+        if buf.is_null() || cap < MAX_DATAGRAM {
+            return 0;
+        }
+        let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
+        rx.rx.poll_transmit(Time::from_nanos(now_ns), out).unwrap_or(0)
+    })
 }
 
 /// The next instant `rdtp_receiver_handle_timeout` is due, in `*at_ns`; returns false if
 /// there is none (finished, failed, or waiting only for datagrams).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_poll_timeout(rx: *const RdtpReceiver, at_ns: *mut u64) -> bool {
-    let Some(rx) = (unsafe { rx.as_ref() }) else { return false };
-    match rx.rx.poll_timeout() {
-        Some(t) => {
-            if let Some(out) = unsafe { at_ns.as_mut() } {
-                *out = t.as_nanos();
+    guard("rdtp_receiver_poll_timeout", false, || {
+        let Some(rx) = (unsafe { rx.as_ref() }) else { return false };
+        match rx.rx.poll_timeout() {
+            Some(t) => {
+                if let Some(out) = unsafe { at_ns.as_mut() } {
+                    *out = t.as_nanos();
+                }
+                true
             }
-            true
+            None => false,
         }
-        None => false,
-    }
+    })
 }
 
 /// Copy in-order bytes into `buf`; returns how many.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_read(rx: *mut RdtpReceiver, buf: *mut u8, cap: usize) -> usize {
-    let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
-    if buf.is_null() || cap == 0 {
-        return 0;
-    }
-    rx.rx.read(unsafe { slice::from_raw_parts_mut(buf, cap) })
+    guard("rdtp_receiver_read", 0, || {
+        let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
+        if buf.is_null() || cap == 0 {
+            return 0;
+        }
+        rx.rx.read(unsafe { slice::from_raw_parts_mut(buf, cap) })
+    })
 }
 
 fn empty_event() -> RdtpEvent {
@@ -457,106 +474,110 @@ fn empty_event() -> RdtpEvent {
 /// Take the next event into `*out`; returns false if there is none.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *mut RdtpEvent) -> bool {
-    let Some(rx) = (unsafe { rx.as_mut() }) else { return false };
-    let Some(out) = (unsafe { out.as_mut() }) else { return false };
-    let Some(ev) = rx.rx.poll_event() else { return false };
-    let mut e = empty_event();
-    match ev {
-        Event::Resolved { size, .. } => {
-            e.kind = RdtpEventKind::Resolved;
-            e.size = size;
+    guard("rdtp_receiver_poll_event", false, || {
+        let Some(rx) = (unsafe { rx.as_mut() }) else { return false };
+        let Some(out) = (unsafe { out.as_mut() }) else { return false };
+        let Some(ev) = rx.rx.poll_event() else { return false };
+        let mut e = empty_event();
+        match ev {
+            Event::Resolved { size, .. } => {
+                e.kind = RdtpEventKind::Resolved;
+                e.size = size;
+            }
+            Event::RttSample(s) => {
+                e.kind = RdtpEventKind::RttSample;
+                e.time_ns = s.time.as_nanos();
+                e.unit_index = s.unit;
+                e.rtt_ns = ns(s.rtt);
+                e.srtt_ns = ns(s.srtt);
+                e.rttvar_ns = ns(s.rttvar);
+                e.rto_ns = ns(s.rto);
+            }
+            Event::Congestion(c) => {
+                e.kind = RdtpEventKind::Congestion;
+                e.time_ns = c.time.as_nanos();
+                e.cwnd = c.cwnd;
+                e.pacing_rate = c.pacing_rate.unwrap_or(-1.0);
+                e.aggregation = c.aggregation;
+                e.inflight = c.inflight;
+                e.state = state_cstr(c.state);
+            }
+            Event::Requested { time, units, retransmission } => {
+                e.kind = RdtpEventKind::Requested;
+                e.time_ns = time.as_nanos();
+                e.unit_index = units.first().copied().unwrap_or(0);
+                e.units = units.len() as u64;
+                e.retransmission = retransmission;
+            }
+            Event::Received { time, unit, source, rtt } => {
+                e.kind = RdtpEventKind::Received;
+                e.time_ns = time.as_nanos();
+                e.unit_index = unit;
+                e.source = source.node.to_u64();
+                e.hops = source.hops;
+                e.cached = source.cached;
+                e.rtt_ns = rtt.map_or(0, ns);
+            }
+            Event::Finished => e.kind = RdtpEventKind::Finished,
+            Event::Failed(err) => {
+                e.kind = RdtpEventKind::Failed;
+                e.error = match err {
+                    FetchError::NotFound(_) => RdtpError::NotFound,
+                    FetchError::Timeout(_) => RdtpError::Timeout,
+                    FetchError::Integrity { .. } | FetchError::BadBlock { .. } => RdtpError::Integrity,
+                    FetchError::Refused { .. } => RdtpError::Refused,
+                    FetchError::AddressNotValidated => RdtpError::NotValidated,
+                    FetchError::BadName { .. } => RdtpError::Refused,
+                };
+            }
         }
-        Event::RttSample(s) => {
-            e.kind = RdtpEventKind::RttSample;
-            e.time_ns = s.time.as_nanos();
-            e.unit_index = s.unit;
-            e.rtt_ns = ns(s.rtt);
-            e.srtt_ns = ns(s.srtt);
-            e.rttvar_ns = ns(s.rttvar);
-            e.rto_ns = ns(s.rto);
-        }
-        Event::Congestion(c) => {
-            e.kind = RdtpEventKind::Congestion;
-            e.time_ns = c.time.as_nanos();
-            e.cwnd = c.cwnd;
-            e.pacing_rate = c.pacing_rate.unwrap_or(-1.0);
-            e.aggregation = c.aggregation;
-            e.inflight = c.inflight;
-            e.state = state_cstr(c.state);
-        }
-        Event::Requested { time, units, retransmission } => {
-            e.kind = RdtpEventKind::Requested;
-            e.time_ns = time.as_nanos();
-            e.unit_index = units.first().copied().unwrap_or(0);
-            e.units = units.len() as u64;
-            e.retransmission = retransmission;
-        }
-        Event::Received { time, unit, source, rtt } => {
-            e.kind = RdtpEventKind::Received;
-            e.time_ns = time.as_nanos();
-            e.unit_index = unit;
-            e.source = source.node.to_u64();
-            e.hops = source.hops;
-            e.cached = source.cached;
-            e.rtt_ns = rtt.map_or(0, ns);
-        }
-        Event::Finished => e.kind = RdtpEventKind::Finished,
-        Event::Failed(err) => {
-            e.kind = RdtpEventKind::Failed;
-            e.error = match err {
-                FetchError::NotFound(_) => RdtpError::NotFound,
-                FetchError::Timeout(_) => RdtpError::Timeout,
-                FetchError::Integrity { .. } | FetchError::BadBlock { .. } => RdtpError::Integrity,
-                FetchError::Refused { .. } => RdtpError::Refused,
-                FetchError::AddressNotValidated => RdtpError::NotValidated,
-                FetchError::BadName { .. } => RdtpError::Refused,
-            };
-        }
-    }
-    *out = e;
-    true
+        *out = e;
+        true
+    })
 }
 
 /// 0 = running, 1 = finished (all bytes arrived and verified), 2 = failed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_status(rx: *const RdtpReceiver) -> i32 {
-    match unsafe { rx.as_ref() } {
+    guard("rdtp_receiver_status", 2, || match unsafe { rx.as_ref() } {
         Some(r) if r.rx.is_finished() => 1,
         Some(r) if r.rx.error().is_some() => 2,
         Some(_) => 0,
         None => 2,
-    }
+    })
 }
 
 /// Fill `*out` with the receiver's statistics.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpReceiver, out: *mut RdtpStats) {
-    let (Some(r), Some(out)) = (unsafe { rx.as_ref() }, unsafe { out.as_mut() }) else { return };
-    let s = r.rx.stats();
-    let c = r.rx.controller();
-    *out = RdtpStats {
-        units_received: s.units_received,
-        bytes_received: s.bytes_received,
-        duplicates: s.duplicates,
-        invalid: s.invalid,
-        requests_sent: s.requests_sent,
-        units_requested: s.units_requested,
-        units_rerequested: s.units_rerequested,
-        units_lost: s.units_lost,
-        timeouts: s.timeouts,
-        timeout_window_decreases: s.timeout_window_decreases,
-        fast_recoveries: s.fast_recoveries,
-        rtt_samples: s.rtt_samples,
-        rtt_min_ns: s.rtt_min.map_or(0, ns),
-        rtt_avg_ns: s.rtt_avg.map_or(0, ns),
-        rtt_max_ns: s.rtt_max.map_or(0, ns),
-        delivered_bytes: r.rx.delivered_bytes(),
-        size: r.rx.size().unwrap_or(0),
-        inflight: r.rx.inflight(),
-        cwnd: c.cwnd(),
-        pacing_rate: c.pacing_rate().unwrap_or(-1.0),
-        late_arrivals: s.late_arrivals,
-    };
+    guard("rdtp_receiver_stats", (), || {
+        let (Some(r), Some(out)) = (unsafe { rx.as_ref() }, unsafe { out.as_mut() }) else { return };
+        let s = r.rx.stats();
+        let c = r.rx.controller();
+        *out = RdtpStats {
+            units_received: s.units_received,
+            bytes_received: s.bytes_received,
+            duplicates: s.duplicates,
+            invalid: s.invalid,
+            requests_sent: s.requests_sent,
+            units_requested: s.units_requested,
+            units_rerequested: s.units_rerequested,
+            units_lost: s.units_lost,
+            timeouts: s.timeouts,
+            timeout_window_decreases: s.timeout_window_decreases,
+            fast_recoveries: s.fast_recoveries,
+            rtt_samples: s.rtt_samples,
+            rtt_min_ns: s.rtt_min.map_or(0, ns),
+            rtt_avg_ns: s.rtt_avg.map_or(0, ns),
+            rtt_max_ns: s.rtt_max.map_or(0, ns),
+            delivered_bytes: r.rx.delivered_bytes(),
+            size: r.rx.size().unwrap_or(0),
+            inflight: r.rx.inflight(),
+            cwnd: c.cwnd(),
+            pacing_rate: c.pacing_rate().unwrap_or(-1.0),
+            late_arrivals: s.late_arrivals,
+        };
+    })
 }
 
 /// A stateless server for `n` generated objects: `names[i]` of `sizes[i]` bytes whose
@@ -569,40 +590,44 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
     seeds: *const u64,
     n: usize,
 ) -> *mut RdtpServer {
-    let mut objects = Vec::with_capacity(n);
-    if n > 0 && (names.is_null() || sizes.is_null() || seeds.is_null()) {
-        return core::ptr::null_mut();
-    }
-    for i in 0..n {
-        let name_ptr = unsafe { *names.add(i) };
-        if name_ptr.is_null() {
+    guard("rdtp_server_new_pattern", core::ptr::null_mut(), || {
+        let mut objects = Vec::with_capacity(n);
+        if n > 0 && (names.is_null() || sizes.is_null() || seeds.is_null()) {
             return core::ptr::null_mut();
         }
-        let Ok(name) = unsafe { CStr::from_ptr(name_ptr) }.to_str() else { return core::ptr::null_mut() };
-        objects.push((name.to_string(), unsafe { *sizes.add(i) }, unsafe { *seeds.add(i) }));
-    }
-    // Simulated networks have no spoofers: no address validation unless asked for
-    // (`rdtp_server_set_validation`).
-    let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
-    Box::into_raw(Box::new(RdtpServer {
-        server: Server::new(ServerConfig { validation, ..ServerConfig::default() }),
-        catalog: PatternCatalog::new(objects),
-        pending: VecDeque::new(),
-        scratch: vec![0u8; 65536],
-    }))
+        for i in 0..n {
+            let name_ptr = unsafe { *names.add(i) };
+            if name_ptr.is_null() {
+                return core::ptr::null_mut();
+            }
+            let Ok(name) = unsafe { CStr::from_ptr(name_ptr) }.to_str() else { return core::ptr::null_mut() };
+            objects.push((name.to_string(), unsafe { *sizes.add(i) }, unsafe { *seeds.add(i) }));
+        }
+        // Simulated networks have no spoofers: no address validation unless asked for
+        // (`rdtp_server_set_validation`).
+        let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
+        Box::into_raw(Box::new(RdtpServer {
+            server: Server::new(ServerConfig { validation, ..ServerConfig::default() }),
+            catalog: PatternCatalog::new(objects),
+            pending: VecDeque::new(),
+            scratch: vec![0u8; 65536],
+        }))
+    })
 }
 
 /// Set the server's node id (named in every Data and Nack it sends; see `rdtp_node_id`);
 /// false if `id` is 0. Call before the first datagram: the counters start over.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool {
-    let Some(s) = (unsafe { s.as_mut() }) else { return false };
-    if id == 0 {
-        return false;
-    }
-    let config = ServerConfig { id: NodeId::from_u64(id), ..s.server.config().clone() };
-    s.server = Server::new(config);
-    true
+    guard("rdtp_server_set_id", false, || {
+        let Some(s) = (unsafe { s.as_mut() }) else { return false };
+        if id == 0 {
+            return false;
+        }
+        let config = ServerConfig { id: NodeId::from_u64(id), ..s.server.config().clone() };
+        s.server = Server::new(config);
+        true
+    })
 }
 
 /// Turn address validation on or off (off after `rdtp_server_new_pattern`): with it, a
@@ -610,22 +635,26 @@ pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool
 /// for all zeros) keys the tokens. Call before the first datagram: the counters start over.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_set_validation(s: *mut RdtpServer, enabled: bool, secret: *const u8) -> bool {
-    let Some(s) = (unsafe { s.as_mut() }) else { return false };
-    let mut validation = ValidationConfig { enabled, ..ValidationConfig::default() };
-    if !secret.is_null() {
-        validation.secret.copy_from_slice(unsafe { slice::from_raw_parts(secret, 32) });
-    }
-    let config = ServerConfig { validation, ..s.server.config().clone() };
-    s.server = Server::new(config);
-    true
+    guard("rdtp_server_set_validation", false, || {
+        let Some(s) = (unsafe { s.as_mut() }) else { return false };
+        let mut validation = ValidationConfig { enabled, ..ValidationConfig::default() };
+        if !secret.is_null() {
+            validation.secret.copy_from_slice(unsafe { slice::from_raw_parts(secret, 32) });
+        }
+        let config = ServerConfig { validation, ..s.server.config().clone() };
+        s.server = Server::new(config);
+        true
+    })
 }
 
 /// Free a server (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_free(s: *mut RdtpServer) {
-    if !s.is_null() {
-        drop(unsafe { Box::from_raw(s) });
-    }
+    guard("rdtp_server_free", (), || {
+        if !s.is_null() {
+            drop(unsafe { Box::from_raw(s) });
+        }
+    })
 }
 
 /// EID (32 bytes into `eid_out`) and size of the object `name`; false if unknown.
@@ -636,19 +665,21 @@ pub unsafe extern "C" fn rdtp_server_resolve(
     eid_out: *mut u8,
     size_out: *mut u64,
 ) -> bool {
-    let Some(s) = (unsafe { s.as_ref() }) else { return false };
-    if name.is_null() {
-        return false;
-    }
-    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return false };
-    let Some((eid, size)) = s.catalog.resolve(name) else { return false };
-    if !eid_out.is_null() {
-        unsafe { slice::from_raw_parts_mut(eid_out, 32) }.copy_from_slice(&eid.0);
-    }
-    if let Some(out) = unsafe { size_out.as_mut() } {
-        *out = size;
-    }
-    true
+    guard("rdtp_server_resolve", false, || {
+        let Some(s) = (unsafe { s.as_ref() }) else { return false };
+        if name.is_null() {
+            return false;
+        }
+        let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return false };
+        let Some((eid, size)) = s.catalog.resolve(name) else { return false };
+        if !eid_out.is_null() {
+            unsafe { slice::from_raw_parts_mut(eid_out, 32) }.copy_from_slice(&eid.0);
+        }
+        if let Some(out) = unsafe { size_out.as_mut() } {
+            *out = size;
+        }
+        true
+    })
 }
 
 /// Copy `len` bytes of the object with the 32-byte `eid` from `offset` into `buf` (to warm
@@ -662,21 +693,23 @@ pub unsafe extern "C" fn rdtp_server_read(
     buf: *mut u8,
     len: usize,
 ) -> bool {
-    let Some(s) = (unsafe { s.as_ref() }) else { return false };
-    if eid.is_null() || (buf.is_null() && len > 0) {
-        return false;
-    }
-    let mut id = [0u8; 32];
-    id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
-    let id = Eid(id);
-    let Some(size) = s.catalog.size_of(&id) else { return false };
-    if offset.checked_add(len as u64).is_none_or(|end| end > size) {
-        return false;
-    }
-    if len == 0 {
-        return true;
-    }
-    s.catalog.read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
+    guard("rdtp_server_read", false, || {
+        let Some(s) = (unsafe { s.as_ref() }) else { return false };
+        if eid.is_null() || (buf.is_null() && len > 0) {
+            return false;
+        }
+        let mut id = [0u8; 32];
+        id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+        let id = Eid(id);
+        let Some(size) = s.catalog.size_of(&id) else { return false };
+        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+            return false;
+        }
+        if len == 0 {
+            return true;
+        }
+        s.catalog.read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
+    })
 }
 
 /// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
@@ -690,45 +723,51 @@ pub unsafe extern "C" fn rdtp_server_handle(
     data: *const u8,
     len: usize,
 ) -> usize {
-    let (Some(s), Some(from)) = (unsafe { s.as_mut() }, from.to_socket()) else { return 0 };
-    if data.is_null() && len > 0 {
-        return 0;
-    }
-    let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-    s.pending.clear();
-    let mut reply = s.server.handle(Time::from_nanos(now_ns), from, &s.catalog, bytes);
-    while let Some(n) = reply.next_datagram(&mut s.scratch) {
-        s.pending.push_back(s.scratch[..n].to_vec());
-    }
-    s.pending.len()
+    guard("rdtp_server_handle", 0, || {
+        let (Some(s), Some(from)) = (unsafe { s.as_mut() }, from.to_socket()) else { return 0 };
+        if data.is_null() && len > 0 {
+            return 0;
+        }
+        let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
+        s.pending.clear();
+        let mut reply = s.server.handle(Time::from_nanos(now_ns), from, &s.catalog, bytes);
+        while let Some(n) = reply.next_datagram(&mut s.scratch) {
+            s.pending.push_back(s.scratch[..n].to_vec());
+        }
+        s.pending.len()
+    })
 }
 
 /// Copy the next reply datagram into `buf`; returns its length, 0 when none is left (or if
 /// `cap` is too small, in which case the datagram stays queued).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_next(s: *mut RdtpServer, buf: *mut u8, cap: usize) -> usize {
-    let Some(s) = (unsafe { s.as_mut() }) else { return 0 };
-    let Some(d) = s.pending.front() else { return 0 };
-    if buf.is_null() || cap < d.len() {
-        return 0;
-    }
-    let n = d.len();
-    unsafe { slice::from_raw_parts_mut(buf, n) }.copy_from_slice(d);
-    s.pending.pop_front();
-    n
+    guard("rdtp_server_next", 0, || {
+        let Some(s) = (unsafe { s.as_mut() }) else { return 0 };
+        let Some(d) = s.pending.front() else { return 0 };
+        if buf.is_null() || cap < d.len() {
+            return 0;
+        }
+        let n = d.len();
+        unsafe { slice::from_raw_parts_mut(buf, n) }.copy_from_slice(d);
+        s.pending.pop_front();
+        n
+    })
 }
 
 /// Fill `*out` with the server's aggregate counters.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_stats(s: *const RdtpServer, out: *mut RdtpServerStats) {
-    let (Some(s), Some(out)) = (unsafe { s.as_ref() }, unsafe { out.as_mut() }) else { return };
-    let st = s.server.stats();
-    *out = RdtpServerStats {
-        requests: st.requests,
-        data_packets: st.data_packets,
-        data_bytes: st.data_bytes,
-        nacks: st.nacks,
-        dropped: st.dropped,
-        malformed: st.malformed,
-    };
+    guard("rdtp_server_stats", (), || {
+        let (Some(s), Some(out)) = (unsafe { s.as_ref() }, unsafe { out.as_mut() }) else { return };
+        let st = s.server.stats();
+        *out = RdtpServerStats {
+            requests: st.requests,
+            data_packets: st.data_packets,
+            data_bytes: st.data_bytes,
+            nacks: st.nacks,
+            dropped: st.dropped,
+            malformed: st.malformed,
+        };
+    })
 }
