@@ -63,7 +63,12 @@ fn library_names(dirs: &[PathBuf]) -> Option<(PathBuf, String, String)> {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rdtp_ns3)");
     println!("cargo:rerun-if-changed=cpp");
-    println!("cargo:rerun-if-changed=../rdtp-ffi/include/rdtp.h");
+    // The C ABI's header as rdtp-ffi's build script generated it (its `links` metadata);
+    // the committed copy if that is missing.
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let ffi_include =
+        env::var_os("DEP_RDTP_FFI_INCLUDE").map_or_else(|| manifest.join("../rdtp-ffi/include"), PathBuf::from);
+    println!("cargo:rerun-if-changed={}", ffi_include.join("rdtp.h").display());
     println!("cargo:rerun-if-env-changed=NS3_INCLUDE_DIR");
     println!("cargo:rerun-if-env-changed=NS3_LIB_DIR");
     println!("cargo:rerun-if-env-changed=RDTP_NS3_DISABLE");
@@ -90,7 +95,6 @@ fn main() {
         return;
     };
 
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let cpp = manifest.join("cpp");
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&cpp)
         .expect("cpp/ exists")
@@ -107,7 +111,7 @@ fn main() {
         .opt_level(2)
         .debug(false)
         .include(&include)
-        .include(manifest.join("../rdtp-ffi/include"))
+        .include(&ffi_include)
         .include(&cpp)
         // rdtp-ffi's `experiments` functions (Cargo.toml turns the feature on).
         .define("RDTP_EXPERIMENTS", None)

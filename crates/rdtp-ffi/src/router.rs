@@ -15,6 +15,7 @@
 //! Counters are exposed by name (`rdtp_router_counter_name`, `rdtp_router_counters`), in the
 //! order the core's statistics serialise, so C code never mirrors the core's structs.
 
+use crate::panic::guard;
 use std::ffi::{CStr, CString, c_char};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::slice;
@@ -68,17 +69,21 @@ impl RdtpAddr {
 /// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
 #[unsafe(no_mangle)]
 pub extern "C" fn rdtp_addr_v4(ip: u32, port: u16) -> RdtpAddr {
-    RdtpAddr::from_socket(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port))
+    guard("rdtp_addr_v4", RdtpAddr::default(), || {
+        RdtpAddr::from_socket(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port))
+    })
 }
 
 /// The node id labelled `label` (1–8 printable characters, not starting with `0x`) as the
 /// big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_node_id(label: *const c_char) -> u64 {
-    if label.is_null() {
-        return 0;
-    }
-    unsafe { CStr::from_ptr(label) }.to_str().ok().and_then(NodeId::label).map_or(0, NodeId::to_u64)
+    guard("rdtp_node_id", 0, || {
+        if label.is_null() {
+            return 0;
+        }
+        unsafe { CStr::from_ptr(label) }.to_str().ok().and_then(NodeId::label).map_or(0, NodeId::to_u64)
+    })
 }
 
 /// Write node id `id` as people read it — its label (`ap`, `origin`), else `0x` and 16 hex
@@ -86,14 +91,16 @@ pub unsafe extern "C" fn rdtp_node_id(label: *const c_char) -> u64 {
 /// too small: 19 bytes always suffice).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_node_id_label(id: u64, buf: *mut c_char, cap: usize) -> usize {
-    let text = NodeId::from_u64(id).to_string();
-    if buf.is_null() || cap <= text.len() {
-        return 0;
-    }
-    let out = unsafe { slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
-    out[..text.len()].copy_from_slice(text.as_bytes());
-    out[text.len()] = 0;
-    text.len()
+    guard("rdtp_node_id_label", 0, || {
+        let text = NodeId::from_u64(id).to_string();
+        if buf.is_null() || cap <= text.len() {
+            return 0;
+        }
+        let out = unsafe { slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+        out[..text.len()].copy_from_slice(text.as_bytes());
+        out[text.len()] = 0;
+        text.len()
+    })
 }
 
 /// Router settings; zero fields and null strings mean "default".
@@ -157,34 +164,36 @@ unsafe fn string(p: *const c_char, default: &str) -> Option<&str> {
 /// A router with no routes yet; null if a policy string is invalid.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut RdtpRouter {
-    let c = unsafe { cfg.as_ref() }.copied().unwrap_or_else(|| rdtp_router_config_default());
-    let d = RouterConfig::default();
-    let replacement = unsafe { string(c.cs_policy, "lru") }.and_then(|s| s.parse::<Replacement>().ok());
-    let admission = unsafe { string(c.cs_insert, "always") }.and_then(|s| s.parse::<Admission>().ok());
-    let (Some(replacement), Some(admission)) = (replacement, admission) else { return core::ptr::null_mut() };
-    let nonzero = |v: u64, default: u64| if v == 0 { default } else { v };
-    let config = RouterConfig {
-        id: if c.id == 0 { d.id } else { NodeId::from_u64(c.id) },
-        fib: Fib::default(),
-        cs: CsConfig {
-            capacity_units: nonzero(c.cs_units, CsConfig::DEFAULT_CAPACITY_UNITS as u64) as usize,
-            capacity_bytes: nonzero(c.cs_bytes, u64::MAX),
-            replacement,
-            admission,
+    guard("rdtp_router_new", core::ptr::null_mut(), || {
+        let c = unsafe { cfg.as_ref() }.copied().unwrap_or_else(|| rdtp_router_config_default());
+        let d = RouterConfig::default();
+        let replacement = unsafe { string(c.cs_policy, "lru") }.and_then(|s| s.parse::<Replacement>().ok());
+        let admission = unsafe { string(c.cs_insert, "always") }.and_then(|s| s.parse::<Admission>().ok());
+        let (Some(replacement), Some(admission)) = (replacement, admission) else { return core::ptr::null_mut() };
+        let nonzero = |v: u64, default: u64| if v == 0 { default } else { v };
+        let config = RouterConfig {
+            id: if c.id == 0 { d.id } else { NodeId::from_u64(c.id) },
+            fib: Fib::default(),
+            cs: CsConfig {
+                capacity_units: nonzero(c.cs_units, CsConfig::DEFAULT_CAPACITY_UNITS as u64) as usize,
+                capacity_bytes: nonzero(c.cs_bytes, u64::MAX),
+                replacement,
+                admission,
+                seed: c.seed,
+            },
+            pit_capacity: nonzero(c.pit_capacity, d.pit_capacity as u64) as usize,
+            lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
             seed: c.seed,
-        },
-        pit_capacity: nonzero(c.pit_capacity, d.pit_capacity as u64) as usize,
-        lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
-        seed: c.seed,
-        validation: ValidationConfig { enabled: c.validation, ..ValidationConfig::default() },
-        // The papers' routers (NFD) neither refuse what waits on a silent upstream nor limit
-        // sources: seed 001 §IV-D's 32 s producer outage must leave the AP's consumers
-        // waiting, as it did, and the simulated experiments unchanged (issue 23).
-        upstream_timeout: None,
-        source_limits: SourceLimits::off(),
-        ..d
-    };
-    Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))
+            validation: ValidationConfig { enabled: c.validation, ..ValidationConfig::default() },
+            // The papers' routers (NFD) neither refuse what waits on a silent upstream nor limit
+            // sources: seed 001 §IV-D's 32 s producer outage must leave the AP's consumers
+            // waiting, as it did, and the simulated experiments unchanged (issue 23).
+            upstream_timeout: None,
+            source_limits: SourceLimits::off(),
+            ..d
+        };
+        Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))
+    })
 }
 
 /// **Experiments only** (feature `experiments`; declared with `RDTP_EXPERIMENTS` defined):
@@ -195,34 +204,42 @@ pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut R
 #[cfg(feature = "experiments")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_cache_unverified(r: *mut RdtpRouter, on: bool) -> bool {
-    let Some(r) = (unsafe { r.as_mut() }) else { return false };
-    r.router.cache_unverified_for_experiments(on);
-    true
+    guard("rdtp_router_cache_unverified", false, || {
+        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        r.router.cache_unverified_for_experiments(on);
+        true
+    })
 }
 
 /// Free a router (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_free(r: *mut RdtpRouter) {
-    if !r.is_null() {
-        drop(unsafe { Box::from_raw(r) });
-    }
+    guard("rdtp_router_free", (), || {
+        if !r.is_null() {
+            drop(unsafe { Box::from_raw(r) });
+        }
+    })
 }
 
 /// Send what no other route matches to `next_hop`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_set_default_route(r: *mut RdtpRouter, next_hop: RdtpAddr) -> bool {
-    let (Some(r), Some(a)) = (unsafe { r.as_mut() }, next_hop.to_socket()) else { return false };
-    r.router.fib_mut().set_default(Some(a));
-    true
+    guard("rdtp_router_set_default_route", false, || {
+        let (Some(r), Some(a)) = (unsafe { r.as_mut() }, next_hop.to_socket()) else { return false };
+        r.router.fib_mut().set_default(Some(a));
+        true
+    })
 }
 
 /// Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
-    let Some(r) = (unsafe { r.as_mut() }) else { return false };
-    let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
-    r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
-    true
+    guard("rdtp_router_add_route", false, || {
+        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
+        r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
+        true
+    })
 }
 
 /// Take one datagram from `from` at `now_ns`.
@@ -234,11 +251,13 @@ pub unsafe extern "C" fn rdtp_router_handle_datagram(
     data: *const u8,
     len: usize,
 ) {
-    let (Some(r), Some(from)) = (unsafe { r.as_mut() }, from.to_socket()) else { return };
-    if data.is_null() {
-        return;
-    }
-    r.router.handle_datagram(Time::from_nanos(now_ns), from, unsafe { slice::from_raw_parts(data, len) });
+    guard("rdtp_router_handle_datagram", (), || {
+        let (Some(r), Some(from)) = (unsafe { r.as_mut() }, from.to_socket()) else { return };
+        if data.is_null() {
+            return;
+        }
+        r.router.handle_datagram(Time::from_nanos(now_ns), from, unsafe { slice::from_raw_parts(data, len) });
+    })
 }
 
 /// The next datagram to send: written into `buf`, its destination into `*to`; returns its
@@ -251,34 +270,40 @@ pub unsafe extern "C" fn rdtp_router_poll_transmit(
     cap: usize,
     to: *mut RdtpAddr,
 ) -> usize {
-    let Some(r) = (unsafe { r.as_mut() }) else { return 0 };
-    if buf.is_null() {
-        return 0;
-    }
-    let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
-    let Some(t) = r.router.poll_transmit(out) else { return 0 };
-    if let Some(to) = unsafe { to.as_mut() } {
-        *to = RdtpAddr::from_socket(t.to);
-    }
-    t.len
+    guard("rdtp_router_poll_transmit", 0, || {
+        let Some(r) = (unsafe { r.as_mut() }) else { return 0 };
+        if buf.is_null() {
+            return 0;
+        }
+        let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
+        let Some(t) = r.router.poll_transmit(out) else { return 0 };
+        if let Some(to) = unsafe { to.as_mut() } {
+            *to = RdtpAddr::from_socket(t.to);
+        }
+        t.len
+    })
 }
 
 /// When `rdtp_router_handle_timeout` must next be called; false if never.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_poll_timeout(r: *const RdtpRouter, at_ns: *mut u64) -> bool {
-    let Some(t) = unsafe { r.as_ref() }.and_then(|r| r.router.poll_timeout()) else { return false };
-    if let Some(out) = unsafe { at_ns.as_mut() } {
-        *out = t.as_nanos();
-    }
-    true
+    guard("rdtp_router_poll_timeout", false, || {
+        let Some(t) = unsafe { r.as_ref() }.and_then(|r| r.router.poll_timeout()) else { return false };
+        if let Some(out) = unsafe { at_ns.as_mut() } {
+            *out = t.as_nanos();
+        }
+        true
+    })
 }
 
 /// Let time pass.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_handle_timeout(r: *mut RdtpRouter, now_ns: u64) {
-    if let Some(r) = unsafe { r.as_mut() } {
-        r.router.handle_timeout(Time::from_nanos(now_ns));
-    }
+    guard("rdtp_router_handle_timeout", (), || {
+        if let Some(r) = unsafe { r.as_mut() } {
+            r.router.handle_timeout(Time::from_nanos(now_ns));
+        }
+    })
 }
 
 /// The router's counters and gauges, flattened to `(name, value)` in a fixed order: the
@@ -302,26 +327,28 @@ pub unsafe extern "C" fn rdtp_routers_warm_fetch(
     unit: u16,
     answered: *mut u64,
 ) -> bool {
-    if routers.is_null() || eid.is_null() || (object.is_null() && len > 0) {
-        return false;
-    }
-    let ptrs = unsafe { slice::from_raw_parts(routers, n) };
-    let mut path: Vec<&mut Router> = Vec::with_capacity(n);
-    for (i, &p) in ptrs.iter().enumerate() {
-        if ptrs[..i].contains(&p) {
+    guard("rdtp_routers_warm_fetch", false, || {
+        if routers.is_null() || eid.is_null() || (object.is_null() && len > 0) {
             return false;
         }
-        let Some(r) = (unsafe { p.as_mut() }) else { return false };
-        path.push(&mut r.router);
-    }
-    let mut id = [0u8; 32];
-    id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
-    let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(object, len) } };
-    let Some(counts) = Router::warm_fetch(&mut path, rdtp_proto::Eid(id), bytes, unit) else { return false };
-    if !answered.is_null() {
-        unsafe { slice::from_raw_parts_mut(answered, n) }.copy_from_slice(&counts);
-    }
-    true
+        let ptrs = unsafe { slice::from_raw_parts(routers, n) };
+        let mut path: Vec<&mut Router> = Vec::with_capacity(n);
+        for (i, &p) in ptrs.iter().enumerate() {
+            if ptrs[..i].contains(&p) {
+                return false;
+            }
+            let Some(r) = (unsafe { p.as_mut() }) else { return false };
+            path.push(&mut r.router);
+        }
+        let mut id = [0u8; 32];
+        id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+        let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(object, len) } };
+        let Some(counts) = Router::warm_fetch(&mut path, rdtp_proto::Eid(id), bytes, unit) else { return false };
+        if !answered.is_null() {
+            unsafe { slice::from_raw_parts_mut(answered, n) }.copy_from_slice(&counts);
+        }
+        true
+    })
 }
 
 fn counters(r: &Router) -> Vec<(String, u64)> {
@@ -352,30 +379,34 @@ fn counter_names() -> &'static [CString] {
 /// How many counters `rdtp_router_counters` reports.
 #[unsafe(no_mangle)]
 pub extern "C" fn rdtp_router_counter_count() -> usize {
-    counter_names().len()
+    guard("rdtp_router_counter_count", 0, || counter_names().len())
 }
 
 /// The name of counter `i` (static, NUL-terminated; null if out of range), e.g. `cs_hits`,
 /// `cs_misses`, `coalesced`, `store_evictions`, `pit_entries`.
 #[unsafe(no_mangle)]
 pub extern "C" fn rdtp_router_counter_name(i: usize) -> *const c_char {
-    counter_names().get(i).map_or(core::ptr::null(), |c| c.as_ptr())
+    guard("rdtp_router_counter_name", core::ptr::null(), || {
+        counter_names().get(i).map_or(core::ptr::null(), |c| c.as_ptr())
+    })
 }
 
 /// Fill `values[0..n)` with the counters, in the order of their names; returns how many
 /// were written.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_counters(r: *const RdtpRouter, values: *mut u64, n: usize) -> usize {
-    let Some(r) = (unsafe { r.as_ref() }) else { return 0 };
-    if values.is_null() {
-        return 0;
-    }
-    let out = unsafe { slice::from_raw_parts_mut(values, n) };
-    let c = counters(&r.router);
-    for (slot, (_, v)) in out.iter_mut().zip(&c) {
-        *slot = *v;
-    }
-    c.len().min(n)
+    guard("rdtp_router_counters", 0, || {
+        let Some(r) = (unsafe { r.as_ref() }) else { return 0 };
+        if values.is_null() {
+            return 0;
+        }
+        let out = unsafe { slice::from_raw_parts_mut(values, n) };
+        let c = counters(&r.router);
+        for (slot, (_, v)) in out.iter_mut().zip(&c) {
+            *slot = *v;
+        }
+        c.len().min(n)
+    })
 }
 
 #[cfg(test)]

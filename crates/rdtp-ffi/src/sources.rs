@@ -4,6 +4,7 @@
 //! which share came from caches (seed 003 §II-A: a node id per Data) without counting
 //! events itself.
 
+use crate::panic::guard;
 use std::slice;
 
 use crate::{RdtpReceiver, ns};
@@ -31,22 +32,24 @@ pub struct RdtpSource {
 /// returns how many there are (more than `cap` if `out` was too short; `cap` 0 counts).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_sources(rx: *const RdtpReceiver, out: *mut RdtpSource, cap: usize) -> usize {
-    let Some(r) = (unsafe { rx.as_ref() }) else { return 0 };
-    let sources = r.rx.sources();
-    if !out.is_null() && cap > 0 {
-        let out = unsafe { slice::from_raw_parts_mut(out, cap) };
-        for (slot, s) in out.iter_mut().zip(sources.iter()) {
-            *slot = RdtpSource {
-                node: s.node.to_u64(),
-                cached: s.cached,
-                hops: s.hops,
-                units: s.units,
-                bytes: s.bytes,
-                rtt_samples: s.rtt_samples,
-                rtt_min_ns: s.rtt_min.map_or(0, ns),
-                rtt_avg_ns: s.rtt_avg().map_or(0, ns),
-            };
+    guard("rdtp_receiver_sources", 0, || {
+        let Some(r) = (unsafe { rx.as_ref() }) else { return 0 };
+        let sources = r.rx.sources();
+        if !out.is_null() && cap > 0 {
+            let out = unsafe { slice::from_raw_parts_mut(out, cap) };
+            for (slot, s) in out.iter_mut().zip(sources.iter()) {
+                *slot = RdtpSource {
+                    node: s.node.to_u64(),
+                    cached: s.cached,
+                    hops: s.hops,
+                    units: s.units,
+                    bytes: s.bytes,
+                    rtt_samples: s.rtt_samples,
+                    rtt_min_ns: s.rtt_min.map_or(0, ns),
+                    rtt_avg_ns: s.rtt_avg().map_or(0, ns),
+                };
+            }
         }
-    }
-    sources.len()
+        sources.len()
+    })
 }

@@ -3,6 +3,7 @@
 //! asks it for the number of active stations and the predicted newcomer rate; the
 //! consumer hands that rate to `rdtp_receiver_informed_start`. No estimation logic here.
 
+use crate::panic::guard;
 use std::ffi::{CStr, c_char};
 use std::slice;
 
@@ -62,31 +63,35 @@ pub unsafe extern "C" fn rdtp_wifi_estimator_new(
     min_active_bps: f64,
     model: *const c_char,
 ) -> *mut RdtpWifiEstimator {
-    let mut cfg = EstimatorConfig::default();
-    if window_ns > 0 {
-        cfg.window = Duration::from_nanos(window_ns);
-    }
-    if min_active_bps > 0.0 {
-        cfg.min_active_bps = min_active_bps;
-    }
-    let model = if model.is_null() {
-        Model::builtin()
-    } else {
-        let Ok(text) = unsafe { CStr::from_ptr(model) }.to_str() else { return core::ptr::null_mut() };
-        match Model::parse(text) {
-            Ok(m) => m,
-            Err(_) => return core::ptr::null_mut(),
+    guard("rdtp_wifi_estimator_new", core::ptr::null_mut(), || {
+        let mut cfg = EstimatorConfig::default();
+        if window_ns > 0 {
+            cfg.window = Duration::from_nanos(window_ns);
         }
-    };
-    Box::into_raw(Box::new(RdtpWifiEstimator { est: Estimator::new(cfg), model }))
+        if min_active_bps > 0.0 {
+            cfg.min_active_bps = min_active_bps;
+        }
+        let model = if model.is_null() {
+            Model::builtin()
+        } else {
+            let Ok(text) = unsafe { CStr::from_ptr(model) }.to_str() else { return core::ptr::null_mut() };
+            match Model::parse(text) {
+                Ok(m) => m,
+                Err(_) => return core::ptr::null_mut(),
+            }
+        };
+        Box::into_raw(Box::new(RdtpWifiEstimator { est: Estimator::new(cfg), model }))
+    })
 }
 
 /// Free an estimator (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_wifi_estimator_free(e: *mut RdtpWifiEstimator) {
-    if !e.is_null() {
-        drop(unsafe { Box::from_raw(e) });
-    }
+    guard("rdtp_wifi_estimator_free", (), || {
+        if !e.is_null() {
+            drop(unsafe { Box::from_raw(e) });
+        }
+    })
 }
 
 /// Feed one overheard MPDU: `caplen` bytes at `mpdu` of an MPDU `len` bytes long (`has_fcs`:
@@ -102,18 +107,20 @@ pub unsafe extern "C" fn rdtp_wifi_observe_mpdu(
     has_fcs: bool,
     phy_rate_bps: f64,
 ) -> bool {
-    let Some(e) = (unsafe { e.as_mut() }) else { return false };
-    if mpdu.is_null() {
-        return false;
-    }
-    let bytes = unsafe { slice::from_raw_parts(mpdu, caplen) };
-    match Observation::from_mpdu(Time::from_nanos(now_ns), bytes, len, has_fcs, phy_rate_bps) {
-        Some(o) => {
-            e.est.observe(o);
-            true
+    guard("rdtp_wifi_observe_mpdu", false, || {
+        let Some(e) = (unsafe { e.as_mut() }) else { return false };
+        if mpdu.is_null() {
+            return false;
         }
-        None => false,
-    }
+        let bytes = unsafe { slice::from_raw_parts(mpdu, caplen) };
+        match Observation::from_mpdu(Time::from_nanos(now_ns), bytes, len, has_fcs, phy_rate_bps) {
+            Some(o) => {
+                e.est.observe(o);
+                true
+            }
+            None => false,
+        }
+    })
 }
 
 /// The estimate over the window ending at `now_ns`, for a newcomer sending at
@@ -125,21 +132,23 @@ pub unsafe extern "C" fn rdtp_wifi_estimate(
     newcomer_phy_bps: f64,
     out: *mut RdtpWifiEstimate,
 ) {
-    let (Some(e), Some(out)) = (unsafe { e.as_ref() }, unsafe { out.as_mut() }) else { return };
-    let s = e.est.snapshot(Time::from_nanos(now_ns));
-    let n1 = s.n_plus_one();
-    let f = s.features((newcomer_phy_bps > 0.0).then_some(newcomer_phy_bps), None);
-    *out = RdtpWifiEstimate {
-        n_active: s.n_active() as u32,
-        total_bps: s.total_bps(),
-        busy: s.busy(),
-        n_plus_one_bps: n1.unwrap_or(0.0),
-        has_n_plus_one: n1.is_some(),
-        model_bps: f.map_or(0.0, |f| e.model.predict(&f)),
-        has_model: f.is_some(),
-        anomaly_bps: f.map_or(0.0, |f| f.anomaly_bps),
-        airtime_share_bps: f.map_or(0.0, |f| f.airtime_share_bps),
-    };
+    guard("rdtp_wifi_estimate", (), || {
+        let (Some(e), Some(out)) = (unsafe { e.as_ref() }, unsafe { out.as_mut() }) else { return };
+        let s = e.est.snapshot(Time::from_nanos(now_ns));
+        let n1 = s.n_plus_one();
+        let f = s.features((newcomer_phy_bps > 0.0).then_some(newcomer_phy_bps), None);
+        *out = RdtpWifiEstimate {
+            n_active: s.n_active() as u32,
+            total_bps: s.total_bps(),
+            busy: s.busy(),
+            n_plus_one_bps: n1.unwrap_or(0.0),
+            has_n_plus_one: n1.is_some(),
+            model_bps: f.map_or(0.0, |f| e.model.predict(&f)),
+            has_model: f.is_some(),
+            anomaly_bps: f.map_or(0.0, |f| f.anomaly_bps),
+            airtime_share_bps: f.map_or(0.0, |f| f.airtime_share_bps),
+        };
+    })
 }
 
 /// Copy the transmitters of the window ending at `now_ns` (by MAC address) into
@@ -151,23 +160,25 @@ pub unsafe extern "C" fn rdtp_wifi_stations(
     out: *mut RdtpWifiStation,
     cap: usize,
 ) -> usize {
-    let Some(e) = (unsafe { e.as_ref() }) else { return 0 };
-    let s = e.est.snapshot(Time::from_nanos(now_ns));
-    if !out.is_null() {
-        let dst = unsafe { slice::from_raw_parts_mut(out, cap) };
-        for (d, st) in dst.iter_mut().zip(&s.stations) {
-            *d = RdtpWifiStation {
-                mac: st.mac.0,
-                active: st.active,
-                frames: st.frames,
-                retries: st.retries,
-                throughput_bps: st.throughput_bps,
-                airtime_share: st.airtime_share,
-                phy_rate_bps: st.phy_rate_bps,
-            };
+    guard("rdtp_wifi_stations", 0, || {
+        let Some(e) = (unsafe { e.as_ref() }) else { return 0 };
+        let s = e.est.snapshot(Time::from_nanos(now_ns));
+        if !out.is_null() {
+            let dst = unsafe { slice::from_raw_parts_mut(out, cap) };
+            for (d, st) in dst.iter_mut().zip(&s.stations) {
+                *d = RdtpWifiStation {
+                    mac: st.mac.0,
+                    active: st.active,
+                    frames: st.frames,
+                    retries: st.retries,
+                    throughput_bps: st.throughput_bps,
+                    airtime_share: st.airtime_share,
+                    phy_rate_bps: st.phy_rate_bps,
+                };
+            }
         }
-    }
-    s.stations.len()
+        s.stations.len()
+    })
 }
 
 /// Informed start (seed 002): before the first request, tell the receiver's controller that
@@ -175,10 +186,10 @@ pub unsafe extern "C" fn rdtp_wifi_stations(
 /// from it (false: its normal start).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_informed_start(rx: *mut RdtpReceiver, now_ns: u64, bytes_per_sec: f64) -> bool {
-    match unsafe { rx.as_mut() } {
+    guard("rdtp_receiver_informed_start", false, || match unsafe { rx.as_mut() } {
         Some(rx) => rx.rx.informed_start(Time::from_nanos(now_ns), bytes_per_sec),
         None => false,
-    }
+    })
 }
 
 #[cfg(test)]

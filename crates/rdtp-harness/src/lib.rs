@@ -12,6 +12,9 @@
 //! It models the network only; it contains no protocol logic of its own. For WiFi and
 //! large topologies rdtp runs inside ns-3 instead.
 
+// Safe Rust only: the C ABI (rdtp-ffi) and the runtimes hold every `unsafe` block of rdtp.
+#![forbid(unsafe_code)]
+
 pub mod link;
 pub mod metrics;
 pub mod net;

@@ -842,6 +842,7 @@ WriteEmulatorRunToml(const EmuParams& p,
 extern "C" int
 rdtp_ns3_emulate(int argc, char** argv)
 {
+    FailOnCorePanic();
     const auto wallStart = std::chrono::steady_clock::now();
     EmuParams p = ParseEmulateArguments(argc, argv);
     const double duration = p.duration > 0 ? p.duration : 86400.0;

@@ -1,10 +1,13 @@
 // What rdtp_ns3_run and rdtp_ns3_emulate share: see rdtp-run.h.
 #include "rdtp-run.h"
 
+#include "rdtp.h"
+
 #include "ns3/core-module.h"
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 namespace ns3
 {
@@ -36,6 +39,15 @@ AddRunArguments(CommandLine& cmd, RunParams& p, RunMode mode)
                          : "Seconds the network runs before scenario time 0 (-1 = 0 for dumbbell, 0.5 for "
                            "wifi, so stations are associated when flows start)",
                  p.settle);
+}
+
+void
+FailOnCorePanic()
+{
+    rdtp_set_panic_handler([](const char* message) {
+        Fail(std::string("the rdtp core panicked at ") + std::to_string(Simulator::Now().GetSeconds()) +
+             " s simulated (" + message + "); this run has no results");
+    });
 }
 
 void

@@ -42,6 +42,12 @@ enum class RunMode
 /// each with the help text of `mode` (the topology's own: AddTopologyArguments).
 void AddRunArguments(CommandLine& cmd, RunParams& p, RunMode mode);
 
+/// Make a panic inside the rdtp core fail the run (exit 2, "rdtp-sim: the rdtp core panicked
+/// …" with the entry point, the message and the simulated time) instead of aborting the
+/// process: the C ABI catches it at its boundary and calls this handler (rdtp.h,
+/// rdtp_set_panic_handler). Called first by both runners.
+void FailOnCorePanic();
+
 /// Fail unless Seed > 0 (checked first, before each runner's own checks).
 void CheckSeed(const RunParams& p);
 

@@ -1242,6 +1242,7 @@ PrintSummary(const Params& p, FlowRecorder& recorder, const Outcome& o)
 static int
 RunScenario(int argc, char** argv)
 {
+    FailOnCorePanic();
     const auto wallStart = std::chrono::steady_clock::now();
     Params p = ParseRunArguments(argc, argv);
     std::vector<FlowSpec> flows = ParseFlows(p.flows, p.duration);

@@ -53,7 +53,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 38]);
+struct KeepFfi([*const (); 40]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -96,6 +96,8 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::router::rdtp_router_counter_count as *const (),
     rdtp_ffi::router::rdtp_router_counter_name as *const (),
     rdtp_ffi::router::rdtp_router_counters as *const (),
+    rdtp_ffi::panic::rdtp_set_panic_handler as *const (),
+    rdtp_ffi::panic::rdtp_take_panic as *const (),
 ]);
 
 /// `rdtp-sim SCENARIO.toml …`: expand a scenario's sweep and run every simulation.

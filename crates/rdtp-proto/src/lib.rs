@@ -67,6 +67,9 @@
 //!
 //! See [`receiver`] for the full contract and [`server`] for the server's.
 
+// Safe Rust only: the C ABI (rdtp-ffi) and the runtimes hold every `unsafe` block of rdtp.
+#![forbid(unsafe_code)]
+
 /// `pub fn add(&mut self, other: &Self)` for a struct of counters, adding every field
 /// listed; the pattern names them all, so a field added later and not listed is a compile
 /// error rather than a counter silently left out of totals.

@@ -7,6 +7,9 @@
 //! The schema is documented in crates/rdtp-ns3/README.md. Unknown keys are errors, so a typo
 //! in a scenario does not silently fall back to a default.
 
+// Safe Rust only: the C ABI (rdtp-ffi) and the runtimes hold every `unsafe` block of rdtp.
+#![forbid(unsafe_code)]
+
 pub mod graph;
 pub mod network;
 pub mod routing;

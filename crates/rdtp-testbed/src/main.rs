@@ -112,8 +112,7 @@ fn main() -> ExitCode {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf> {

@@ -103,10 +103,8 @@ pub fn delete(ns: &str) -> Result<()> {
     }
     if let Ok(pids) = output("ip", &["netns", "pids", ns]) {
         for pid in pids.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-            // SAFETY: kill(2); these processes live in a namespace this testbed created.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            // These processes live in a namespace this testbed created.
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
         }
     }
     match output("ip", &["netns", "del", ns]) {

@@ -1,7 +1,9 @@
 //! Child processes: spawned in their own process group (a Ctrl-C reaches only the testbed,
 //! which then stops everything in order) with a parent-death signal (if the testbed dies
 //! even by SIGKILL, the kernel sends them SIGTERM), reaped with `wait4` for their CPU time
-//! and peak RSS; plus what `/proc` says about a running process.
+//! and peak RSS; plus what `/proc` says about a running process. System calls go through nix
+//! where it wraps them; `wait4` (for the rusage), `setpriority`, `sched_setscheduler` and
+//! `_exit` are the libc calls it does not.
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::fs;
@@ -12,13 +14,16 @@ use std::process::{Child, Command};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-use rdtp::signals::{Flag, Signal};
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::unistd::{Pid, SysconfVar, getppid, sysconf};
+use rdtp_signals::{Flag, Signal};
 
 /// Raised by SIGINT/SIGTERM/SIGHUP once [`install_signal_handlers`] ran; every wait in the
 /// testbed polls it.
 static INTERRUPTED: OnceLock<Flag> = OnceLock::new();
 
-/// Route SIGINT, SIGTERM and SIGHUP to [`interrupted`] (rdtp's one signal module).
+/// Route SIGINT, SIGTERM and SIGHUP to [`interrupted`] (rdtp's one signal module, crate
+/// `rdtp-signals`).
 pub fn install_signal_handlers() -> Result<()> {
     let flag = Flag::on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]).context("sigaction")?;
     let _ = INTERRUPTED.set(flag);
@@ -92,46 +97,37 @@ pub enum Sched {
 
 /// The CPUs this process may run on.
 pub fn online_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
+        Err(_) => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
     }
 }
 
-fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays inside it for c < CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-            libc::CPU_SET(c, &mut set);
-        }
-        set
+fn cpu_set(cpus: &[usize]) -> CpuSet {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        // Only CPUs beyond the set's size are refused: those are left out.
+        let _ = set.set(c);
     }
+    set
 }
 
 /// [`spawn`], on the given CPUs, with the given scheduling (threads inherit both).
 pub fn spawn_on(name: &str, cmd: &mut Command, cpus: Option<&[usize]>, sched: Option<Sched>) -> Result<Proc> {
-    let parent = std::process::id() as libc::pid_t;
+    let parent = Pid::from_raw(std::process::id() as i32);
     let set = cpus.map(cpu_set);
     cmd.process_group(0);
-    // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) between fork and exec.
+    // SAFETY: only async-signal-safe calls (prctl, getppid, sched_setaffinity, setpriority,
+    // sched_setscheduler, _exit) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
             // The parent may have died before prctl took effect.
-            if libc::getppid() != parent {
+            if getppid() != parent {
                 libc::_exit(1);
             }
-            if let Some(set) = &set
-                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-            {
-                return Err(std::io::Error::last_os_error());
+            if let Some(set) = &set {
+                sched_setaffinity(Pid::from_raw(0), set)?;
             }
             let r = match sched {
                 Some(Sched::Nice(n)) => libc::setpriority(libc::PRIO_PROCESS, 0, n),
@@ -197,17 +193,15 @@ impl Proc {
         self.usage
     }
 
-    pub fn signal(&self, sig: libc::c_int) {
+    pub fn signal(&self, sig: Signal) {
+        // Our own child, not yet reaped: the pid is not reused.
         if self.usage.is_none() && self.pid > 0 {
-            // SAFETY: kill(2) on our own child, not yet reaped (so the pid is not reused).
-            unsafe {
-                libc::kill(self.pid, sig);
-            }
+            let _ = nix::sys::signal::kill(Pid::from_raw(self.pid), sig);
         }
     }
 
     /// `sig`, then wait up to `grace`, then SIGKILL; returns the usage.
-    pub fn stop(&mut self, sig: libc::c_int, grace: Duration) -> Usage {
+    pub fn stop(&mut self, sig: Signal, grace: Duration) -> Usage {
         if let Some(u) = self.usage {
             return u;
         }
@@ -219,7 +213,7 @@ impl Proc {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
         self.reap(true).unwrap_or_default()
     }
 }
@@ -227,7 +221,7 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         if self.usage.is_none() {
-            self.stop(libc::SIGTERM, Duration::from_secs(2));
+            self.stop(Signal::SIGTERM, Duration::from_secs(2));
         }
     }
 }
@@ -283,9 +277,10 @@ pub fn wait_line<T>(
 }
 
 fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(t)) if t > 0 => t as f64,
+        _ => 100.0,
+    }
 }
 
 /// utime + stime of a live process, seconds (`/proc/PID/stat`).

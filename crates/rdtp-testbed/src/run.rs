@@ -17,6 +17,7 @@ use crate::netns::{self, SocketMem, TapStats};
 use crate::procs::{self, Proc, Usage};
 use crate::report;
 use crate::routers::{self, RouterPlan};
+use rdtp_signals::Signal;
 
 /// The programs a run starts.
 #[derive(Clone, Debug)]
@@ -136,7 +137,7 @@ impl Daemon {
     }
 
     fn stop(&mut self, grace: Duration) {
-        self.usage = self.proc.stop(libc::SIGTERM, grace);
+        self.usage = self.proc.stop(Signal::SIGTERM, grace);
     }
 }
 
@@ -568,12 +569,12 @@ impl Bed {
             if let Some(p) = &mut f.proc
                 && f.usage.is_none()
             {
-                f.usage = Some(p.stop(libc::SIGTERM, Duration::from_secs(2)));
+                f.usage = Some(p.stop(Signal::SIGTERM, Duration::from_secs(2)));
                 f.ended = Some(at);
             }
         }
         for p in &mut self.pings {
-            p.stop(libc::SIGINT, Duration::from_secs(2));
+            p.stop(Signal::SIGINT, Duration::from_secs(2));
         }
         let mut tap_delta = Vec::new();
         for (ns, before) in self.namespaces.iter().zip(&clock.taps_before) {
@@ -584,7 +585,7 @@ impl Bed {
             d.stop(Duration::from_secs(5));
         }
         fs::write(&self.window_file, format!("{} {}\n", g.warmup + clock.offset, at + clock.offset))?;
-        let emulator = self.emulator.as_mut().map(|p| p.stop(libc::SIGTERM, Duration::from_secs(30)));
+        let emulator = self.emulator.as_mut().map(|p| p.stop(Signal::SIGTERM, Duration::from_secs(30)));
         self.teardown()?;
         let left = netns::list(&format!("{}-", ctx.prefix));
         if !left.is_empty() {
@@ -599,17 +600,17 @@ impl Bed {
     fn teardown(&mut self) -> Result<()> {
         for f in &mut self.flows {
             if let Some(p) = &mut f.proc {
-                p.stop(libc::SIGTERM, Duration::from_secs(2));
+                p.stop(Signal::SIGTERM, Duration::from_secs(2));
             }
         }
         for p in &mut self.pings {
-            p.stop(libc::SIGTERM, Duration::from_secs(2));
+            p.stop(Signal::SIGTERM, Duration::from_secs(2));
         }
         for d in self.daemons() {
-            d.proc.stop(libc::SIGTERM, Duration::from_secs(2));
+            d.proc.stop(Signal::SIGTERM, Duration::from_secs(2));
         }
         if let Some(e) = &mut self.emulator {
-            e.stop(libc::SIGTERM, Duration::from_secs(30));
+            e.stop(Signal::SIGTERM, Duration::from_secs(30));
         }
         let mut errors = Vec::new();
         for ns in std::mem::take(&mut self.namespaces) {
@@ -692,7 +693,7 @@ fn schedule(
                     f.usage = Some(u);
                     f.ended = Some(since(clock.t0));
                 } else if now >= f.inst.stop {
-                    p.signal(libc::SIGTERM);
+                    p.signal(Signal::SIGTERM);
                 }
             }
         }

@@ -6,6 +6,9 @@
 //! spellings those tools accepted before they shared it. Pure functions, no I/O; not
 //! protocol (so not in `rdtp-proto`).
 
+// Safe Rust only: the C ABI (rdtp-ffi) and the runtimes hold every `unsafe` block of rdtp.
+#![forbid(unsafe_code)]
+
 pub mod stats;
 
 use std::fmt;

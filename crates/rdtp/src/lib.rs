@@ -64,7 +64,7 @@ pub mod list;
 pub mod output;
 pub mod router;
 pub mod server;
-pub mod signals;
+pub use rdtp_signals as signals;
 pub mod socket;
 pub mod summary;
 pub mod tcp;

@@ -54,8 +54,7 @@ pub fn ip_ok(args: &[&str]) -> bool {
 /// returns `None`: not root, no /dev/net/tun, iproute2, ethtool or ping, no rdtp-sim with
 /// ns-3, or a container that cannot make namespaces or taps.
 pub fn ready() -> Option<(PathBuf, PathBuf)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         skip("not root (the testbed creates network namespaces and taps)");
         return None;
     }

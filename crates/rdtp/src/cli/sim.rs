@@ -1,7 +1,8 @@
 //! `rdtp sim`: run ns-3 scenarios with the real rdtp core (the `rdtp-sim` program of the
 //! `rdtp-ns3` crate). Arguments go to `rdtp-sim` unchanged; see `rdtp sim --help-sim`.
 //!
-//! `rdtp-sim` is found, or built from the checkout, by [`super::companion`].
+//! `rdtp-sim` is found (next to `rdtp` or on `PATH`; never built at run time) by
+//! [`super::companion`]: `cargo build --release -p rdtp-ns3` puts it next to `rdtp`.
 
 use std::process::Command;
 
@@ -23,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let exe = super::companion::find_or_build(PROGRAM, &[], &["rdtp-ns3"])?;
+    let exe = super::companion::find(PROGRAM, &[], &["rdtp-ns3"])?;
     let args: Vec<String> =
         a.args.into_iter().map(|s| if s == "--help-sim" { "--help".to_string() } else { s }).collect();
     let status =

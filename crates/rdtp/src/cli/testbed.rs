@@ -2,8 +2,9 @@
 //! real-time ns-3 emulator (the `rdtp-testbed` program of the `rdtp-testbed` crate).
 //! Arguments go to `rdtp-testbed` unchanged; see `rdtp testbed --help-testbed`.
 //!
-//! `rdtp-testbed` is found, or built from the checkout with the emulator, by
-//! [`super::companion`].
+//! `rdtp-testbed` is found (next to `rdtp` or on `PATH`; never built at run time) by
+//! [`super::companion`]: `cargo build --release -p rdtp-testbed -p rdtp-ns3` puts it and
+//! the emulator next to `rdtp`.
 //! The testbed runs *this* `rdtp` for servers and clients, and the `rdtp-sim` next to it
 //! (or on `PATH`) as the emulator.
 
@@ -28,7 +29,7 @@ pub struct Args {
 const PROGRAM: &str = "rdtp-testbed";
 
 pub fn run(a: Args) -> Result<i32> {
-    let exe = super::companion::find_or_build(PROGRAM, &["rdtp-sim"], &["rdtp-testbed", "rdtp-ns3"])?;
+    let exe = super::companion::find(PROGRAM, &["rdtp-sim"], &["rdtp-testbed", "rdtp-ns3"])?;
     let args: Vec<String> =
         a.args.into_iter().map(|s| if s == "--help-testbed" { "--help".to_string() } else { s }).collect();
     let mut cmd = Command::new(&exe);

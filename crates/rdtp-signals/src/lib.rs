@@ -1,5 +1,8 @@
-//! Stop signals, handled in one place for every rdtp program (the UDP and TCP servers, the
-//! router, `rdtp fetch`, the testbed too): `signal-hook` raises a flag, and [`Blocked`] keeps
+//! # rdtp-signals — stop signals, handled in one place for every rdtp program
+//!
+//! The runtime's UDP and TCP servers, router and `rdtp fetch` use it as `rdtp::signals`; the
+//! testbed, which drives `rdtp` as a process, uses it directly and so does not link the
+//! runtime. It holds signal handling only. `signal-hook` raises a flag, and [`Blocked`] keeps
 //! the signals blocked in the working thread except inside its wait (`ppoll` with
 //! [`Blocked::wait_mask`]), so a signal that arrives while the thread is busy interrupts the
 //! next wait at once instead of being missed until a timeout.
