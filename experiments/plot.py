@@ -3,11 +3,11 @@
 
     python3 experiments/plot.py KIND OUT_DIR [PNG_DIR]
 
-KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; seed 001:
-s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; seed 002: s2fig,
-s2informed; seed 003: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
+KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; Hu et al.:
+s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; Hiorth and Welzl: s2fig,
+s2informed; Saino et al.: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
 directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
-table of the numbers, into OUT_DIR); seed 002's kinds name both after OUT_DIR
+table of the numbers, into OUT_DIR); Hiorth and Welzl's kinds name both after OUT_DIR
 (seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
 `examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png, grid-rerequests.png and
 grid-goodput.png
@@ -181,7 +181,7 @@ def fmt(x, digits=1):
 
 def fig7a(out, png):
     rows = points(out)
-    # The flows the sweep compares, in its order (seed 000: rdtp-bbr, tcp-bbr, tcp-cubic;
+    # The flows the sweep compares, in its order (Liu et al.: rdtp-bbr, tcp-bbr, tcp-cubic;
     # seed003-wired.toml: rdtp with bbr, cctcp, cctcp-single, icp).
     labels = []
     for r in rows:
@@ -457,7 +457,7 @@ GRID_METRICS = [
     ("goodput_pct", "goodput", "in-order goodput (% of the bottleneck rate)", "RdYlGn", 50.0, 95.0, "{:.0f}"),
 ]
 
-# Issue 15's targets for bbr3 over the grid.
+# The targets bbr3 was held to over the grid (docs/BENCHMARKS.md).
 TARGETS = {"util_1bdp": 97.0, "util_025bdp": 90.0, "rtt_ratio": 1.15, "rerequest_pct": 1.0, "timeouts": 2}
 
 
@@ -662,7 +662,7 @@ def tb_fig10(out, png):
     return lines
 
 
-# --- seed 001 (BBR-CD) --------------------------------------------------------------------
+# --- Hu et al. (BBR-CD) --------------------------------------------------------------------
 
 S1_SCHEMES = ["bbr-cd", "sirc", "bbr-orig", "aimd", "cubic"]
 S1_COLORS = {"bbr-cd": "#d62728", "sirc": "#2ca02c", "bbr-orig": "#1f77b4", "aimd": "#ff7f0e", "cubic": "#9467bd"}
@@ -671,8 +671,8 @@ S1_SIZE = 20e6  # bytes per consumer
 
 def s1_runs(out):
     """{(scheme, unit): [run]} with run = {seed, dir, flows: [flows.csv rows], goodput,
-    per_flow, rtt, done}. Goodput (S1 §IV-A): the object's size over the delivery time (first
-    request to last unit) per consumer, summed over the consumers of a run (S1 footnote 3)."""
+    per_flow, rtt, done}. Goodput (Hu et al. §IV-A): the object's size over the delivery time (first
+    request to last unit) per consumer, summed over the consumers of a run (Hu et al. footnote 3)."""
     groups = {}
     for r in runs(out, per_run=True):
         scheme = r.get("flow.0") or r["cc"]
@@ -709,7 +709,7 @@ def s1_requests(run_dir):
 
 
 def s1_rerequest_share(run_dir):
-    """Units asked for again / all units asked for (S1 §IV-C's share of retransmitted interests)."""
+    """Units asked for again / all units asked for (Hu et al. §IV-C's share of retransmitted interests)."""
     reqs = s1_requests(run_dir)
     total = sum(u for _, _, u, _ in reqs)
     return sum(u for _, _, u, r in reqs if r) / total if total else float("nan")
@@ -780,7 +780,7 @@ def s1_goodput(out, png, title, lossy):
 
 
 def s1_fig5_t1(out, png):
-    lines = s1_goodput(out, png, "Seed 001 Fig. 5, Topology 1 (one consumer), no added loss", False)
+    lines = s1_goodput(out, png, "Hu et al. Fig. 5, Topology 1 (one consumer), no added loss", False)
     # Fig. 6 from the same runs: the interval between successive requests, seed 1.
     groups = s1_runs(out)
     units = sorted({u for _, u in groups}, reverse=True)
@@ -807,27 +807,27 @@ def s1_fig5_t1(out, png):
         ax.set_title(f"{unit}-byte units")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("Seed 001 Fig. 6: request pacing, Topology 1, no added loss (round 1)")
+    fig.suptitle("Hu et al. Fig. 6: request pacing, Topology 1, no added loss (round 1)")
     fig.tight_layout()
     fig.savefig(png.replace(".png", "-fig6.png"), dpi=90)
     return lines
 
 
 def s1_fig5_t2(out, png):
-    return s1_goodput(out, png, "Seed 001 Fig. 5, Topology 2 (ten consumers, goodput summed)", False)
+    return s1_goodput(out, png, "Hu et al. Fig. 5, Topology 2 (ten consumers, goodput summed)", False)
 
 
 def s1_fig7_t1(out, png):
-    return s1_goodput(out, png, "Seed 001 Fig. 7, Topology 1, ≈ 10 % round-trip loss", True)
+    return s1_goodput(out, png, "Hu et al. Fig. 7, Topology 1, ≈ 10 % round-trip loss", True)
 
 
 def s1_fig7_t2(out, png):
-    return s1_goodput(out, png, "Seed 001 Fig. 7, Topology 2 (goodput summed), ≈ 10 % round-trip loss", True)
+    return s1_goodput(out, png, "Hu et al. Fig. 7, Topology 2 (goodput summed), ≈ 10 % round-trip loss", True)
 
 
 def s1_table1(out, png):
     """Per scheme, unit and round: the min, mean and max delivery time over the consumers with
-    and without the outage; increase ratio (T_with − T_without) / 32 s per statistic (S1
+    and without the outage; increase ratio (T_with − T_without) / 32 s per statistic (Hu et al.
     Table I), averaged over the rounds."""
     outage_s = 32.0
     groups = s1_runs(out)
@@ -867,7 +867,7 @@ def s1_table1(out, png):
     ax.set_xticklabels([f"{s}\n{unit}-byte units" for s, unit in keys])
     ax.set_ylabel("delivery-time increase / 32 s outage")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_title("Seed 001 Table I: producer disconnected 32 s, Topology 2\n(mean of the rounds, whiskers lowest/highest round)")
+    ax.set_title("Hu et al. Table I: producer disconnected 32 s, Topology 2\n(mean of the rounds, whiskers lowest/highest round)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -878,7 +878,7 @@ KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fi
          "s1-fig5-t1": s1_fig5_t1, "s1-fig5-t2": s1_fig5_t2, "s1-fig7-t1": s1_fig7_t1, "s1-fig7-t2": s1_fig7_t2,
          "s1-table1": s1_table1}
 
-# --- seed 002 ------------------------------------------------------------------------------
+# --- Hiorth and Welzl ------------------------------------------------------------------------------
 
 UDP_PER_IP = 1472.0 / 1500.0  # the estimator counts IP packets, the sinks UDP payload
 
@@ -938,7 +938,7 @@ def pct_err(pred, actual):
 
 
 def s2fig(out, png):
-    """Seed 002 Figs. 1, 3, 4, 5: per-flow throughput of the staggered start, with the
+    """Hiorth and Welzl Figs. 1, 3, 4, 5: per-flow throughput of the staggered start, with the
     sniffer's N + 1 prediction (and the learned model's) drawn over it."""
     dirs = run_dirs(out)
     fig, axes = plt.subplots(len(dirs), 1, figsize=(11, 3.6 * len(dirs)), sharex=True, squeeze=False)
@@ -996,7 +996,7 @@ def s2fig(out, png):
                 f"| {name} | {fmt(a, 0)}–{fmt(b, 0)} s | {i + 1} | " + ", ".join(fmt(x) for x in per) +
                 f" | {fmt(sum(per))} | {j['n']} | {n1} | {model} |")
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(f"Seed 002, {os.path.basename(os.path.normpath(out))} (ns-3, 802.11g): staggered saturating flows; "
+    fig.suptitle(f"Hiorth and Welzl, {os.path.basename(os.path.normpath(out))} (ns-3, 802.11g): staggered saturating flows; "
                  "goodput per 100 ms, predictions from the sniffer (application payload)", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -1004,7 +1004,7 @@ def s2fig(out, png):
 
 
 def s2informed(out, png):
-    """Seed 002, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP,
+    """Hiorth and Welzl, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP,
     on each wired path of the sweep. Fair share = the joining flow's mean goodput over
     12–20 s; time to 90 % = from its start to the first time its goodput over the preceding
     100 ms reaches 90 % of that; queue = the AP's queue in its first 2 s."""
@@ -1079,18 +1079,18 @@ def s2informed(out, png):
         me = f"{fmt(sum(errs) / len(errs))} %" if errs else "–"
         table.append(f"| {fmt(rtt, 0)} ms | {label} | {len(vals)} | {fmt(mt, 2)}{never} | "
                      f"{fmt(sum(v[1] for v in vals) / len(vals), 0)} | {fmt(sum(v[2] for v in vals) / len(vals))} | {me} |")
-    fig.suptitle("Seed 002, ours (ns-3, 802.11g 54 Mbit/s): a download joins three saturating stations — "
+    fig.suptitle("Hiorth and Welzl, ours (ns-3, 802.11g 54 Mbit/s): a download joins three saturating stations — "
                  "informed start vs BBR Startup vs TCP", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return table
 
 
-# Seed 002's kinds are shared by several scenarios: their files are named after OUT_DIR.
+# Hiorth and Welzl's kinds are shared by several scenarios: their files are named after OUT_DIR.
 KINDS.update({"s2fig": s2fig, "s2informed": s2informed})
 
 
-# ----- seed 003 (CCTCP): flow completion times of a Poisson × Zipf workload -----
+# ----- Saino et al. (CCTCP): flow completion times of a Poisson × Zipf workload -----
 
 S3_CC = ["cctcp", "cctcp-single", "icp"]
 S3_COLORS = {"cctcp": "#1f77b4", "cctcp-single": "#ff7f0e", "icp": "#2ca02c"}
@@ -1190,7 +1190,7 @@ S3_ALIGN = "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 
 def s3fig4(out, png):
-    """Seed 003 Fig. 4: FCT CDFs per protocol for each cache size × α of one caching policy,
+    """Saino et al. Fig. 4: FCT CDFs per protocol for each cache size × α of one caching policy,
     every repetition's measured fetches pooled."""
     rows = runs(out, per_run=True)
     warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
@@ -1231,14 +1231,14 @@ def s3fig4(out, png):
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower right")
     reps_note = f", {nreps} runs pooled" if nreps > 1 else ""
-    fig.suptitle(f"Seed 003 Fig. 4, ours: {os.path.basename(os.path.normpath(out))}{reps_note}", fontsize=10)
+    fig.suptitle(f"Saino et al. Fig. 4, ours: {os.path.basename(os.path.normpath(out))}{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return table + reductions + hits
 
 
 def s3fig5(out, png):
-    """Seed 003 Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P), every
+    """Saino et al. Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P), every
     repetition's measured fetches pooled."""
     rows = runs(out, per_run=True)
     warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
@@ -1272,13 +1272,13 @@ def s3fig5(out, png):
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
     reps_note = f", {nreps} runs pooled" if nreps > 1 else ""
-    fig.suptitle(f"Seed 003 Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P{reps_note}", fontsize=10)
+    fig.suptitle(f"Saino et al. Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return table + hits
 
 
-# Seed 003's Fig. 4 has one file per caching policy: its files are named after OUT_DIR.
+# Saino et al.'s Fig. 4 has one file per caching policy: its files are named after OUT_DIR.
 KINDS.update({"s3fig4": s3fig4, "s3fig5": s3fig5})
 
 

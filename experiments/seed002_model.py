@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit seed 002's newcomer-rate model and report its error beside the N + 1 rule's.
+"""Fit Hiorth and Welzl's newcomer-rate model and report its error beside the N + 1 rule's.
 
     python3 experiments/seed002_model.py OUT_DIR... [--write-model FILE] [--png PNG]
 
@@ -176,7 +176,7 @@ def main():
             ax.set_xlabel("attained by the joining station (Mbit/s)")
             ax.legend()
         axes[0].set_ylabel("predicted when it joined (Mbit/s)")
-        fig.suptitle("Seed 002: predicted vs attained rate of each joining station (ns-3, 802.11g, N ≥ 1)")
+        fig.suptitle("Hiorth and Welzl, ours: predicted vs attained rate of each joining station (ns-3, 802.11g, N ≥ 1)")
         fig.tight_layout()
         fig.savefig(png, dpi=90)
         print(f"wrote {png}")

@@ -133,42 +133,72 @@ fn find_program(explicit: &Option<PathBuf>, name: &str) -> Result<PathBuf> {
 }
 
 /// Root, tools, /dev/net/tun, and the two programs (rdtp-sim with ns-3 and the emulator).
+/// Every prerequisite is checked, and the error names all that are missing, one per line
+/// (with the Debian packages to install at the end), not only the first.
 fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools> {
+    let mut missing: Vec<String> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
     if !is_root() {
-        bail!(
-            "must run as root: it creates network namespaces (ip netns add) and tap devices \
-             (/dev/net/tun) and runs processes inside them; try sudo"
+        missing.push(
+            "root: it creates network namespaces (ip netns add) and tap devices (/dev/net/tun) and \
+             runs processes inside them; try sudo"
+                .into(),
         );
     }
-    for (tool, package) in [("ip", "iproute2"), ("ss", "iproute2"), ("ethtool", "ethtool")] {
+    let mut tools = vec![("ip", "iproute2"), ("ss", "iproute2"), ("ethtool", "ethtool")];
+    if need_ping {
+        tools.push(("ping", "iputils-ping"));
+    }
+    for (tool, package) in tools {
         if !procs::on_path(tool) {
-            bail!("{tool} is missing (apt-get install {package})");
+            let or = if tool == "ping" { ", or set testbed.ping = false" } else { "" };
+            missing.push(format!("{tool} (apt-get install {package}{or})"));
+            if !packages.contains(&package) {
+                packages.push(package);
+            }
         }
     }
-    if need_ping && !procs::on_path("ping") {
-        bail!("ping is missing (apt-get install iputils-ping), or set testbed.ping = false");
-    }
     if !Path::new("/dev/net/tun").exists() {
-        bail!("/dev/net/tun is missing (modprobe tun)");
+        missing.push("/dev/net/tun (modprobe tun)".into());
     }
-    let rdtp = find_program(&o.rdtp, "rdtp")?;
-    let sim = find_program(&o.sim, "rdtp-sim")?;
-    let probe = std::process::Command::new(&sim)
-        .args(["--emulate", "--PrintHelp"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {}", sim.display()))?;
-    let text = String::from_utf8_lossy(&probe.stdout).into_owned() + &String::from_utf8_lossy(&probe.stderr);
-    if !text.contains("--Taps") {
-        bail!(
-            "{} cannot emulate: {}",
-            sim.display(),
-            text.lines()
-                .find(|l| l.contains("ns-3"))
-                .unwrap_or("no --emulate mode (rebuild rdtp-ns3 with ns-3 installed)")
-        );
+    let rdtp = find_program(&o.rdtp, "rdtp").map_err(|e| missing.push(format!("{e:#}"))).ok();
+    let sim = find_program(&o.sim, "rdtp-sim").map_err(|e| missing.push(format!("{e:#}"))).ok();
+    if let Some(sim) = &sim {
+        match std::process::Command::new(sim)
+            .args(["--emulate", "--PrintHelp"])
+            .stdin(std::process::Stdio::null())
+            .output()
+        {
+            Ok(probe) => {
+                let text =
+                    String::from_utf8_lossy(&probe.stdout).into_owned() + &String::from_utf8_lossy(&probe.stderr);
+                if !text.contains("--Taps") {
+                    missing.push(format!(
+                        "ns-3 in {}: {}",
+                        sim.display(),
+                        text.lines()
+                            .find(|l| l.contains("ns-3"))
+                            .unwrap_or("no --emulate mode (rebuild rdtp-ns3 with ns-3 installed)")
+                    ));
+                }
+            }
+            Err(e) => missing.push(format!("a runnable {}: {e}", sim.display())),
+        }
     }
-    Ok(Tools { rdtp, sim })
+    match (rdtp, sim) {
+        (Some(rdtp), Some(sim)) if missing.is_empty() => Ok(Tools { rdtp, sim }),
+        _ => {
+            let mut text = format!("this machine cannot run the testbed; missing ({}):", missing.len());
+            for m in &missing {
+                text.push_str("\n  - ");
+                text.push_str(m);
+            }
+            if !packages.is_empty() {
+                text.push_str(&format!("\n(apt-get install {}, or tools/setup.sh)", packages.join(" ")));
+            }
+            bail!(text)
+        }
+    }
 }
 
 fn cleanup(all: bool) -> ExitCode {

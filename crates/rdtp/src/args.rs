@@ -34,9 +34,10 @@ pub fn parse_server(s: &str) -> Result<SocketAddr> {
     if host.is_empty() {
         return Err(Error::Usage(format!("missing host in {s:?}")));
     }
-    let mut addrs =
-        (host, port).to_socket_addrs().map_err(|e| Error::Runtime(format!("cannot resolve {host}: {e}")))?;
-    addrs.next().ok_or_else(|| Error::Runtime(format!("cannot resolve {host}: no addresses")))
+    // A host that does not resolve is a mistyped argument as much as a bad port is: exit
+    // code 2, like every other usage error.
+    let mut addrs = (host, port).to_socket_addrs().map_err(|e| Error::Usage(format!("cannot resolve {host}: {e}")))?;
+    addrs.next().ok_or_else(|| Error::Usage(format!("cannot resolve {host}: no addresses")))
 }
 
 /// A 64-digit hexadecimal string is an EID; anything else is a name.
@@ -153,5 +154,16 @@ mod tests {
         assert_eq!(parse_server("localhost").unwrap().port(), 7447);
         assert_eq!(parse_server("host:notaport").unwrap_err().exit_code(), 2);
         assert_eq!(parse_server(":80").unwrap_err().exit_code(), 2);
+    }
+
+    /// A host name that does not resolve is a usage error (exit 2), as a bad port is; it was
+    /// a runtime error (exit 1). A NUL byte fails the lookup before any query leaves the
+    /// machine, so the test sends nothing to a resolver.
+    #[test]
+    fn an_unresolvable_host_is_a_usage_error() {
+        let e = parse_server("no\0such-host:9000").unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("cannot resolve no\0such-host"), "{e}");
+        assert_eq!(parse_server("no\0such-host").unwrap_err().exit_code(), 2);
     }
 }

@@ -74,6 +74,20 @@ mod tests {
         }
     }
 
+    /// `serve`'s DIR is required (`--pattern`, hidden, stands in for it): its help shows
+    /// `<DIR>`, not `[DIR]` as when it was optional to clap.
+    #[test]
+    fn serve_help_shows_dir_as_required() {
+        let mut cmd = Cli::command();
+        let help = cmd.find_subcommand_mut("serve").unwrap().render_long_help().to_string();
+        assert!(help.contains("serve [OPTIONS] <DIR>"), "{help}");
+        assert!(!help.contains("[DIR]"), "{help}");
+        assert!(Cli::try_parse_from(["rdtp", "serve", "--pattern", "1K"]).is_ok());
+        assert!(Cli::try_parse_from(["rdtp", "serve", "some/dir"]).is_ok());
+        assert_eq!(Cli::try_parse_from(["rdtp", "serve"]).unwrap_err().exit_code(), 2);
+        assert_eq!(Cli::try_parse_from(["rdtp", "serve", "d", "--pattern", "1K"]).unwrap_err().exit_code(), 2);
+    }
+
     #[test]
     fn usage_errors_exit_2() {
         for argv in [

@@ -57,6 +57,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
+use rdtp_proto::NodeId;
 use rdtp_proto::router::cs::CsStats;
 use rdtp_proto::router::fib::LEARNED_ROUTES;
 use rdtp_proto::router::{Router, RouterConfig, RouterStats, RouterStore, TagClass};
@@ -74,7 +75,9 @@ use crate::socket::{self, GsoBatch, RecvBatch};
 pub struct RouteOptions {
     /// Address to bind; `None` = `[::]:7447` dual-stack, else `0.0.0.0:7447`.
     pub listen: Option<SocketAddr>,
-    /// The core's configuration: id, forwarding table, content store, tables' limits.
+    /// The core's configuration: id, forwarding table, content store, tables' limits. An
+    /// id of [`NodeId::UNKNOWN`] (which no node sends) asks for [`default_id`] of the
+    /// address the router binds.
     pub config: RouterConfig,
     /// Routing threads, each a router core with its own sockets (see the module docs); 0
     /// counts as 1.
@@ -344,6 +347,14 @@ pub fn staging_bytes(config: &RouterConfig, workers: usize) -> u64 {
 /// per worker (pending units, staging, known nodes; the content store is shared, see the
 /// module docs), its class of tags, its own randomness, learned routes exported when there
 /// are others to teach.
+/// The id of a router given none: `:PORT`, the port it listens on (`:7448`). Two routers on
+/// one host, which differ by port, are told apart in every "served by" and refusal; a node
+/// id is 8 bytes on the wire, too short for an address with its port (routers on different
+/// hosts that share a port need an id each).
+pub fn default_id(local: SocketAddr) -> NodeId {
+    NodeId::label(&format!(":{}", local.port())).expect(":PORT is 2 to 6 printable characters")
+}
+
 fn worker_config(config: &RouterConfig, index: usize, workers: usize) -> RouterConfig {
     let mut c = config.clone();
     if workers > 1 {
@@ -369,6 +380,9 @@ impl RouterRuntime {
             Error::network(format!("cannot listen on {addr}"), e)
         })?;
         let local = first.local_addr().map_err(|e| Error::network("getsockname", e))?;
+        if options.config.id == NodeId::UNKNOWN {
+            options.config.id = default_id(local);
+        }
         let mut downs = vec![first];
         if workers > 1 {
             socket::set_reuse_port(&downs[0]).map_err(|e| Error::network("SO_REUSEPORT", e))?;
@@ -412,6 +426,11 @@ impl RouterRuntime {
     /// The address the listening sockets are bound to.
     pub fn local_addr(&self) -> SocketAddr {
         self.first.sock.local
+    }
+
+    /// The node id the router names itself by in what it serves and refuses.
+    pub fn id(&self) -> NodeId {
+        self.first.core.id()
     }
 
     /// Set (or clear) the default route of every worker before it runs: e.g. for two

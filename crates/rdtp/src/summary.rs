@@ -109,7 +109,8 @@ pub struct Summary {
     pub rtt_max_ms: Option<f64>,
     /// Who served the bytes, in the order they first delivered.
     pub sources: Vec<SourceSummary>,
-    /// `origin 61.2 %, router ap 38.8 %` (the text summary's "Served by" line).
+    /// `origin 61.2 %, router ap 38.8 %`: each source's share (the text summary's "Served
+    /// by" line says in addition how far each router is; `sources` has it as `hops`).
     pub served_by: String,
 }
 
@@ -173,7 +174,9 @@ impl Summary {
             f(self.rtt_avg_ms),
             f(self.rtt_max_ms)
         ));
-        if !self.served_by.is_empty() {
+        if !self.sources.is_empty() {
+            s.push_str(&format!("Served by: {}\n", served_by_with_distances(&self.sources)));
+        } else if !self.served_by.is_empty() {
             s.push_str(&format!("Served by: {}\n", self.served_by));
         }
         s
@@ -183,6 +186,29 @@ impl Summary {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
     }
+}
+
+/// `origin 98.4 %, router :7449 (2 hops away) 1.6 %`: every source's share of the bytes,
+/// largest first, each router with its distance — routers one hop from the receiver are
+/// `1 hop away`, one more per router between — so two routers, even with the same id,
+/// are told apart.
+fn served_by_with_distances(sources: &[SourceSummary]) -> String {
+    let mut v: Vec<&SourceSummary> = sources.iter().collect();
+    v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.kind.cmp(b.kind)).then(a.node.cmp(&b.node)));
+    v.iter()
+        .map(|s| {
+            let who = match (s.kind, s.node.as_str()) {
+                ("router", node) => {
+                    let away = u32::from(s.hops) + 1;
+                    format!("router {node} ({away} hop{} away)", if away == 1 { "" } else { "s" })
+                }
+                (_, "origin") => "origin".to_string(),
+                (_, node) => format!("origin {node}"),
+            };
+            format!("{who} {:.1} %", s.share_pct)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `part / whole · 100`, 0 when `whole` is 0.
@@ -281,6 +307,40 @@ mod tests {
         );
         let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
         assert_eq!((json["busy"].as_u64(), json["units_refused"].as_u64()), (Some(18), Some(842)));
+    }
+
+    /// The text's "Served by" says how far each router is, so two routers with the same id
+    /// (two `rdtp route` without `--id` before they were named by their ports) are told
+    /// apart; the JSON's `served_by` keeps the shares alone (`sources` has the hops).
+    #[test]
+    fn served_by_says_how_far_each_router_is() {
+        let source = |node: &str, kind, hops, bytes| SourceSummary {
+            node: node.into(),
+            kind,
+            hops,
+            bytes,
+            share_pct: bytes as f64 / 10.0,
+            ..SourceSummary::default()
+        };
+        let s = Summary {
+            sources: vec![
+                source("origin", "origin", 2, 984),
+                source(":7448", "router", 0, 6),
+                source(":7449", "router", 1, 10),
+            ],
+            served_by: "origin 98.4 %, router :7449 1.0 %, router :7448 0.6 %".into(),
+            ..Summary::default()
+        };
+        assert!(
+            s.to_text().ends_with(
+                "Served by: origin 98.4 %, router :7449 (2 hops away) 1.0 %, router :7448 (1 hop away) 0.6 %\n"
+            ),
+            "{}",
+            s.to_text()
+        );
+        let s = Summary { sources: vec![source("s2", "origin", 0, 1000)], ..Summary::default() };
+        assert!(s.to_text().ends_with("Served by: origin s2 100.0 %\n"), "{}", s.to_text());
+        assert!(!Summary::default().to_text().contains("Served by"));
     }
 
     #[test]

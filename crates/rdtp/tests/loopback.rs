@@ -237,5 +237,5 @@ fn interval_reports_cover_the_fetch_and_add_up_to_the_summary() {
     assert!((mb - f.big.len() as f64 / 1e6).abs() < 0.001 * rows.len() as f64, "{mb} MB in {err}");
     let moved = rows.iter().filter(|r| r.split_whitespace().nth(1) != Some("0.000"));
     assert!(moved.clone().count() > 0 && moved.clone().all(|r| r.ends_with("100.0")), "all from r1's store\n{err}");
-    assert!(err.contains("Served by: router r1 100.0 %"), "{err}");
+    assert!(err.contains("Served by: router r1 (1 hop away) 100.0 %"), "{err}");
 }

@@ -127,7 +127,7 @@ fn fetch_through_two_routers_under_loss_then_from_the_first_routers_store() {
     let (code, summary) = fetch(&r1.addr, "obj.bin", &out2);
     assert_eq!(code, 0, "{summary}");
     assert!(std::fs::read(&out2).unwrap() == content, "second fetch not byte-exact");
-    assert_eq!(served_by(&summary), "router r1 100.0 %", "{summary}");
+    assert_eq!(served_by(&summary), "router r1 (1 hop away) 100.0 %", "{summary}");
     let dropped = relay.stop();
     assert!(dropped > 0);
 

@@ -1,4 +1,6 @@
-//! `rdtp ls ADDR` — list a server's catalogue as `SIZE  EID  NAME` lines.
+//! `rdtp ls ADDR` — list a server's catalogue as `SIZE  EID  NAME` lines on stdout, then one
+//! line on stderr saying how many objects came from where (and, since nothing in a list
+//! answer tells a router from a server, what a router's list is: its default upstream's).
 
 use std::io::{self, BufWriter, Write};
 use std::time::Duration;
@@ -8,8 +10,12 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::list::list;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Through a router (`rdtp route`), ls lists the catalogue of the router's default \
+upstream (its --upstream): not what its --route entries lead to, nor what its content store \
+holds. List each server directly to see all the names.")]
 pub struct Args {
-    /// Server address: host:port, host (port 7447), [v6addr]:port.
+    /// Server address: host:port, host (port 7447), [v6addr]:port. Through a router: its
+    /// default upstream's catalogue.
     #[arg(value_name = "ADDR")]
     pub server: String,
     /// Sizes in KiB/MiB/GiB instead of bytes.
@@ -52,7 +58,14 @@ pub fn run(a: Args) -> Result<i32> {
         out.flush()
     })();
     match written {
-        Ok(()) => Ok(EXIT_OK),
+        Ok(()) => {
+            super::to_stderr(&format!(
+                "rdtp ls: {} object{} from {server} (through a router: the catalogue of its default upstream only)\n",
+                entries.len(),
+                if entries.len() == 1 { "" } else { "s" },
+            ));
+            Ok(EXIT_OK)
+        }
         // `rdtp ls | head` is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
         Err(e) => Err(Error::io("cannot write to stdout", e)),

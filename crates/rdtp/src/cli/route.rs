@@ -36,10 +36,12 @@ pub struct Args {
     /// components, longest match). Repeatable.
     #[arg(long = "route", value_name = "KEY=ADDR:PORT")]
     pub routes: Vec<String>,
-    /// This router's node id, named in Data served from its store: 1-8 printable characters,
-    /// or 0x and 16 hex digits.
-    #[arg(long, value_name = "ID", default_value = "router")]
-    pub id: NodeId,
+    /// This router's node id, named in Data served from its store and in its refusals: 1-8
+    /// printable characters, or 0x and 16 hex digits. Default: `:PORT`, the port it listens
+    /// on (e.g. `:7448`), so routers on one host are told apart; routers on different hosts
+    /// that listen on the same port each need an --id.
+    #[arg(long, value_name = "ID")]
+    pub id: Option<NodeId>,
     /// Content store capacity in units (0 = no caching; NFD's default is 65536): a second
     /// bound beside --cs-bytes, whichever is reached first.
     #[arg(long, value_name = "N", default_value_t = CsConfig::DEFAULT_CAPACITY_UNITS)]
@@ -145,7 +147,8 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         seed,
     };
     Ok(RouterConfig {
-        id: a.id,
+        // Unknown: the runtime names the router after its port once it is bound.
+        id: a.id.unwrap_or(NodeId::UNKNOWN),
         fib,
         cs,
         pit_capacity: a.pit_size,
@@ -169,7 +172,6 @@ pub fn run(a: Args) -> Result<i32> {
         s => s.map(Duration::from_secs_f64),
     };
     let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
-    let id = config.id;
     if a.workers == Some(0) {
         return Err(Error::Usage("--workers must be at least 1".into()));
     }
@@ -189,6 +191,7 @@ pub fn run(a: Args) -> Result<i32> {
     let mut reports = Reports::new(a.stats_json.clone(), rt.snapshot());
     // A statistics file that cannot be written is refused now, not found out at exit.
     reports.write_json()?;
+    let id = rt.id();
     let threads = match rt.workers() {
         1 => String::new(),
         n => format!(", {n} workers"),

@@ -24,7 +24,9 @@ pub const PATTERN_NAME: &str = "pattern";
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Directory to serve (recursively; names are paths relative to it).
-    #[arg(value_name = "DIR", required_unless_present = "pattern")]
+    // Required: `--pattern` (hidden, for benchmarks) stands in for it by conflicting with it,
+    // which clap accepts for a required argument, so help shows `<DIR>`, not `[DIR]`.
+    #[arg(value_name = "DIR", required = true)]
     pub dir: Option<PathBuf>,
     /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
     #[arg(long, value_name = "ADDR:PORT")]

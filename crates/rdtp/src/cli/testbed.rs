@@ -7,10 +7,20 @@
 //! the emulator next to `rdtp`.
 //! The testbed runs *this* `rdtp` for servers and clients, and the `rdtp-sim` next to it
 //! (or on `PATH`) as the emulator.
+//!
+//! Interrupted (Ctrl-C, SIGTERM, SIGHUP), `rdtp testbed` says it is cleaning up and waits
+//! until `rdtp-testbed` has stopped and removed what it started (namespaces, taps,
+//! processes: a few seconds), passing the signal on, so the prompt returns only once the
+//! machine is clean.
 
+use std::os::unix::process::ExitStatusExt as _;
 use std::process::Command;
+use std::time::Duration;
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
 use rdtp::error::{Error, Result};
+use rdtp::signals::Flag;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -43,6 +53,26 @@ pub fn run(a: Args) -> Result<i32> {
             cmd.env("RDTP_TESTBED_SIM", sim);
         }
     }
-    let status = cmd.status().map_err(|e| Error::io(format!("cannot run {}", exe.display()), e))?;
-    Ok(status.code().unwrap_or(1))
+    // Ctrl-C reaches the whole foreground process group, rdtp-testbed too, which then tears
+    // down what it started; this process must not die first and hand the prompt back
+    // meanwhile. A signal sent to this process alone is passed on as SIGTERM.
+    let stop = Flag::on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP])
+        .map_err(|e| Error::Runtime(format!("cannot handle signals: {e}")))?;
+    let mut child = cmd.spawn().map_err(|e| Error::io(format!("cannot run {}", exe.display()), e))?;
+    let mut told = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| Error::io(format!("waiting for {}", exe.display()), e))? {
+            break status;
+        }
+        if stop.raised() && !told {
+            told = true;
+            super::to_stderr(
+                "rdtp testbed: interrupted, cleaning up… (waiting for rdtp-testbed to stop and remove what it started)\n",
+            );
+            // The child is not reaped yet (try_wait said so), so its pid is still its own.
+            let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }

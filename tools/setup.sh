@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Install what rdtp needs beyond a Rust toolchain, on Debian or Ubuntu: the one set-up command
+# of README.md ("Prerequisites"); .ci/run runs it too (with --ci).
+#
+#   tools/setup.sh           everything: Rust check, ns-3 + GSL, iproute2, ethtool, ping, tshark,
+#                            python3-matplotlib, libpcap-dev
+#   tools/setup.sh --ci      what the tests use (no matplotlib, no libpcap-dev)
+#   tools/setup.sh --check   install nothing: say what is missing (exit 1 if anything is)
+#
+# Needs root or sudo for apt-get. Exit 0 when everything asked for is there afterwards.
+set -euo pipefail
+
+RUST_MIN=1.85 # rust-version in Cargo.toml
+
+# Debian package, what it is for (printed by --check and after a failed install).
+TEST_PACKAGES=(
+    "libns3-dev:ns-3 3.37 for rdtp sim, the testbed's emulator and the ns-3 tests"
+    "libgsl-dev:GSL, which ns-3's headers need"
+    "iproute2:ip and ss, for the testbed (root)"
+    "ethtool:the testbed's tap checks (root)"
+    "iputils-ping:the testbed's RTT under load (root)"
+    "tshark:the Wireshark dissector's test (tools/wireshark)"
+)
+EXTRA_PACKAGES=(
+    "python3-matplotlib:figures of rdtp sim and rdtp testbed (experiments/plot.py)"
+    "libpcap-dev:optional: cargo build --features live (live monitor-mode capture)"
+)
+
+mode=all
+case "${1:-}" in
+    "") ;;
+    --ci) mode=ci ;;
+    --check) mode=check ;;
+    -h | --help)
+        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "tools/setup.sh: unknown option $1 (--ci, --check, --help)" >&2
+        exit 2
+        ;;
+esac
+
+packages=("${TEST_PACKAGES[@]}")
+if [ "$mode" != ci ]; then
+    packages+=("${EXTRA_PACKAGES[@]}")
+fi
+started=$SECONDS
+status=0
+
+# Rust: rustup's toolchain, at least RUST_MIN.
+version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
+if command -v cargo >/dev/null 2>&1; then
+    rust=$(rustc --version 2>/dev/null | awk '{print $2}')
+    if version_at_least "${rust:-0}" "$RUST_MIN"; then
+        echo "setup: Rust $rust (>= $RUST_MIN) ok"
+    else
+        echo "setup: Rust ${rust:-?} is older than $RUST_MIN: rustup update stable" >&2
+        status=1
+    fi
+else
+    echo "setup: no Rust toolchain: install it with rustup (https://rustup.rs):" >&2
+    echo "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh" >&2
+    status=1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    name=${p%%:*}
+    if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: all ${#packages[@]} packages present"
+elif [ "$mode" = check ] || ! command -v apt-get >/dev/null 2>&1; then
+    [ "$mode" = check ] || echo "setup: no apt-get here: install the equivalents of these by hand" >&2
+    for p in "${missing[@]}"; do
+        echo "setup: missing ${p%%:*} — ${p#*:}" >&2
+    done
+    status=1
+else
+    names=()
+    for p in "${missing[@]}"; do names+=("${p%%:*}"); done
+    sudo=()
+    can_install=yes
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            echo "setup: not root and no sudo: cannot install ${names[*]}" >&2
+            can_install=no
+            status=1
+        fi
+    fi
+    if [ $can_install = yes ]; then
+        echo "setup: installing ${names[*]} (apt-get; a few minutes on a fresh machine)"
+        if "${sudo[@]}" apt-get update -qq &&
+            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${names[@]}" >/dev/null; then
+            echo "setup: installed ${names[*]}"
+        else
+            echo "setup: apt-get failed for ${names[*]}" >&2
+            status=1
+        fi
+    fi
+fi
+
+echo "setup: done in $((SECONDS - started)) s$([ $status = 0 ] || echo ', something is missing (above)')"
+exit $status
