@@ -3,11 +3,20 @@
 //!
 //! For each next hop the router remembers when it first sent it something that is still
 //! unanswered — more exactly, the first request sent since the last datagram of any kind
-//! came from that hop. A hop that has been asked and has sent nothing at all for
+//! came from that hop — and how many times it asked since, counting requests less than
+//! 1/16 of the timeout apart as one attempt. A hop that has been asked at least
+//! [`MIN_ATTEMPTS`] times and has sent nothing at all for
 //! [`RouterConfig::upstream_timeout`](super::RouterConfig::upstream_timeout) is *silent*:
 //! the router then refuses everything pending toward it with Nack `NoRoute` ("upstream
 //! ADDR did not answer within 2 s", the router's node id as `from`). Slow Data is not
 //! silence: any Data, Nack, Retry or answer from the hop, for any request, shows it alive.
+//! Nor is one lost request: on a lossy path whose traffic is sparse (a second fetch that
+//! the store answers but for a unit or two), a receiver's re-requests back off, so one
+//! request and its two re-requests lost can span the timeout; the hop must have let down
+//! several attempts before it is called dead. A hop that is really dead is found when the
+//! timeout has passed and receivers have asked again twice (their RTOs, which start at 1 s:
+//! about 3 s after the first request). An attempt more than two timeouts after the last
+//! one starts the count again: it says nothing of the hop now.
 //!
 //! After that the hop is *presumed dead*: the next request for it is forwarded as usual (a
 //! probe; it waits the timeout again), and requests that come while that probe is
@@ -31,10 +40,17 @@ use crate::time::Time;
 /// entries just expire, as they did before this module).
 pub(crate) const HOPS: usize = 1024;
 
+/// Attempts (requests at least 1/16 of the timeout apart) a hop must leave unanswered, over
+/// a whole timeout, to be presumed dead.
+pub(crate) const MIN_ATTEMPTS: u8 = 3;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Hop {
     /// When the first request since the hop was last heard from left.
     asked_since: Option<Time>,
+    /// Attempts since then, and when the last one left.
+    attempts: u8,
+    last_attempt: Time,
     /// It stayed silent for a whole timeout, and has not been heard from since.
     presumed_dead: bool,
 }
@@ -62,12 +78,26 @@ impl Liveness {
         if self.timeout.is_zero() || (self.hops.len() >= HOPS && !self.hops.contains_key(&hop)) {
             return;
         }
+        let (timeout, spacing) = (self.timeout, self.timeout / 16);
         let h = self.hops.entry(hop).or_default();
-        if h.asked_since.is_none() {
-            h.asked_since = Some(now);
-            let deadline = now + self.timeout;
-            self.due = Some(self.due.map_or(deadline, |d| d.min(deadline)));
-        }
+        let deadline = match h.asked_since {
+            // Something unanswered, asked recently enough to say something of the hop now.
+            Some(since) if now < h.last_attempt + 2 * timeout => {
+                if now < h.last_attempt + spacing {
+                    return; // the same attempt
+                }
+                h.attempts = h.attempts.saturating_add(1);
+                h.last_attempt = now;
+                // With enough attempts after the timeout already passed: silent now.
+                since + timeout
+            }
+            // Nothing unanswered, or only an attempt too old to count.
+            _ => {
+                (h.asked_since, h.attempts, h.last_attempt) = (Some(now), 1, now);
+                now + timeout
+            }
+        };
+        self.due = Some(self.due.map_or(deadline, |d| d.min(deadline)));
     }
 
     /// A datagram (of any kind) came from `hop`: it is alive.
@@ -99,12 +129,17 @@ impl Liveness {
             let Some(since) = h.asked_since else { continue };
             let deadline = since + self.timeout;
             if deadline <= now {
-                h.asked_since = None;
-                h.presumed_dead = true;
-                out.push(addr);
-            } else {
-                due = Some(due.map_or(deadline, |d| d.min(deadline)));
+                // A probe of a hop presumed dead is one attempt by design.
+                if h.presumed_dead || h.attempts >= MIN_ATTEMPTS {
+                    h.asked_since = None;
+                    h.presumed_dead = true;
+                    out.push(addr);
+                    continue;
+                }
+                // Too few attempts: it is due again when the next one leaves.
+                continue;
             }
+            due = Some(due.map_or(deadline, |d| d.min(deadline)));
         }
         // Hops that are neither waited for nor presumed dead need no memory.
         self.hops.retain(|_, h| h.asked_since.is_some() || h.presumed_dead);
@@ -141,8 +176,11 @@ mod tests {
         let mut l = Liveness::new(Duration::from_secs(2));
         let mut dead = vec![];
         l.sent(t(0), a(1));
-        l.sent(t(500), a(1)); // still the first unanswered request that counts
-        l.sent(t(1000), a(2));
+        l.sent(t(500), a(1)); // still the first unanswered request that counts the time
+        l.sent(t(700), a(1)); // a third attempt
+        for ms in [1000, 1200, 1400] {
+            l.sent(t(ms), a(2));
+        }
         assert_eq!(l.next_deadline(), Some(t(2000)));
         l.expire(t(1999), &mut dead);
         assert!(dead.is_empty());
@@ -155,7 +193,9 @@ mod tests {
         assert!(l.refuses(a(1)), "while the probe waits, others are refused at once");
         assert!(!l.refuses(a(2)));
         // a(2) was asked again after it was heard: a new deadline.
-        l.sent(t(2500), a(2));
+        for ms in [2500, 2700, 2900] {
+            l.sent(t(ms), a(2));
+        }
         dead.clear();
         l.expire(t(4099), &mut dead);
         assert!(dead.is_empty());
@@ -169,6 +209,40 @@ mod tests {
         assert_eq!(dead, [a(2)]);
         assert_eq!(l.next_deadline(), None);
         assert_eq!(l.hops.len(), 1, "only the hop presumed dead is remembered");
+    }
+
+    /// The flake this rule fixed: a lossy upstream that the store makes quiet (one unit left
+    /// to fetch), its request lost twice while the receiver's re-requests back off.
+    #[test]
+    fn a_hop_is_not_presumed_dead_for_fewer_than_three_attempts_unanswered() {
+        let mut l = Liveness::new(Duration::from_secs(2));
+        let mut dead = vec![];
+        l.sent(t(0), a(1));
+        l.sent(t(50), a(1)); // too close to the first: the same attempt
+        l.sent(t(1000), a(1));
+        l.expire(t(2000), &mut dead);
+        assert!(dead.is_empty(), "two attempts over the timeout: not dead");
+        assert_eq!(l.next_deadline(), None, "due again at the next attempt");
+        // The third attempt, after the timeout: silent at once.
+        l.sent(t(3000), a(1));
+        assert_eq!(l.next_deadline(), Some(t(2000)), "already due");
+        l.expire(t(3000), &mut dead);
+        assert_eq!(dead, [a(1)]);
+        // The answer to a re-request comes before the third attempt: alive.
+        let mut l = Liveness::new(Duration::from_secs(2));
+        dead.clear();
+        l.sent(t(0), a(2));
+        l.sent(t(1000), a(2));
+        l.heard(a(2));
+        l.sent(t(3000), a(2));
+        l.expire(t(3000), &mut dead);
+        assert!(dead.is_empty());
+        // An attempt more than two timeouts after the last starts the count again.
+        l.sent(t(8000), a(2));
+        l.sent(t(8500), a(2));
+        l.expire(t(8500), &mut dead);
+        assert!(dead.is_empty(), "the attempt at 3 s is too old to count");
+        assert_eq!(l.next_deadline(), Some(t(10_000)));
     }
 
     #[test]

@@ -67,7 +67,8 @@ pub struct Args {
     /// How long a pending unit waits for its Data, in milliseconds (NDN's Interest lifetime).
     #[arg(long, value_name = "MS", default_value_t = 4000)]
     pub lifetime: u64,
-    /// A next hop that sends nothing at all back for MS milliseconds after being asked is
+    /// A next hop that sends nothing at all back for MS milliseconds after being asked, and
+    /// leaves three attempts unanswered (receivers re-ask: about 3 s at the default), is
     /// presumed dead: what waits on it gets Nack NoRoute naming it ("upstream ADDR did not
     /// answer within 2 s"), and until it answers again one request at a time probes it while
     /// the others are refused at once. 0: never (pending units just expire).
