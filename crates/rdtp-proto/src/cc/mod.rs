@@ -44,7 +44,7 @@
 //! build it and with which loss detection) and the `impl Controller`. Nothing else names
 //! controllers: the receiver, the C ABI, the front ends and the tests that run every
 //! controller all go through the registry. Controllers import [`crate::recovery`] and never
-//! [`crate::receiver`].
+//! `receiver`.
 
 pub mod aggregation;
 pub mod aimd;
