@@ -52,6 +52,7 @@ pub mod bbr;
 pub mod bbr3;
 pub mod bbr_cd;
 pub mod bbr_common;
+pub mod cbr;
 pub mod cctcp;
 mod config;
 pub mod cubic;
