@@ -2,21 +2,37 @@
 //!
 //! rdtp is a receiver-driven transport for information-centric networks: the receiver
 //! requests byte ranges of content named by an EID, a stateless server answers, and the
-//! receiver runs the congestion control (seed 000, "Toward ICN receiver-driven transmission
+//! receiver runs the congestion control (Liu et al., "Toward ICN receiver-driven transmission
 //! mechanism over WLAN"). This crate is all of its protocol logic and none of its I/O:
 //!
 //! * [`wire`] — the datagram format (version 3; `docs/PROTOCOL.md` has layouts and vectors);
-//! * [`receiver`] — the receiver state machine: request window, RTT/RTO, delivery-rate
-//!   sampling, loss detection, pacing, aggregation, reassembly, EID verification;
-//! * [`cc`] — congestion controllers: `bbr`, `bbr-wifi`, `aimd`, `fixed`, `cctcp` (seed 003:
-//!   a window and an RTO per expected source, from anticipated interests), `cctcp-single`, `icp`;
+//! * [`recovery`] — what the receiver measures and how it finds losses, below both the
+//!   controllers and the receiver: the request window, RTT/RTO (RFC 6298), delivery-rate
+//!   samples, the loss detectors (the default, ndnget's per-unit timers, BBR-CD's) and the
+//!   sample types controllers read;
+//! * [`cc`] — the congestion controllers, one table of them ([`cc::registry::CONTROLLERS`],
+//!   `rdtp fetch --cc help`): the BBR family (`bbr`, `bbr-wifi`, `bbrp`, `bbr-orig`, `bbr3`,
+//!   and BBR-CD, Hu et al.), ndnget's window pipelines (`aimd`, `cubic`), `fixed`, `sirc`,
+//!   and Saino, Cocora and Pavlou's CCTCP (`cctcp`, `cctcp-single`) with its ICP baseline
+//!   (`icp`); each is a folder plus one registry row, configured by a spec string
+//!   (`bbr:probe_gain=1.5`);
+//! * [`receiver`] — the receiver state machine: resolution, the request window's use,
+//!   pacing, aggregation, re-requests, refusals, reassembly, EID verification;
 //! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
 //! * [`lister`] — the client side of catalogue listing;
 //! * [`router`] — the caching router: content store, pending requests (coalescing),
 //!   forwarding table; sans-IO with peers as addresses ([`router::Transmit`]);
 //! * [`node`] — node ids: who served a unit (origin or router), carried in every Data.
-//! * [`wifi`] — passive WiFi rate estimation (seed 002): per-station throughput, active
-//!   stations, the newcomer-rate prediction that informed start uses.
+//! * [`wifi`] — passive WiFi rate estimation (Hiorth and Welzl): per-station throughput,
+//!   active stations, the newcomer-rate prediction that informed start uses.
+//!
+//! ## Layers
+//!
+//! `wire` < `recovery` < `cc` < `receiver` / `router` / `server` (and `lister`): a module
+//! imports only modules to its left (and the leaves `time`, `node`, `eid`, `tree`, `token`).
+//! No file under `cc/` imports `receiver/`; nothing under `recovery/` imports `cc/` or
+//! `receiver/`. The front ends (the `rdtp` runtime, the C ABI, the harness, ns-3) sit above
+//! the whole crate.
 //!
 //! ## What this crate must not do
 //!

@@ -26,9 +26,9 @@ use crate::time::Time;
 
 /// Length of the tokens this module issues.
 pub const TOKEN_LEN: usize = 20;
-/// Longest token a node accepts in a request (the wire allows up to 64 bytes, so other
-/// schemes fit).
-pub const MAX_TOKEN_LEN: usize = 64;
+/// Longest token a node accepts in a request: all the wire allows, so other schemes fit
+/// (defined with the wire format, which this module builds on).
+pub use crate::wire::MAX_TOKEN_LEN;
 
 /// Issues and checks tokens. Cheap to keep: two cached epoch keys.
 #[derive(Clone)]

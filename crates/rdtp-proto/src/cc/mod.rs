@@ -44,7 +44,7 @@
 //! build it and with which loss detection) and the `impl Controller`. Nothing else names
 //! controllers: the receiver, the C ABI, the front ends and the tests that run every
 //! controller all go through the registry. Controllers import [`crate::recovery`] and never
-//! [`crate::receiver`].
+//! `receiver`.
 
 pub mod aggregation;
 pub mod aimd;
@@ -52,6 +52,7 @@ pub mod bbr;
 pub mod bbr3;
 pub mod bbr_cd;
 pub mod bbr_common;
+pub mod cbr;
 pub mod cctcp;
 mod config;
 pub mod cubic;

@@ -7,7 +7,7 @@
 //! only its controller's file. Everything that runs every controller (help texts, the C ABI,
 //! the tests) reads this table; nothing else lists controllers.
 
-use super::{Built, CcConfig, CcParams, aimd, bbr, bbr_cd, bbr3, cctcp, cubic, fixed, icp, sirc};
+use super::{Built, CcConfig, CcParams, aimd, bbr, bbr_cd, bbr3, cbr, cctcp, cubic, fixed, icp, sirc};
 
 /// A name specs accept.
 pub struct Entry {
@@ -81,6 +81,11 @@ pub const CONTROLLERS: &[Entry] = &[
         name: "icp",
         about: "ICP (Carofiglio et al., as seed 003 §III configures it): AIMD, one timer from all RTT samples",
         base: || CcConfig::new(icp::IcpConfig::default()),
+    },
+    Entry {
+        name: "cbr",
+        about: "a constant request rate whatever the losses (open loop), a baseline",
+        base: || CcConfig::new(cbr::CbrConfig::default()),
     },
 ];
 

@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! spec  = name [ ":" key "=" value *( "," key "=" value ) ]
-//! name  = a name of the registry (super::registry::CONTROLLERS): bbr, bbr-wifi, bbrp, bbr3, aimd, fixed,
-//!         bbr-orig, bbr-cd, sirc, cubic, cctcp, cctcp-single, icp
+//! name  = a name of the registry (super::registry::CONTROLLERS; `rdtp fetch --cc help`
+//!         lists them): bbr, bbr-wifi, aimd, fixed, …
 //! key   = a key the controller declares next to its config struct (its `Keyed::KEYS`)
 //! value = true | false            for switches
 //!       | unsigned integer        for counts

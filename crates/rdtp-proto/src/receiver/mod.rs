@@ -41,16 +41,18 @@
 //!
 //! # Parts
 //!
-//! The receiver keeps the per-*object* state — target and resolution, the [`crate::recovery::window`] of unit
-//! records, reassembly and verification, the receive window, tags and nonces — and one
-//! [`Path`]: the congestion state towards the network (controller, RTT estimator, delivery
-//! rate sampler, pacer, [`crate::recovery::loss`] detector, recovery state). Controllers plug into the path
-//! through [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they
-//! may own the loss detector, keep data per request (a cookie) and keep state per source
-//! (every [`crate::cc::AckSample`] names the node that served the unit). Per-source
-//! accounting for users is in [`sources`]. Answers that refuse a request — `Busy` (back
-//! off) and the failing Nacks (confirmed from the origin before they end the fetch) — are
-//! handled as [`refusals`] describes; verification, and the narrowing of a failed group
+//! The receiver keeps the per-*object* state — target and resolution, the request window of
+//! unit records ([`crate::recovery::window`]), reassembly and verification, the receive
+//! window, tags and nonces — and one [`Path`]: the congestion state towards the network
+//! (controller, RTT estimator, delivery-rate sampler, pacer, loss detector, recovery state).
+//! The measuring and the loss detection are [`crate::recovery`]'s; the receiver calls them in
+//! the order [`crate::recovery::loss`] documents. Controllers plug into the path through
+//! [`crate::cc::Controller`]: besides the window, pacing rate and aggregation they come with
+//! their loss detection ([`crate::cc::Built`]), may keep data per request (a cookie) and keep
+//! state per source (every [`crate::cc::AckSample`] names the node that served the unit).
+//! Per-source accounting for users is in [`sources`]. Answers that refuse a request — `Busy`
+//! (back off) and the failing Nacks (confirmed from the origin before they end the fetch) —
+//! are handled as [`refusals`] describes; verification, and the narrowing of a failed group
 //! of blocks to its bad ones, in the private `reassembly` module.
 
 mod config;

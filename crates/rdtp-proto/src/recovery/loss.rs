@@ -245,6 +245,16 @@ mod tests {
                 lost: vec![],
             }
         }
+        fn request(&mut self, now: Time, units: &[u64], retransmission: bool) {
+            let mut ctx =
+                LossCtx { now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost, threshold: None };
+            self.d.on_request(&mut ctx, units, retransmission);
+        }
+        fn timeout(&mut self, now: Time) -> Option<LossKind> {
+            let mut ctx =
+                LossCtx { now, window: &mut self.w, rtt: &mut self.rtt, lost: &mut self.lost, threshold: None };
+            self.d.on_timeout(&mut ctx)
+        }
         fn arrive(&mut self, u: u64) -> bool {
             let Some(a) = self.w.mark_received(u) else { return false };
             let in_order = u == self.w.una();
@@ -289,9 +299,7 @@ mod tests {
         b.w.take_lost(8, &mut take);
         assert_eq!(take, vec![1]);
         b.w.mark_rerequested(1, |r| r.seq = 100);
-        let mut ctx =
-            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
-        b.d.on_request(&mut ctx, &[1], true);
+        b.request(Time::ZERO, &[1], true);
         b.lost.clear();
         for u in 8..10 {
             b.arrive(u);
@@ -310,9 +318,7 @@ mod tests {
         for s in 0..10 {
             b.w.push_requested(rec(s, 0));
         }
-        let mut ctx =
-            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
-        b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
+        b.request(Time::ZERO, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
         assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         // Unit 0 is lost: 1..=6 arrive (out of order, so the timer keeps running) and declare it.
         for u in 1..=6 {
@@ -325,25 +331,11 @@ mod tests {
         assert_eq!(take, vec![0, 9]);
         // Re-requesting a later unit does not move the timer …
         b.w.mark_rerequested(9, |r| r.seq = 10);
-        let mut ctx = LossCtx {
-            now: Time::from_millis(300),
-            window: &mut b.w,
-            rtt: &mut b.rtt,
-            lost: &mut b.lost,
-            threshold: None,
-        };
-        b.d.on_request(&mut ctx, &[9], true);
+        b.request(Time::from_millis(300), &[9], true);
         assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         // … re-requesting the earliest outstanding unit (req_una) does.
         b.w.mark_rerequested(0, |r| r.seq = 11);
-        let mut ctx = LossCtx {
-            now: Time::from_millis(400),
-            window: &mut b.w,
-            rtt: &mut b.rtt,
-            lost: &mut b.lost,
-            threshold: None,
-        };
-        b.d.on_request(&mut ctx, &[0], true);
+        b.request(Time::from_millis(400), &[0], true);
         assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1400)));
     }
 
@@ -355,9 +347,7 @@ mod tests {
         for s in 0..10 {
             b.w.push_requested(rec(s, 0));
         }
-        let mut ctx =
-            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
-        b.d.on_request(&mut ctx, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
+        b.request(Time::ZERO, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false);
         b.w.mark_received(0);
         b.w.mark_received(1);
         assert_eq!((b.w.una(), b.w.first_missing()), (0, Some(2)));
@@ -365,14 +355,7 @@ mod tests {
         let mut take = vec![];
         b.w.take_lost(8, &mut take);
         b.w.mark_rerequested(2, |r| r.seq = 10);
-        let mut ctx = LossCtx {
-            now: Time::from_millis(400),
-            window: &mut b.w,
-            rtt: &mut b.rtt,
-            lost: &mut b.lost,
-            threshold: None,
-        };
-        b.d.on_request(&mut ctx, &[2], true);
+        b.request(Time::from_millis(400), &[2], true);
         assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1400)));
     }
 
@@ -382,29 +365,13 @@ mod tests {
         b.w.push_requested(rec(0, 100)); // earliest but recent
         b.w.push_requested(rec(1, 0));
         b.w.push_requested(rec(2, 350));
-        let mut ctx =
-            LossCtx { now: Time::ZERO, window: &mut b.w, rtt: &mut b.rtt, lost: &mut b.lost, threshold: None };
-        b.d.on_request(&mut ctx, &[0, 1, 2], false);
+        b.request(Time::ZERO, &[0, 1, 2], false);
         assert_eq!(b.d.deadline(&b.view()), Some(Time::from_millis(1000)));
         b.rtt.on_sample(Duration::from_millis(40)); // RTO = max(40 + 4·20, 200) = 200 ms
-        let mut ctx = LossCtx {
-            now: Time::from_millis(400),
-            window: &mut b.w,
-            rtt: &mut b.rtt,
-            lost: &mut b.lost,
-            threshold: None,
-        };
         // Not due yet: nothing happens.
-        assert_eq!(b.d.on_timeout(&mut ctx), None);
+        assert_eq!(b.timeout(Time::from_millis(400)), None);
         b.d.deadline = Some(Time::from_millis(400));
-        let mut ctx = LossCtx {
-            now: Time::from_millis(400),
-            window: &mut b.w,
-            rtt: &mut b.rtt,
-            lost: &mut b.lost,
-            threshold: None,
-        };
-        assert_eq!(b.d.on_timeout(&mut ctx), Some(LossKind::Timeout));
+        assert_eq!(b.timeout(Time::from_millis(400)), Some(LossKind::Timeout));
         assert_eq!(b.lost, vec![0, 1]);
         assert_eq!(b.w.inflight(), 1);
         assert_eq!(b.w.lost_count(), 2);

@@ -1,6 +1,6 @@
 //! Loss recovery: what the receiver measures about the network and how it decides that a unit
-//! is lost, as one layer below both the congestion controllers ([`crate::cc`]) and the
-//! receiver ([`crate::receiver`]), in the way s2n-quic's `recovery/` sits below its connection.
+//! is lost, as one layer below both the congestion controllers (`cc`) and the
+//! receiver (`receiver`), in the way s2n-quic's `recovery/` sits below its connection.
 //!
 //! * [`window`] — the request window `req_una .. req_nxt`: one record per requested unit
 //!   ([`UnitRecord`], [`UnitState`]) and the units waiting to be asked for again;

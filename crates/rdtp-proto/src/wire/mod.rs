@@ -40,7 +40,7 @@ pub use nack::{NACK_HEADER_LEN, NACK_MAX_DETAIL, Nack, NackCode};
 pub use proof::{PROOF_HEADER_LEN, PROOF_REQUEST_HEADER_LEN, Proof, ProofRequest};
 pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse, check_name};
-pub use retry::{RETRY_HEADER_LEN, Retry};
+pub use retry::{MAX_TOKEN_LEN, RETRY_HEADER_LEN, Retry};
 pub use tlv::{ByteRange, Options, Ranges};
 
 /// First two bytes of every rdtp datagram.

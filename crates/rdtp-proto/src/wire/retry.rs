@@ -5,10 +5,12 @@
 
 use super::codec::{Reader, Writer};
 use super::{BufferTooSmall, DecodeError, PacketType};
-use crate::token::MAX_TOKEN_LEN;
 
 /// Fixed part of a Retry, in bytes.
 pub const RETRY_HEADER_LEN: usize = 12;
+/// Longest address token the wire carries, in a Retry or a request's token option (64
+/// bytes, so that schemes other than `crate::token`'s 20-byte one fit).
+pub const MAX_TOKEN_LEN: usize = 64;
 
 /// Retry (type 0x08).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

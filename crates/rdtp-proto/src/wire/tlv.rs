@@ -111,7 +111,7 @@ impl<'a> Options<'a> {
                     if once.address_token.is_some() {
                         return Err(DecodeError::Invalid("duplicate ADDRESS_TOKEN option"));
                     }
-                    if value.is_empty() || value.len() > crate::token::MAX_TOKEN_LEN {
+                    if value.is_empty() || value.len() > super::MAX_TOKEN_LEN {
                         return Err(DecodeError::Invalid("ADDRESS_TOKEN length"));
                     }
                 }
@@ -206,7 +206,7 @@ impl ExactSizeIterator for Ranges<'_> {}
 pub(crate) fn find_address_token(raw: &[u8]) -> Option<&[u8]> {
     (TlvIter { rest: raw })
         .map_while(Result::ok)
-        .find(|(t, v)| *t == types::ADDRESS_TOKEN && (1..=crate::token::MAX_TOKEN_LEN).contains(&v.len()))
+        .find(|(t, v)| *t == types::ADDRESS_TOKEN && (1..=super::MAX_TOKEN_LEN).contains(&v.len()))
         .map(|(_, v)| v)
 }
 
