@@ -62,7 +62,7 @@ impl Keyed for AimdConfig {
         key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease factor (ndnget --aimd-beta)"),
         key!(reset_to_init, Kind::Bool, "after a loss restart from init_cwnd (ndnget --reset-cwnd-to-init)"),
         key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
-        key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: seed 000's detection)"),
+        key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: Liu et al.'s detection)"),
     ];
 }
 

@@ -71,7 +71,7 @@ impl Keyed for CubicConfig {
         key!(c, Kind::Float { min: 1e-3, max: 100.0 }, "cubic scaling constant C (RFC 9438)"),
         key!(fast_conv, Kind::Bool, "fast convergence (ndnget --fast-conv)"),
         key!(disable_cwa, Kind::Bool, "decrease on every loss event, not once per window (ndnget --disable-cwa)"),
-        key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: seed 000's detection)"),
+        key!(rto_only, Kind::Bool, "loss only by per-unit RTO timers as ndnget (false: Liu et al.'s detection)"),
     ];
 }
 

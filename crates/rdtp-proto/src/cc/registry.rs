@@ -22,17 +22,17 @@ pub struct Entry {
 pub const CONTROLLERS: &[Entry] = &[
     Entry {
         name: "bbr",
-        about: "receiver-based BBR v1, a port of Linux tcp_bbr.c (seed 000 §3.5)",
+        about: "receiver-based BBR v1, a port of Linux tcp_bbr.c (Liu et al. §3.5)",
         base: || CcConfig::new(bbr::BbrConfig::default()),
     },
     Entry {
         name: "bbr-wifi",
-        about: "bbr + the WiFi optimisations of seed 000 §4.2–4.3",
+        about: "bbr + the WiFi optimisations of Liu et al. §4.2–4.3",
         base: || CcConfig::new(bbr::BbrConfig::wifi()),
     },
     Entry {
         name: "bbrp",
-        about: "BBRp (seed 000 ref. [39], §5.3): ProbeBW probes at 1.5 (bbrp_pace 6; probe_gain=2 is 8)",
+        about: "BBRp (Liu et al. ref. [39], §5.3): ProbeBW probes at 1.5 (bbrp_pace 6; probe_gain=2 is 8)",
         base: || CcConfig::new(bbr::BbrConfig::bbrp(1.5)),
     },
     Entry {
@@ -48,18 +48,18 @@ pub const CONTROLLERS: &[Entry] = &[
     Entry { name: "fixed", about: "a constant window, unpaced", base: || CcConfig::new(fixed::FixedConfig::default()) },
     Entry {
         name: "bbr-orig",
-        about: "the original BBR as seed 001 ran it in NDN (§IV-A): bbr with an initial window of 1",
+        about: "the original BBR as Hu et al. ran it in NDN (§IV-A): bbr with an initial window of 1",
         base: || CcConfig::new(bbr::BbrConfig::orig()),
     },
     Entry {
         name: "bbr-cd",
-        about: "BBR-CD (seed 001 §III): average-RTT BDP over 8 RTTs, RTprop + 10·δ loss detector, \
+        about: "BBR-CD (Hu et al. §III): average-RTT BDP over 8 RTTs, RTprop + 10·δ loss detector, \
                 sample-count ProbeRTT, re-requests after new requests",
         base: || CcConfig::new(bbr_cd::BbrCdConfig::default()),
     },
     Entry {
         name: "sirc",
-        about: "SIRC as seed 001 describes it (§IV-A, ref. [5]): AIMD for 10 inter-data gaps, then paced by the gap",
+        about: "SIRC as Hu et al. describes it (§IV-A, ref. [5]): AIMD for 10 inter-data gaps, then paced by the gap",
         base: || CcConfig::new(sirc::SircConfig::default()),
     },
     Entry {
@@ -69,17 +69,17 @@ pub const CONTROLLERS: &[Entry] = &[
     },
     Entry {
         name: "cctcp",
-        about: "CCTCP (seed 003): anticipated interests, a window and an RTO per expected source, virtual loss",
+        about: "CCTCP (Saino et al.): anticipated interests, a window and an RTO per expected source, virtual loss",
         base: || CcConfig::new(cctcp::CctcpConfig::default()),
     },
     Entry {
         name: "cctcp-single",
-        about: "CCTCP without anticipated interests (seed 003 §III): one window and one RTO per flow",
+        about: "CCTCP without anticipated interests (Saino et al. §III): one window and one RTO per flow",
         base: || CcConfig::new(cctcp::CctcpConfig::single()),
     },
     Entry {
         name: "icp",
-        about: "ICP (Carofiglio et al., as seed 003 §III configures it): AIMD, one timer from all RTT samples",
+        about: "ICP (Carofiglio et al., as Saino et al. §III configures it): AIMD, one timer from all RTT samples",
         base: || CcConfig::new(icp::IcpConfig::default()),
     },
     Entry {

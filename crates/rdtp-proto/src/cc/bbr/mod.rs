@@ -87,9 +87,9 @@ impl Keyed for BbrConfig {
             Kind::Int { min: 1, max: u32::MAX as u64 },
             "initial window and BDP before an RTT sample, units (Linux TCP_INIT_CWND)"
         ),
-        key!(probe_rtt, Kind::Bool, "enter ProbeRTT when the min-RTT estimate is 10 s old (seed 000 eq. 7)"),
+        key!(probe_rtt, Kind::Bool, "enter ProbeRTT when the min-RTT estimate is 10 s old (Liu et al. eq. 7)"),
         key!(lt_bw, Kind::Bool, "long-term bandwidth sampling: pace at a policer's rate (Linux bbr_lt_bw_sampling)"),
-        key!(wifi, Kind::Bool, "seed 000 §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW"),
+        key!(wifi, Kind::Bool, "Liu et al. §4.2–4.3: aggregation ×3 under ineq. (9), no window limit in ProbeBW"),
         key!(
             "probe_gain" => probe_bw_gain,
             Kind::Float { min: 1.0, max: 4.0 },

@@ -215,7 +215,7 @@ fn wifi_lifts_window_in_probe_bw_and_boosts_aggregation_when_eq9_holds() {
     s.run(&mut b, Duration::from_millis(20), |_| 200);
     s.ack(&mut b, 50);
     assert_eq!(b.mode(), Mode::ProbeBw);
-    assert!(!b.cwnd_limits(), "seed 000 §4.3: cwnd ignored in ProbeBW");
+    assert!(!b.cwnd_limits(), "Liu et al. §4.3: cwnd ignored in ProbeBW");
     let base = b.aggregation();
     assert!(!b.eq9_active());
     // RTT samples fluctuating around 8 ms while the min stays 2 ms: (9) holds (4 > 2.5).

@@ -133,23 +133,23 @@ impl Default for BbrCdConfig {
 
 impl Keyed for BbrCdConfig {
     const KEYS: &'static [Key<Self>] = &[
-        key!(beta, Kind::Float { min: 1.0, max: 1000.0 }, "window W = beta × average RTT (S1 §III-B)"),
-        key!(alpha, Kind::Float { min: 0.0, max: 1000.0 }, "lost after RTprop + alpha × RTT std dev (S1 §III-B)"),
-        key!(high_gain, Kind::Float { min: 1.0, max: 10.0 }, "Startup pacing and window gain (S1 §III-C a)"),
-        key!(quanta, Kind::Int { min: 0, max: 1000 }, "window headroom, requests (S1 §III-B: 3 packets)"),
-        key!(init_cwnd, Kind::Int { min: 1, max: u32::MAX as u64 }, "initial window, units (S1 §III-C a)"),
+        key!(beta, Kind::Float { min: 1.0, max: 1000.0 }, "window W = beta × average RTT (Hu et al. §III-B)"),
+        key!(alpha, Kind::Float { min: 0.0, max: 1000.0 }, "lost after RTprop + alpha × RTT std dev (Hu et al. §III-B)"),
+        key!(high_gain, Kind::Float { min: 1.0, max: 10.0 }, "Startup pacing and window gain (Hu et al. §III-C a)"),
+        key!(quanta, Kind::Int { min: 0, max: 1000 }, "window headroom, requests (Hu et al. §III-B: 3 packets)"),
+        key!(init_cwnd, Kind::Int { min: 1, max: u32::MAX as u64 }, "initial window, units (Hu et al. §III-C a)"),
         key!(
             "probe_rtt_rate" => probe_rtt_rate,
             Kind::Float { min: 0.1, max: 1e6 },
-            "ProbeRTT request rate k, units/s (S1 §III-C d)"
+            "ProbeRTT request rate k, units/s (Hu et al. §III-C d)"
         ),
         key!(
             min_samples,
             Kind::Int { min: 1, max: 1_000_000 },
-            "arrivals over W below which ProbeRTT starts, and after which it ends (S1 §III-C d)"
+            "arrivals over W below which ProbeRTT starts, and after which it ends (Hu et al. §III-C d)"
         ),
-        key!(new_first, Kind::Bool, "first-time requests before re-requests (S1 §IV-D)"),
-        key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (S1 §III-B)"),
+        key!(new_first, Kind::Bool, "first-time requests before re-requests (Hu et al. §IV-D)"),
+        key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (Hu et al. §III-B)"),
         key!(backoff, Kind::Bool, "a unit's k-th request waits 2^(k-1) loss thresholds (S1 is silent on it)"),
     ];
 }

@@ -293,7 +293,7 @@ fn unknown_units_go_one_at_a_time_until_the_origin_is_known() {
     assert_eq!(b.cc.admit(0), Some(Time::ZERO));
     assert_eq!(b.request(), (0, UNKNOWN));
     assert_eq!(b.cc.admit(1), Some(Time::MAX), "window 1 for unknown units");
-    assert_eq!(b.state(NodeId::UNKNOWN).rto, Duration::from_secs(3), "the initial RTO (S3 §III)");
+    assert_eq!(b.state(NodeId::UNKNOWN).rto, Duration::from_secs(3), "the initial RTO (Saino et al. §III)");
     // Served by r1 from its store, which holds units 1–2 of 1–4 listed: 3–4 are beyond it.
     b.at(1010);
     b.arrive(0, cache("r1", 0), Some((&[1, 2, 3, 4], &[returned("r1", Duration::ZERO, 0, 0b0011)])));
