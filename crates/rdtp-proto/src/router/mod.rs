@@ -64,6 +64,7 @@ mod liveness;
 mod output;
 mod pit;
 mod proofs;
+pub mod strategy;
 mod upstream;
 mod verify;
 
@@ -91,6 +92,7 @@ use limits::{Held, Limiter};
 use liveness::Liveness;
 use pit::{PitEntry, PitKey};
 use proofs::OwnProofs;
+use strategy::{RetxSuppression, Strategy, StrategyName, StrategyParams};
 use upstream::{Forwarded, OutRequest, TokenJar};
 pub use verify::VerifyConfig;
 use verify::{Staging, Step};
@@ -157,8 +159,14 @@ pub struct RouterConfig {
     /// How long a pending entry lives after its last request (NDN's Interest lifetime).
     pub lifetime: Duration,
     /// A re-request for a pending unit is forwarded again only if the unit was last
-    /// forwarded at least this long ago (NFD's retransmission suppression).
+    /// forwarded at least this long ago (NFD's retransmission suppression): the interval,
+    /// or the first interval of an exponential [`RouterConfig::retx`].
     pub retx_suppression: Duration,
+    /// Whether the suppression interval stays fixed or grows with each re-forwarding.
+    pub retx: RetxSuppression,
+    /// The forwarding strategy, by name ([`strategy`]): which of a route's next hops a
+    /// request goes to.
+    pub strategy: StrategyName,
     /// Most downstreams waiting for one unit.
     pub max_waiting: usize,
     /// Most units one request may ask for (as the server's limit).
@@ -214,6 +222,8 @@ impl Default for RouterConfig {
             pit_capacity: 65_536,
             lifetime: Duration::from_secs(4),
             retx_suppression: Duration::from_millis(10),
+            retx: RetxSuppression::Fixed,
+            strategy: StrategyName::default(),
             max_waiting: 64,
             max_units_per_request: 256,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
@@ -395,6 +405,9 @@ pub struct Router {
     own_proofs: OwnProofs,
     steps: Vec<Step>,
     lifetime: Duration,
+    /// The forwarding strategy ([`strategy`]) and its scratch list of next hops.
+    strategy: Box<dyn Strategy>,
+    hops: Vec<SocketAddr>,
     retx_suppression: Duration,
     max_waiting: usize,
     max_units_per_request: u32,
@@ -450,6 +463,8 @@ impl Router {
             own_proofs: OwnProofs::new(CONTROL_CAPACITY, cfg.lifetime),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
+            strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),
+            hops: Vec::new(),
             retx_suppression: cfg.retx_suppression,
             max_waiting: cfg.max_waiting.max(1),
             max_units_per_request: cfg.max_units_per_request,
@@ -567,6 +582,10 @@ impl Router {
     }
     pub fn fib(&self) -> &Fib {
         &self.fib
+    }
+    /// The name of its forwarding strategy.
+    pub fn strategy(&self) -> &'static str {
+        self.strategy.name()
     }
     /// The forwarding table, to add routes to a running router.
     pub fn fib_mut(&mut self) -> &mut Fib {
@@ -686,7 +705,7 @@ impl Router {
         match packet {
             Ok(Packet::Request(r)) => self.on_incoming_request(now, from, &r),
             Ok(Packet::Data(d)) => self.on_incoming_data(now, from, &d, datagram),
-            Ok(Packet::Nack(n)) => self.on_incoming_nack(from, &n, datagram),
+            Ok(Packet::Nack(n)) => self.on_incoming_nack(now, from, &n, datagram),
             Ok(Packet::ResolveRequest(r)) => self.on_resolve(now, from, &r),
             Ok(Packet::ListRequest(l)) => self.on_list(now, from, &l),
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),
