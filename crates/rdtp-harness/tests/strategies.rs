@@ -53,3 +53,17 @@ fn best_route_keeps_to_the_first_next_hop() {
     assert!(net.server(slow).stats().data_packets > 0);
     assert_eq!(net.server(fast).stats().data_packets, 0, "nothing goes to the second next hop");
 }
+
+#[test]
+fn asf_moves_to_the_faster_next_hop() {
+    let (net, f, r1, slow, fast) = two_upstreams(StrategyName::ASF);
+    verified(&net, f, r1);
+    assert_eq!(net.router(r1).strategy(), "asf");
+    let (from_slow, from_fast) = (net.server(slow).stats().data_packets, net.server(fast).stats().data_packets);
+    // The first request goes to the first next hop and is probed on the other; once both
+    // answered, the faster one gets every request (the next probe is 60 s away).
+    assert!(from_slow > 0, "the first next hop was asked first");
+    assert!(from_fast > 10 * from_slow, "slow {from_slow}, fast {from_fast} Data packets");
+    let units = SIZE.div_ceil(1402);
+    assert!(from_fast >= units * 9 / 10, "{from_fast} of {units} units from the faster hop");
+}

@@ -12,7 +12,10 @@
 //! Strategies are chosen by name ([`StrategyName`], `rdtp route --strategy NAME`, `--strategy
 //! help`) from the registry [`STRATEGIES`], as `cc/registry.rs` resolves controllers:
 //!
-//! * `best-route` (the default, [`best_route`]): the first next hop, today's behaviour.
+//! * `best-route` (the default, [`best_route`]): the first next hop, today's behaviour;
+//! * `asf` ([`asf`]): the next hop with the lowest measured RTT, other hops probed now and
+//!   then, after NFD's Adaptive SRTT-based Forwarding (Lehman et al., "An Experimental
+//!   Investigation of Hyperbolic Routing with a Smart Forwarding Plane in NDN", IWQoS 2016).
 //!
 //! # Adding a strategy
 //!
@@ -34,6 +37,7 @@ use std::net::SocketAddr;
 
 use crate::time::Time;
 
+mod asf;
 mod best_route;
 
 /// What a strategy is built from.
@@ -52,8 +56,10 @@ pub struct StrategyEntry {
 }
 
 /// Every forwarding strategy, one row each (the first is the default).
-pub const STRATEGIES: &[StrategyEntry] =
-    &[StrategyEntry { name: "best-route", about: best_route::ABOUT, build: best_route::build }];
+pub const STRATEGIES: &[StrategyEntry] = &[
+    StrategyEntry { name: "best-route", about: best_route::ABOUT, build: best_route::build },
+    StrategyEntry { name: "asf", about: asf::ABOUT, build: asf::build },
+];
 
 /// A forwarding strategy, by its registry name. Text form: the name, case-insensitive.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,6 +68,8 @@ pub struct StrategyName(&'static str);
 impl StrategyName {
     /// `best-route`: the first next hop.
     pub const BEST_ROUTE: StrategyName = StrategyName("best-route");
+    /// `asf`: the next hop with the lowest measured RTT.
+    pub const ASF: StrategyName = StrategyName("asf");
 
     pub fn name(self) -> &'static str {
         self.0
@@ -252,10 +260,10 @@ mod tests {
     #[test]
     fn names_parse_from_the_registry() {
         assert_eq!("best-route".parse::<StrategyName>(), Ok(StrategyName::BEST_ROUTE));
-        assert_eq!("BEST-route".parse::<StrategyName>(), Ok(StrategyName::BEST_ROUTE));
+        assert_eq!("ASF".parse::<StrategyName>(), Ok(StrategyName::ASF));
         assert_eq!(StrategyName::default(), StrategyName::BEST_ROUTE);
         let e = "multicast".parse::<StrategyName>().unwrap_err().to_string();
-        assert_eq!(e, "unknown forwarding strategy \"multicast\" (expected one of best-route)");
+        assert_eq!(e, "unknown forwarding strategy \"multicast\" (expected one of best-route, asf)");
         for s in STRATEGIES {
             let built = (s.build)(&StrategyParams { retx: RetxSuppression::Fixed });
             assert_eq!(built.name(), s.name);
