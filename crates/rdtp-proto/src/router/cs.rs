@@ -104,13 +104,13 @@ pub struct Replacement(&'static str);
 
 #[allow(non_upper_case_globals)]
 impl Replacement {
-    /// Least recently used ([`lru`]).
+    /// Least recently used (`cs/lru.rs`).
     pub const Lru: Replacement = Replacement("lru");
-    /// TinyLFU's frequency estimates and admission filter ([`lfu`]).
+    /// TinyLFU's frequency estimates and admission filter (`cs/lfu.rs`).
     pub const Lfu: Replacement = Replacement("lfu");
-    /// First in, first out ([`fifo`]).
+    /// First in, first out (`cs/fifo.rs`).
     pub const Fifo: Replacement = Replacement("fifo");
-    /// Uniformly random eviction ([`random`]).
+    /// Uniformly random eviction (`cs/random.rs`).
     pub const Random: Replacement = Replacement("random");
 
     /// The policy's registry name.
@@ -272,6 +272,16 @@ pub fn policies<K, V>() -> Vec<PolicyEntry<K, V>> {
         PolicyEntry { name: "random", about: random::ABOUT, build: random::build },
         PolicyEntry { name: "clock", about: clock::ABOUT, build: clock::build },
     ]
+}
+
+/// The text of `--cs-policy help`: every replacement policy with its line, the default
+/// first.
+pub fn help() -> String {
+    let mut out = String::from("Content store replacement policies (rdtp route --cs-policy NAME):\n");
+    for (name, about) in policy_help() {
+        out.push_str(&format!("  {name:<8} {about}\n"));
+    }
+    out
 }
 
 /// Every policy's name and line of help, in registry order (`--cs-policy help`).

@@ -99,6 +99,11 @@ impl Fib {
         }
     }
 
+    /// Every next hop of the default route, first added first.
+    pub fn default_next_hops(&self) -> &[SocketAddr] {
+        &self.default
+    }
+
     /// The default route (its first next hop).
     pub fn default_route(&self) -> Option<SocketAddr> {
         self.default.first().copied()

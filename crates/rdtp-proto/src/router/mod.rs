@@ -5,7 +5,8 @@
 //! next hop (a server or another router) it behaves as a receiver does. For each unit asked
 //! for it answers from its content store ([`cs`]) if it can, adds the asker to a pending
 //! entry if the unit is already requested upstream (coalescing), or forwards the request
-//! through its forwarding table ([`fib`]). Data coming back fills the pending entries'
+//! through its forwarding table ([`fib`]) to the next hops its forwarding strategy
+//! ([`strategy`]) chooses. Data coming back fills the pending entries'
 //! downstreams, each with its own tag (and flag `COALESCED` for those whose request joined
 //! the entry after it went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
@@ -18,6 +19,28 @@
 //! bounded: it keeps nothing per receiver beyond a pending entry, which lives until answered
 //! or expired. A forwarded request of any kind carries a hop limit of at most
 //! [`MAX_HOP_LIMIT`] − 1 and never goes back to the peer it came from.
+//!
+//! # How the pieces fit
+//!
+//! The layout follows NFD's forwarder (`daemon/fw/`, `daemon/table/`):
+//!
+//! | file | holds | must not |
+//! | --- | --- | --- |
+//! | `mod.rs` | [`RouterConfig`], [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `forwarder.rs` | the pipelines, named as NFD's: incoming request, content-store hit and miss, outgoing request, incoming data, unsolicited data, incoming Nack, a silent next hop | choose next hops (the strategy does) or build upstream requests |
+//! | [`strategy`] | the [`strategy::Strategy`] trait, its registry ([`strategy::STRATEGIES`]) and retransmission suppression; one file per strategy (`strategy/best_route.rs`, `strategy/asf.rs`) | keep state per request or per receiver |
+//! | `upstream.rs` | requests to next hops, resolve/list/proof forwarding, the per-hop token jar | answer from the store |
+//! | `verify.rs`, `proofs.rs` | verify before caching: staging, the router's own proof requests | cache an unverified byte |
+//! | [`cs`] | the content store, its [`cs::Policy`] trait and registry ([`cs::policies`]); one file per replacement policy (`cs/{lru,lfu,fifo,random,clock}.rs`) | know about packets |
+//! | [`fib`], `pit.rs`, `expiring.rs` | the tables (FIB with several next hops per route, PIT, expiring maps) | decide |
+//! | `limits.rs`, `liveness.rs`, `annotate.rs`, `output.rs` | per-source shares, next-hop liveness, CCTCP's annotations, the transmit queue and Nacks | |
+//!
+//! **Adding a forwarding strategy**: a file `strategy/NAME.rs` implementing
+//! [`strategy::Strategy`] with a `build` function, its `mod` line and one row in
+//! [`strategy::STRATEGIES`]; `rdtp route --strategy NAME` and `--strategy help` find it
+//! (`asf.rs` was added so: one new file, three lines in `strategy.rs`). **Adding a cache
+//! replacement policy**: a file `cs/NAME.rs` implementing [`cs::Policy`], its `mod` line and
+//! one row in [`cs::policies`]; `--cs-policy NAME` finds it (`clock.rs` was added so).
 //!
 //! # Verify before caching
 //!

@@ -1,6 +1,6 @@
 //! Forwarding strategies: where the units a router cannot answer itself go, and when a
 //! retransmission of a pending unit goes again (NFD `daemon/fw/strategy.hpp`; its pipelines
-//! call the strategy at the same points as [`super::forwarder`] does here).
+//! call the strategy at the same points as `forwarder.rs` does here).
 //!
 //! The forwarding table gives the candidates (every next hop of the route that matches,
 //! [`super::fib::Fib::next_hops_eid`]); the strategy picks, per request, the next hops its
@@ -12,8 +12,8 @@
 //! Strategies are chosen by name ([`StrategyName`], `rdtp route --strategy NAME`, `--strategy
 //! help`) from the registry [`STRATEGIES`], as `cc/registry.rs` resolves controllers:
 //!
-//! * `best-route` (the default, [`best_route`]): the first next hop, today's behaviour;
-//! * `asf` ([`asf`]): the next hop with the lowest measured RTT, other hops probed now and
+//! * `best-route` (the default, `strategy/best_route.rs`): the first next hop, today's behaviour;
+//! * `asf` (`strategy/asf.rs`): the next hop with the lowest measured RTT, other hops probed now and
 //!   then, after NFD's Adaptive SRTT-based Forwarding (Lehman et al., "An Experimental
 //!   Investigation of Hyperbolic Routing with a Smart Forwarding Plane in NDN", IWQoS 2016).
 //!
@@ -39,6 +39,16 @@ use crate::time::Time;
 
 mod asf;
 mod best_route;
+
+/// The text of `--strategy help`: every strategy with its line, the default first.
+pub fn help() -> String {
+    let mut out = String::from("Forwarding strategies (rdtp route --strategy NAME):\n");
+    for s in STRATEGIES {
+        out.push_str(&format!("  {:<12} {}\n", s.name, s.about));
+    }
+    out.push_str("Retransmission suppression (--retx-suppression): fixed (default) or exponential.\n");
+    out
+}
 
 /// What a strategy is built from.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,7 +202,7 @@ pub trait Strategy: Send + fmt::Debug {
     /// The next hops the new (and re-forwarded) units of a request from `from` go to, into
     /// `out` (empty: refused `NoRoute`, "leads back where the request came from"):
     /// `candidates` are the matching route's next hops, in the order they were added (never
-    /// empty), `dead` says which next hops are presumed dead ([`super::liveness`]: units for
+    /// empty), `dead` says which next hops are presumed dead (`liveness.rs`: units for
     /// them are refused, so a strategy that has others should avoid them). The first hop
     /// is the request's own: pending units are refused if it is dead.
     fn after_receive_request(
