@@ -22,7 +22,7 @@ use crate::wire::{self, ByteRange, DATA_HEADER_LEN, Data, DataFlags, Nack, NackC
 use super::annotate::Anticipation;
 use super::limits::{self, SlotIx};
 use super::pit::{PitEntry, PitKey};
-use super::strategy::Pending;
+use super::strategy::{Candidates, Pending};
 use super::upstream::{Upstream, forwarded_hop_limit};
 use super::{CachedUnit, Router, UNIT_SIZES};
 
@@ -55,7 +55,8 @@ impl Router {
             return refuse(self, NackCode::NoRoute, "no route for this EID");
         }
         let liveness = &self.liveness;
-        self.strategy.after_receive_request(now, from, candidates, &|h| liveness.refuses(h), &mut hops);
+        let c = Candidates { now, from, hops: candidates, dead: &|h| liveness.refuses(h) };
+        self.strategy.after_receive_request(&c, &mut hops);
         let Some(&next_hop) = hops.first() else {
             self.hops = hops;
             self.stats.no_route += 1;

@@ -194,25 +194,37 @@ pub struct Pending {
     pub reforwards: u8,
 }
 
+/// A request to place: what [`Strategy::after_receive_request`] chooses from.
+pub struct Candidates<'a> {
+    pub now: Time,
+    /// Where the request came from (never a next hop for it).
+    pub from: SocketAddr,
+    /// The matching route's next hops, in the order they were added (never empty).
+    pub hops: &'a [SocketAddr],
+    /// Which next hops are presumed dead (`liveness.rs`: units for them are refused, so a
+    /// strategy that has others should avoid them).
+    pub dead: &'a dyn Fn(SocketAddr) -> bool,
+}
+
+impl Candidates<'_> {
+    /// The first next hop that is not `from`, preferring one not presumed dead (what
+    /// `best-route` does, and what `asf` falls back to).
+    pub fn first_usable(&self) -> Option<SocketAddr> {
+        let mut usable = self.hops.iter().copied().filter(|&h| h != self.from);
+        let first = usable.clone().next()?;
+        Some(usable.find(|&h| !(self.dead)(h)).unwrap_or(first))
+    }
+}
+
 /// A forwarding strategy (NFD's `fw::Strategy`): the decisions of the router's pipelines.
 pub trait Strategy: Send + fmt::Debug {
     /// Its registry name.
     fn name(&self) -> &'static str;
 
-    /// The next hops the new (and re-forwarded) units of a request from `from` go to, into
-    /// `out` (empty: refused `NoRoute`, "leads back where the request came from"):
-    /// `candidates` are the matching route's next hops, in the order they were added (never
-    /// empty), `dead` says which next hops are presumed dead (`liveness.rs`: units for
-    /// them are refused, so a strategy that has others should avoid them). The first hop
-    /// is the request's own: pending units are refused if it is dead.
-    fn after_receive_request(
-        &mut self,
-        now: Time,
-        from: SocketAddr,
-        candidates: &[SocketAddr],
-        dead: &dyn Fn(SocketAddr) -> bool,
-        out: &mut Vec<SocketAddr>,
-    );
+    /// The next hops the new (and re-forwarded) units of a request go to, into `out`
+    /// (empty: refused `NoRoute`, "leads back where the request came from"). The first is
+    /// the request's own: pending units are refused if it is dead.
+    fn after_receive_request(&mut self, c: &Candidates<'_>, out: &mut Vec<SocketAddr>);
 
     /// A request went to `to` (one of the next hops it chose) with at least one unit.
     fn after_send(&mut self, now: Time, to: SocketAddr) {
@@ -251,18 +263,6 @@ pub trait Strategy: Send + fmt::Debug {
     }
 }
 
-/// The first candidate that is not `from`, preferring one not presumed dead (what
-/// `best-route` does, and what `asf` falls back to).
-pub(crate) fn first_usable(
-    from: SocketAddr,
-    candidates: &[SocketAddr],
-    dead: &dyn Fn(SocketAddr) -> bool,
-) -> Option<SocketAddr> {
-    let mut usable = candidates.iter().copied().filter(|&h| h != from);
-    let first = usable.clone().next()?;
-    Some(usable.find(|&h| !dead(h)).unwrap_or(first))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,8 +294,9 @@ mod tests {
     fn first_usable_skips_the_asker_and_dead_hops() {
         let a = |p| SocketAddr::from(([10, 0, 0, 1], p));
         let dead = |h: SocketAddr| h == a(2);
-        assert_eq!(first_usable(a(1), &[a(1), a(2), a(3)], &dead), Some(a(3)));
-        assert_eq!(first_usable(a(1), &[a(1), a(2)], &dead), Some(a(2)), "only a dead one: it");
-        assert_eq!(first_usable(a(1), &[a(1)], &dead), None);
+        let first = |hops: &[SocketAddr]| Candidates { now: Time::ZERO, from: a(1), hops, dead: &dead }.first_usable();
+        assert_eq!(first(&[a(1), a(2), a(3)]), Some(a(3)));
+        assert_eq!(first(&[a(1), a(2)]), Some(a(2)), "only a dead one: it");
+        assert_eq!(first(&[a(1)]), None);
     }
 }

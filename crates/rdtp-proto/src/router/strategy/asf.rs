@@ -25,7 +25,7 @@ use core::time::Duration;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use super::{RetxSuppression, Strategy, StrategyParams, first_usable};
+use super::{Candidates, RetxSuppression, Strategy, StrategyParams};
 use crate::time::Time;
 
 pub(super) const ABOUT: &str =
@@ -102,19 +102,13 @@ impl Strategy for Asf {
         "asf"
     }
 
-    fn after_receive_request(
-        &mut self,
-        now: Time,
-        from: SocketAddr,
-        candidates: &[SocketAddr],
-        dead: &dyn Fn(SocketAddr) -> bool,
-        out: &mut Vec<SocketAddr>,
-    ) {
+    fn after_receive_request(&mut self, c: &Candidates<'_>, out: &mut Vec<SocketAddr>) {
+        let now = c.now;
         self.usable.clear();
-        self.usable.extend(candidates.iter().copied().filter(|&h| h != from && !dead(h)));
+        self.usable.extend(c.hops.iter().copied().filter(|&h| h != c.from && !(c.dead)(h)));
         if self.usable.len() < 2 {
             // One choice (or none alive): as best-route.
-            out.extend(first_usable(from, candidates, dead));
+            out.extend(c.first_usable());
             return;
         }
         // The lowest rank; ties in route order.
@@ -177,7 +171,7 @@ mod tests {
     /// The next hops of one request, sent.
     fn choose(s: &mut dyn Strategy, now: Time, hops: &[SocketAddr]) -> Vec<SocketAddr> {
         let mut out = Vec::new();
-        s.after_receive_request(now, a(DOWN), hops, &|_| false, &mut out);
+        s.after_receive_request(&Candidates { now, from: a(DOWN), hops, dead: &|_| false }, &mut out);
         for &h in &out {
             s.after_send(now, h);
         }
@@ -196,7 +190,7 @@ mod tests {
         assert_eq!(choose(&mut *s, t(2), &hops), [a(2)]);
         let mut out = Vec::new();
         let hops4 = [a(2), a(3), a(4)];
-        s.after_receive_request(t(3), a(DOWN), &hops4, &|_| false, &mut out);
+        s.after_receive_request(&Candidates { now: t(3), from: a(DOWN), hops: &hops4, dead: &|_| false }, &mut out);
         assert_eq!(out, [a(2), a(4)]);
         assert_eq!(choose(&mut *s, t(4), &hops4), [a(2), a(4)]);
         s.after_receive_data(t(50), a(2), Duration::from_millis(40));
@@ -216,7 +210,10 @@ mod tests {
         let mut s = build(&StrategyParams { retx: RetxSuppression::Fixed });
         let mut out = Vec::new();
         let dead = |h: SocketAddr| h == a(3);
-        s.after_receive_request(Time::ZERO, a(DOWN), &[a(3), a(2)], &dead, &mut out);
+        s.after_receive_request(
+            &Candidates { now: Time::ZERO, from: a(DOWN), hops: &[a(3), a(2)], dead: &dead },
+            &mut out,
+        );
         assert_eq!(out, [a(2)]);
     }
 }

@@ -5,8 +5,7 @@
 
 use std::net::SocketAddr;
 
-use super::{RetxSuppression, Strategy, StrategyParams, first_usable};
-use crate::time::Time;
+use super::{Candidates, RetxSuppression, Strategy, StrategyParams};
 
 pub(super) const ABOUT: &str = "every unit to the route's first next hop (the default)";
 
@@ -24,15 +23,8 @@ impl Strategy for BestRoute {
         "best-route"
     }
 
-    fn after_receive_request(
-        &mut self,
-        _: Time,
-        from: SocketAddr,
-        candidates: &[SocketAddr],
-        dead: &dyn Fn(SocketAddr) -> bool,
-        out: &mut Vec<SocketAddr>,
-    ) {
-        out.extend(first_usable(from, candidates, dead));
+    fn after_receive_request(&mut self, c: &Candidates<'_>, out: &mut Vec<SocketAddr>) {
+        out.extend(c.first_usable());
     }
 
     fn retx(&self) -> RetxSuppression {
