@@ -181,7 +181,7 @@ typedef struct RdtpRouterConfig {
   uint64_t cs_units;
   // Content store capacity in payload bytes; 0 = no byte limit.
   uint64_t cs_bytes;
-  // Replacement: "lru", "lfu", "fifo" or "random" (null = "lru").
+  // Replacement policy, a name of the registry: "lru", "lfu", "fifo", "random" or "clock" (null = "lru").
   const char *cs_policy;
   // Insertion: "always", "prob:P" or "none" (null = "always").
   const char *cs_insert;

@@ -113,7 +113,7 @@ pub struct RdtpRouterConfig {
     pub cs_units: u64,
     /// Content store capacity in payload bytes; 0 = no byte limit.
     pub cs_bytes: u64,
-    /// Replacement: "lru", "lfu", "fifo" or "random" (null = "lru").
+    /// Replacement policy, a name of the registry: "lru", "lfu", "fifo", "random" or "clock" (null = "lru").
     pub cs_policy: *const c_char,
     /// Insertion: "always", "prob:P" or "none" (null = "always").
     pub cs_insert: *const c_char,

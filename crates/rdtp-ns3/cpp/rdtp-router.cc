@@ -52,7 +52,7 @@ RdtpRouter::GetTypeId()
                           MakeUintegerAccessor(&RdtpRouter::m_csBytes),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("CsPolicy",
-                          "Replacement: lru, lfu, fifo or random",
+                          "Replacement: lru, lfu, fifo, random or clock",
                           StringValue("lru"),
                           MakeStringAccessor(&RdtpRouter::m_csPolicy),
                           MakeStringChecker())

@@ -301,7 +301,7 @@ pub struct RouterSpec {
     pub cs_size: Option<u64>,
     /// Content store capacity in payload bytes (default: no byte limit).
     pub cs_bytes: Option<Size>,
-    /// Replacement: lru (default), lfu, fifo, random.
+    /// Replacement: lru (default), lfu, fifo, random, clock (any name `rdtp route --cs-policy help` lists).
     pub cs_policy: Option<String>,
     /// Insertion: always (default), prob:P, none.
     pub cs_insert: Option<String>,

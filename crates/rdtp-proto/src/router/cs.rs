@@ -6,7 +6,7 @@
 //! * the cached values, bounded twice — by a number of entries (`capacity_units`) and by
 //!   their total size in bytes (`capacity_bytes`, each value sized by [`Weigh`]);
 //! * a **replacement policy** ([`Policy`], one file each under `cs/`: `lru`, `lfu`, `fifo`,
-//!   `random`; chosen by name through the registry [`policies`], [`Replacement`])
+//!   `random`, `clock`; chosen by name through the registry [`policies`], [`Replacement`])
 //!   that picks what to evict when something new must fit;
 //! * an **admission policy** ([`Admission`]: `always`, `prob:P`, `none`) that decides whether
 //!   a passing value is cached at all (seed 003 §III compares "indiscriminate caching" with
@@ -41,11 +41,11 @@
 //!
 //! # Complexity (n = entries held, v = entries an offer evicts)
 //!
-//! | operation | `lru` / `fifo` / `random` | `lfu` |
+//! | operation | `lru` / `fifo` / `random` / `clock` | `lfu` |
 //! | --- | --- | --- |
 //! | [`get`](ContentStore::get) | O(1) | O(log n) amortized |
 //! | [`peek`](ContentStore::peek), [`contains`](ContentStore::contains) | O(1) | O(1) |
-//! | [`offer`](ContentStore::offer) | O(1 + v) | O((1 + v) log n) amortized |
+//! | [`offer`](ContentStore::offer) | O(1 + v) (`clock`: amortized) | O((1 + v) log n) amortized |
 //! | [`remove`](ContentStore::remove) | O(1) | O(log n) |
 //!
 //! O(1) is expected time (hash maps). Each entry is evicted at most once, so the `v` terms
@@ -104,13 +104,13 @@ pub struct Replacement(&'static str);
 
 #[allow(non_upper_case_globals)]
 impl Replacement {
-    /// Least recently used ([`lru`]).
+    /// Least recently used (`cs/lru.rs`).
     pub const Lru: Replacement = Replacement("lru");
-    /// TinyLFU's frequency estimates and admission filter ([`lfu`]).
+    /// TinyLFU's frequency estimates and admission filter (`cs/lfu.rs`).
     pub const Lfu: Replacement = Replacement("lfu");
-    /// First in, first out ([`fifo`]).
+    /// First in, first out (`cs/fifo.rs`).
     pub const Fifo: Replacement = Replacement("fifo");
-    /// Uniformly random eviction ([`random`]).
+    /// Uniformly random eviction (`cs/random.rs`).
     pub const Random: Replacement = Replacement("random");
 
     /// The policy's registry name.
@@ -256,6 +256,7 @@ pub struct PolicyEntry<K, V> {
     pub build: fn(&CsConfig) -> Box<dyn Policy<K, V>>,
 }
 
+mod clock;
 mod fifo;
 mod lfu;
 mod lru;
@@ -269,7 +270,18 @@ pub fn policies<K, V>() -> Vec<PolicyEntry<K, V>> {
         PolicyEntry { name: "lfu", about: lfu::ABOUT, build: lfu::build },
         PolicyEntry { name: "fifo", about: fifo::ABOUT, build: fifo::build },
         PolicyEntry { name: "random", about: random::ABOUT, build: random::build },
+        PolicyEntry { name: "clock", about: clock::ABOUT, build: clock::build },
     ]
+}
+
+/// The text of `--cs-policy help`: every replacement policy with its line, the default
+/// first.
+pub fn help() -> String {
+    let mut out = String::from("Content store replacement policies (rdtp route --cs-policy NAME):\n");
+    for (name, about) in policy_help() {
+        out.push_str(&format!("  {name:<8} {about}\n"));
+    }
+    out
 }
 
 /// Every policy's name and line of help, in registry order (`--cs-policy help`).
@@ -507,7 +519,8 @@ pub struct Entry<K, V> {
     pub next: usize,
     /// The key's hash ([`key_hash`]) if the policy hashes keys; 0 otherwise.
     pub hash: u64,
-    /// The policy's own word ([`NIL`] when stored): `lfu`'s heap position.
+    /// The policy's own word ([`NIL`] when stored): `lfu`'s heap position, `clock`'s
+    /// reference bit.
     pub pos: usize,
 }
 
@@ -563,7 +576,8 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
 
     /// Looks `key` up to serve it: counts one hit or one miss, and tells the policy (`lru`
     /// moves a hit to the front; `lfu` counts the lookup, hit or miss, in its sketch, and
-    /// re-sorts a hit by its new estimate; `fifo` and `random` change nothing). O(1); O(log n) amortized for `lfu`.
+    /// re-sorts a hit by its new estimate; `clock` marks a hit referenced; `fifo` and
+    /// `random` change nothing). O(1); O(log n) amortized for `lfu`.
     pub fn get(&mut self, key: &K) -> Option<&V> {
         let slot = self.index.get(key).copied();
         let hash = if self.policy.hashes_keys() { key_hash(self.cfg.seed, key) } else { 0 };

@@ -7,6 +7,11 @@
 //! hop resolved a name to an EID and routes that EID the same way; learned routes are kept
 //! in a bounded table, oldest forgotten first. Configured EID routes win over learned ones,
 //! learned ones over the default.
+//!
+//! A configured route or the default may name several next hops (NFD's FIB entries hold a
+//! list of next hops): [`Fib::next_hops_eid`] gives them in the order they were added, and
+//! the forwarding strategy ([`super::strategy`]) chooses among them. [`Fib::route_eid`] and
+//! the other single-hop lookups give the first.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -68,8 +73,9 @@ fn normalize(prefix: &str) -> &str {
 /// The forwarding table of one router.
 #[derive(Clone, Debug, Default)]
 pub struct Fib {
-    default: Option<SocketAddr>,
-    eids: HashMap<Eid, SocketAddr>,
+    /// The default route's next hops, first added first.
+    default: Vec<SocketAddr>,
+    eids: HashMap<Eid, Vec<SocketAddr>>,
     names: Vec<(String, SocketAddr)>,
     learned: HashMap<Eid, SocketAddr>,
     learned_order: VecDeque<Eid>,
@@ -78,24 +84,36 @@ pub struct Fib {
 impl Fib {
     /// A table whose default route is `upstream`, if any.
     pub fn new(upstream: Option<SocketAddr>) -> Self {
-        Fib { default: upstream, ..Fib::default() }
+        Fib { default: upstream.into_iter().collect(), ..Fib::default() }
     }
 
-    /// Set or clear the default route.
+    /// Set or clear the default route (its only next hop).
     pub fn set_default(&mut self, next_hop: Option<SocketAddr>) {
-        self.default = next_hop;
+        self.default = next_hop.into_iter().collect();
     }
 
-    /// The default route.
+    /// Add another next hop to the default route (after those it has).
+    pub fn add_default_next_hop(&mut self, next_hop: SocketAddr) {
+        if !self.default.contains(&next_hop) {
+            self.default.push(next_hop);
+        }
+    }
+
+    /// Every next hop of the default route, first added first.
+    pub fn default_next_hops(&self) -> &[SocketAddr] {
+        &self.default
+    }
+
+    /// The default route (its first next hop).
     pub fn default_route(&self) -> Option<SocketAddr> {
-        self.default
+        self.default.first().copied()
     }
 
     /// Add a route (a later route for the same key replaces the earlier).
     pub fn add(&mut self, route: Route) {
         match route.key {
             RouteKey::Eid(e) => {
-                self.eids.insert(e, route.next_hop);
+                self.eids.insert(e, vec![route.next_hop]);
             }
             RouteKey::Name(n) => {
                 let n = normalize(&n).to_string();
@@ -105,9 +123,38 @@ impl Fib {
         }
     }
 
-    /// Next hop for a request for `eid`: a configured route, a learned one, the default.
+    /// Add another next hop to the route of an EID (after those it has; a route the EID
+    /// did not have yet is created). A name prefix keeps one next hop: this replaces it.
+    pub fn add_next_hop(&mut self, route: Route) {
+        match &route.key {
+            RouteKey::Eid(e) => {
+                let hops = self.eids.entry(*e).or_default();
+                if !hops.contains(&route.next_hop) {
+                    hops.push(route.next_hop);
+                }
+            }
+            RouteKey::Name(_) => self.add(route),
+        }
+    }
+
+    /// Next hop for a request for `eid`: a configured route, a learned one, the default (the
+    /// first next hop of the route that matches).
     pub fn route_eid(&self, eid: &Eid) -> Option<SocketAddr> {
-        self.eids.get(eid).or_else(|| self.learned.get(eid)).copied().or(self.default)
+        self.next_hops_eid(eid).first().copied()
+    }
+
+    /// Every next hop of the route that matches `eid` (a configured route, a learned one, the
+    /// default), in the order they were added; empty if none does.
+    pub fn next_hops_eid(&self, eid: &Eid) -> &[SocketAddr] {
+        if let Some(hops) = self.eids.get(eid) {
+            return hops;
+        }
+        match self.learned.get(eid) {
+            // A default of several next hops that includes the one that resolved the EID
+            // stays the strategy's choice.
+            Some(hop) if !(self.default.len() > 1 && self.default.contains(hop)) => core::slice::from_ref(hop),
+            _ => &self.default,
+        }
     }
 
     /// Next hop for resolving `name`: the longest matching prefix, else the default.
@@ -120,7 +167,7 @@ impl Fib {
             })
             .max_by_key(|(p, _)| p.len())
             .map(|(_, a)| *a)
-            .or(self.default)
+            .or(self.default_route())
     }
 
     /// `next_hop` resolved a name to `eid`: route `eid` there from now on (bounded).
@@ -187,6 +234,27 @@ mod tests {
         }
         assert_eq!(f.learned_len(), LEARNED_ROUTES);
         assert_eq!(f.route_eid(&e2), Some(a(1)), "oldest learned route forgotten");
+    }
+
+    #[test]
+    fn several_next_hops_in_the_order_added() {
+        let e1 = Eid([1; 32]);
+        let mut f = Fib::new(Some(a(1)));
+        f.add_default_next_hop(a(2));
+        f.add_default_next_hop(a(1));
+        assert_eq!(f.next_hops_eid(&e1), &[a(1), a(2)]);
+        f.add_next_hop(format!("{e1}=10.0.0.1:5").parse().unwrap());
+        f.add_next_hop(format!("{e1}=10.0.0.1:6").parse().unwrap());
+        assert_eq!(f.next_hops_eid(&e1), &[a(5), a(6)]);
+        assert_eq!(f.route_eid(&e1), Some(a(5)));
+        f.add(format!("{e1}=10.0.0.1:7").parse().unwrap());
+        assert_eq!(f.next_hops_eid(&e1), &[a(7)], "add replaces");
+        f.learn(Eid([3; 32]), a(2));
+        f.learn(Eid([4; 32]), a(9));
+        assert_eq!(f.next_hops_eid(&Eid([3; 32])), &[a(1), a(2)], "learned through one of the default's");
+        assert_eq!(f.next_hops_eid(&Eid([4; 32])), &[a(9)]);
+        f.set_default(None);
+        assert!(f.next_hops_eid(&Eid([2; 32])).is_empty());
     }
 
     #[test]

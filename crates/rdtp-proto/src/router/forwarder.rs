@@ -22,6 +22,7 @@ use crate::wire::{self, ByteRange, DATA_HEADER_LEN, Data, DataFlags, Nack, NackC
 use super::annotate::Anticipation;
 use super::limits::{self, SlotIx};
 use super::pit::{PitEntry, PitKey};
+use super::strategy::{Candidates, Pending};
 use super::upstream::{Upstream, forwarded_hop_limit};
 use super::{CachedUnit, Router, UNIT_SIZES};
 
@@ -43,20 +44,23 @@ impl Router {
             self.stats.hop_limit += 1;
             return refuse(self, NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)");
         }
-        let next_hop = match self.fib.route_eid(&req.eid) {
-            Some(a) if a != from => a,
-            Some(_) => {
-                self.stats.no_route += 1;
-                return refuse(
-                    self,
-                    NackCode::NoRoute,
-                    "the route for this EID leads back where the request came from",
-                );
-            }
-            None => {
-                self.stats.no_route += 1;
-                return refuse(self, NackCode::NoRoute, "no route for this EID");
-            }
+        // The strategy chooses among the route's next hops (strategy.rs); the first is the
+        // request's own.
+        let mut hops = std::mem::take(&mut self.hops);
+        hops.clear();
+        let candidates = self.fib.next_hops_eid(&req.eid);
+        if candidates.is_empty() {
+            self.hops = hops;
+            self.stats.no_route += 1;
+            return refuse(self, NackCode::NoRoute, "no route for this EID");
+        }
+        let liveness = &self.liveness;
+        let c = Candidates { now, from, hops: candidates, dead: &|h| liveness.refuses(h) };
+        self.strategy.after_receive_request(&c, &mut hops);
+        let Some(&next_hop) = hops.first() else {
+            self.hops = hops;
+            self.stats.no_route += 1;
+            return refuse(self, NackCode::NoRoute, "the route for this EID leads back where the request came from");
         };
         self.note_unit_size(req.unit);
         let unit = u64::from(req.unit);
@@ -112,7 +116,8 @@ impl Router {
             unit: req.unit,
             annotations: anticipation.as_ref().map(Anticipation::upstream).unwrap_or_default(),
         };
-        self.on_outgoing_request(now, next_hop, &up, &forward);
+        self.on_outgoing_request(now, &hops, &up, &forward);
+        self.hops = hops;
         // One Nack per run of consecutive refused units with the same reason.
         let mut i = 0;
         while i < refused.len() {
@@ -218,7 +223,10 @@ impl Router {
             };
             e.note_nonce(req.nonce, from);
             // Forwarded again (upstream work, paid from the source's share).
-            let refire = admit.retransmission && now - e.last_forwarded >= self.retx_suppression && !admit.hop_dead;
+            let pending = Pending { last_forwarded: e.last_forwarded, reforwards: e.reforwards };
+            let refire = admit.retransmission
+                && self.strategy.retx_allowed(now, self.retx_suppression, pending)
+                && !admit.hop_dead;
             if refire {
                 e.forwarded_for(from);
             }
@@ -257,10 +265,16 @@ impl Router {
         }
     }
 
-    /// Send the units at `offsets` upstream to `next_hop` (as few requests as the limits
-    /// allow, [`Router::forward_upstream`]).
-    fn on_outgoing_request(&mut self, now: Time, next_hop: SocketAddr, up: &Upstream, offsets: &[u64]) {
-        self.forward_upstream(now, next_hop, up, offsets, false);
+    /// Send the units at `offsets` upstream to each of the next hops the strategy chose (as
+    /// few requests as the limits allow, [`Router::forward_upstream`]).
+    fn on_outgoing_request(&mut self, now: Time, next_hops: &[SocketAddr], up: &Upstream, offsets: &[u64]) {
+        if offsets.is_empty() {
+            return;
+        }
+        for &next_hop in next_hops {
+            self.forward_upstream(now, next_hop, up, offsets, false);
+            self.strategy.after_send(now, next_hop);
+        }
     }
 
     /// A Data from upstream: satisfy the pending entries it answers (see PROTOCOL.md). Its
@@ -269,6 +283,9 @@ impl Router {
     pub(super) fn on_incoming_data(&mut self, now: Time, from: SocketAddr, d: &Data<'_>, datagram: &[u8]) {
         self.stats.data_in += 1;
         self.stats.bytes_in += d.payload.len() as u64;
+        if self.strategy.wants_rtt() {
+            self.rtt_sample(now, from, d);
+        }
         let len = d.payload.len();
         let last = d.offset + len as u64 == d.total_size;
         let mut candidates = [0u16; UNIT_SIZES + 1];
@@ -324,13 +341,25 @@ impl Router {
         }
     }
 
+    /// The strategy's RTT sample: the first Data answering one of this router's upstream
+    /// requests (matched by tag and next hop; a tag is one transmission, so the sample is
+    /// unambiguous), unless an upstream router coalesced it (it answered an earlier request).
+    fn rtt_sample(&mut self, now: Time, from: SocketAddr, d: &Data<'_>) {
+        let Some(out) = self.upstream.get_mut(&d.tag).filter(|o| o.next_hop == from && !o.sampled) else { return };
+        out.sampled = true;
+        if !d.flags.contains(DataFlags::COALESCED) {
+            let rtt = now.saturating_since(out.sent);
+            self.strategy.after_receive_data(now, from, rtt);
+        }
+    }
+
     /// A Data that answers nothing pending (late, duplicate or forged): counted, dropped.
     fn on_data_unsolicited(&mut self) {
         self.stats.unsolicited += 1;
     }
 
     /// A Nack from upstream: pass it to everyone waiting for a unit it refuses.
-    pub(super) fn on_incoming_nack(&mut self, from: SocketAddr, n: &Nack<'_>, datagram: &[u8]) {
+    pub(super) fn on_incoming_nack(&mut self, now: Time, from: SocketAddr, n: &Nack<'_>, datagram: &[u8]) {
         self.stats.nacks_in += 1;
         if self.own_proofs.asked(n.tag, from).is_some() {
             if let Some((eid, block)) = self.own_proofs.refused(n.tag) {
@@ -358,6 +387,10 @@ impl Router {
         // Units the upstream refused were wasted work: their sources pay for them again
         // (limits.rs), except for Busy, which is congestion, not the asker's doing.
         let recharge = n.code != NackCode::Busy;
+        if recharge {
+            // The hop cannot serve these (Busy is congestion): the strategy may avoid it.
+            self.strategy.after_receive_nack(now, from);
+        }
         let refusal = Refused { code: n.code, by: n.from, hops: n.hops.saturating_add(1), detail: n.detail, recharge };
         self.refuse_pending((n.tag, from), eid, unit, &offsets, false, &refusal);
     }
@@ -378,8 +411,15 @@ impl Router {
         let (tag, hop) = sent;
         let mut waiting: Vec<(SocketAddr, u32, u64)> = Vec::new();
         let mut units = 0;
+        let waits = self.strategy.waits_for_other_upstreams();
         for &o in offsets {
             let key = PitKey { eid, offset: o, unit };
+            // A unit that went to other next hops too waits for them (strategy.rs).
+            if waits
+                && self.pit.get_mut(&key).is_some_and(|e| e.answered_by(tag, hop) && e.drop_out_if_others(tag, hop))
+            {
+                continue;
+            }
             if let Some(e) =
                 self.pit.remove_if(&key, |e| e.answered_by(tag, hop) && (!latest || e.last_next_hop() == Some(hop)))
             {

@@ -5,7 +5,8 @@
 //! next hop (a server or another router) it behaves as a receiver does. For each unit asked
 //! for it answers from its content store ([`cs`]) if it can, adds the asker to a pending
 //! entry if the unit is already requested upstream (coalescing), or forwards the request
-//! through its forwarding table ([`fib`]). Data coming back fills the pending entries'
+//! through its forwarding table ([`fib`]) to the next hops its forwarding strategy
+//! ([`strategy`]) chooses. Data coming back fills the pending entries'
 //! downstreams, each with its own tag (and flag `COALESCED` for those whose request joined
 //! the entry after it went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
@@ -18,6 +19,28 @@
 //! bounded: it keeps nothing per receiver beyond a pending entry, which lives until answered
 //! or expired. A forwarded request of any kind carries a hop limit of at most
 //! [`MAX_HOP_LIMIT`] − 1 and never goes back to the peer it came from.
+//!
+//! # How the pieces fit
+//!
+//! The layout follows NFD's forwarder (`daemon/fw/`, `daemon/table/`):
+//!
+//! | file | holds | must not |
+//! | --- | --- | --- |
+//! | `mod.rs` | [`RouterConfig`], [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `forwarder.rs` | the pipelines, named as NFD's: incoming request, content-store hit and miss, outgoing request, incoming data, unsolicited data, incoming Nack, a silent next hop | choose next hops (the strategy does) or build upstream requests |
+//! | [`strategy`] | the [`strategy::Strategy`] trait, its registry ([`strategy::STRATEGIES`]) and retransmission suppression; one file per strategy (`strategy/best_route.rs`, `strategy/asf.rs`) | keep state per request or per receiver |
+//! | `upstream.rs` | requests to next hops, resolve/list/proof forwarding, the per-hop token jar | answer from the store |
+//! | `verify.rs`, `proofs.rs` | verify before caching: staging, the router's own proof requests | cache an unverified byte |
+//! | [`cs`] | the content store, its [`cs::Policy`] trait and registry ([`cs::policies`]); one file per replacement policy (`cs/{lru,lfu,fifo,random,clock}.rs`) | know about packets |
+//! | [`fib`], `pit.rs`, `expiring.rs` | the tables (FIB with several next hops per route, PIT, expiring maps) | decide |
+//! | `limits.rs`, `liveness.rs`, `annotate.rs`, `output.rs` | per-source shares, next-hop liveness, CCTCP's annotations, the transmit queue and Nacks | |
+//!
+//! **Adding a forwarding strategy**: a file `strategy/NAME.rs` implementing
+//! [`strategy::Strategy`] with a `build` function, its `mod` line and one row in
+//! [`strategy::STRATEGIES`]; `rdtp route --strategy NAME` and `--strategy help` find it
+//! (`asf.rs` was added so: one new file, three lines in `strategy.rs`). **Adding a cache
+//! replacement policy**: a file `cs/NAME.rs` implementing [`cs::Policy`], its `mod` line and
+//! one row in [`cs::policies`]; `--cs-policy NAME` finds it (`clock.rs` was added so).
 //!
 //! # Verify before caching
 //!
@@ -64,6 +87,7 @@ mod liveness;
 mod output;
 mod pit;
 mod proofs;
+pub mod strategy;
 mod upstream;
 mod verify;
 
@@ -91,6 +115,7 @@ use limits::{Held, Limiter};
 use liveness::Liveness;
 use pit::{PitEntry, PitKey};
 use proofs::OwnProofs;
+use strategy::{RetxSuppression, Strategy, StrategyName, StrategyParams};
 use upstream::{Forwarded, OutRequest, TokenJar};
 pub use verify::VerifyConfig;
 use verify::{Staging, Step};
@@ -157,8 +182,14 @@ pub struct RouterConfig {
     /// How long a pending entry lives after its last request (NDN's Interest lifetime).
     pub lifetime: Duration,
     /// A re-request for a pending unit is forwarded again only if the unit was last
-    /// forwarded at least this long ago (NFD's retransmission suppression).
+    /// forwarded at least this long ago (NFD's retransmission suppression): the interval,
+    /// or the first interval of an exponential [`RouterConfig::retx`].
     pub retx_suppression: Duration,
+    /// Whether the suppression interval stays fixed or grows with each re-forwarding.
+    pub retx: RetxSuppression,
+    /// The forwarding strategy, by name ([`strategy`]): which of a route's next hops a
+    /// request goes to.
+    pub strategy: StrategyName,
     /// Most downstreams waiting for one unit.
     pub max_waiting: usize,
     /// Most units one request may ask for (as the server's limit).
@@ -214,6 +245,8 @@ impl Default for RouterConfig {
             pit_capacity: 65_536,
             lifetime: Duration::from_secs(4),
             retx_suppression: Duration::from_millis(10),
+            retx: RetxSuppression::Fixed,
+            strategy: StrategyName::default(),
             max_waiting: 64,
             max_units_per_request: 256,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
@@ -395,6 +428,9 @@ pub struct Router {
     own_proofs: OwnProofs,
     steps: Vec<Step>,
     lifetime: Duration,
+    /// The forwarding strategy ([`strategy`]) and its scratch list of next hops.
+    strategy: Box<dyn Strategy>,
+    hops: Vec<SocketAddr>,
     retx_suppression: Duration,
     max_waiting: usize,
     max_units_per_request: u32,
@@ -450,6 +486,8 @@ impl Router {
             own_proofs: OwnProofs::new(CONTROL_CAPACITY, cfg.lifetime),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
+            strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),
+            hops: Vec::new(),
             retx_suppression: cfg.retx_suppression,
             max_waiting: cfg.max_waiting.max(1),
             max_units_per_request: cfg.max_units_per_request,
@@ -567,6 +605,10 @@ impl Router {
     }
     pub fn fib(&self) -> &Fib {
         &self.fib
+    }
+    /// The name of its forwarding strategy.
+    pub fn strategy(&self) -> &'static str {
+        self.strategy.name()
     }
     /// The forwarding table, to add routes to a running router.
     pub fn fib_mut(&mut self) -> &mut Fib {
@@ -686,7 +728,7 @@ impl Router {
         match packet {
             Ok(Packet::Request(r)) => self.on_incoming_request(now, from, &r),
             Ok(Packet::Data(d)) => self.on_incoming_data(now, from, &d, datagram),
-            Ok(Packet::Nack(n)) => self.on_incoming_nack(from, &n, datagram),
+            Ok(Packet::Nack(n)) => self.on_incoming_nack(now, from, &n, datagram),
             Ok(Packet::ResolveRequest(r)) => self.on_resolve(now, from, &r),
             Ok(Packet::ListRequest(l)) => self.on_list(now, from, &l),
             Ok(Packet::ResolveResponse(r)) => self.on_control_response(from, r.tag, Some(&r), datagram),

@@ -52,6 +52,9 @@ pub(crate) struct PitEntry {
     /// Nonces seen, with the peer each came from.
     pub nonces: Vec<(u64, SocketAddr)>,
     pub last_forwarded: Time,
+    /// Times it was forwarded again after its first forwarding (saturating; exponential
+    /// retransmission suppression grows with it, [`super::strategy::RetxSuppression`]).
+    pub reforwards: u8,
     /// The slot of the source that created it ([`super::limits`]).
     pub source: SlotIx,
 }
@@ -72,6 +75,7 @@ impl PitEntry {
             out: Vec::new(),
             nonces: vec![(nonce, peer)],
             last_forwarded: now,
+            reforwards: 0,
             source,
         }
     }
@@ -136,6 +140,17 @@ impl PitEntry {
         if let Some(d) = self.downstream.iter_mut().find(|d| d.peer == peer) {
             d.joined = None;
         }
+        self.reforwards = self.reforwards.saturating_add(1);
+    }
+
+    /// Forget the upstream request `(tag, hop)` (refused by `hop`) if the entry went to
+    /// another next hop too, which may still answer: returns whether it did.
+    pub(crate) fn drop_out_if_others(&mut self, tag: u32, hop: SocketAddr) -> bool {
+        if !self.out.iter().any(|&(_, p)| p != hop) {
+            return false;
+        }
+        self.out.retain(|&(t, p)| !(t == tag && p == hop));
+        true
     }
 
     /// Whether downstream `d`'s copy of the Data answering this entry at `now` is early: its

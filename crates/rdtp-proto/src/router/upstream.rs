@@ -49,6 +49,9 @@ pub(super) struct OutRequest {
     pub(super) offsets: Vec<u64>,
     /// Already sent again after a Retry (a second Retry is not obeyed).
     pub(super) retried: bool,
+    /// When it was sent, and whether a Data answering it gave the strategy its RTT sample.
+    pub(super) sent: Time,
+    pub(super) sampled: bool,
 }
 
 /// What a forwarded resolve or list asked.
@@ -162,7 +165,8 @@ impl Router {
                     e.note_forwarded(tag, next_hop, now);
                 }
             }
-            let record = OutRequest { next_hop, up: up.clone(), offsets: sent.to_vec(), retried };
+            let record =
+                OutRequest { next_hop, up: up.clone(), offsets: sent.to_vec(), retried, sent: now, sampled: false };
             if self.upstream.is_full() {
                 // Forget the oldest: a Nack answering it will find nothing (its units expire).
                 self.upstream.pop_expired(Time::MAX);

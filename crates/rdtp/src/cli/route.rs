@@ -16,11 +16,12 @@ use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
 use rdtp::signals::{self, Signal};
 use rdtp_proto::NodeId;
-use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
+use rdtp_proto::router::cs::{self, Admission, CsConfig, Replacement};
 use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+use rdtp_proto::router::strategy::{self, RetxSuppression, StrategyName};
 use rdtp_proto::router::{RouterConfig, SourceLimits};
 
-use super::to_stderr;
+use super::{to_stderr, to_stdout};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,13 +30,24 @@ pub struct Args {
     /// Address and port to listen on (default [::]:7447 dual-stack, else 0.0.0.0:7447; port 0 = any).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
-    /// Default next hop: where requests go that no --route matches (a server or another router).
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// Default next hop: where requests go that no --route matches (a server or another
+    /// router). Several, comma-separated, for a strategy to choose among (--strategy asf).
+    #[arg(long, value_name = "ADDR:PORT[,ADDR:PORT…]")]
     pub upstream: Option<String>,
     /// A route KEY=ADDR:PORT, KEY an EID (64 hex digits) or a name prefix (whole /-separated
-    /// components, longest match). Repeatable.
-    #[arg(long = "route", value_name = "KEY=ADDR:PORT")]
+    /// components, longest match). Repeatable. An EID route may name several next hops,
+    /// comma-separated, for a strategy to choose among.
+    #[arg(long = "route", value_name = "KEY=ADDR:PORT[,ADDR:PORT…]")]
     pub routes: Vec<String>,
+    /// Forwarding strategy: which of a route's next hops a request goes to. best-route (the
+    /// first) or asf (the one with the lowest measured RTT, the others probed); `help` lists
+    /// them.
+    #[arg(long, value_name = "NAME", default_value = "best-route", value_parser = strategy_name)]
+    pub strategy: StrategyName,
+    /// When a re-request for a unit already pending upstream is forwarded again: fixed (10 ms
+    /// after its last forwarding) or exponential (10 ms, doubled each time, at most 250 ms).
+    #[arg(long, value_name = "KIND", default_value = "fixed")]
+    pub retx_suppression: RetxSuppression,
     /// This router's node id, named in Data served from its store and in its refusals: 1-8
     /// printable characters, or 0x and 16 hex digits. Default: `:PORT`, the port it listens
     /// on (e.g. `:7448`), so routers on one host are told apart; routers on different hosts
@@ -54,8 +66,9 @@ pub struct Args {
     /// per worker); the pending table and buffers stay within 64 MiB more.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub cs_bytes: String,
-    /// Replacement policy of the content store: lru, lfu, fifo or random.
-    #[arg(long, value_name = "POLICY", default_value = "lru")]
+    /// Replacement policy of the content store: lru, lfu, fifo, random or clock; `help` lists
+    /// them.
+    #[arg(long, value_name = "POLICY", default_value = "lru", value_parser = cs_policy)]
     pub cs_policy: Replacement,
     /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
     #[arg(long, value_name = "POLICY", default_value = "always")]
@@ -120,11 +133,39 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
         .ok_or_else(|| Error::Usage(format!("{what} {s:?} resolves to no address")))
 }
 
-fn route(s: &str) -> Result<Route> {
-    let (key, addr) = s
+/// Print `text` to stdout and exit 0 (`--strategy help`, `--cs-policy help`: clap cannot
+/// return help text from a value parser without an "error:" prefix).
+fn print_and_exit(text: &str) -> ! {
+    std::process::exit(match to_stdout(text) {
+        Ok(()) => 0,
+        Err(e) => e.exit_code(),
+    })
+}
+
+fn strategy_name(text: &str) -> std::result::Result<StrategyName, String> {
+    if text == "help" {
+        print_and_exit(&strategy::help());
+    }
+    text.parse().map_err(|e: strategy::ParseStrategyError| e.to_string())
+}
+
+fn cs_policy(text: &str) -> std::result::Result<Replacement, String> {
+    if text == "help" {
+        print_and_exit(&cs::help());
+    }
+    text.parse().map_err(|e: cs::ParseReplacementError| e.to_string())
+}
+
+/// `--route KEY=ADDR[,ADDR…]`: the route to the first next hop, and the others.
+fn route(s: &str) -> Result<Vec<Route>> {
+    let (key, addrs) = s
         .rsplit_once('=')
         .ok_or_else(|| Error::Usage(format!("--route {s:?}: want KEY=ADDR:PORT (KEY an EID or a name prefix)")))?;
-    Ok(Route { key: RouteKey::parse(key), next_hop: resolve("--route next hop", addr)? })
+    let key = RouteKey::parse(key);
+    if matches!(key, RouteKey::Name(_)) && addrs.contains(',') {
+        return Err(Error::Usage(format!("--route {s:?}: a name prefix takes one next hop")));
+    }
+    addrs.split(',').map(|a| Ok(Route { key: key.clone(), next_hop: resolve("--route next hop", a)? })).collect()
 }
 
 /// The router's configuration from the command line.
@@ -135,9 +176,22 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     if a.pit_size == 0 || a.lifetime == 0 {
         return Err(Error::Usage("--pit-size and --lifetime must be at least 1".into()));
     }
-    let mut fib = Fib::new(a.upstream.as_deref().map(|u| resolve("--upstream", u)).transpose()?);
+    let upstreams: Vec<SocketAddr> = match a.upstream.as_deref() {
+        Some(u) => u.split(',').map(|u| resolve("--upstream", u)).collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
+    let mut fib = Fib::new(upstreams.first().copied());
+    for &u in upstreams.iter().skip(1) {
+        fib.add_default_next_hop(u);
+    }
     for r in &a.routes {
-        fib.add(route(r)?);
+        let mut hops = route(r)?.into_iter();
+        if let Some(first) = hops.next() {
+            fib.add(first);
+        }
+        for other in hops {
+            fib.add_next_hop(other);
+        }
     }
     let seed = a.seed.unwrap_or_else(rdtp::random_seed);
     let cs = CsConfig {
@@ -161,6 +215,8 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         },
         seed,
         validation: a.validation.config(),
+        strategy: a.strategy,
+        retx: a.retx_suppression,
         ..RouterConfig::default()
     })
 }
@@ -172,7 +228,11 @@ pub fn run(a: Args) -> Result<i32> {
         Some(s) if !(s.is_finite() && s > 0.0) => return Err(Error::Usage("--stats-interval must be positive".into())),
         s => s.map(Duration::from_secs_f64),
     };
-    let upstream = config.fib.default_route().map_or_else(|| "none".to_string(), |u| u.to_string());
+    let upstream = match config.fib.default_next_hops() {
+        [] => "none".to_string(),
+        hops => hops.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
+    };
+    let strategy = config.strategy;
     if a.workers == Some(0) {
         return Err(Error::Usage("--workers must be at least 1".into()));
     }
@@ -198,7 +258,7 @@ pub fn run(a: Args) -> Result<i32> {
         n => format!(", {n} workers"),
     };
     to_stderr(&format!(
-        "rdtp: routing on {} (id {id}, upstream {upstream}, content store {cs}{threads})\n",
+        "rdtp: routing on {} (id {id}, upstream {upstream}, strategy {strategy}, content store {cs}{threads})\n",
         rt.local_addr()
     ));
 
