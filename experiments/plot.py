@@ -17,7 +17,9 @@ With repetitions (`repeat = N`), bars and table cells show the mean over the N r
 95 % confidence interval as rdtp-sim computed it (summary-mean.csv: Student t), and time
 series show repetition 0. Numbers this script derives from time series (Jain's index,
 totals over a window) are given per repetition as mean [min–max]: the statistics stay in
-rdtp-sim, this script only draws.
+rdtp-sim, this script only draws. Where it does derive a quantile or an interval (the
+request gaps of seed 001's Fig. 6, seed 003's pooled fetch-completion tables, a y-axis
+limit) it uses rdtp_stats.py, the Rust tools' definitions: nearest rank and Student t.
 """
 
 import csv
@@ -27,6 +29,8 @@ import os
 import sys
 
 import matplotlib
+
+from rdtp_stats import quantile, spread
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -796,7 +800,7 @@ def s1_fig5_t1(out, png):
             gaps = sorted(1e3 * (b - a) for a, b in zip(times, times[1:]))
             if not gaps:
                 continue
-            q = lambda p: gaps[min(len(gaps) - 1, max(0, math.ceil(p * len(gaps)) - 1))]  # noqa: E731
+            q = lambda p: quantile(gaps, p)  # noqa: E731
             lines.append(f"| {s} | {unit} | {len(times)} | {fmt(q(0.1), 2)} | {fmt(q(0.5), 2)} | {fmt(q(0.9), 2)} "
                          f"| {fmt(q(0.99), 1)} | {fmt(gaps[-1], 0)} |")
             pos = [max(g, 1e-3) for g in gaps]
@@ -976,7 +980,7 @@ def s2fig(out, png):
         ax.set_title(f"{name} ({cc})", fontsize=9)
         # TCP's in-order releases after a loss make one-interval spikes: scale to the bulk.
         totals = sorted(tot[t] for t in times) or [1.0]
-        ax.set_ylim(0, totals[int(0.95 * (len(totals) - 1))] * 1.4)
+        ax.set_ylim(0, quantile(totals, 0.95) * 1.4)
         ax.legend(fontsize=7, ncol=6, loc="upper right")
         ax.grid(alpha=0.3)
 
@@ -1129,15 +1133,15 @@ def s3_hit_ratios(run_dirs, warmup):
 
 
 def s3_stats(fetches_by_run):
-    """Pooled over the runs' measured fetches: mean FCT with its 95 % half-width (normal
-    approximation over fetches) and the per-run means; per completed fetch, means of
+    """Pooled over the runs' measured fetches: mean FCT with its 95 % half-width (Student t
+    over fetches), nearest-rank median and p90 (rdtp_stats: as the Rust tools) and the
+    per-run means; per completed fetch, means of
     timeouts, spurious losses (late arrivals + duplicates: units declared lost whose Data
     came anyway) and sources, and the shares of fetches with 1, 2 and 3 or more sources."""
     fetches = [f for fs in fetches_by_run for f in fs]
     fct = s3_fct(fetches)
     n = len(fct)
-    mean = sum(fct) / n if n else float("nan")
-    sd = math.sqrt(sum((x - mean) ** 2 for x in fct) / (n - 1)) if n > 1 else float("nan")
+    _, mean, ci95 = spread(fct) or (0, float("nan"), float("nan"))
     done = [f for f in fetches if f["completed"] == "1"]
     per = lambda col: sum(num(f[col]) for f in done) / len(done) if done else float("nan")  # noqa: E731
     share = lambda p: sum(1 for f in done if p(num(f["n_sources"]))) / len(done) if done else float("nan")  # noqa: E731
@@ -1149,10 +1153,10 @@ def s3_stats(fetches_by_run):
         "n": len(fetches),
         "done": n,
         "mean": mean,
-        "ci": 1.96 * sd / math.sqrt(n) if n > 1 else float("nan"),
+        "ci": ci95,
         "run_means": run_means,
-        "median": fct[n // 2] if n else float("nan"),
-        "p90": fct[min(n - 1, int(0.9 * n))] if n else float("nan"),
+        "median": quantile(fct, 0.5),
+        "p90": quantile(fct, 0.9),
         "timeouts": per("timeouts"),
         "spurious": spurious / len(done) if done else float("nan"),
         "spurious_share": spurious / timeouts if timeouts else float("nan"),

@@ -282,101 +282,128 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
     return net;
 }
 
-Net
-BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& attach)
+namespace
 {
-    Net net;
-    NodeContainer server, ap, stas;
-    server.Create(1);
-    ap.Create(1);
-    stas.Create(nStations);
 
-    if (p.serverLink != "p2p" && p.serverLink != "wifi")
-        Fail("ServerLink must be p2p or wifi");
-    const bool wifiUplink = p.serverLink == "wifi";
-    NetDeviceContainer dWired; // server, AP (p2p or the uplink WiFi network)
-    if (!wifiUplink)
+/// The 802.11 settings of a WiFi topology, checked: standard, band, channel width, MCS, and
+/// the stations' fixed 802.11g rates and distances.
+struct WifiSettings
+{
+    bool ac = false;
+    bool g = false;
+    uint32_t width = 20;
+    std::string band;
+    std::vector<double> rates;
+    std::vector<double> dists;
+    int32_t mcs = 7;
+
+    /// Station i's fixed 802.11g rate, Mbit/s (S2 §III: 54 Mbit/s for all, or 12/24/54).
+    double StationRate(uint32_t i) const
     {
-        PointToPointHelper wired;
-        wired.SetDeviceAttribute("DataRate", StringValue(p.wiredRate));
-        wired.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
-        wired.SetChannelAttribute("Delay", StringValue(p.wiredDelay));
-        wired.SetQueue("ns3::DropTailQueue<Packet>",
-                       "MaxSize",
-                       QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
-        wired.DisableFlowControl();
-        dWired = wired.Install(server.Get(0), ap.Get(0));
-        if (!p.pcap.empty())
-        {
-            wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
-            wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
-        }
+        return rates.empty() ? 54.0 : rates[std::min<size_t>(i, rates.size() - 1)];
     }
+};
 
-    const bool ac = p.standard == "80211ac";
-    const bool g = p.standard == "80211g";
-    if (!ac && !g && p.standard != "80211n")
+std::string
+ErpMode(double mbps)
+{
+    std::ostringstream m;
+    m << "ErpOfdmRate" << mbps << "Mbps";
+    return m.str();
+}
+
+WifiSettings
+CheckWifiSettings(const TopologyParams& p)
+{
+    WifiSettings s;
+    s.ac = p.standard == "80211ac";
+    s.g = p.standard == "80211g";
+    if (!s.ac && !s.g && p.standard != "80211n")
         Fail("Standard must be 80211g, 80211n or 80211ac");
-    uint32_t width = p.channelWidth != 0 ? p.channelWidth : (ac ? 80 : 20);
-    std::string band = p.band;
-    if (ac)
-        band = "5GHz";
-    if (g)
+    s.width = p.channelWidth != 0 ? p.channelWidth : (s.ac ? 80 : 20);
+    s.band = p.band;
+    if (s.ac)
+        s.band = "5GHz";
+    if (s.g)
     {
-        band = "2.4GHz";
-        width = 20;
+        s.band = "2.4GHz";
+        s.width = 20;
     }
-    if (!g && !p.phyRates.empty())
+    if (!s.g && !p.phyRates.empty())
         Fail("PhyRates needs Standard=80211g");
     // 802.11g: one fixed rate per station (S2 §III: 54 Mbit/s for all, or 12/24/54).
-    std::vector<double> rates;
     for (const auto& r : Split(p.phyRates, ','))
-        rates.push_back(std::stod(r));
-    std::vector<double> dists;
+        s.rates.push_back(std::stod(r));
     for (const auto& d : Split(p.distances, ','))
-        dists.push_back(std::stod(d));
-    auto stationRate = [&rates](uint32_t i) { return rates.empty() ? 54.0 : rates[std::min<size_t>(i, rates.size() - 1)]; };
-    auto erpMode = [](double mbps) {
-        std::ostringstream m;
-        m << "ErpOfdmRate" << mbps << "Mbps";
-        return m.str();
-    };
-    if (band != "5GHz" && band != "2.4GHz")
+        s.dists.push_back(std::stod(d));
+    if (s.band != "5GHz" && s.band != "2.4GHz")
         Fail("Band must be 5GHz or 2.4GHz");
-    int32_t mcs = p.mcs >= 0 ? p.mcs : (ac ? 9 : 7);
+    s.mcs = p.mcs >= 0 ? p.mcs : (s.ac ? 9 : 7);
+    return s;
+}
 
-    YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
+/// The server's wired access link to the AP (ServerLink=p2p), with its pcap if asked for.
+NetDeviceContainer
+InstallWiredUplink(const TopologyParams& p, NodeContainer& server, NodeContainer& ap)
+{
+    PointToPointHelper wired;
+    wired.SetDeviceAttribute("DataRate", StringValue(p.wiredRate));
+    wired.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
+    wired.SetChannelAttribute("Delay", StringValue(p.wiredDelay));
+    wired.SetQueue("ns3::DropTailQueue<Packet>",
+                   "MaxSize",
+                   QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
+    wired.DisableFlowControl();
+    NetDeviceContainer dWired = wired.Install(server.Get(0), ap.Get(0));
+    if (!p.pcap.empty())
+    {
+        wired.EnablePcap(p.pcap + "-server", dWired.Get(0), true);
+        wired.EnablePcap(p.pcap + "-apwired", dWired.Get(1), true);
+    }
+    return dWired;
+}
+
+/// The stations' PHY on a channel of `channel`.
+YansWifiPhyHelper
+MakeWifiPhy(const TopologyParams& p, const WifiSettings& s, YansWifiChannelHelper& channel)
+{
     YansWifiPhyHelper phy;
     phy.SetChannel(channel.Create());
-    const std::string bandName = band == "5GHz" ? "BAND_5GHZ" : "BAND_2_4GHZ";
-    phy.Set("ChannelSettings", StringValue("{0, " + std::to_string(width) + ", " + bandName + ", 0}"));
+    const std::string bandName = s.band == "5GHz" ? "BAND_5GHZ" : "BAND_2_4GHZ";
+    phy.Set("ChannelSettings", StringValue("{0, " + std::to_string(s.width) + ", " + bandName + ", 0}"));
     phy.Set("Antennas", UintegerValue(p.spatialStreams));
     phy.Set("MaxSupportedTxSpatialStreams", UintegerValue(p.spatialStreams));
     phy.Set("MaxSupportedRxSpatialStreams", UintegerValue(p.spatialStreams));
+    return phy;
+}
 
-    WifiHelper wifi;
-    wifi.SetStandard(ac ? WIFI_STANDARD_80211ac : (g ? WIFI_STANDARD_80211g : WIFI_STANDARD_80211n));
+/// The standard, rate control, guard interval and flow control of every 802.11 device;
+/// returns the data mode's name (run.toml's data_mode).
+std::string
+ConfigureWifi(WifiHelper& wifi, const TopologyParams& p, const WifiSettings& s, uint32_t nStations)
+{
+    wifi.SetStandard(s.ac ? WIFI_STANDARD_80211ac : (s.g ? WIFI_STANDARD_80211g : WIFI_STANDARD_80211n));
     std::string mode;
-    if (g && p.rateControl == "constant")
+    if (s.g && p.rateControl == "constant")
     {
         double apRate = 0.0;
         for (uint32_t i = 0; i < nStations; i++)
-            apRate = std::max(apRate, stationRate(i));
-        mode = erpMode(apRate == 0.0 ? 54.0 : apRate);
+            apRate = std::max(apRate, s.StationRate(i));
+        mode = ErpMode(apRate == 0.0 ? 54.0 : apRate);
         wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
                                      "DataMode",
                                      StringValue(mode),
                                      "ControlMode",
                                      StringValue("ErpOfdmRate6Mbps"));
     }
-    else if (g && p.rateControl == "minstrel")
+    else if (s.g && p.rateControl == "minstrel")
     {
         mode = "Minstrel";
         wifi.SetRemoteStationManager("ns3::MinstrelWifiManager");
     }
     else if (p.rateControl == "constant")
     {
-        mode = std::string(ac ? "VhtMcs" : "HtMcs") + std::to_string(mcs);
+        mode = std::string(s.ac ? "VhtMcs" : "HtMcs") + std::to_string(s.mcs);
         wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
                                      "DataMode",
                                      StringValue(mode),
@@ -397,14 +424,26 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         wifi.DisableFlowControl();
     else if (p.wifiQdisc != "default")
         Fail("WifiQdisc must be none or default");
+    return mode;
+}
 
-    WifiMacHelper mac;
-    Ssid ssid("rdtp");
+/// The stations' devices in the BSS `ssid`, and their fixed PHY rates in `net`.
+NetDeviceContainer
+InstallStations(const TopologyParams& p,
+                const WifiSettings& s,
+                WifiHelper& wifi,
+                YansWifiPhyHelper& phy,
+                WifiMacHelper& mac,
+                const Ssid& ssid,
+                NodeContainer& stas,
+                Net& net)
+{
+    const uint32_t nStations = stas.GetN();
     // 802.11g with WMM (QoS data, EDCA AC_BE), as Linux and hostapd run it by default; the
     // MAC queue sampled and traced is AC_BE's in every standard.
     mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
     NetDeviceContainer dStas;
-    if (g && p.rateControl == "constant")
+    if (s.g && p.rateControl == "constant")
     {
         // Each station its own fixed rate (the AP sends at the highest of them).
         for (uint32_t i = 0; i < nStations; i++)
@@ -412,12 +451,12 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
             WifiHelper one = wifi;
             one.SetRemoteStationManager("ns3::ConstantRateWifiManager",
                                         "DataMode",
-                                        StringValue(erpMode(stationRate(i))),
+                                        StringValue(ErpMode(s.StationRate(i))),
                                         "ControlMode",
                                         StringValue("ErpOfdmRate6Mbps"));
             dStas.Add(one.Install(phy, mac, stas.Get(i)));
-            net.stationPhyBps.push_back(stationRate(i) * 1e6);
-            net.apPhyBps = std::max(net.apPhyBps, stationRate(i) * 1e6);
+            net.stationPhyBps.push_back(s.StationRate(i) * 1e6);
+            net.apPhyBps = std::max(net.apPhyBps, s.StationRate(i) * 1e6);
         }
     }
     else
@@ -425,62 +464,72 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         dStas = wifi.Install(phy, mac, stas);
         net.stationPhyBps.assign(nStations, 0.0);
     }
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
-    NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
-    if (wifiUplink)
-    {
-        // The producer's own 802.11 network: a channel object of its own (no interference
-        // with the stations'), the AP's second radio its access point, the server a station.
-        YansWifiPhyHelper upPhy = phy;
-        upPhy.SetChannel(channel.Create());
-        Ssid upSsid("rdtp-up");
-        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
-        NetDeviceContainer dUpSta = wifi.Install(upPhy, mac, server);
-        mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
-        NetDeviceContainer dUpAp = wifi.Install(upPhy, mac, ap);
-        dWired.Add(dUpSta);
-        dWired.Add(dUpAp);
-        net.stations.Add(dUpSta); // must be associated by scenario time 0 too
-        if (!p.pcap.empty())
-        {
-            upPhy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
-            upPhy.EnablePcap(p.pcap + "-server", dUpSta);
-            upPhy.EnablePcap(p.pcap + "-apup", dUpAp);
-        }
-    }
-    NodeContainer sniffer;
-    NetDeviceContainer dSniffer;
-    if (p.sniffer)
-    {
-        // Seed 002's monitor-mode WNIC: a station of no BSS (passive scanning, so it never
-        // transmits) whose PHY decodes every frame in range.
-        sniffer.Create(1);
-        mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(Ssid("rdtp-sniffer")), "ActiveProbing", BooleanValue(false));
-        dSniffer = wifi.Install(phy, mac, sniffer);
-        net.sniffer = dSniffer.Get(0);
-    }
-    net.apDevice = dAp.Get(0);
+    return dStas;
+}
+
+/// The producer's own 802.11 network (ServerLink=wifi): a channel object of its own (no
+/// interference with the stations'), the AP's second radio its access point, the server a
+/// station. Its devices join `dWired` (server first) and the stations that must associate.
+void
+InstallWifiUplink(const TopologyParams& p,
+                  WifiHelper& wifi,
+                  const YansWifiPhyHelper& phy,
+                  YansWifiChannelHelper& channel,
+                  WifiMacHelper& mac,
+                  NodeContainer& server,
+                  NodeContainer& ap,
+                  NetDeviceContainer& dWired,
+                  Net& net)
+{
+    YansWifiPhyHelper upPhy = phy;
+    upPhy.SetChannel(channel.Create());
+    Ssid upSsid("rdtp-up");
+    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
+    NetDeviceContainer dUpSta = wifi.Install(upPhy, mac, server);
+    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(upSsid), "QosSupported", BooleanValue(true));
+    NetDeviceContainer dUpAp = wifi.Install(upPhy, mac, ap);
+    dWired.Add(dUpSta);
+    dWired.Add(dUpAp);
+    net.stations.Add(dUpSta); // must be associated by scenario time 0 too
     if (!p.pcap.empty())
     {
-        phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
-        phy.EnablePcap(p.pcap + "-sta", dStas);
-        phy.EnablePcap(p.pcap + "-ap", dAp);
-        if (p.sniffer)
-            phy.EnablePcap(p.pcap + "-sniffer", dSniffer);
+        upPhy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
+        upPhy.EnablePcap(p.pcap + "-server", dUpSta);
+        upPhy.EnablePcap(p.pcap + "-apup", dUpAp);
     }
-    if (p.maxAmpdu > 0)
-    {
-        Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize",
-                    UintegerValue(p.maxAmpdu));
-    }
+}
 
+/// Seed 002's monitor-mode WNIC: a station of no BSS (passive scanning, so it never
+/// transmits) whose PHY decodes every frame in range; its device is `net.sniffer`.
+NetDeviceContainer
+InstallSniffer(WifiHelper& wifi, YansWifiPhyHelper& phy, WifiMacHelper& mac, NodeContainer& sniffer, Net& net)
+{
+    sniffer.Create(1);
+    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(Ssid("rdtp-sniffer")), "ActiveProbing", BooleanValue(false));
+    NetDeviceContainer dSniffer = wifi.Install(phy, mac, sniffer);
+    net.sniffer = dSniffer.Get(0);
+    return dSniffer;
+}
+
+/// Positions: the AP at the origin, the stations on a circle around it (Distance, or each
+/// its own of Distances), the WiFi-linked producer and the sniffer beside it.
+void
+PlaceWifiNodes(const TopologyParams& p,
+               const WifiSettings& s,
+               bool wifiUplink,
+               NodeContainer& server,
+               NodeContainer& ap,
+               NodeContainer& stas,
+               NodeContainer& sniffer)
+{
+    const uint32_t nStations = stas.GetN();
     MobilityHelper mobility;
     Ptr<ListPositionAllocator> pos = CreateObject<ListPositionAllocator>();
     pos->Add(Vector(0.0, 0.0, 0.0));
     for (uint32_t i = 0; i < nStations; i++)
     {
         double a = 2.0 * M_PI * i / nStations;
-        double d = dists.empty() ? p.distance : dists[std::min<size_t>(i, dists.size() - 1)];
+        double d = s.dists.empty() ? p.distance : s.dists[std::min<size_t>(i, s.dists.size() - 1)];
         pos->Add(Vector(d * std::cos(a), d * std::sin(a), 0.0));
     }
     if (wifiUplink)
@@ -494,7 +543,22 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     if (wifiUplink)
         mobility.Install(server);
     mobility.Install(sniffer);
+}
 
+/// IP stacks, the address plan (10.1.0.0/24 the server's link, 10.2.0.0/16 the BSS),
+/// global routes and static ARP; the nodes and addresses into `net`.
+void
+AddressWifiNodes(const TopologyParams& p,
+                 NodeContainer& server,
+                 NodeContainer& ap,
+                 NodeContainer& stas,
+                 NodeContainer& sniffer,
+                 const NetDeviceContainer& dWired,
+                 const NetDeviceContainer& dAp,
+                 const NetDeviceContainer& dStas,
+                 const NetDeviceContainer& dSniffer,
+                 Net& net)
+{
     InternetStackHelper stack;
     stack.Install(server);
     stack.Install(ap);
@@ -512,7 +576,7 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
         stack.Install(sniffer);
         addr.Assign(dSniffer);
     }
-    for (uint32_t i = 0; i < nStations; i++)
+    for (uint32_t i = 0; i < stas.GetN(); i++)
     {
         net.clients.push_back(stas.Get(i));
         net.clientAddrs.push_back(iStas.GetAddress(i));
@@ -524,15 +588,13 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     net.serverLink = {dWired.Get(0), dWired.Get(1)};
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
+}
 
-    CheckNoQdisc(p.wifiQdisc == "default");
-    if (attach)
-    {
-        // The server node and every station forward to the real hosts behind them.
-        attach(net.server, net.clients);
-    }
-    // Stations must be associated by scenario time 0 (see Settle); count those that are not.
-    net.stations.Add(dStas);
+/// Count the MPDUs the stations' MACs drop (uplink: requests, TCP ACKs), by reason, into
+/// `net.stationDrops`.
+void
+MonitorStationDrops(const NetDeviceContainer& dStas, Net& net)
+{
     for (uint32_t i = 0; i < dStas.GetN(); i++)
     {
         Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(dStas.Get(i))->GetMac();
@@ -548,11 +610,13 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
                  "Drop", Callback<void, Ptr<const WifiMpdu>>([drops](Ptr<const WifiMpdu>) { (*drops)["queue_drop"]++; })),
              "station WifiMacQueue Drop");
     }
+}
 
-    const double phyMax = rdtp_wifi_phy_max_bps(p.standard.c_str(), width, p.spatialStreams);
-    net.capacityForSizing =
-        wifiUplink ? phyMax : std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), phyMax);
-
+/// The AP's AC_BE MAC queue as the run's bottleneck queue: `net.attachQueue` (enqueue,
+/// dequeue and every drop, by reason) and `net.sampleQueue`.
+void
+MonitorApQueue(const NetDeviceContainer& dAp, Net& net)
+{
     Ptr<WifiNetDevice> apDev = DynamicCast<WifiNetDevice>(dAp.Get(0));
     Ptr<WifiMac> apMac = apDev->GetMac();
     Ptr<WifiMacQueue> queue = apMac->GetTxopQueue(AC_BE);
@@ -600,9 +664,78 @@ BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& at
     net.sampleQueue = [queue]() {
         return std::make_pair<uint64_t, uint64_t>(queue->GetNPackets(), queue->GetNBytes());
     };
+}
+
+} // namespace
+
+Net
+BuildWifi(const TopologyParams& p, uint32_t nStations, const AttachEndpoints& attach)
+{
+    Net net;
+    NodeContainer server, ap, stas;
+    server.Create(1);
+    ap.Create(1);
+    stas.Create(nStations);
+
+    if (p.serverLink != "p2p" && p.serverLink != "wifi")
+        Fail("ServerLink must be p2p or wifi");
+    const bool wifiUplink = p.serverLink == "wifi";
+    NetDeviceContainer dWired; // server, AP (p2p or the uplink WiFi network)
+    if (!wifiUplink)
+        dWired = InstallWiredUplink(p, server, ap);
+
+    const WifiSettings s = CheckWifiSettings(p);
+    YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
+    YansWifiPhyHelper phy = MakeWifiPhy(p, s, channel);
+    WifiHelper wifi;
+    const std::string mode = ConfigureWifi(wifi, p, s, nStations);
+
+    WifiMacHelper mac;
+    Ssid ssid("rdtp");
+    NetDeviceContainer dStas = InstallStations(p, s, wifi, phy, mac, ssid, stas, net);
+    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(true));
+    NetDeviceContainer dAp = wifi.Install(phy, mac, ap);
+    if (wifiUplink)
+        InstallWifiUplink(p, wifi, phy, channel, mac, server, ap, dWired, net);
+    NodeContainer sniffer;
+    NetDeviceContainer dSniffer;
+    if (p.sniffer)
+        dSniffer = InstallSniffer(wifi, phy, mac, sniffer, net);
+    net.apDevice = dAp.Get(0);
+    if (!p.pcap.empty())
+    {
+        phy.SetPcapDataLinkType(WifiPhyHelper::DLT_IEEE802_11_RADIO);
+        phy.EnablePcap(p.pcap + "-sta", dStas);
+        phy.EnablePcap(p.pcap + "-ap", dAp);
+        if (p.sniffer)
+            phy.EnablePcap(p.pcap + "-sniffer", dSniffer);
+    }
+    if (p.maxAmpdu > 0)
+    {
+        Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize",
+                    UintegerValue(p.maxAmpdu));
+    }
+
+    PlaceWifiNodes(p, s, wifiUplink, server, ap, stas, sniffer);
+    AddressWifiNodes(p, server, ap, stas, sniffer, dWired, dAp, dStas, dSniffer, net);
+
+    CheckNoQdisc(p.wifiQdisc == "default");
+    if (attach)
+    {
+        // The server node and every station forward to the real hosts behind them.
+        attach(net.server, net.clients);
+    }
+    // Stations must be associated by scenario time 0 (see Settle); count those that are not.
+    net.stations.Add(dStas);
+    MonitorStationDrops(dStas, net);
+
+    const double phyMax = rdtp_wifi_phy_max_bps(p.standard.c_str(), s.width, p.spatialStreams);
+    net.capacityForSizing =
+        wifiUplink ? phyMax : std::min(static_cast<double>(DataRate(p.wiredRate).GetBitRate()), phyMax);
+    MonitorApQueue(dAp, net);
     net.derived["queue_sampled"] = "AP WifiMacQueue AC_BE (MPDUs stay queued until acknowledged)";
-    net.derived["channel_width_mhz"] = std::to_string(width);
-    net.derived["band"] = band;
+    net.derived["channel_width_mhz"] = std::to_string(s.width);
+    net.derived["band"] = s.band;
     net.derived["data_mode"] = mode;
     net.derived["qdisc"] = p.wifiQdisc == "none" ? "none (WiFi MAC queue only)" : "ns-3 default on the AP";
     net.derived["server_link"] = wifiUplink ? "802.11 (own channel, AP second radio)" : "p2p";

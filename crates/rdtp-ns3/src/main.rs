@@ -20,6 +20,7 @@
 //! run failed (or, merging, is missing), 2 usage or scenario error, 3 ns-3 not available in
 //! this build.
 
+mod error;
 mod exports;
 mod shard;
 mod summary;
@@ -31,6 +32,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::error::Error;
 use crate::shard::{Manifest, Shard};
 use crate::summary::{RunResult, read_run, write_means, write_summary};
 use rdtp_scenario::{Run, expand, run_args};
@@ -199,14 +201,14 @@ fn call_c_main(f: CMain, args: &[String]) -> i32 {
     unsafe { f(owned.len() as std::ffi::c_int, argv.as_mut_ptr()) }
 }
 
-fn scenario_main(o: &Options) -> Result<u8, String> {
+fn scenario_main(o: &Options) -> Result<u8, Error> {
     if !o.merge.is_empty() {
-        let out = o.out.as_deref().ok_or("--merge needs --out DIR")?;
+        let out = o.out.as_deref().ok_or_else(|| Error::Usage("--merge needs --out DIR".into()))?;
         return merge_main(&o.merge, out);
     }
-    let scenario = o.scenario.as_deref().ok_or("a scenario file is required")?;
+    let scenario = o.scenario.as_deref().ok_or_else(|| Error::Usage("a scenario file is required".into()))?;
     let jobs = o.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-    let text = fs::read_to_string(scenario).map_err(|e| format!("{}: {e}", scenario.display()))?;
+    let text = fs::read_to_string(scenario).map_err(|e| Error::file(scenario, e))?;
     let (keys, all) = expand(&text, &o.sets)?;
     let name = all.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-sim-out").join(&name));
@@ -220,7 +222,9 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
     let mut argv = Vec::with_capacity(runs.len());
     for r in &runs {
         let dir = out.join(&r.id);
-        argv.push(run_args(&r.scenario, &dir.to_string_lossy()).map_err(|e| format!("run {}: {e}", r.id))?);
+        argv.push(
+            run_args(&r.scenario, &dir.to_string_lossy()).map_err(|source| Error::Run { run: r.id.clone(), source })?,
+        );
     }
     if o.dry_run {
         for (r, a) in runs.iter().zip(&argv) {
@@ -232,14 +236,14 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
         eprintln!("{NO_NS3}");
         return Ok(3);
     }
-    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    fs::create_dir_all(&out).map_err(|e| Error::file(&out, e))?;
     let mut record = format!("# {} as run", scenario.display());
     for (k, v) in &o.sets {
         record.push_str(&format!(" --set {k}={v}"));
     }
     let record = format!("{record}\n{text}");
     let kept = if o.resume { finished_runs(&out, &record, &runs)? } else { vec![None; runs.len()] };
-    fs::write(out.join("scenario.toml"), &record).map_err(|e| e.to_string())?;
+    fs::write(out.join("scenario.toml"), &record)?;
     let manifest = Manifest::new(scenario, &o.sets, &all, o.shard)?;
     manifest.write(&out)?;
 
@@ -273,25 +277,25 @@ fn scenario_main(o: &Options) -> Result<u8, String> {
 
 /// `--resume`: the results of the runs in `out` that an earlier invocation of the same
 /// scenario (`record`: the scenario.toml it wrote) finished; `None` for the others.
-fn finished_runs(out: &Path, record: &str, runs: &[Run]) -> Result<Vec<Option<RunResult>>, String> {
+fn finished_runs(out: &Path, record: &str, runs: &[Run]) -> Result<Vec<Option<RunResult>>, Error> {
     let path = out.join("scenario.toml");
     let before = match fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![None; runs.len()]),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(Error::file(&path, e)),
     };
     if before != record {
-        return Err(format!(
+        return Err(Error::Shards(format!(
             "--resume: {} was written for another scenario text or other --set values; \
              resume only what was interrupted, or use a new --out",
             path.display()
-        ));
+        )));
     }
     Ok(runs.iter().map(|r| read_run(&out.join(&r.id)).ok()).collect())
 }
 
 /// `summary.csv` and `summary-mean.csv` of `runs` in `out`.
-fn write_summaries(out: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
+fn write_summaries(out: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), Error> {
     write_summary(&out.join("summary.csv"), keys, runs, results)?;
     write_means(&out.join("summary-mean.csv"), keys, runs, results)
 }
@@ -299,11 +303,11 @@ fn write_summaries(out: &Path, keys: &[String], runs: &[Run], results: &[Option<
 /// `--merge DIR... --out OUT`: check that the directories hold parts of one sweep, bring
 /// each run's directory into OUT (hard links, or copies across file systems), and write the
 /// summaries and figure of the whole sweep.
-fn merge_main(dirs: &[PathBuf], out: &Path) -> Result<u8, String> {
+fn merge_main(dirs: &[PathBuf], out: &Path) -> Result<u8, Error> {
     let (manifest, text) = Manifest::read_all(dirs)?;
     let (keys, runs) = expand(&text, &manifest.sets())?;
     manifest.check(&runs)?;
-    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    fs::create_dir_all(out).map_err(|e| Error::file(out, e))?;
     let mut results = Vec::with_capacity(runs.len());
     let mut missing = Vec::new();
     for r in &runs {
@@ -324,8 +328,8 @@ fn merge_main(dirs: &[PathBuf], out: &Path) -> Result<u8, String> {
         dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" ")
     );
     let first = dirs[0].join("scenario.toml");
-    let as_run = fs::read_to_string(&first).map_err(|e| format!("{}: {e}", first.display()))?;
-    fs::write(out.join("scenario.toml"), record + &as_run).map_err(|e| e.to_string())?;
+    let as_run = fs::read_to_string(&first).map_err(|e| Error::file(&first, e))?;
+    fs::write(out.join("scenario.toml"), record + &as_run)?;
     manifest.whole().write(out)?;
     write_summaries(out, &keys, &runs, &results)?;
     eprintln!(
@@ -423,11 +427,11 @@ fn run_all(
     results.into_inner().unwrap()
 }
 
-fn run_child(exe: &Path, args: &[String], dir: &Path) -> Result<RunResult, String> {
-    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn run_child(exe: &Path, args: &[String], dir: &Path) -> Result<RunResult, Error> {
+    fs::create_dir_all(dir).map_err(|e| Error::file(dir, e))?;
     let log_path = dir.join("log.txt");
-    let log = fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    let log = fs::File::create(&log_path).map_err(|e| Error::file(&log_path, e))?;
+    let log2 = log.try_clone()?;
     let status = Command::new(exe)
         .arg("--run-one")
         .args(args)
@@ -435,11 +439,11 @@ fn run_child(exe: &Path, args: &[String], dir: &Path) -> Result<RunResult, Strin
         .stdout(log)
         .stderr(log2)
         .status()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        .map_err(|e| Error::Child(format!("cannot start {}: {e}", exe.display())))?;
     if !status.success() {
         let tail: String =
             fs::read_to_string(&log_path).unwrap_or_default().lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-        return Err(format!("exit {:?} (see {}): {tail}", status.code(), log_path.display()));
+        return Err(Error::Child(format!("exit {:?} (see {}): {tail}", status.code(), log_path.display())));
     }
     read_run(dir)
 }

@@ -21,6 +21,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
 use rdtp_scenario::{Run, run_args};
 use serde::{Deserialize, Serialize};
 
@@ -45,8 +46,8 @@ impl fmt::Display for Shard {
 }
 
 /// Parse `I/N` with 0 ≤ I < N.
-pub fn parse(text: &str) -> Result<Shard, String> {
-    let bad = || format!("--shard {text}: want I/N with 0 ≤ I < N (e.g. 0/4 … 3/4)");
+pub fn parse(text: &str) -> Result<Shard, Error> {
+    let bad = || Error::Shards(format!("--shard {text}: want I/N with 0 ≤ I < N (e.g. 0/4 … 3/4)"));
     let (i, n) = text.split_once('/').ok_or_else(bad)?;
     let (index, count): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
     if count == 0 || index >= count {
@@ -71,7 +72,7 @@ const FILE: &str = "sweep.toml";
 impl Manifest {
     /// The manifest of `runs` (the whole sweep) of `scenario` with overrides `sets`, run as
     /// `shard`.
-    pub fn new(scenario: &Path, sets: &[(String, String)], runs: &[Run], shard: Option<Shard>) -> Result<Self, String> {
+    pub fn new(scenario: &Path, sets: &[(String, String)], runs: &[Run], shard: Option<Shard>) -> Result<Self, Error> {
         Ok(Manifest {
             scenario: scenario.display().to_string(),
             set: sets.iter().map(|(k, v)| format!("{k}={v}")).collect(),
@@ -82,28 +83,31 @@ impl Manifest {
     }
 
     /// Write `DIR/sweep.toml`.
-    pub fn write(&self, dir: &Path) -> Result<(), String> {
-        let text = toml::to_string(self).map_err(|e| format!("{FILE}: {e}"))?;
+    pub fn write(&self, dir: &Path) -> Result<(), Error> {
+        let text = toml::to_string(self).map_err(|e| Error::file(Path::new(FILE), e))?;
         let path = dir.join(FILE);
-        fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        fs::write(&path, text).map_err(|e| Error::file(&path, e))
     }
 
-    fn read(dir: &Path) -> Result<Self, String> {
+    fn read(dir: &Path) -> Result<Self, Error> {
         let path = dir.join(FILE);
         let text = fs::read_to_string(&path).map_err(|e| {
-            format!("{}: {e} (not a result directory of rdtp-sim, or written before --shard)", path.display())
+            Error::Shards(format!(
+                "{}: {e} (not a result directory of rdtp-sim, or written before --shard)",
+                path.display()
+            ))
         })?;
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        toml::from_str(&text).map_err(|e| Error::file(&path, e))
     }
 
     /// The manifests of `dirs`, checked to describe one sweep, and the scenario text (as
     /// run, from the first directory's `scenario.toml`).
-    pub fn read_all(dirs: &[PathBuf]) -> Result<(Self, String), String> {
+    pub fn read_all(dirs: &[PathBuf]) -> Result<(Self, String), Error> {
         let first = Self::read(&dirs[0])?;
         for d in &dirs[1..] {
             let m = Self::read(d)?;
             if (m.fingerprint.as_str(), m.runs) != (first.fingerprint.as_str(), first.runs) {
-                return Err(format!(
+                return Err(Error::Shards(format!(
                     "{} and {} hold different sweeps ({} with {} runs, {} with {}): merge only shards of one",
                     dirs[0].display(),
                     d.display(),
@@ -111,11 +115,11 @@ impl Manifest {
                     first.runs,
                     m.scenario,
                     m.runs
-                ));
+                )));
             }
         }
         let path = dirs[0].join("scenario.toml");
-        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = fs::read_to_string(&path).map_err(|e| Error::file(&path, e))?;
         Ok((first, text))
     }
 
@@ -126,13 +130,13 @@ impl Manifest {
 
     /// Check that `runs` (the scenario as run, expanded again) are the sweep the manifest
     /// describes.
-    pub fn check(&self, runs: &[Run]) -> Result<(), String> {
+    pub fn check(&self, runs: &[Run]) -> Result<(), Error> {
         if fingerprint(runs)? != self.fingerprint {
-            return Err(format!(
+            return Err(Error::Shards(format!(
                 "the scenario recorded with the results no longer expands to the {} runs that were run \
                  (a different rdtp-sim version?)",
                 self.runs
-            ));
+            )));
         }
         Ok(())
     }
@@ -149,7 +153,7 @@ impl Manifest {
 }
 
 /// FNV-1a (64 bits) over every run's id and `--run-one` arguments, as 16 hex digits.
-fn fingerprint(runs: &[Run]) -> Result<String, String> {
+fn fingerprint(runs: &[Run]) -> Result<String, Error> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |s: &str| {
         for b in s.bytes().chain([0]) {
@@ -167,8 +171,8 @@ fn fingerprint(runs: &[Run]) -> Result<String, String> {
 
 /// Make `dst` a copy of the directory tree `src`: files hard-linked where the file system
 /// allows it, copied otherwise.
-pub fn link_tree(src: &Path, dst: &Path) -> Result<(), String> {
-    let at = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+pub fn link_tree(src: &Path, dst: &Path) -> Result<(), Error> {
+    let at = |p: &Path, e: std::io::Error| Error::file(p, e);
     fs::create_dir_all(dst).map_err(|e| at(dst, e))?;
     for entry in fs::read_dir(src).map_err(|e| at(src, e))? {
         let entry = entry.map_err(|e| at(src, e))?;

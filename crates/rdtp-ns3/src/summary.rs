@@ -11,6 +11,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
+use crate::error::Error;
 use rdtp_scenario::{Run, show};
 
 /// Results of one finished run, read back from its directory.
@@ -24,20 +25,17 @@ pub struct RunResult {
     pub simulated_s: Option<f64>,
 }
 
-pub fn read_run(dir: &Path) -> Result<RunResult, String> {
+pub fn read_run(dir: &Path) -> Result<RunResult, Error> {
     let path = dir.join("flows.csv");
-    let mut csv =
-        csv::ReaderBuilder::new().flexible(true).from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let header: Vec<String> =
-        csv.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(str::to_string).collect();
+    let mut csv = csv::ReaderBuilder::new().flexible(true).from_path(&path).map_err(|e| Error::file(&path, e))?;
+    let header: Vec<String> = csv.headers().map_err(|e| Error::file(&path, e))?.iter().map(str::to_string).collect();
     let rows = csv
         .records()
         .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
         .collect::<Result<Vec<Vec<String>>, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let run_toml =
-        fs::read_to_string(dir.join("run.toml")).map_err(|e| format!("{}: {e}", dir.join("run.toml").display()))?;
-    let t: Table = run_toml.parse().map_err(|e| format!("run.toml: {e}"))?;
+        .map_err(|e| Error::file(&path, e))?;
+    let run_toml = fs::read_to_string(dir.join("run.toml")).map_err(|e| Error::file(&dir.join("run.toml"), e))?;
+    let t: Table = run_toml.parse().map_err(|e| Error::file(Path::new("run.toml"), e))?;
     let get = |sec: &str, key: &str| -> Option<f64> {
         match t.get(sec)?.get(key)? {
             Value::Float(f) => Some(*f),
@@ -79,7 +77,7 @@ const IDENTITY: [&str; 6] = ["flow", "kind", "cc", "client", "start_s", "stop_s"
 /// single run), `<column>_min` and `<column>_max`. A cell missing or non-numeric in any run
 /// (e.g. `finish_s` of a flow that did not finish) leaves all four empty. `run_id` is the
 /// point's first run with results (whose directory plots use for time series).
-pub fn write_means(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
+pub fn write_means(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), Error> {
     let flows_header =
         results.iter().flatten().map(|r| r.flows_header.clone()).next().unwrap_or_else(|| vec!["flow".to_string()]);
     let columns: Vec<String> = flows_header.iter().cloned().chain(RUN_COLUMNS.map(String::from)).collect();
@@ -106,7 +104,7 @@ pub fn write_means(path: &Path, keys: &[String], runs: &[Run], results: &[Option
             header.extend(["ci95", "min", "max"].map(|s| format!("{name}_{s}")));
         }
     }
-    let err = |e: csv::Error| format!("{}: {e}", path.display());
+    let err = |e: csv::Error| Error::file(path, e);
     let mut out = csv::WriterBuilder::new().flexible(true).from_path(path).map_err(err)?;
     out.write_record(&header).map_err(err)?;
     let mut i = 0;
@@ -140,7 +138,7 @@ pub fn write_means(path: &Path, keys: &[String], runs: &[Run], results: &[Option
             out.write_record(&cells).map_err(err)?;
         }
     }
-    out.flush().map_err(|e| format!("{}: {e}", path.display()))
+    out.flush().map_err(|e| Error::file(path, e))
 }
 
 /// A number in `summary-mean.csv`: at most 6 decimals, no trailing zeros.
@@ -151,7 +149,7 @@ fn num(x: f64) -> String {
 }
 
 /// Write `summary.csv` for the runs that produced results.
-pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), String> {
+pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Option<RunResult>]) -> Result<(), Error> {
     let flows_header =
         results.iter().flatten().map(|r| r.flows_header.clone()).next().unwrap_or_else(|| vec!["flow".to_string()]);
     let mut header: Vec<String> = vec!["run_id".into()];
@@ -159,7 +157,7 @@ pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Opti
     header.extend(["seed".to_string(), "run".to_string(), "rep".to_string()]);
     header.extend(flows_header.iter().cloned());
     header.extend(RUN_COLUMNS.map(String::from));
-    let err = |e: csv::Error| format!("{}: {e}", path.display());
+    let err = |e: csv::Error| Error::file(path, e);
     let mut out = csv::WriterBuilder::new().flexible(true).from_path(path).map_err(err)?;
     out.write_record(&header).map_err(err)?;
     for (run, res) in runs.iter().zip(results) {
@@ -175,5 +173,5 @@ pub fn write_summary(path: &Path, keys: &[String], runs: &[Run], results: &[Opti
             out.write_record(&cells).map_err(err)?;
         }
     }
-    out.flush().map_err(|e| format!("{}: {e}", path.display()))
+    out.flush().map_err(|e| Error::file(path, e))
 }

@@ -105,6 +105,8 @@ pub(crate) use impl_add;
 pub mod cc;
 pub mod eid;
 mod fair;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod lister;
 pub mod node;
 pub mod receiver;

@@ -21,6 +21,7 @@
 //! Clients are numbered in the order of their nodes (a flow's `client = 0` is the first
 //! client node); a flow names the server it fetches from with `server` (default: the first).
 
+use crate::Error;
 use serde::Deserialize;
 
 use crate::{Quantity, Topology};
@@ -69,57 +70,68 @@ impl Topology {
 }
 
 /// Check a graph topology's nodes and links (`table` names it in errors).
-pub fn validate(t: &Topology, table: &str) -> Result<(), String> {
+pub fn validate(t: &Topology, table: &str) -> Result<(), Error> {
     let mut seen: Vec<&str> = Vec::new();
     for n in &t.nodes {
         if n.name.is_empty() || !n.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
-            return Err(format!("{table}.node '{}': a name is letters, digits, '.', '_' or '-'", n.name));
+            return Err(Error::Invalid(format!(
+                "{table}.node '{}': a name is letters, digits, '.', '_' or '-'",
+                n.name
+            )));
         }
         if seen.contains(&n.name.as_str()) {
-            return Err(format!("{table}.node '{}' twice", n.name));
+            return Err(Error::Invalid(format!("{table}.node '{}' twice", n.name)));
         }
         if !ROLES.contains(&n.role.as_str()) {
-            return Err(format!("{table}.node '{}': role '{}' (want {})", n.name, n.role, ROLES.join(", ")));
+            return Err(Error::Invalid(format!(
+                "{table}.node '{}': role '{}' (want {})",
+                n.name,
+                n.role,
+                ROLES.join(", ")
+            )));
         }
         // A server's name is its node id in the Data it serves (`served_by`).
         if n.role == "server" && n.name.parse::<rdtp_proto::NodeId>().is_err() {
-            return Err(format!("{table}.node '{}': a server's name is its node id: 1-8 characters", n.name));
+            return Err(Error::Invalid(format!(
+                "{table}.node '{}': a server's name is its node id: 1-8 characters",
+                n.name
+            )));
         }
         seen.push(&n.name);
     }
     for role in ["server", "client"] {
         if t.nodes_with_role(role).is_empty() {
-            return Err(format!("{table}: a graph needs a node with role = \"{role}\""));
+            return Err(Error::Invalid(format!("{table}: a graph needs a node with role = \"{role}\"")));
         }
     }
     if t.clients.is_some() {
-        return Err(format!("{table}.clients: a graph's clients are its client nodes"));
+        return Err(Error::Invalid(format!("{table}.clients: a graph's clients are its client nodes")));
     }
     let mut pairs: Vec<(&str, &str)> = Vec::new();
     for l in &t.links {
         let at = format!("{table}.link {} - {}", l.from, l.to);
         for end in [&l.from, &l.to] {
             if !seen.contains(&end.as_str()) {
-                return Err(format!("{at}: no node '{end}'"));
+                return Err(Error::Invalid(format!("{at}: no node '{end}'")));
             }
         }
         if l.from == l.to {
-            return Err(format!("{at}: a link joins two different nodes"));
+            return Err(Error::Invalid(format!("{at}: a link joins two different nodes")));
         }
         let pair = if l.from < l.to { (l.from.as_str(), l.to.as_str()) } else { (l.to.as_str(), l.from.as_str()) };
         if pairs.contains(&pair) {
-            return Err(format!("{at}: these nodes are linked twice"));
+            return Err(Error::Invalid(format!("{at}: these nodes are linked twice")));
         }
         pairs.push(pair);
         if let Some(r) = &l.rate {
-            crate::network::parse_rate(&r.rate()).map_err(|e| format!("{at}: {e}"))?;
+            crate::network::parse_rate(&r.rate()).map_err(|e| Error::Invalid(format!("{at}: {e}")))?;
         }
         if l.queue == Some(0) {
-            return Err(format!("{at}: queue must be ≥ 1 packet"));
+            return Err(Error::Invalid(format!("{at}: queue must be ≥ 1 packet")));
         }
     }
     if t.links.iter().filter(|l| l.monitor).count() > 1 {
-        return Err(format!("{table}: at most one link has monitor = true"));
+        return Err(Error::Invalid(format!("{table}: at most one link has monitor = true")));
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! plan (also the emulator's default gateways, through `rdtp_plan_gateway` and
 //! `rdtp_plan_router_gateway`).
 
+use crate::Error;
 use std::net::Ipv4Addr;
 
 use crate::Topology;
@@ -36,7 +37,7 @@ pub const ERP_OFDM_MBPS: [f64; 8] = [6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.
 /// The most the path can carry (bit/s): the largest bottleneck rate (of `rate` and every
 /// step of `rate_schedule`), the WiFi PHY rate capped by the wired link, or a graph's
 /// fastest link. Only sizes bulk objects.
-pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
+pub fn capacity_bps(t: &Topology) -> Result<f64, Error> {
     let rate = |q: Option<&crate::Quantity>, default: &str| parse_rate(&q.map_or(default.to_string(), |q| q.rate()));
     if t.kind == "graph" {
         let mut rates = t.links.iter().map(|l| rate(l.rate.as_ref(), crate::graph::DEFAULT_RATE));
@@ -54,7 +55,8 @@ pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
     let mut max = rate(t.rate.as_ref(), "100Mbps")?;
     if let Some(s) = &t.rate_schedule {
         for item in s.to_arg().split(',').filter(|i| !i.trim().is_empty()) {
-            let (_, r) = item.split_once(':').ok_or_else(|| format!("bad rate_schedule entry '{item}'"))?;
+            let (_, r) =
+                item.split_once(':').ok_or_else(|| Error::Invalid(format!("bad rate_schedule entry '{item}'")))?;
             max = max.max(parse_rate(r)?);
         }
     }
@@ -62,10 +64,12 @@ pub fn capacity_bps(t: &Topology) -> Result<f64, String> {
 }
 
 /// [`rdtp_units::parse_rate`] with the messages experiment files have always had.
-pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
-    rdtp_units::parse_rate(s).map_err(|e| match e.problem {
-        rdtp_units::Problem::Number => format!("bad rate '{s}'"),
-        rdtp_units::Problem::Unit => format!("bad rate unit '{}' in '{s}' (e.g. 100Mbps, 1Gbps)", e.suffix()),
+pub(crate) fn parse_rate(s: &str) -> Result<f64, Error> {
+    rdtp_units::parse_rate(s).map_err(|e| {
+        Error::Invalid(match e.problem {
+            rdtp_units::Problem::Number => format!("bad rate '{s}'"),
+            rdtp_units::Problem::Unit => format!("bad rate unit '{}' in '{s}' (e.g. 100Mbps, 1Gbps)", e.suffix()),
+        })
     })
 }
 

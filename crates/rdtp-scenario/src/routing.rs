@@ -16,6 +16,7 @@
 //! one server (dumbbell, chain, WiFi) that is the router's default route; in a graph every
 //! server's objects are named `<server>/…` and each router routes each server's prefix.
 
+use crate::Error;
 use std::collections::VecDeque;
 
 use crate::Topology;
@@ -81,18 +82,18 @@ impl Paths {
         self.names.iter().position(|n| n == name)
     }
 
-    fn tree(&self, server: &str) -> Result<&Vec<Option<usize>>, String> {
-        let s = self.index(server).ok_or_else(|| format!("no server '{server}'"))?;
+    fn tree(&self, server: &str) -> Result<&Vec<Option<usize>>, Error> {
+        let s = self.index(server).ok_or_else(|| Error::Route(format!("no server '{server}'")))?;
         self.towards
             .iter()
             .find(|(t, _)| *t == s)
             .map(|(_, tree)| tree)
-            .ok_or_else(|| format!("'{server}' is not a server"))
+            .ok_or_else(|| Error::Route(format!("'{server}' is not a server")))
     }
 
     /// The next caching router after `node` on its path to `server`, or `server` itself;
     /// `None` if `server` cannot be reached.
-    fn next_stop(&self, node: usize, server: &str) -> Result<Option<usize>, String> {
+    fn next_stop(&self, node: usize, server: &str) -> Result<Option<usize>, Error> {
         let tree = self.tree(server)?;
         let mut at = node;
         while let Some(next) = tree[at] {
@@ -111,10 +112,12 @@ impl Paths {
 
     /// Where client `client`'s rdtp requests for `server`'s objects go first: the first
     /// caching router on its path (`None`: straight to the server).
-    pub fn first_hop(&self, client: u32, server: &str) -> Result<Option<&str>, String> {
+    pub fn first_hop(&self, client: u32, server: &str) -> Result<Option<&str>, Error> {
         let node = if self.graph { self.clients.get(client as usize) } else { self.clients.first() };
-        let node = *node.ok_or_else(|| format!("no client {client}"))?;
-        let stop = self.next_stop(node, server)?.ok_or_else(|| format!("client {client} cannot reach '{server}'"))?;
+        let node = *node.ok_or_else(|| Error::Route(format!("no client {client}")))?;
+        let stop = self
+            .next_stop(node, server)?
+            .ok_or_else(|| Error::Route(format!("client {client} cannot reach '{server}'")))?;
         Ok(self.caching[stop].then(|| self.names[stop].as_str()))
     }
 
@@ -217,6 +220,6 @@ mod tests {
         assert!(p.first_hop(0, "c1").is_err(), "not a server");
         // Unreachable: a lone client.
         let t = topology(&format!("{text}[[node]]\nname = \"c3\"\nrole = \"client\"\n"));
-        assert!(Paths::new(&t).first_hop(2, "s1").unwrap_err().contains("cannot reach"));
+        assert!(Paths::new(&t).first_hop(2, "s1").unwrap_err().to_string().contains("cannot reach"));
     }
 }

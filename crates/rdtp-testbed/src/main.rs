@@ -267,128 +267,24 @@ fn remove_stale() {
 
 fn run_experiment(o: &Options) -> ExitCode {
     let Some(path) = &o.experiment else { return ExitCode::from(EXIT_USAGE) };
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let (keys, runs) = match experiment::expand(&text, &o.sets) {
+    let (text, keys, runs) = match load_runs(o, path) {
         Ok(x) => x,
-        Err(e) => {
-            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(code) => return code,
     };
-    for r in &runs {
-        if let Err(e) = experiment::layout(&r.experiment).and_then(|_| experiment::topology_args(r)) {
-            eprintln!("rdtp-testbed: run {}: {e:#}", r.id);
-            return ExitCode::from(EXIT_USAGE);
-        }
-    }
     let name = runs.first().map(|r| r.experiment.testbed.name.clone()).unwrap_or_default();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-testbed-out").join(&name));
     if o.dry_run {
-        for r in &runs {
-            let l = experiment::layout(&r.experiment).unwrap_or_else(|_| unreachable_layout());
-            let args = experiment::topology_args(r).unwrap_or_default();
-            println!(
-                "{} [{} flow(s) in {} client namespace(s); objects {:?}{}] rdtp-sim --emulate {}",
-                r.id,
-                l.flows.len(),
-                l.namespaces.len(),
-                l.objects,
-                routers::describe(&r.experiment.path),
-                args.join(" ")
-            );
-        }
+        print_runs(&runs);
         return ExitCode::SUCCESS;
     }
-    let need_ping = runs.iter().any(|r| r.experiment.testbed.ping);
-    let tools = match prerequisites(&o.tools, need_ping) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("rdtp-testbed: {e:#}");
-            return ExitCode::from(EXIT_PREREQ);
-        }
+    let mut ctx = match prepare(o, path, &text, &runs, &out) {
+        Ok(ctx) => ctx,
+        Err(code) => return code,
     };
-    if let Err(e) = procs::install_signal_handlers() {
-        eprintln!("rdtp-testbed: {e:#}");
-        return ExitCode::from(EXIT_FAILED);
-    }
-    remove_stale();
-    if let Err(e) = fs::create_dir_all(&out) {
-        eprintln!("rdtp-testbed: {}: {e:#}", out.display());
-        return ExitCode::from(EXIT_USAGE);
-    }
-    let mut record = format!("# {} as run", path.display());
-    for (k, v) in &o.sets {
-        record.push_str(&format!(" --set {k}={v}"));
-    }
-    let _ = fs::write(out.join("experiment.toml"), format!("{record}\n{text}"));
-
-    let prefix = format!("rdtp-{}", std::process::id());
-    let content = match ContentStore::new(&prefix) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("rdtp-testbed: {e:#}");
-            return ExitCode::from(EXIT_FAILED);
-        }
-    };
-    let mut ctx = Context { tools, prefix: prefix.clone(), content };
+    let prefix = ctx.prefix.clone();
     eprintln!("rdtp-testbed: {} run(s) of '{name}' into {}", runs.len(), out.display());
     let started = Instant::now();
-    let mut results: Vec<Option<RunResult>> = Vec::new();
-    let mut failed = 0;
-    for (i, r) in runs.iter().enumerate() {
-        let dir = out.join(&r.id);
-        let _ = fs::remove_dir_all(&dir);
-        if let Err(e) = fs::create_dir_all(&dir) {
-            eprintln!("rdtp-testbed: {}: {e:#}", dir.display());
-            failed += 1;
-            results.push(None);
-            continue;
-        }
-        let label = if r.label.is_empty() { r.id.clone() } else { r.label.clone() };
-        let t = Instant::now();
-        eprintln!("[{}/{}] {label} …", i + 1, runs.len());
-        match run::run_one(&mut ctx, r, &dir) {
-            Ok(res) => {
-                let get = |k: &str| res.run.iter().find(|(c, _)| c == k).map_or("", |(_, v)| v.as_str()).to_string();
-                eprintln!(
-                    "[{}/{}] {label} … done in {:.1} s: {} goodput {} Mbit/s, utilisation {}, ping RTT {} ms, lag p99 {} ms max {} ms{}",
-                    i + 1,
-                    runs.len(),
-                    t.elapsed().as_secs_f64(),
-                    if res.valid { "valid," } else { "INVALID," },
-                    get("total_goodput_mbps"),
-                    get("utilisation"),
-                    get("ping_rtt_mean_ms"),
-                    get("lag_p99_ms"),
-                    get("lag_max_ms"),
-                    if res.valid { String::new() } else { format!(" ({})", get("invalid_reason")) }
-                );
-                results.push(Some(res));
-            }
-            Err(e) => {
-                eprintln!(
-                    "[{}/{}] {label} … FAILED after {:.1} s: {e:#}",
-                    i + 1,
-                    runs.len(),
-                    t.elapsed().as_secs_f64()
-                );
-                failed += 1;
-                results.push(None);
-            }
-        }
-        if let Err(e) = write_summaries(&out, &keys, &runs, &results) {
-            eprintln!("rdtp-testbed: {e:#}");
-        }
-        if procs::interrupted() {
-            break;
-        }
-    }
+    let (results, mut failed) = run_all(&mut ctx, &keys, &runs, &out);
     drop(ctx);
     let left = netns::list(&format!("{prefix}-"));
     if !left.is_empty() {
@@ -407,6 +303,142 @@ fn run_experiment(o: &Options) -> ExitCode {
         return ExitCode::from(EXIT_INTERRUPTED);
     }
     if failed > 0 { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS }
+}
+
+/// The experiment file's text, the sweep's keys and its runs, each checked to lay out and
+/// to give emulator arguments; the exit code (usage) after saying what is wrong otherwise.
+fn load_runs(o: &Options, path: &Path) -> Result<(String, Vec<String>, Vec<experiment::Run>), ExitCode> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let (keys, runs) = match experiment::expand(&text, &o.sets) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {}: {e:#}", path.display());
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    for r in &runs {
+        if let Err(e) = experiment::layout(&r.experiment).and_then(|_| experiment::topology_args(r)) {
+            eprintln!("rdtp-testbed: run {}: {e:#}", r.id);
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+    }
+    Ok((text, keys, runs))
+}
+
+/// `--dry-run`: each run, its layout and the emulator's arguments.
+fn print_runs(runs: &[experiment::Run]) {
+    for r in runs {
+        let l = experiment::layout(&r.experiment).unwrap_or_else(|_| unreachable_layout());
+        let args = experiment::topology_args(r).unwrap_or_default();
+        println!(
+            "{} [{} flow(s) in {} client namespace(s); objects {:?}{}] rdtp-sim --emulate {}",
+            r.id,
+            l.flows.len(),
+            l.namespaces.len(),
+            l.objects,
+            routers::describe(&r.experiment.path),
+            args.join(" ")
+        );
+    }
+}
+
+/// Everything before the first run: the tools, the signal handlers, leftovers of earlier
+/// testbeds removed, `out` with the experiment as run, the content store. The exit code
+/// after saying what is wrong otherwise.
+fn prepare(o: &Options, path: &Path, text: &str, runs: &[experiment::Run], out: &Path) -> Result<Context, ExitCode> {
+    let need_ping = runs.iter().any(|r| r.experiment.testbed.ping);
+    let tools = match prerequisites(&o.tools, need_ping) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {e:#}");
+            return Err(ExitCode::from(EXIT_PREREQ));
+        }
+    };
+    if let Err(e) = procs::install_signal_handlers() {
+        eprintln!("rdtp-testbed: {e:#}");
+        return Err(ExitCode::from(EXIT_FAILED));
+    }
+    remove_stale();
+    if let Err(e) = fs::create_dir_all(out) {
+        eprintln!("rdtp-testbed: {}: {e:#}", out.display());
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    let mut record = format!("# {} as run", path.display());
+    for (k, v) in &o.sets {
+        record.push_str(&format!(" --set {k}={v}"));
+    }
+    let _ = fs::write(out.join("experiment.toml"), format!("{record}\n{text}"));
+
+    let prefix = format!("rdtp-{}", std::process::id());
+    let content = match ContentStore::new(&prefix) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rdtp-testbed: {e:#}");
+            return Err(ExitCode::from(EXIT_FAILED));
+        }
+    };
+    Ok(Context { tools, prefix, content })
+}
+
+/// Run each run in its own directory under `out`, rewriting the summaries after each, until
+/// done or interrupted: the results (`None` for a failed run) and how many failed.
+fn run_all(ctx: &mut Context, keys: &[String], runs: &[experiment::Run], out: &Path) -> (Vec<Option<RunResult>>, u32) {
+    let mut results: Vec<Option<RunResult>> = Vec::new();
+    let mut failed = 0;
+    for (i, r) in runs.iter().enumerate() {
+        let dir = out.join(&r.id);
+        let _ = fs::remove_dir_all(&dir);
+        if let Err(e) = fs::create_dir_all(&dir) {
+            eprintln!("rdtp-testbed: {}: {e:#}", dir.display());
+            failed += 1;
+            results.push(None);
+            continue;
+        }
+        let label = if r.label.is_empty() { r.id.clone() } else { r.label.clone() };
+        let t = Instant::now();
+        let at = format!("[{}/{}] {label}", i + 1, runs.len());
+        eprintln!("{at} …");
+        match run::run_one(ctx, r, &dir) {
+            Ok(res) => {
+                report_run(&at, t.elapsed().as_secs_f64(), &res);
+                results.push(Some(res));
+            }
+            Err(e) => {
+                eprintln!("{at} … FAILED after {:.1} s: {e:#}", t.elapsed().as_secs_f64());
+                failed += 1;
+                results.push(None);
+            }
+        }
+        if let Err(e) = write_summaries(out, keys, runs, &results) {
+            eprintln!("rdtp-testbed: {e:#}");
+        }
+        if procs::interrupted() {
+            break;
+        }
+    }
+    (results, failed)
+}
+
+/// The line of a finished run (`at` is `[I/N] LABEL`): validity, goodput, utilisation,
+/// ping RTT, emulator lag.
+fn report_run(at: &str, secs: f64, res: &RunResult) {
+    let get = |k: &str| res.run.iter().find(|(c, _)| c == k).map_or("", |(_, v)| v.as_str()).to_string();
+    eprintln!(
+        "{at} … done in {secs:.1} s: {} goodput {} Mbit/s, utilisation {}, ping RTT {} ms, lag p99 {} ms max {} ms{}",
+        if res.valid { "valid," } else { "INVALID," },
+        get("total_goodput_mbps"),
+        get("utilisation"),
+        get("ping_rtt_mean_ms"),
+        get("lag_p99_ms"),
+        get("lag_max_ms"),
+        if res.valid { String::new() } else { format!(" ({})", get("invalid_reason")) }
+    );
 }
 
 fn unreachable_layout() -> experiment::Layout {
