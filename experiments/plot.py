@@ -18,7 +18,7 @@ With repetitions (`repeat = N`), bars and table cells show the mean over the N r
 series show repetition 0. Numbers this script derives from time series (Jain's index,
 totals over a window) are given per repetition as mean [min–max]: the statistics stay in
 rdtp-sim, this script only draws. Where it does derive a quantile or an interval (the
-request gaps of seed 001's Fig. 6, seed 003's pooled fetch-completion tables, a y-axis
+request gaps of Hu et al.'s Fig. 6, Saino et al.'s pooled fetch-completion tables, a y-axis
 limit) it uses rdtp_stats.py, the Rust tools' definitions: nearest rank and Student t.
 """
 
