@@ -94,10 +94,18 @@ impl Keyed for IcpConfig {
     const KEYS: &'static [Key<Self>] = &[
         key!(eta, Kind::Float { min: 1e-3, max: 1e3 }, "additive increase per round trip, η (Saino et al. §III: 1)"),
         key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease, β (Saino et al. §III: 0.5)"),
-        key!(delta, Kind::Float { min: 0.0, max: 100.0 }, "timer margin: τ = (1 + δ)·RTT_max (Saino et al. §III: δ = 0.5)"),
+        key!(
+            delta,
+            Kind::Float { min: 0.0, max: 100.0 },
+            "timer margin: τ = (1 + δ)·RTT_max (Saino et al. §III: δ = 0.5)"
+        ),
         key!(history, Kind::Int { min: 1, max: 100_000 }, "RTT samples RTT_max is taken over"),
         key!(init_window, Kind::Float { min: 1.0, max: 1e6 }, "initial window, Interests"),
-        key!(initial_timeout, Kind::Float { min: 0.001, max: 3600.0 }, "timer before the first sample, s (S3: 3)"),
+        key!(
+            initial_timeout,
+            Kind::Float { min: 0.001, max: 3600.0 },
+            "timer before the first sample, s (Saino et al.: 3)"
+        ),
         key!(min_timeout, Kind::Float { min: 0.0, max: 3600.0 }, "timer floor, s"),
         key!(max_timeout, Kind::Float { min: 0.001, max: 3600.0 }, "timer ceiling, s"),
         key!(slow_start, Kind::Bool, "slow start until the first decrease (not ICP's)"),

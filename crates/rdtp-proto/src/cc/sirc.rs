@@ -73,7 +73,11 @@ impl Keyed for SircConfig {
         key!(init_cwnd, Kind::Float { min: 1.0, max: 1e9 }, "initial window, units"),
         key!(step, Kind::Float { min: 1e-3, max: 1e3 }, "additive increase of the AIMD window"),
         key!(beta, Kind::Float { min: 0.0, max: 1.0 }, "multiplicative decrease of the AIMD window"),
-        key!(gaps, Kind::Int { min: 1, max: 1_000_000 }, "inter-data gap samples before pacing by the gap (S1: 10)"),
+        key!(
+            gaps,
+            Kind::Int { min: 1, max: 1_000_000 },
+            "inter-data gap samples before pacing by the gap (Hu et al.: 10)"
+        ),
         key!(gap_weight, Kind::Float { min: 1e-6, max: 1.0 }, "EWMA weight of an inter-data gap sample"),
         key!(gap_gain, Kind::Float { min: 0.1, max: 10.0 }, "requests leave every gap / gap_gain"),
     ];

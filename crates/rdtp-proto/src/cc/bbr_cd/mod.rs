@@ -134,7 +134,11 @@ impl Default for BbrCdConfig {
 impl Keyed for BbrCdConfig {
     const KEYS: &'static [Key<Self>] = &[
         key!(beta, Kind::Float { min: 1.0, max: 1000.0 }, "window W = beta × average RTT (Hu et al. §III-B)"),
-        key!(alpha, Kind::Float { min: 0.0, max: 1000.0 }, "lost after RTprop + alpha × RTT std dev (Hu et al. §III-B)"),
+        key!(
+            alpha,
+            Kind::Float { min: 0.0, max: 1000.0 },
+            "lost after RTprop + alpha × RTT std dev (Hu et al. §III-B)"
+        ),
         key!(high_gain, Kind::Float { min: 1.0, max: 10.0 }, "Startup pacing and window gain (Hu et al. §III-C a)"),
         key!(quanta, Kind::Int { min: 0, max: 1000 }, "window headroom, requests (Hu et al. §III-B: 3 packets)"),
         key!(init_cwnd, Kind::Int { min: 1, max: u32::MAX as u64 }, "initial window, units (Hu et al. §III-C a)"),
@@ -149,8 +153,12 @@ impl Keyed for BbrCdConfig {
             "arrivals over W below which ProbeRTT starts, and after which it ends (Hu et al. §III-C d)"
         ),
         key!(new_first, Kind::Bool, "first-time requests before re-requests (Hu et al. §IV-D)"),
-        key!(local_cache, Kind::Bool, "the first-hop router is on this host: no samples from its store (Hu et al. §III-B)"),
-        key!(backoff, Kind::Bool, "a unit's k-th request waits 2^(k-1) loss thresholds (S1 is silent on it)"),
+        key!(
+            local_cache,
+            Kind::Bool,
+            "the first-hop router is on this host: no samples from its store (Hu et al. §III-B)"
+        ),
+        key!(backoff, Kind::Bool, "a unit's k-th request waits 2^(k-1) loss thresholds (Hu et al. are silent on it)"),
     ];
 }
 

@@ -164,9 +164,13 @@ impl Keyed for CctcpConfig {
         ),
         key!(per_source, Kind::Bool, "a window and an RTO per expected source (false: one per flow)"),
         key!(virtual_loss, Kind::Bool, "virtual packet loss (Saino et al. §II-C)"),
-        key!(pacing, Kind::Bool, "pace each source's requests by SRTT/CWND (S3 eq. 4)"),
+        key!(pacing, Kind::Bool, "pace each source's requests by SRTT/CWND (Saino et al. eq. 4)"),
         key!(init_cwnd, Kind::Float { min: 1.0, max: 1e6 }, "initial window of every source, units"),
-        key!(initial_rto, Kind::Float { min: 0.001, max: 3600.0 }, "RTO before the first sample, s (Saino et al. §III: 3)"),
+        key!(
+            initial_rto,
+            Kind::Float { min: 0.001, max: 3600.0 },
+            "RTO before the first sample, s (Saino et al. §III: 3)"
+        ),
         key!(min_rto, Kind::Float { min: 0.0, max: 3600.0 }, "RTO floor, s"),
         key!(max_rto, Kind::Float { min: 0.001, max: 3600.0 }, "RTO ceiling, s"),
         key!(granularity, Kind::Float { min: 0.0, max: 10.0 }, "RFC 6298 clock granularity G, s: RTO ≥ SRTT + G"),
