@@ -364,7 +364,9 @@ fn plot(scenario: &Path, kind: &str, out: &Path) {
         .status()
         .is_ok_and(|s| s.success());
     if !script.is_file() || !has_matplotlib {
-        eprintln!("rdtp-sim: to draw the figure (needs python3 with matplotlib: pip install matplotlib): {command}");
+        eprintln!(
+            "rdtp-sim: to draw the figure (needs python3 with matplotlib: tools/setup.sh installs it, apt-get install python3-matplotlib): {command}"
+        );
         return;
     }
     eprintln!("rdtp-sim: {command}");
