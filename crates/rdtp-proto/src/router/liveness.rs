@@ -136,7 +136,14 @@ impl Liveness {
                     out.push(addr);
                     continue;
                 }
-                // Too few attempts: it is due again when the next one leaves.
+                // Too few attempts: due again when the next one leaves; forgotten when the
+                // last is too old to count (so stale hops do not crowd out new ones).
+                let stale = h.last_attempt + 2 * self.timeout;
+                if stale <= now {
+                    *h = Hop::default();
+                } else {
+                    due = Some(due.map_or(stale, |d| d.min(stale)));
+                }
                 continue;
             }
             due = Some(due.map_or(deadline, |d| d.min(deadline)));
@@ -222,7 +229,7 @@ mod tests {
         l.sent(t(1000), a(1));
         l.expire(t(2000), &mut dead);
         assert!(dead.is_empty(), "two attempts over the timeout: not dead");
-        assert_eq!(l.next_deadline(), None, "due again at the next attempt");
+        assert_eq!(l.next_deadline(), Some(t(5000)), "due again at the next attempt, or to forget the hop");
         // The third attempt, after the timeout: silent at once.
         l.sent(t(3000), a(1));
         assert_eq!(l.next_deadline(), Some(t(2000)), "already due");
@@ -243,6 +250,14 @@ mod tests {
         l.expire(t(8500), &mut dead);
         assert!(dead.is_empty(), "the attempt at 3 s is too old to count");
         assert_eq!(l.next_deadline(), Some(t(10_000)));
+        // A hop asked once and never again is forgotten two timeouts after.
+        let mut l = Liveness::new(Duration::from_secs(2));
+        l.sent(t(0), a(4));
+        l.expire(t(2000), &mut dead);
+        assert_eq!((l.next_deadline(), l.hops.len()), (Some(t(4000)), 1));
+        l.expire(t(4000), &mut dead);
+        assert_eq!((l.next_deadline(), l.hops.len()), (None, 0));
+        assert!(!dead.contains(&a(4)));
     }
 
     #[test]
