@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use rand::RngExt;
 
 mod common;
-use common::{RDTP, Server};
+use common::{RDTP, Server, fetch_to as fetch, served_by};
 
 /// A UDP relay that drops each datagram with probability `loss`, both ways, as a NAT
 /// would relay: each source that sends to its front gets its own socket toward `target`,
@@ -79,22 +79,6 @@ impl LossyRelay {
         let threads = std::mem::take(&mut *self.threads.lock().unwrap());
         threads.into_iter().map(|t| t.join().unwrap()).sum()
     }
-}
-
-fn fetch(r1: &str, name: &str, out: &std::path::Path) -> (i32, String) {
-    let o = Command::new(RDTP)
-        .args(["fetch", r1, name, "-o", out.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn served_by(summary: &str) -> &str {
-    summary
-        .lines()
-        .find_map(|l| l.strip_prefix("Served by: "))
-        .unwrap_or_else(|| panic!("no Served by line:\n{summary}"))
 }
 
 #[test]

@@ -8,20 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod common;
-use common::{RDTP, Server, content};
-
-/// `rdtp fetch ADDR NAME -o OUT`: exit code and stderr (the summary).
-fn fetch(addr: &str, name: &str, out: &std::path::Path) -> (i32, String) {
-    let o = Command::new(RDTP).args(["fetch", addr, name, "-o", out.to_str().unwrap()]).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn served_by(summary: &str) -> &str {
-    summary
-        .lines()
-        .find_map(|l| l.strip_prefix("Served by: "))
-        .unwrap_or_else(|| panic!("no Served by line:\n{summary}"))
-}
+use common::{RDTP, Server, content, fetch_to as fetch, served_by};
 
 /// The `:PORT` a router bound to port 0 names itself by.
 fn default_id(router: &Server) -> String {

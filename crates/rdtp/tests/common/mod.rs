@@ -89,3 +89,22 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// `rdtp fetch ADDR NAME -o OUT` (stdin closed): its exit code (-1 if killed) and stderr,
+/// the summary.
+pub fn fetch_to(addr: &str, name: &str, out: &Path) -> (i32, String) {
+    let o = Command::new(RDTP)
+        .args(["fetch", addr, name, "-o", out.to_str().expect("UTF-8 path")])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rdtp fetch");
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// The summary's "Served by: …" line, without its label.
+pub fn served_by(summary: &str) -> &str {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix("Served by: "))
+        .unwrap_or_else(|| panic!("no Served by line:\n{summary}"))
+}
