@@ -19,8 +19,10 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use rdtp_proto::Eid;
-use rdtp_proto::wire::tlv::write_address_token;
-use rdtp_proto::wire::{ByteRange, DEFAULT_HOP_LIMIT, Options, Packet, Request, RequestFlags};
+use rdtp_proto::wire::{ByteRange, Packet};
+
+#[path = "../tests/common/raw.rs"]
+mod raw;
 
 fn usage() -> ! {
     eprintln!("usage: router_flood ADDR:PORT [--rate REQ/S] [--secs S] [--like EID] [--units N] [--unit BYTES]");
@@ -49,39 +51,17 @@ fn main() {
     let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let mut buf = vec![0u8; 65_536];
     let mut seq = 0u64;
-    let mut request = |token: Option<&[u8]>, buf: &mut [u8]| {
+    let mut request = |token: Option<&[u8]>| {
         seq += 1;
         let mut eid = like;
         eid.0[4..12].copy_from_slice(&seq.to_be_bytes());
         eid.0[31] ^= 0x5a; // never `like` itself
-        let mut opts = [0u8; 64];
-        let n = write_address_token(&mut opts, token);
-        let r = Request {
-            flags: RequestFlags(0),
-            hop_limit: DEFAULT_HOP_LIMIT,
-            unit,
-            tag: seq as u32 | 1,
-            nonce: seq,
-            eid,
-            range: ByteRange::new(0, units * u32::from(unit)),
-            options: Options::parse(&opts[..n]).expect("options"),
-        };
-        r.encode(buf).expect("encode")
+        raw::request(eid, seq as u32 | 1, ByteRange::new(0, units * u32::from(unit)), unit, token)
     };
 
     // The token: ask without one until a Retry brings it.
     sock.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
-    let mut token = None;
-    for _ in 0..25 {
-        let n = request(None, &mut buf);
-        sock.send_to(&buf[..n], to).expect("send");
-        if let Ok(m) = sock.recv(&mut buf)
-            && let Ok(Packet::Retry(r)) = Packet::decode(&buf[..m])
-        {
-            token = Some(r.token.to_vec());
-            break;
-        }
-    }
+    let token = raw::fetch_token(&sock, to, &request(None), || false);
     let Some(token) = token else {
         eprintln!("router_flood: no Retry from {to} (is it running, with address validation?)");
         std::process::exit(1)
@@ -91,14 +71,13 @@ fn main() {
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);
     let (mut sent, mut bytes_sent, mut answers) = (0u64, 0u64, BTreeMap::<String, u64>::new());
-    let mut out = vec![0u8; 65_536];
     while Instant::now() < end {
         // Catch up with the schedule (1 ms steps).
         let due = (start.elapsed().as_secs_f64() * rate) as u64;
         while sent < due {
-            let n = request(Some(&token), &mut out);
-            if sock.send_to(&out[..n], to).is_ok() {
-                bytes_sent += n as u64;
+            let d = request(Some(&token));
+            if sock.send_to(&d, to).is_ok() {
+                bytes_sent += d.len() as u64;
             }
             sent += 1;
         }
