@@ -323,6 +323,12 @@ pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, ca
     })
 }
 
+/// The address a C receiver's core knows its peer by. A C host talks to one peer per
+/// receiver and hands over only that peer's datagrams, so the core needs no real address:
+/// every datagram goes to, and comes from, this one.
+const PEER: std::net::SocketAddr =
+    std::net::SocketAddr::V4(std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0));
+
 /// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
 /// controller spec is refused (see `rdtp_cc_error`) or `name` is not UTF-8.
 #[unsafe(no_mangle)]
@@ -337,7 +343,7 @@ pub unsafe extern "C" fn rdtp_receiver_new(
         }
         let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
         let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return core::ptr::null_mut() };
-        let rx = Receiver::new(config, Target::Name(name.to_string()), Time::from_nanos(now_ns));
+        let rx = Receiver::new(config, PEER, Target::Name(name.to_string()), Time::from_nanos(now_ns));
         Box::into_raw(Box::new(RdtpReceiver { rx }))
     })
 }
@@ -357,7 +363,7 @@ pub unsafe extern "C" fn rdtp_receiver_new_known(
         let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
         let mut e = [0u8; 32];
         e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
-        let rx = Receiver::new(config, Target::Known { eid: Eid(e), size }, Time::from_nanos(now_ns));
+        let rx = Receiver::new(config, PEER, Target::Known { eid: Eid(e), size }, Time::from_nanos(now_ns));
         Box::into_raw(Box::new(RdtpReceiver { rx }))
     })
 }
@@ -386,7 +392,7 @@ pub unsafe extern "C" fn rdtp_receiver_handle_datagram(
             return;
         }
         let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-        rx.rx.handle_datagram(Time::from_nanos(now_ns), bytes);
+        rx.rx.handle_datagram(Time::from_nanos(now_ns), PEER, bytes);
     })
 }
 
@@ -415,7 +421,7 @@ pub unsafe extern "C" fn rdtp_receiver_poll_transmit(
             return 0;
         }
         let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
-        rx.rx.poll_transmit(Time::from_nanos(now_ns), out).unwrap_or(0)
+        rx.rx.poll_transmit(Time::from_nanos(now_ns), out).map_or(0, |t| t.len)
     })
 }
 

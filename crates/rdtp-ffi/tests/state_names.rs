@@ -83,21 +83,22 @@ fn states_of_the_controller(cc: &str) -> Vec<String> {
     // As the C ABI's defaults: the unit fits a 1500-byte MTU with the controller's options.
     let d = ReceiverConfig::default();
     let cfg = ReceiverConfig { unit: d.unit - cc.data_options_room(), cc, trace: true, ..d };
-    let mut rx = Receiver::new(cfg, Target::Name("object".into()), Time::from_nanos(0));
-    let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+    let (from, server_addr): (SocketAddr, SocketAddr) =
+        ("192.0.2.1:5000".parse().unwrap(), "192.0.2.2:6000".parse().unwrap());
+    let mut rx = Receiver::new(cfg, server_addr, Target::Name("object".into()), Time::from_nanos(0));
     let (mut req, mut dgram, mut buf) = (vec![0u8; RDTP_MAX_REQUEST], vec![0u8; RDTP_MAX_DATAGRAM], [0u8; 65536]);
     let mut now = 1_000_000u64;
     let mut out = Vec::new();
     let mut finished = false;
     for _ in 0..1_000_000 {
-        while let Some(n) = rx.poll_transmit(Time::from_nanos(now), &mut req) {
-            let mut reply = server.handle(Time::from_nanos(now), from, &catalog, &req[..n]);
+        while let Some(t) = rx.poll_transmit(Time::from_nanos(now), &mut req) {
+            let mut reply = server.handle(Time::from_nanos(now), from, &catalog, &req[..t.len]);
             let mut replies = Vec::new();
             while let Some(m) = reply.next_datagram(&mut dgram) {
                 replies.push(dgram[..m].to_vec());
             }
             for r in replies {
-                rx.handle_datagram(Time::from_nanos(now + DELAY_NS), &r);
+                rx.handle_datagram(Time::from_nanos(now + DELAY_NS), server_addr, &r);
             }
         }
         now += DELAY_NS;

@@ -22,15 +22,16 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use core::time::Duration;
 
 use rand_core::SeedableRng;
 use rand_pcg::Pcg32;
-use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM as RX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::node::Node as Core;
+use rdtp_proto::receiver::{Event, FetchError, Receiver, ReceiverConfig, Stats, Target};
 use rdtp_proto::router::{self, Router, RouterConfig};
-use rdtp_proto::server::{Catalog, Server, ServerConfig};
+use rdtp_proto::server::{Catalog, Server, ServerConfig, ServerNode};
 use rdtp_proto::{Eid, Time};
 
 use crate::link::{Link, LinkConfig};
@@ -118,7 +119,7 @@ pub enum NodeKind {
     },
     Router(Box<Router>),
     Server {
-        server: Box<Server>,
+        server: Box<ServerNode<dyn Catalog>>,
         catalog: usize,
     },
     /// Forwards datagrams, nothing else.
@@ -202,7 +203,7 @@ pub struct Net {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     pub flows: Vec<FlowState>,
-    catalogs: Vec<Rc<dyn Catalog>>,
+    catalogs: Vec<Arc<dyn Catalog>>,
     adj: HashMap<(NodeIx, NodeIx), usize>,
     neighbours: Vec<Vec<NodeIx>>,
     by_addr: HashMap<SocketAddr, NodeIx>,
@@ -272,9 +273,10 @@ impl Net {
 
     /// A server serving `catalog`.
     pub fn add_server(&mut self, name: &str, config: ServerConfig, catalog: impl Catalog + 'static) -> NodeIx {
-        self.catalogs.push(Rc::new(catalog));
-        let catalog = self.catalogs.len() - 1;
-        self.add_node(name, NodeKind::Server { server: Box::new(Server::new(config)), catalog })
+        self.catalogs.push(Arc::new(catalog));
+        let server =
+            Box::new(ServerNode::new(Server::new(config), Arc::clone(&self.catalogs[self.catalogs.len() - 1])));
+        self.add_node(name, NodeKind::Server { server, catalog: self.catalogs.len() - 1 })
     }
 
     /// A caching router. Its forwarding table names next hops by [`Net::addr`].
@@ -393,7 +395,7 @@ impl Net {
     /// The server at node `n`.
     pub fn server(&self, n: NodeIx) -> &Server {
         match &self.nodes[n].kind {
-            NodeKind::Server { server, .. } => server,
+            NodeKind::Server { server, .. } => server.server(),
             k => panic!("node {n} is not a server: {k:?}"),
         }
     }
@@ -440,7 +442,7 @@ impl Net {
                 let f = &mut self.flows[flow];
                 let mut cfg = f.spec.config.clone();
                 cfg.trace = true;
-                f.rx = Some(Receiver::new(cfg, f.spec.target.clone(), self.now));
+                f.rx = Some(Receiver::new(cfg, f.first_hop, f.spec.target.clone(), self.now));
                 f.started_at = Some(self.now);
                 let node = f.node;
                 self.service(node);
@@ -473,19 +475,8 @@ impl Net {
                     return; // superseded
                 }
                 n.timer = None;
-                match &mut n.kind {
-                    NodeKind::Receiver { flow } => {
-                        let f = &mut self.flows[*flow];
-                        if f.stopped {
-                            return;
-                        }
-                        if let Some(rx) = f.rx.as_mut() {
-                            rx.handle_timeout(self.now);
-                        }
-                    }
-                    NodeKind::Router(r) => r.handle_timeout(self.now),
-                    _ => return,
-                }
+                let Some(core) = core_of(&mut n.kind, &mut self.flows) else { return };
+                core.handle_timeout(self.now);
                 self.service(node);
             }
         }
@@ -553,37 +544,15 @@ impl Net {
             return self.send(node, src, dst, data); // a hop on the way
         }
         let now = self.now;
-        match &mut self.nodes[node].kind {
-            NodeKind::Receiver { flow } => {
-                let f = &mut self.flows[*flow];
-                if f.stopped {
-                    return;
-                }
-                if let Some(rx) = f.rx.as_mut() {
-                    rx.handle_datagram(now, &data);
-                }
+        if let NodeKind::Source(s) = &mut self.nodes[node].kind {
+            if let Some(&t) = data.get(3) {
+                s.received[usize::from(t & 0x0f)] += 1;
             }
-            NodeKind::Router(r) => r.handle_datagram(now, src, &data),
-            NodeKind::Server { server, catalog } => {
-                let mut replies = Vec::new();
-                let buf = &mut self.out_buf;
-                let mut reply = server.handle(now, src, &*self.catalogs[*catalog], &data);
-                while let Some(n) = reply.next_datagram(buf) {
-                    replies.push(buf[..n].to_vec());
-                }
-                for r in replies {
-                    self.send(node, dst, src, r);
-                }
-                return;
-            }
-            NodeKind::Switch => return,
-            NodeKind::Source(s) => {
-                if let Some(&t) = data.get(3) {
-                    s.received[usize::from(t & 0x0f)] += 1;
-                }
-                return;
-            }
+            return;
         }
+        // A receiver, router or server: one contract for all three.
+        let Some(core) = core_of(&mut self.nodes[node].kind, &mut self.flows) else { return };
+        core.handle_datagram(now, src, &data);
         self.service(node);
     }
 
@@ -592,15 +561,16 @@ impl Net {
         let now = self.now;
         let me = self.nodes[n].addr;
         let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
-        let timeout = match &mut self.nodes[n].kind {
-            NodeKind::Receiver { flow } => {
-                let flow = *flow;
-                let f = &mut self.flows[flow];
-                let Some(rx) = f.rx.as_mut() else { return };
-                let mut buf = [0u8; RX_DATAGRAM];
-                while let Some(len) = rx.poll_transmit(now, &mut buf) {
-                    out.push((f.first_hop, buf[..len].to_vec()));
-                }
+        {
+            let Some(core) = core_of(&mut self.nodes[n].kind, &mut self.flows) else { return };
+            let buf = &mut self.out_buf;
+            while let Some(t) = core.poll_transmit(now, buf) {
+                out.push((t.to, buf[..t.len].to_vec()));
+            }
+        }
+        if let NodeKind::Receiver { flow } = self.nodes[n].kind {
+            let f = &mut self.flows[flow];
+            if let Some(rx) = f.rx.as_mut() {
                 while let Some(ev) = rx.poll_event() {
                     match ev {
                         Event::Resolved { eid, .. } => f.eid = Some(eid),
@@ -611,25 +581,22 @@ impl Net {
                         Event::Requested { .. } | Event::Received { .. } => {}
                     }
                 }
-                for (to, d) in out.drain(..) {
-                    self.send(n, me, to, d);
-                }
-                self.drain_reads(flow);
-                self.flows[flow].rx.as_ref().and_then(Receiver::poll_timeout)
             }
-            NodeKind::Router(r) => {
-                let buf = &mut self.out_buf;
-                while let Some(t) = r.poll_transmit(buf) {
-                    out.push((t.to, buf[..t.len].to_vec()));
-                }
-                let t = r.poll_timeout();
-                for (to, d) in out.drain(..) {
-                    self.send(n, me, to, d);
-                }
-                t
-            }
-            _ => return,
-        };
+        }
+        // A receiver's deadline is read after its bytes are (reading opens its window); a
+        // router's and a server's before their datagrams leave (a transparent link may hand
+        // an answer straight back, and that call sets the timer itself).
+        let mut timeout = None;
+        if !matches!(self.nodes[n].kind, NodeKind::Receiver { .. }) {
+            timeout = core_of(&mut self.nodes[n].kind, &mut self.flows).and_then(|c| c.poll_timeout());
+        }
+        for (to, d) in out.drain(..) {
+            self.send(n, me, to, d);
+        }
+        if let NodeKind::Receiver { flow } = self.nodes[n].kind {
+            self.drain_reads(flow);
+            timeout = self.flows[flow].rx.as_ref().and_then(Receiver::poll_timeout);
+        }
         let node = &mut self.nodes[n];
         match timeout {
             Some(t) if node.timer != Some(t.max(now)) => {
@@ -678,5 +645,22 @@ impl Net {
             f.read_bytes += n as u64;
             f.goodput.add(now, n as u64);
         }
+    }
+}
+
+/// The rdtp core at a node (its receiver, router or server), driven through the contract
+/// every core keeps; `None` for switches, sources, receivers not started or stopped.
+fn core_of<'a>(kind: &'a mut NodeKind, flows: &'a mut [FlowState]) -> Option<&'a mut dyn Core> {
+    match kind {
+        NodeKind::Receiver { flow } => {
+            let f = &mut flows[*flow];
+            if f.stopped {
+                return None;
+            }
+            f.rx.as_mut().map(|rx| rx as &mut dyn Core)
+        }
+        NodeKind::Router(r) => Some(&mut **r),
+        NodeKind::Server { server, .. } => Some(&mut **server),
+        NodeKind::Switch | NodeKind::Source(_) => None,
     }
 }

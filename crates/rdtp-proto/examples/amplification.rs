@@ -143,16 +143,16 @@ fn main() {
     let mut router = Router::new(cfg);
     warm(&mut router, &cat, eid);
     router.handle_datagram(Time::from_millis(1000), attacker, &probe);
-    let t = router.poll_transmit(&mut out).unwrap();
+    let t = router.poll_transmit(Time::from_millis(1000), &mut out).unwrap();
     let stolen = token_from(&out[..t.len]);
     router.handle_datagram(Time::from_millis(1000), neighbour, &probe);
-    let t = router.poll_transmit(&mut out).unwrap();
+    let t = router.poll_transmit(Time::from_millis(1000), &mut out).unwrap();
     let near = token_from(&out[..t.len]);
     for (label, d) in cases(eid, &stolen, &near) {
         router.handle_datagram(Time::from_millis(1000), victim, &d);
         let mut out = vec![0u8; 70_000];
         let mut bytes = 0usize;
-        while let Some(t) = router.poll_transmit(&mut out) {
+        while let Some(t) = router.poll_transmit(Time::from_millis(1000), &mut out) {
             if t.to == victim {
                 bytes += t.len;
             }
@@ -183,7 +183,7 @@ fn main() {
     let mut router_back = 0usize;
     for (i, d) in flood.iter().enumerate() {
         router.handle_datagram(Time::from_millis(1000) + core::time::Duration::from_micros(i as u64), victim, d);
-        while let Some(t) = router.poll_transmit(&mut out) {
+        while let Some(t) = router.poll_transmit(Time::from_millis(1000), &mut out) {
             if t.to == victim {
                 router_back += t.len;
             }
@@ -233,7 +233,7 @@ fn warm(router: &mut Router, cat: &PatternCatalog, eid: Eid) {
     let mut server = Server::default();
     let mut out = vec![0u8; 70_000];
     router.handle_datagram(Time::ZERO, me, &request(eid, 1402, 1, None));
-    let t = router.poll_transmit(&mut out).unwrap();
+    let t = router.poll_transmit(Time::ZERO, &mut out).unwrap();
     let token = token_from(&out[..t.len]);
     let size = 256 * u64::from(MAX_UNIT);
     for unit in [MAX_UNIT, 1402] {
@@ -260,7 +260,7 @@ fn warm(router: &mut Router, cat: &PatternCatalog, eid: Eid) {
             // Relay between router and server until the router sends nothing more upstream.
             loop {
                 let mut fwd = Vec::new();
-                while let Some(t) = router.poll_transmit(&mut out) {
+                while let Some(t) = router.poll_transmit(Time::ZERO, &mut out) {
                     if t.to == up {
                         fwd.push(out[..t.len].to_vec());
                     }

@@ -28,8 +28,9 @@ fn main() {
         ..ServerConfig::default()
     });
     let cfg = ReceiverConfig { cc: cc.parse::<CcConfig>().expect("a controller spec"), ..ReceiverConfig::default() };
-    let mut rx = Receiver::new(cfg, Target::Eid(eid), Time::ZERO);
-    let client: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+    let (client, server_addr): (SocketAddr, SocketAddr) =
+        ("192.0.2.1:5000".parse().unwrap(), "192.0.2.2:6000".parse().unwrap());
+    let mut rx = Receiver::new(cfg, server_addr, Target::Eid(eid), Time::ZERO);
     let (mut now, mut req, mut reply_buf) = (Time::ZERO, vec![0u8; MAX_DATAGRAM], vec![0u8; 65_536]);
     let mut out = vec![0u8; 1 << 20];
     let (mut in_rx, mut datagrams, mut delivered) = (Duration::ZERO, 0u64, 0u64);
@@ -38,8 +39,8 @@ fn main() {
     while !rx.is_finished() {
         let t = Instant::now();
         let mut requests = Vec::new();
-        while let Some(n) = rx.poll_transmit(now, &mut req) {
-            requests.push(req[..n].to_vec());
+        while let Some(t) = rx.poll_transmit(now, &mut req) {
+            requests.push(req[..t.len].to_vec());
         }
         in_rx += t.elapsed();
         for r in &requests {
@@ -51,7 +52,7 @@ fn main() {
         let t = Instant::now();
         for d in replies.drain(..) {
             now += step;
-            rx.handle_datagram(now, &d);
+            rx.handle_datagram(now, server_addr, &d);
             datagrams += 1;
         }
         loop {

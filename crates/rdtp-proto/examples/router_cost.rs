@@ -81,7 +81,7 @@ impl Bench {
         let mut b = [0u8; 256];
         let n = request(&mut b, Eid::default(), 64, 0, 1, 0, None);
         self.router.handle_datagram(Time::ZERO, from, &b[..n]);
-        let t = self.router.poll_transmit(&mut self.out).expect("a Retry");
+        let t = self.router.poll_transmit(Time::ZERO, &mut self.out).expect("a Retry");
         match Packet::decode(&self.out[..t.len]) {
             Ok(Packet::Retry(r)) => r.token.to_vec(),
             p => panic!("expected a Retry: {p:?}"),
@@ -95,7 +95,7 @@ impl Bench {
         let t0 = Instant::now();
         self.router.handle_datagram(now, from, d);
         let mut upstream = Vec::new();
-        while let Some(t) = self.router.poll_transmit(&mut self.out) {
+        while let Some(t) = self.router.poll_transmit(now, &mut self.out) {
             if t.to == up {
                 upstream.push(self.out[..t.len].to_vec());
             } else if t.to == FLOODER.parse().unwrap() {
@@ -116,7 +116,7 @@ impl Bench {
         for a in std::mem::take(&mut self.answers) {
             self.router.handle_datagram(now, up, &a);
         }
-        while let Some(t) = self.router.poll_transmit(&mut self.out) {
+        while let Some(t) = self.router.poll_transmit(now, &mut self.out) {
             if t.to == FLOODER.parse().unwrap() {
                 self.to_flooder[usize::from(self.out[3] != 3)] += 1;
             }

@@ -69,7 +69,7 @@ fn serve(mut core: Router, object: &[u8], secs: f64, start: &Barrier) -> (u64, f
         };
         let n = r.encode(&mut req).unwrap();
         core.handle_datagram(Time::ZERO, from, &req[..n]);
-        while core.poll_transmit(&mut buf).is_some() {
+        while core.poll_transmit(Time::ZERO, &mut buf).is_some() {
             served += 1;
         }
         k += 1;

@@ -69,7 +69,7 @@ pub fn router(input: &[u8]) {
         r.handle_datagram(now, from, &rest[2..2 + len]);
         rest = &rest[2 + len..];
         let mut n = 0;
-        while r.poll_transmit(&mut buf).is_some() {
+        while r.poll_transmit(now, &mut buf).is_some() {
             n += 1;
             assert!(n < 100_000, "the router's queue does not drain");
         }
@@ -93,7 +93,8 @@ fn object() -> &'static (Vec<u8>, Eid) {
 pub fn receiver(input: &[u8]) {
     let (content, eid) = object();
     let target = Target::Known { eid: *eid, size: content.len() as u64 };
-    let mut rx = Receiver::new(ReceiverConfig::default(), target, Time::ZERO);
+    let peer = "192.0.2.2:6000".parse().unwrap();
+    let mut rx = Receiver::new(ReceiverConfig::default(), peer, target, Time::ZERO);
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut now = Time::ZERO;
     let mut got = Vec::new();
@@ -101,7 +102,7 @@ pub fn receiver(input: &[u8]) {
     while rest.len() >= 2 {
         while rx.poll_transmit(now, &mut buf).is_some() {}
         let len = (usize::from(rest[0]) << 8 | usize::from(rest[1])).min(rest.len() - 2);
-        rx.handle_datagram(now, &rest[2..2 + len]);
+        rx.handle_datagram(now, peer, &rest[2..2 + len]);
         rest = &rest[2 + len..];
         let mut out = [0u8; 4096];
         loop {

@@ -21,8 +21,9 @@
 //! * [`server`] — the stateless server (0 bytes of state per receiver) and content catalogues;
 //! * [`lister`] — the client side of catalogue listing;
 //! * [`router`] — the caching router: content store, pending requests (coalescing),
-//!   forwarding table; sans-IO with peers as addresses ([`router::Transmit`]);
-//! * [`node`] — node ids: who served a unit (origin or router), carried in every Data.
+//!   forwarding table, forwarding strategies and cache policies chosen by name;
+//! * [`node`] — the call contract every core keeps ([`Node`], [`Transmit`]: peers are
+//!   addresses) and node ids: who served a unit (origin or router), carried in every Data.
 //! * [`wifi`] — passive WiFi rate estimation (Hiorth and Welzl): per-station throughput,
 //!   active stations, the newcomer-rate prediction that informed start uses.
 //!
@@ -43,31 +44,38 @@
 //!
 //! ## Call order
 //!
-//! A receiver is driven by its owner, in the manner of `quinn-proto`:
+//! Every core — receiver, lister, server ([`server::ServerNode`]) and router — is driven
+//! the same way ([`node::Node`]), in the manner of `quinn-proto`: the owner hands it the
+//! datagrams that arrive and the passing of time, and sends what `poll_transmit` gives to
+//! the address it names.
 //!
 //! ```
-//! use rdtp_proto::receiver::{Receiver, ReceiverConfig, Target, MAX_DATAGRAM};
-//! use rdtp_proto::server::{MemoryCatalog, Server};
-//! use rdtp_proto::Time;
+//! use std::sync::Arc;
+//! use rdtp_proto::receiver::{Receiver, ReceiverConfig, Target};
+//! use rdtp_proto::server::{MemoryCatalog, Server, ServerNode};
+//! use rdtp_proto::{Node, Time};
 //!
 //! let catalog = MemoryCatalog::new([("hello.txt".to_string(), b"hello, world".to_vec())]);
-//! let mut server = Server::default();
-//! // The server validates the client's address (one Retry round trip) before it sends data.
 //! let client: std::net::SocketAddr = "192.0.2.1:5000".parse().unwrap();
-//! let mut rx = Receiver::new(ReceiverConfig::default(), Target::Name("hello.txt".into()), Time::ZERO);
+//! let server_addr: std::net::SocketAddr = "192.0.2.2:6000".parse().unwrap();
+//! let mut server = ServerNode::new(Server::default(), Arc::new(catalog));
+//! let mut rx = Receiver::new(ReceiverConfig::default(), server_addr, Target::Name("hello.txt".into()), Time::ZERO);
 //!
-//! let (mut now, mut buf, mut reply_buf) = (Time::ZERO, vec![0u8; MAX_DATAGRAM], vec![0u8; 65536]);
+//! // No network in between: what one sends, the other handles at once. (The server
+//! // validates the client's address with one Retry round trip before it sends data.)
+//! let (mut now, mut buf) = (Time::ZERO, vec![0u8; 65536]);
 //! while !rx.is_finished() {
-//!     // 1. send what is due (here: straight into the server, no network in between)
-//!     while let Some(n) = rx.poll_transmit(now, &mut buf) {
+//!     // 1. send what is due
+//!     while let Some(t) = rx.poll_transmit(now, &mut buf) {
+//!         assert_eq!(t.to, server_addr);
+//!         server.handle_datagram(now, client, &buf[..t.len]);
+//!         // 2. feed back what the server answers
 //!         let mut replies = Vec::new();
-//!         let mut reply = server.handle(now, client, &catalog, &buf[..n]);
-//!         while let Some(m) = reply.next_datagram(&mut reply_buf) {
-//!             replies.push(reply_buf[..m].to_vec());
+//!         while let Some(r) = server.poll_transmit(now, &mut buf) {
+//!             replies.push(buf[..r.len].to_vec());
 //!         }
-//!         // 2. feed what comes back
 //!         for d in replies {
-//!             rx.handle_datagram(now, &d);
+//!             rx.handle_datagram(now, server_addr, &d);
 //!         }
 //!     }
 //!     // 3. otherwise wait for the next deadline
@@ -81,6 +89,7 @@
 //! assert_eq!(&out[..n], b"hello, world");
 //! ```
 //!
+//! [`testing::Pair`] (feature `testing`) runs two nodes over a delay this way.
 //! See [`receiver`] for the full contract and [`server`] for the server's.
 
 // Safe Rust only: the C ABI (rdtp-ffi) and the runtimes hold every `unsafe` block of rdtp.
@@ -113,6 +122,8 @@ pub mod receiver;
 pub mod recovery;
 pub mod router;
 pub mod server;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod time;
 pub mod token;
 pub mod tree;
@@ -120,5 +131,5 @@ pub mod wifi;
 pub mod wire;
 
 pub use eid::Eid;
-pub use node::NodeId;
+pub use node::{Node, NodeId, Transmit};
 pub use time::Time;

@@ -1,19 +1,21 @@
 //! The client side of listing (`rdtp ls`): pages through a server's catalogue with
-//! ListRequests, retrying with exponential backoff. Same sans-IO contract as
-//! [`crate::receiver::Receiver`]: `poll_transmit`, `handle_datagram`, `handle_timeout`,
-//! `poll_timeout`. Like a receiver it sends the server's address token once it has one (a
-//! Retry gives it) and accepts only answers carrying its own (random) tag.
+//! ListRequests, retrying with exponential backoff. The contract of every core
+//! ([`crate::node::Node`]): `poll_transmit`, `handle_datagram`, `handle_timeout`,
+//! `poll_timeout`. Like a receiver it talks to one peer (the server, or the router it lists
+//! through), sends the peer's address token once it has one (a Retry gives it) and accepts
+//! only answers from that peer carrying its own (random) tag.
 
 use core::time::Duration;
+use std::net::SocketAddr;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
 use crate::eid::Eid;
+use crate::node::Transmit;
 use crate::receiver::FetchError;
 use crate::time::Time;
-use crate::wire::tlv::write_address_token;
-use crate::wire::{DEFAULT_HOP_LIMIT, ListRequest, NackCode, Options, Packet};
+use crate::wire::{DEFAULT_HOP_LIMIT, ListRequest, NackCode, OptionsWriter, Packet};
 
 /// One catalogue entry, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +28,7 @@ pub struct Listed {
 /// Fetches the whole catalogue of one server.
 #[derive(Debug)]
 pub struct Lister {
+    peer: SocketAddr,
     cursor: u32,
     tag: u32,
     rng: Pcg32,
@@ -41,12 +44,22 @@ pub struct Lister {
     error: Option<FetchError>,
 }
 
+crate::node::impl_node!(Lister, crate::wire::LIST_REQUEST_LEN + 3 + crate::token::MAX_TOKEN_LEN);
+
 impl Lister {
-    /// Start listing at `now`; retry after `retry` (doubling), give up after `idle_timeout`
-    /// without an answer. Tags are drawn from `seed`; `token` is the server's address token,
-    /// if one is known.
-    pub fn new(now: Time, retry: Duration, idle_timeout: Duration, seed: u64, token: Option<Vec<u8>>) -> Self {
+    /// Start listing the catalogue of `peer` at `now`; retry after `retry` (doubling), give
+    /// up after `idle_timeout` without an answer. Tags are drawn from `seed`; `token` is the
+    /// peer's address token, if one is known.
+    pub fn new(
+        peer: SocketAddr,
+        now: Time,
+        retry: Duration,
+        idle_timeout: Duration,
+        seed: u64,
+        token: Option<Vec<u8>>,
+    ) -> Self {
         Lister {
+            peer,
             cursor: 0,
             tag: 0,
             rng: Pcg32::seed_from_u64(seed),
@@ -86,20 +99,20 @@ impl Lister {
         self.done || self.error.is_some()
     }
 
-    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+    /// Write the next ListRequest, to the peer, into `buf` if one is due.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
         if self.finished() || now < self.next_try {
             return None;
         }
         self.tag = self.rng.next_u32().max(1);
         let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
-        let n = write_address_token(&mut opts, self.token.as_deref());
-        let options = Options::parse(&opts[..n]).expect("options this function wrote");
+        let options = OptionsWriter::new(&mut opts).address_token(self.token.as_deref()).finish();
         let n = ListRequest { hop_limit: DEFAULT_HOP_LIMIT, tag: self.tag, cursor: self.cursor, options }
             .encode(buf)
             .ok()?;
         self.next_try = now + self.interval;
         self.interval = (self.interval * 2).min(Duration::from_secs(60));
-        Some(n)
+        Some(Transmit { to: self.peer, len: n })
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -112,8 +125,9 @@ impl Lister {
         }
     }
 
-    pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) {
-        if self.finished() {
+    /// Take one datagram from `from`; only the peer's count.
+    pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
+        if self.finished() || from != self.peer {
             return;
         }
         match Packet::decode(datagram) {
@@ -150,35 +164,27 @@ impl Lister {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
-    use crate::server::{MemoryCatalog, Server};
+    use crate::server::{MemoryCatalog, Server, ServerNode};
+    use crate::testing::Pair;
 
     #[test]
     fn pages_through_a_large_catalogue_and_survives_a_lost_page() {
         let cat =
             MemoryCatalog::new((0..100).map(|i| (format!("dir/file-{i:03}-{}", "x".repeat(60)), vec![i as u8; i])));
-        let mut server = Server::default();
-        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(5), 1, None);
-        let mut now = Time::ZERO;
-        let mut buf = vec![0u8; 2048];
-        let mut out = vec![0u8; 2048];
-        let mut dropped_one = false;
-        while !l.is_done() {
-            assert!(l.error().is_none());
-            if let Some(n) = l.poll_transmit(now, &mut buf) {
-                let mut reply = server.handle(now, "192.0.2.1:5000".parse().unwrap(), &cat, &buf[..n]);
-                let m = reply.next_datagram(&mut out).unwrap();
-                if !dropped_one && l.entries().len() > 30 {
-                    dropped_one = true; // this page is lost: the lister must retry
-                } else {
-                    l.handle_datagram(now, &out[..m]);
-                }
-            } else {
-                now = l.poll_timeout().unwrap();
-                l.handle_timeout(now);
-            }
-        }
-        assert!(dropped_one);
+        let server_addr: SocketAddr = "192.0.2.2:6000".parse().unwrap();
+        let l = Lister::new(server_addr, Time::ZERO, Duration::from_millis(100), Duration::from_secs(5), 1, None);
+        let mut pair = Pair::new(l, ServerNode::new(Server::default(), Arc::new(cat)));
+        // Run until a third of the catalogue came, then lose the next page on its way back.
+        assert!(pair.drive(Duration::from_secs(5), |p| p.a.entries().len() > 30));
+        let lost = pair.sent.1;
+        assert!(pair.drive(Duration::from_secs(5), |p| p.sent.1 > lost));
+        pair.wire.retain(|d| d.to_b); // the page the server just sent is lost: the lister must retry
+        assert!(pair.drive(Duration::from_secs(30), |p| p.a.is_done() || p.a.error().is_some()));
+        let l = &pair.a;
+        assert!(l.error().is_none());
         assert_eq!(l.total(), Some(100));
         assert_eq!(l.entries().len(), 100);
         assert_eq!(l.entries()[42].size, 42);
@@ -187,7 +193,8 @@ mod tests {
 
     #[test]
     fn times_out_without_answers() {
-        let mut l = Lister::new(Time::ZERO, Duration::from_millis(100), Duration::from_secs(1), 1, None);
+        let peer = "192.0.2.2:6000".parse().unwrap();
+        let mut l = Lister::new(peer, Time::ZERO, Duration::from_millis(100), Duration::from_secs(1), 1, None);
         let mut buf = [0u8; 64];
         let mut now = Time::ZERO;
         while l.error().is_none() {

@@ -1,4 +1,35 @@
-//! Node identifiers: who served a unit.
+//! Nodes: the call contract every rdtp core keeps ([`Node`], [`Transmit`]) and node
+//! identifiers, who served a unit ([`NodeId`], [`ServedBy`]).
+//!
+//! # The call contract
+//!
+//! The receiver, the lister, the server ([`crate::server::ServerNode`]) and the router are
+//! all driven the same way, as quinn-proto drives a connection, so that every host — the UDP
+//! runtime, the virtual-time harness, the C ABI and ns-3 — moves datagrams and time for any
+//! of them with one loop:
+//!
+//! ```text
+//! loop {
+//!     while let Some(t) = node.poll_transmit(now, &mut buf) { send(t.to, &buf[..t.len]) } // 1
+//!     let deadline = node.poll_timeout();                                                  // 2
+//!     wait until a datagram arrives or `deadline` passes, then update `now`:
+//!       datagram from `from` → node.handle_datagram(now, from, &bytes)                     // 3
+//!       deadline             → node.handle_timeout(now)
+//! }
+//! ```
+//!
+//! 1. Call [`Node::poll_transmit`] until it returns `None` after every other call. `buf`
+//!    holds at least [`Node::max_datagram`] bytes.
+//! 2. [`Node::poll_timeout`] is the next instant [`Node::handle_timeout`] is due (it may be
+//!    past); `None`: no timer.
+//! 3. `from` is the address the datagram came from, as the network says (a node never
+//!    trusts it further than that: addresses are validated with tokens, `crate::token`).
+//!    `now` never goes backwards.
+//!
+//! Each node adds its own calls beside these (a receiver's events and `read`, a router's
+//! learned routes); the contract is what every host needs to move bytes and time.
+//!
+//! # Node identifiers
 //!
 //! Every Data and Nack names the node that produced it — the origin server or the router
 //! whose content store held the unit — so receivers can keep state per source (seed 003
@@ -13,6 +44,57 @@
 
 use core::fmt;
 use core::str::FromStr;
+use std::net::SocketAddr;
+
+use crate::time::Time;
+
+/// A datagram to send: to whom, and its length at the start of the buffer given to
+/// [`Node::poll_transmit`] (as quinn-proto's `Transmit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub to: SocketAddr,
+    pub len: usize,
+}
+
+/// The sans-IO call contract of every rdtp core (see the module docs for the call order).
+pub trait Node {
+    /// Take one datagram that came from `from`.
+    fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]);
+    /// Write the next datagram to send into `buf` (≥ [`Node::max_datagram`] bytes), if one
+    /// is due.
+    fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit>;
+    /// When [`Node::handle_timeout`] must next be called, if at all.
+    fn poll_timeout(&self) -> Option<Time>;
+    /// Handle the passing of time up to `now`.
+    fn handle_timeout(&mut self, now: Time);
+    /// The smallest buffer [`Node::poll_transmit`] accepts.
+    fn max_datagram(&self) -> usize;
+}
+
+/// Implements [`Node`] for a core whose inherent methods already have the contract's shape
+/// (they stay callable without importing the trait).
+macro_rules! impl_node {
+    ($ty:ty, $max:expr) => {
+        impl $crate::node::Node for $ty {
+            fn handle_datagram(&mut self, now: $crate::Time, from: ::std::net::SocketAddr, datagram: &[u8]) {
+                <$ty>::handle_datagram(self, now, from, datagram)
+            }
+            fn poll_transmit(&mut self, now: $crate::Time, buf: &mut [u8]) -> Option<$crate::node::Transmit> {
+                <$ty>::poll_transmit(self, now, buf)
+            }
+            fn poll_timeout(&self) -> Option<$crate::Time> {
+                <$ty>::poll_timeout(self)
+            }
+            fn handle_timeout(&mut self, now: $crate::Time) {
+                <$ty>::handle_timeout(self, now)
+            }
+            fn max_datagram(&self) -> usize {
+                $max
+            }
+        }
+    };
+}
+pub(crate) use impl_node;
 
 /// Length of a node id on the wire.
 pub const NODE_ID_LEN: usize = 8;

@@ -7,6 +7,8 @@ use rdtp_proto::receiver::{Receiver, ReceiverConfig, Target};
 use rdtp_proto::server::{MemoryCatalog, Server, ServerConfig};
 use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::wire::{Packet, REQUEST_HEADER_LEN};
+/// The receivers' peer: every hostile datagram here comes from it (an attacker spoofs it).
+const PEER: &str = "192.0.2.2:6000";
 
 fn catalog() -> MemoryCatalog {
     MemoryCatalog::new([("x".to_string(), vec![7u8; 10_000])])
@@ -76,7 +78,7 @@ proptest! {
     ) {
         let cat = catalog();
         let (eid, size) = rdtp_proto::server::Catalog::resolve(&cat, "x").unwrap();
-        let mut rx = Receiver::new(ReceiverConfig::default(), Target::Known { eid, size }, Time::ZERO);
+        let mut rx = Receiver::new(ReceiverConfig::default(), PEER.parse().unwrap(), Target::Known { eid, size }, Time::ZERO);
         let mut buf = vec![0u8; 2048];
         let mut t = Time::ZERO;
         for (as_data, offset, total, bytes) in datagrams {
@@ -95,10 +97,10 @@ proptest! {
                 };
                 let mut out = vec![0u8; 2048];
                 if let Ok(n) = d.encode(&mut out) {
-                    rx.handle_datagram(t, &out[..n]);
+                    rx.handle_datagram(t, PEER.parse().unwrap(), &out[..n]);
                 }
             } else {
-                rx.handle_datagram(t, &bytes);
+                rx.handle_datagram(t, PEER.parse().unwrap(), &bytes);
             }
             t += core::time::Duration::from_millis(1);
             rx.handle_timeout(t);
@@ -131,7 +133,7 @@ proptest! {
             let now = Time::from_millis(i as u64 * 700);
             router.handle_datagram(now, peer(p), &d);
             router.handle_timeout(now);
-            while let Some(t) = router.poll_transmit(&mut buf) {
+            while let Some(t) = router.poll_transmit(now, &mut buf) {
                 prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
             }
             prop_assert!(router.pit_len() <= 64);
@@ -231,7 +233,7 @@ proptest! {
         router.handle_datagram(Time::ZERO, rx, &rbuf);
         let mut buf = vec![0u8; MAX_DATAGRAM];
         let mut upstream = vec![];
-        while let Some(t) = router.poll_transmit(&mut buf) {
+        while let Some(t) = router.poll_transmit(Time::ZERO, &mut buf) {
             prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
             if t.to == up {
                 upstream.push(buf[..t.len].to_vec());
@@ -248,7 +250,7 @@ proptest! {
                 router.handle_datagram(Time::from_millis(1), up, &a);
             }
         }
-        while let Some(t) = router.poll_transmit(&mut buf) {
+        while let Some(t) = router.poll_transmit(Time::ZERO, &mut buf) {
             prop_assert!(Packet::decode(&buf[..t.len]).is_ok());
         }
         prop_assert_eq!(router.pit_len(), 0);
@@ -265,13 +267,13 @@ proptest! {
         let cat = catalog();
         let (eid, size) = rdtp_proto::server::Catalog::resolve(&cat, "x").unwrap();
         let cfg = ReceiverConfig { cc: "cctcp".parse().unwrap(), unit: 1000, ..ReceiverConfig::default() };
-        let mut rx = Receiver::new(cfg, Target::Known { eid, size }, Time::ZERO);
+        let mut rx = Receiver::new(cfg, PEER.parse().unwrap(), Target::Known { eid, size }, Time::ZERO);
         let mut buf = vec![0u8; 2048];
         let mut asked: Vec<(u32, u64, u64)> = vec![];
         let mut t = Time::ZERO;
         for (pick, mut opts) in datagrams {
-            while let Some(n) = rx.poll_transmit(t, &mut buf) {
-                if let Ok(Packet::Request(r)) = Packet::decode(&buf[..n]) {
+            while let Some(tx) = rx.poll_transmit(t, &mut buf) {
+                if let Ok(Packet::Request(r)) = Packet::decode(&buf[..tx.len]) {
                     asked.push((r.tag, r.nonce, r.range.offset));
                 }
             }
@@ -302,7 +304,7 @@ proptest! {
             };
             let mut out = vec![0u8; 4096];
             if let Ok(n) = d.encode(&mut out) {
-                rx.handle_datagram(t, &out[..n]);
+                rx.handle_datagram(t, PEER.parse().unwrap(), &out[..n]);
             }
             t += core::time::Duration::from_millis(1 + pick % 50);
             rx.handle_timeout(t);

@@ -34,7 +34,7 @@ fn exchange(router: &mut Router, now: Time, from: SocketAddr, d: &[u8]) -> Vec<(
     router.handle_datagram(now, from, d);
     let mut buf = vec![0u8; 70_000];
     let mut out = Vec::new();
-    while let Some(t) = router.poll_transmit(&mut buf) {
+    while let Some(t) = router.poll_transmit(now, &mut buf) {
         out.push((t.to, buf[..t.len].to_vec()));
     }
     out

@@ -64,7 +64,7 @@ impl Path {
         let mut buf = vec![0u8; 70_000];
         for _ in 0..10_000 {
             let mut to_router = Vec::new();
-            while let Some(t) = self.router.poll_transmit(&mut buf) {
+            while let Some(t) = self.router.poll_transmit(self.now, &mut buf) {
                 if t.to == up {
                     let mut reply = self.server.handle(self.now, router_up, &self.catalog, &buf[..t.len]);
                     let mut out = vec![0u8; 70_000];

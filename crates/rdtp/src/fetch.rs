@@ -238,7 +238,7 @@ impl Fetch {
         if self.config.address_token.is_none() {
             self.config.address_token = held_token;
         }
-        let mut rx = Receiver::new(self.config, self.target, now);
+        let mut rx = Receiver::new(self.config, server, self.target, now);
         let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
         let cc_name = rx.controller().name();
         let mut sinks = self.sinks;
@@ -365,11 +365,11 @@ impl Driver {
                     rx.handle_timeout(now);
                 }
                 let mut send_error = None;
-                while let Some(n) = rx.poll_transmit(now, &mut buf) {
+                while let Some(out) = rx.poll_transmit(now, &mut buf) {
                     let t = Transmit {
-                        destination: self.server,
+                        destination: out.to,
                         ecn: None,
-                        contents: &buf[..n],
+                        contents: &buf[..out.len],
                         segment_size: None,
                         src_ip: None,
                     };
@@ -404,8 +404,9 @@ impl Driver {
                 Ok(_) => {
                     let now = self.clock.now();
                     let mut g = self.shared.lock();
+                    // The socket is connected: whatever it gives came from the server's address.
                     for (_, _, d) in batch.datagrams() {
-                        g.rx.handle_datagram(now, d);
+                        g.rx.handle_datagram(now, self.server, d);
                     }
                     let readable = g.rx.readable() > 0;
                     drop(g);

@@ -23,7 +23,7 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
         None => Error::network(format!("cannot open a UDP socket to {server}"), e),
     })?;
     let clock = Clock::new();
-    let mut lister = Lister::new(clock.now(), RETRY, idle_timeout, crate::random_seed(), token);
+    let mut lister = Lister::new(server, clock.now(), RETRY, idle_timeout, crate::random_seed(), token);
     let mut out = vec![0u8; LIST_MAX_DATAGRAM];
     let mut inbuf = vec![0u8; 1 << 16];
     // An ICMP error is not fatal (anyone can forge one), only the explanation of a timeout.
@@ -33,8 +33,8 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
         if lister.poll_timeout().is_some_and(|t| t <= now) {
             lister.handle_timeout(now);
         }
-        while let Some(n) = lister.poll_transmit(now, &mut out) {
-            if let Err(e) = sock.send(&out[..n]) {
+        while let Some(t) = lister.poll_transmit(now, &mut out) {
+            if let Err(e) = sock.send(&out[..t.len]) {
                 icmp = unreachable(server, &e).or(icmp);
                 tracing::debug!("send: {e}");
             }
@@ -56,7 +56,8 @@ pub fn list(server: SocketAddr, idle_timeout: Duration) -> Result<Vec<Listed>> {
         }
         sock.set_read_timeout(Some(wait)).map_err(|e| Error::network("setsockopt", e))?;
         match sock.recv(&mut inbuf) {
-            Ok(n) => lister.handle_datagram(clock.now(), &inbuf[..n]),
+            // The socket is connected: what it gives came from the server's address.
+            Ok(n) => lister.handle_datagram(clock.now(), server, &inbuf[..n]),
             Err(e)
                 if matches!(
                     e.kind(),

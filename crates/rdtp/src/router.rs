@@ -551,7 +551,8 @@ impl Worker {
     /// address (see the module docs).
     fn transmit(&mut self, out: &mut GsoBatch) {
         let s = &self.sock;
-        while let Some(t) = self.core.poll_transmit(out.space()) {
+        let now = self.clock.now();
+        while let Some(t) = self.core.poll_transmit(now, out.space()) {
             out.commit_to(&s.state, &s.sock, socket::for_socket(t.to, s.local), None, t.len);
         }
         out.flush(&s.state, &s.sock);

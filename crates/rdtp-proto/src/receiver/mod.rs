@@ -12,22 +12,26 @@
 //! The receiver never touches a socket or a clock. Its owner moves datagrams and time:
 //!
 //! ```text
-//! let mut rx = Receiver::new(config, target, now);
+//! let mut rx = Receiver::new(config, peer, target, now);
 //! loop {
-//!     while let Some(n) = rx.poll_transmit(now, &mut buf) { send(&buf[..n]) }   // 1
-//!     while let Some(ev) = rx.poll_event() { ... }                               // 2
-//!     let deadline = rx.poll_timeout();                                          // 3
+//!     while let Some(t) = rx.poll_transmit(now, &mut buf) { send(t.to, &buf[..t.len]) } // 1
+//!     while let Some(ev) = rx.poll_event() { ... }                                       // 2
+//!     let deadline = rx.poll_timeout();                                                  // 3
 //!     wait until a datagram arrives or `deadline` passes, then update `now`:
-//!       datagram  → rx.handle_datagram(now, &bytes)                              // 4
+//!       datagram  → rx.handle_datagram(now, from, &bytes)                                // 4
 //!       deadline  → rx.handle_timeout(now)
-//!     let n = rx.read(&mut app_buf);  // in-order bytes, whenever convenient     // 5
+//!     let n = rx.read(&mut app_buf);  // in-order bytes, whenever convenient             // 5
 //! }
 //! ```
 //!
+//! This is the contract of every core ([`crate::node::Node`]) plus the receiver's events
+//! and reads.
+//!
 //! 1. Call [`Receiver::poll_transmit`] until it returns `None` after every other call;
 //!    requests leave only when pacing and the window allow, so it often returns `None`.
-//!    `buf` must hold [`MAX_DATAGRAM`] bytes. Every datagram goes to the receiver's first
-//!    hop: the server, or the router it fetches through.
+//!    `buf` must hold [`MAX_DATAGRAM`] bytes. Every datagram goes to the receiver's peer,
+//!    its first hop: the server, or the router it fetches through. Datagrams from any
+//!    other address are dropped (counted as invalid).
 //! 2. [`Receiver::poll_event`] reports resolution, completion, failure and (with
 //!    `trace`) requests, arrivals, RTT samples and controller changes. Drain it; it grows
 //!    until drained.
@@ -71,6 +75,7 @@ pub use stats::Stats;
 use std::collections::VecDeque;
 
 use core::time::Duration;
+use std::net::SocketAddr;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
@@ -79,17 +84,17 @@ use crate::cc::{
     AckSample, Annotated, Built, CaState, CcParams, CongestionEvent, Controller, LossKind, OwnLoss, RequestInfo,
 };
 use crate::eid::Eid;
-use crate::node::{NodeId, ServedBy};
+use crate::node::{NodeId, ServedBy, Transmit};
 use crate::recovery::loss_window::LossWindow;
 use crate::recovery::window::PREV_TAGS;
 use crate::recovery::{
     LossCtx, LossDetector, LossView, RateSampler, RttEstimator, StandardLoss, UnitRecord, UnitState, Window,
 };
 use crate::time::Time;
-use crate::wire::annotation::{Annotation, MAX_ANNOTATIONS, MAX_ANTICIPATED_UNITS, write_anticipated};
-use crate::wire::tlv::{extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
+use crate::wire::annotation::{Annotation, MAX_ANNOTATIONS, MAX_ANTICIPATED_UNITS};
+use crate::wire::tlv::unit_ranges;
 use crate::wire::{
-    ByteRange, DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, Options, Packet, Proof,
+    ByteRange, DATA_HEADER_LEN, DEFAULT_HOP_LIMIT, Data, DataFlags, Nack, NackCode, OptionsWriter, Packet, Proof,
     ProofRequest, Query, Request, RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 use pacer::Pacer;
@@ -409,6 +414,8 @@ impl Path {
 #[derive(Debug)]
 pub struct Receiver {
     cfg: ReceiverConfig,
+    /// The first hop: where every request goes, and the only address answers come from.
+    peer: SocketAddr,
     target: Target,
     name: String,
     phase: Phase,
@@ -439,10 +446,14 @@ pub struct Receiver {
     lost_scratch: Vec<u64>,
 }
 
+crate::node::impl_node!(Receiver, MAX_DATAGRAM);
+
 impl Receiver {
-    /// A receiver for `target`, created at `now`.
-    pub fn new(cfg: ReceiverConfig, target: Target, now: Time) -> Self {
+    /// A receiver for `target` fetched through `peer` (the server, or the router it fetches
+    /// through), created at `now`.
+    pub fn new(cfg: ReceiverConfig, peer: SocketAddr, target: Target, now: Time) -> Self {
         let mut rx = Receiver {
+            peer,
             path: Path::new(&cfg),
             sources: Sources::default(),
             // A stream of its own, so nonces do not repeat the controller's draws.
@@ -486,6 +497,10 @@ impl Receiver {
 
     pub fn config(&self) -> &ReceiverConfig {
         &self.cfg
+    }
+    /// The first hop every request goes to.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
     }
     /// The object's EID, once known.
     pub fn eid(&self) -> Option<Eid> {
@@ -660,8 +675,14 @@ impl Receiver {
         }
     }
 
-    /// Write the next datagram to send into `buf` (≥ [`MAX_DATAGRAM`] bytes), if one is due.
-    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+    /// Write the next datagram to send into `buf` (≥ [`MAX_DATAGRAM`] bytes), if one is due;
+    /// it goes to the peer.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        let len = self.next_datagram(now, buf)?;
+        Some(Transmit { to: self.peer, len })
+    }
+
+    fn next_datagram(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
         match self.phase {
             Phase::Resolving { mut tags, next_try, interval } if now >= next_try => {
                 let tag = self.take_tag();
@@ -671,8 +692,7 @@ impl Receiver {
                     Target::Known { .. } => return None,
                 };
                 let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
-                let opt_len = write_address_token(&mut opts, self.token.as_deref());
-                let options = Options::parse(&opts[..opt_len]).expect("options this function wrote");
+                let options = OptionsWriter::new(&mut opts).address_token(self.token.as_deref()).finish();
                 let n = ResolveRequest { hop_limit: DEFAULT_HOP_LIMIT, tag, query, options }.encode(buf).ok()?;
                 tags.rotate_right(1);
                 tags[0] = tag;
@@ -686,8 +706,12 @@ impl Receiver {
         }
     }
 
-    /// Take one datagram from the network (the first hop).
-    pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) {
+    /// Take one datagram that came from `from`; only the peer's are read.
+    pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
+        if from != self.peer {
+            self.stats.invalid += 1;
+            return;
+        }
         match Packet::decode(datagram) {
             Ok(Packet::Data(d)) if matches!(self.phase, Phase::Transferring) => self.on_data(now, &d),
             Ok(Packet::Nack(n)) => self.on_nack(now, &n),
@@ -1381,7 +1405,7 @@ impl Receiver {
             }
         };
         let mut opts = [0u8; 3 + crate::token::MAX_TOKEN_LEN];
-        let opt_len = write_address_token(&mut opts, self.token.as_deref());
+        let options = OptionsWriter::new(&mut opts).address_token(self.token.as_deref()).finish();
         let q = ProofRequest {
             flags: RequestFlags(0).with(RequestFlags::ORIGIN, t.origin_blocks.remove(&b)),
             hop_limit: DEFAULT_HOP_LIMIT,
@@ -1389,7 +1413,7 @@ impl Receiver {
             eid: t.eid,
             block: b,
             depth: depth as u8,
-            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+            options,
         };
         let n = q.encode(buf).ok()?;
         // A re-ask keeps the previous request's tag acceptable (as a unit's): its answer
@@ -1494,18 +1518,17 @@ impl Receiver {
             origin |= t.origin_units.remove(u);
         }
 
-        let mut opts = [0u8; MAX_DATAGRAM];
-        let ranges_len = extra_ranges_len(ranges.len() - 1);
-        write_extra_ranges(&mut opts[..ranges_len], &ranges[1..]);
-        let mut opt_len = ranges_len + write_address_token(&mut opts[ranges_len..], self.token.as_deref());
         // Seed 003 §II-A: the units this receiver will ask for next, for caches to annotate.
         let after = t.window.next().max(units_sent.last().map_or(0, |u| u + 1));
         let ahead =
             u64::from(self.path.cc().anticipation()).min(MAX_ANTICIPATED_UNITS).min(t.units.saturating_sub(after));
-        if ahead > 0 {
-            let list = ByteRange::new(after * unit, (ahead * unit) as u32);
-            opt_len += write_anticipated(&mut opts[opt_len..], &[list]);
-        }
+        let anticipated = ByteRange::new(after * unit, (ahead * unit) as u32);
+        let mut opts = [0u8; MAX_DATAGRAM];
+        let options = OptionsWriter::new(&mut opts)
+            .extra_ranges(&ranges[1..])
+            .address_token(self.token.as_deref())
+            .anticipated(if ahead > 0 { core::slice::from_ref(&anticipated) } else { &[] })
+            .finish();
         let req = Request {
             flags: RequestFlags(0)
                 .with(RequestFlags::APP_LIMITED, was_app_limited)
@@ -1517,7 +1540,7 @@ impl Receiver {
             nonce,
             eid: t.eid,
             range: ranges[0],
-            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+            options,
         };
         let len = req.encode(buf).expect("a request with at most 32 ranges fits MAX_DATAGRAM");
 

@@ -14,6 +14,12 @@ fn client() -> std::net::SocketAddr {
     "192.0.2.1:5000".parse().unwrap()
 }
 
+/// The server's address: the receiver's peer, and the source of every answer (forged ones
+/// too: an attacker spoofs it).
+fn server_addr() -> std::net::SocketAddr {
+    "192.0.2.2:6000".parse().unwrap()
+}
+
 /// Answers forged for one datagram the receiver sent.
 type Attacker = Box<dyn FnMut(&[u8]) -> Vec<Vec<u8>>>;
 
@@ -60,7 +66,7 @@ impl Pipe {
     fn new(content: Vec<u8>, target: impl FnOnce(&MemoryCatalog) -> Target, cfg: ReceiverConfig) -> Pipe {
         let catalog = MemoryCatalog::new([("file".to_string(), content)]);
         let now = Time::from_millis(1);
-        let rx = Receiver::new(cfg, target(&catalog), now);
+        let rx = Receiver::new(cfg, server_addr(), target(&catalog), now);
         Pipe {
             rx,
             server: Server::default(),
@@ -92,7 +98,7 @@ impl Pipe {
         let mut buf = vec![0u8; 65536];
         let mut rbuf = vec![0u8; 100_000];
         while self.now < end {
-            while let Some(n) = self.rx.poll_transmit(self.now, &mut buf) {
+            while let Some(n) = self.rx.poll_transmit(self.now, &mut buf).map(|t| t.len) {
                 if let Some(a) = self.attacker.as_mut() {
                     for forged in a(&buf[..n]) {
                         self.wire.push((self.now + self.delay / 2, false, forged));
@@ -187,7 +193,7 @@ impl Pipe {
                             crate::wire::set_data_flags(&mut bytes, crate::wire::DataFlags::COALESCED);
                         }
                     }
-                    self.rx.handle_datagram(self.now, &bytes);
+                    self.rx.handle_datagram(self.now, server_addr(), &bytes);
                 }
             } else {
                 self.rx.handle_timeout(self.now);
@@ -329,8 +335,8 @@ fn tampered_content_fails_validation() {
     let mut now = p.now;
     for _ in 0..10_000 {
         let mut sent = vec![];
-        while let Some(n) = p.rx.poll_transmit(now, &mut buf) {
-            sent.push(buf[..n].to_vec());
+        while let Some(t) = p.rx.poll_transmit(now, &mut buf) {
+            sent.push(buf[..t.len].to_vec());
         }
         for req in sent {
             let mut reply = p.server.handle(now, client(), &lying, &req);
@@ -339,7 +345,7 @@ fn tampered_content_fails_validation() {
                 out.push(buf[..n].to_vec());
             }
             for d in out {
-                p.rx.handle_datagram(now, &d);
+                p.rx.handle_datagram(now, server_addr(), &d);
             }
         }
         if p.rx.error().is_some() || p.rx.is_finished() {
@@ -375,8 +381,8 @@ fn slow_reader_limits_requests_to_the_receive_window() {
     // Run without reading: at most 50 units may ever be requested.
     let mut buf = vec![0u8; 65536];
     for _ in 0..200 {
-        while let Some(n) = p.rx.poll_transmit(p.now, &mut buf) {
-            let req = buf[..n].to_vec();
+        while let Some(t) = p.rx.poll_transmit(p.now, &mut buf) {
+            let req = buf[..t.len].to_vec();
             let mut reply = p.server.handle(p.now, client(), &p.catalog, &req);
             let mut out = vec![];
             let mut b2 = vec![0u8; 65536];
@@ -384,7 +390,7 @@ fn slow_reader_limits_requests_to_the_receive_window() {
                 out.push(b2[..m].to_vec());
             }
             for d in out {
-                p.rx.handle_datagram(p.now, &d);
+                p.rx.handle_datagram(p.now, server_addr(), &d);
             }
         }
         p.now += Duration::from_millis(1);
@@ -617,7 +623,7 @@ fn forged_data(tag: u32, eid: Eid, offset: u64, total_size: u64) -> Vec<u8> {
         offset,
         total_size,
         served_by: crate::NodeId::ORIGIN,
-        options: Options::EMPTY,
+        options: crate::wire::Options::EMPTY,
         payload: &payload,
     };
     encode(|b| d.encode(b).unwrap())

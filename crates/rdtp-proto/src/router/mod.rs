@@ -70,7 +70,7 @@
 //!     wait until a datagram arrives or router.poll_timeout() passes; then
 //!       datagram from `peer` → router.handle_datagram(now, peer, &bytes)
 //!       deadline             → router.handle_timeout(now)
-//!     while let Some(t) = router.poll_transmit(&mut buf) { send(t.to, &buf[..t.len]) }
+//!     while let Some(t) = router.poll_transmit(now, &mut buf) { send(t.to, &buf[..t.len]) }
 //! }
 //! ```
 //!
@@ -158,13 +158,8 @@ const RESOLVE_ROOM: usize = wire::RESOLVE_MAX_NAME + 16;
 /// Learned routes waiting for [`Router::poll_learned_route`] at most (beyond, the oldest go).
 pub const LEARNED_EXPORT: usize = 4096;
 
-/// A datagram to send: to whom, and its length in the buffer given to
-/// [`Router::poll_transmit`] (as quinn-proto's `Transmit`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transmit {
-    pub to: SocketAddr,
-    pub len: usize,
-}
+/// A datagram to send (the contract's, [`crate::node::Transmit`]).
+pub use crate::node::Transmit;
 
 /// Everything that shapes a router.
 #[derive(Clone, Debug)]
@@ -458,6 +453,8 @@ pub struct Router {
     refused: Vec<(Refusal, u64)>,
 }
 
+crate::node::impl_node!(Router, MAX_DATAGRAM);
+
 impl Router {
     pub fn new(cfg: RouterConfig) -> Self {
         let store = RouterStore::new(cfg.cs.clone());
@@ -671,8 +668,9 @@ impl Router {
         }
     }
 
-    /// The next datagram to send, written into `buf` (≥ [`MAX_DATAGRAM`] bytes).
-    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<Transmit> {
+    /// The next datagram to send, written into `buf` (≥ [`MAX_DATAGRAM`] bytes). `now` is
+    /// the contract's ([`crate::node::Node`]): the router's sends are not paced.
+    pub fn poll_transmit(&mut self, _now: Time, buf: &mut [u8]) -> Option<Transmit> {
         loop {
             let (to, d) = self.queue.pop_front()?;
             let fits = d.len() <= buf.len();

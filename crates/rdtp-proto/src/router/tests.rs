@@ -77,7 +77,7 @@ fn request_with_token(tag: u32, nonce: u64, ranges: &[(u64, u32)], flags: u8, to
 fn drain(r: &mut Router) -> Vec<(SocketAddr, Vec<u8>)> {
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut out = vec![];
-    while let Some(t) = r.poll_transmit(&mut buf) {
+    while let Some(t) = r.poll_transmit(Time::ZERO, &mut buf) {
         out.push((t.to, buf[..t.len].to_vec()));
     }
     out

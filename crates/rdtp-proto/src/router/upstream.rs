@@ -16,9 +16,9 @@ use std::net::SocketAddr;
 use crate::eid::Eid;
 use crate::time::Time;
 use crate::token::MAX_TOKEN_LEN;
-use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges};
+use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges};
 use crate::wire::{
-    self, ByteRange, DATA_HEADER_LEN, ListRequest, NackCode, Options, PacketType, ProofRequest, Query, Request,
+    self, ByteRange, DATA_HEADER_LEN, ListRequest, NackCode, OptionsWriter, PacketType, ProofRequest, Query, Request,
     RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 
@@ -142,11 +142,11 @@ impl Router {
             let mut opts = [0u8; extra_ranges_len(MAX_RANGES)
                 + address_token_len(Some(&[0; MAX_TOKEN_LEN]))
                 + crate::wire::annotation::MAX_AREA];
-            let mut opt_len = extra_ranges_len(ranges.len() - 1);
-            write_extra_ranges(&mut opts[..opt_len], &ranges[1..]);
-            opt_len += write_address_token(&mut opts[opt_len..], self.tokens.get(next_hop));
-            opts[opt_len..opt_len + up.annotations.len()].copy_from_slice(&up.annotations);
-            opt_len += up.annotations.len();
+            let options = OptionsWriter::new(&mut opts)
+                .extra_ranges(&ranges[1..])
+                .address_token(self.tokens.get(next_hop))
+                .items(&up.annotations)
+                .finish();
             let req = Request {
                 flags: up.flags,
                 hop_limit: up.hop_limit,
@@ -155,7 +155,7 @@ impl Router {
                 nonce: up.nonce,
                 eid: up.eid,
                 range: ranges[0],
-                options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+                options,
             };
             self.enqueue(next_hop, req.encoded_len(), |b| req.encode(b).ok());
             self.stats.upstream_requests += 1;
@@ -292,14 +292,14 @@ impl Router {
     /// remember where its answer goes.
     fn forward_control(&mut self, now: Time, eid: Eid, pending: Forwarded) {
         let tag = self.new_tag();
-        let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
-        let opt_len = write_address_token(&mut opts, self.tokens.get(pending.next_hop));
-        let options = Options::parse(&opts[..opt_len]).expect("options this function wrote");
+        const OPTS: usize = address_token_len(Some(&[0; MAX_TOKEN_LEN]));
+        let mut opts = [0u8; OPTS];
+        let options = OptionsWriter::new(&mut opts).address_token(self.tokens.get(pending.next_hop)).finish();
         let hop_limit = pending.hop_limit;
         let next_hop = pending.next_hop;
         let mut b = self.pool.pop().unwrap_or_default();
         b.clear();
-        b.resize(wire::LIST_REQUEST_LEN + RESOLVE_ROOM + opts.len(), 0);
+        b.resize(wire::LIST_REQUEST_LEN + RESOLVE_ROOM + OPTS, 0);
         let len = match &pending.query {
             ControlQuery::Name(n) => ResolveRequest { hop_limit, tag, query: Query::Name(n), options }.encode(&mut b),
             ControlQuery::Eid(e) => ResolveRequest { hop_limit, tag, query: Query::Eid(*e), options }.encode(&mut b),

@@ -31,8 +31,8 @@ use crate::eid::Eid;
 use crate::time::Time;
 use crate::token::MAX_TOKEN_LEN;
 use crate::tree::{BLOCK_LEN, Cv, block_cv, blocks, check_block, proof_nodes, sparse_depth};
-use crate::wire::tlv::{address_token_len, write_address_token};
-use crate::wire::{self, Options, ProofRequest, RequestFlags};
+use crate::wire::tlv::address_token_len;
+use crate::wire::{self, OptionsWriter, ProofRequest, RequestFlags};
 
 use super::proofs;
 use super::{CachedUnit, Router};
@@ -459,7 +459,7 @@ impl Router {
             tag = self.new_tag();
         }
         let mut opts = [0u8; address_token_len(Some(&[0; MAX_TOKEN_LEN]))];
-        let opt_len = write_address_token(&mut opts, self.tokens.get(to));
+        let options = OptionsWriter::new(&mut opts).address_token(self.tokens.get(to)).finish();
         let p = ProofRequest {
             flags: RequestFlags(0),
             hop_limit: wire::DEFAULT_HOP_LIMIT,
@@ -467,7 +467,7 @@ impl Router {
             eid,
             block,
             depth,
-            options: Options::parse(&opts[..opt_len]).expect("options this function wrote"),
+            options,
         };
         self.enqueue(to, p.encoded_len(), |b| p.encode(b).ok());
         self.stats.proofs_requested += 1;

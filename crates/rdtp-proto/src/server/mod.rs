@@ -25,12 +25,16 @@
 //!    bytes always suffice.
 //!
 //! The Data packets of one request come out back to back (server pacing comes later).
+//! [`ServerNode`] drives the same core under the contract of every other core
+//! ([`crate::node::Node`]), for hosts that move datagrams for several kinds of node.
 //! Malformed input never panics: it is dropped (not rdtp) or answered with a Nack.
 
 mod catalog;
+pub mod node;
 mod share;
 
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
+pub use node::ServerNode;
 pub use share::ShareConfig;
 
 use std::net::SocketAddr;

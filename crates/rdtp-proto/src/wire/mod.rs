@@ -20,6 +20,7 @@
 
 pub mod annotation;
 mod attribute;
+mod builder;
 mod codec;
 mod data;
 mod list;
@@ -31,6 +32,7 @@ mod retry;
 pub mod tlv;
 
 pub use attribute::{Attribution, attribute};
+pub use builder::OptionsWriter;
 pub use data::{DATA_HEADER_LEN, Data, DataFlags};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,

@@ -54,16 +54,16 @@ impl ByteRange {
 /// A validated option area, borrowed from the datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Options<'a> {
-    raw: &'a [u8],
+    pub(super) raw: &'a [u8],
     /// The values of the items that may appear at most once, found by [`Options::parse`]:
     /// looking one up costs nothing, however many other items the area holds (issue 23: a
     /// request's cost is linear in its size).
-    once: Once<'a>,
+    pub(super) once: Once<'a>,
 }
 
 /// Values of `EXTRA_RANGES`, `ADDRESS_TOKEN`, `ANTICIPATED` and `REQUEST_NONCE`, if present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-struct Once<'a> {
+pub(super) struct Once<'a> {
     extra_ranges: Option<&'a [u8]>,
     address_token: Option<&'a [u8]>,
     anticipated: Option<&'a [u8]>,
@@ -71,11 +71,16 @@ struct Once<'a> {
 }
 
 impl<'a> Once<'a> {
-    const NONE: Once<'static> =
+    pub(super) const NONE: Once<'static> =
         Once { extra_ranges: None, address_token: None, anticipated: None, request_nonce: None };
 
+    /// Whether items of type `ty` have a slot (may appear at most once).
+    pub(super) const fn holds(ty: u8) -> bool {
+        matches!(ty, types::EXTRA_RANGES | types::ADDRESS_TOKEN | types::ANTICIPATED | types::REQUEST_NONCE)
+    }
+
     /// The slot of item type `ty`, if it is one of the four.
-    fn slot(&mut self, ty: u8) -> Option<&mut Option<&'a [u8]>> {
+    pub(super) fn slot(&mut self, ty: u8) -> Option<&mut Option<&'a [u8]>> {
         match ty {
             types::EXTRA_RANGES => Some(&mut self.extra_ranges),
             types::ADDRESS_TOKEN => Some(&mut self.address_token),
@@ -210,8 +215,8 @@ pub(crate) fn find_address_token(raw: &[u8]) -> Option<&[u8]> {
         .map(|(_, v)| v)
 }
 
-struct TlvIter<'a> {
-    rest: &'a [u8],
+pub(super) struct TlvIter<'a> {
+    pub(super) rest: &'a [u8],
 }
 
 impl<'a> Iterator for TlvIter<'a> {
