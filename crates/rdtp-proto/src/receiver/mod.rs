@@ -1438,8 +1438,31 @@ impl Receiver {
     }
 
     fn transmit_request(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
-        // Check everything that could stop the request before any unit is taken.
-        if buf.len() < MAX_DATAGRAM || !self.path.release_ready(now) || now < self.hold_until() {
+        if buf.len() < MAX_DATAGRAM {
+            return None;
+        }
+        let n = self.request_size(now)?;
+        let inflight_before = self.inflight();
+        let was_app_limited = self.path.rate.is_app_limited();
+        let mut units = std::mem::take(&mut self.scratch);
+        units.clear();
+        let Some(retransmission) = self.schedule_units(n, inflight_before, &mut units) else {
+            self.scratch = units;
+            return None;
+        };
+        let sent = self.encode_request(buf, &units, retransmission, was_app_limited);
+        if let Some((_, used, tag, nonce)) = sent {
+            self.record_sent(now, &units[..used], tag, nonce, retransmission, inflight_before, was_app_limited);
+        }
+        self.scratch = units;
+        sent.map(|(len, ..)| len)
+    }
+
+    /// How many units the next request may carry, if one may leave now: pacing, the
+    /// Busy hold, the window and the controller's admission allow it (checked before any
+    /// unit is taken).
+    fn request_size(&self, now: Time) -> Option<u64> {
+        if !self.path.release_ready(now) || now < self.hold_until() {
             return None;
         }
         let quota = self.window_quota();
@@ -1460,44 +1483,58 @@ impl Receiver {
         let aggregation = u64::from(
             if self.busy.backing_off() { self.cfg.max_aggregation } else { self.path.cc().aggregation() }.max(1),
         );
-        let n = aggregation.min(quota).min(per_request);
-        let inflight_before = self.inflight();
-        let was_app_limited = self.path.rate.is_app_limited();
+        Some(aggregation.min(quota).min(per_request))
+    }
 
-        // Lost units first, as one request with discrete ranges (seed 000 §3.1); else the
-        // next new units (one contiguous range). A controller that schedules re-requests
-        // after first-time requests (S1 §IV-D) gets the new units first, and lost units only
-        // when no new unit may be asked for.
-        let mut units = std::mem::take(&mut self.scratch);
-        units.clear();
+    /// Up to `n` units for the next request into `units`: lost units first, as one request
+    /// with discrete ranges (seed 000 §3.1); else the next new units (one contiguous range),
+    /// whose blocks' proofs are then due. A controller that schedules re-requests after
+    /// first-time requests (S1 §IV-D) gets the new units first, and lost units only when no
+    /// new unit may be asked for. Returns whether they are re-requests, or `None` if there
+    /// is nothing to ask for (the path is then application-limited).
+    fn schedule_units(&mut self, n: u64, inflight_before: u64, units: &mut Vec<u64>) -> Option<bool> {
         let new_first = self.path.cc().new_units_first();
         let new_allowed = self.new_units_allowed();
+        let unit = u64::from(self.cfg.unit);
         let t = self.transfer.as_mut()?;
         if !new_first || new_allowed == 0 {
-            t.window.take_lost(n as usize, &mut units);
+            t.window.take_lost(n as usize, units);
         }
-        let retransmission = !units.is_empty();
-        if !retransmission {
-            let count = n.min(new_allowed);
-            if count == 0 {
-                // Allowed to ask for more, but there is nothing to ask for.
-                self.path.rate.mark_app_limited(inflight_before);
-                self.scratch = units;
-                return None;
-            }
-            let next = t.window.next();
-            units.extend(next..next + count);
-            // The proofs of blocks starting in these units go out first.
-            let first_block = (next * unit).div_ceil(crate::tree::BLOCK_LEN);
-            let end = ((next + count) * unit).min(t.size);
-            let mut b = first_block;
-            while b * crate::tree::BLOCK_LEN < end {
-                if t.reasm.proof_depth(b) > 0 {
-                    t.proofs_due.insert(b);
-                }
-                b += 1;
-            }
+        if !units.is_empty() {
+            return Some(true);
         }
+        let count = n.min(new_allowed);
+        if count == 0 {
+            // Allowed to ask for more, but there is nothing to ask for.
+            self.path.rate.mark_app_limited(inflight_before);
+            return None;
+        }
+        let next = t.window.next();
+        units.extend(next..next + count);
+        // The proofs of blocks starting in these units go out first.
+        let first_block = (next * unit).div_ceil(crate::tree::BLOCK_LEN);
+        let end = ((next + count) * unit).min(t.size);
+        let mut b = first_block;
+        while b * crate::tree::BLOCK_LEN < end {
+            if t.reasm.proof_depth(b) > 0 {
+                t.proofs_due.insert(b);
+            }
+            b += 1;
+        }
+        Some(false)
+    }
+
+    /// Write the request for (a prefix of) `units` into `buf`: as many as fit its ranges;
+    /// lost units that do not fit go back to the lost set. Returns its length, how many of
+    /// `units` it carries, and its tag and nonce.
+    fn encode_request(
+        &mut self,
+        buf: &mut [u8],
+        units: &[u64],
+        retransmission: bool,
+        was_app_limited: bool,
+    ) -> Option<(usize, usize, u32, u64)> {
+        let unit = u64::from(self.cfg.unit);
         let (ranges, used) = unit_ranges(
             units.iter().map(|u| u * unit),
             u32::from(self.cfg.unit),
@@ -1543,8 +1580,24 @@ impl Receiver {
             options,
         };
         let len = req.encode(buf).expect("a request with at most 32 ranges fits MAX_DATAGRAM");
+        Some((len, used, tag, nonce))
+    }
 
-        // Record the request in the window.
+    /// Record a request that left: the controller, the rate sampler and the loss detector
+    /// see it, its units' records take its tag, the pacer and the statistics count it.
+    #[allow(clippy::too_many_arguments)]
+    fn record_sent(
+        &mut self,
+        now: Time,
+        units_sent: &[u64],
+        tag: u32,
+        nonce: u64,
+        retransmission: bool,
+        inflight_before: u64,
+        was_app_limited: bool,
+    ) {
+        let unit = u64::from(self.cfg.unit);
+        let Some(t) = self.transfer.as_mut() else { return };
         let p = &mut self.path;
         p.cc_mut().on_send(now, units_sent.len() as u64, inflight_before, was_app_limited);
         let cookie = p.cc_mut().on_request(&RequestInfo { now, units: units_sent, retransmission });
@@ -1591,8 +1644,7 @@ impl Receiver {
         if self.cfg.trace {
             self.events.push_back(Event::Requested { time: now, units: units_sent.to_vec(), retransmission });
         }
-        let count = used as u64;
-        self.scratch = units;
+        let count = units_sent.len() as u64;
         self.stats.requests_sent += 1;
         self.stats.units_requested += count;
         if retransmission {
@@ -1601,7 +1653,6 @@ impl Receiver {
         p.pacer.on_send(now, count * unit, p.cc().pacing_rate());
         self.busy.on_sent(now);
         self.emit_snapshot(now);
-        Some(len)
     }
 
     /// With `trace`, report the controller's knobs when the window or state changed or the
