@@ -90,6 +90,9 @@ pub struct General {
     pub socket_sample_interval: f64,
     /// Seconds the emulator runs before time 0 (default: 0 dumbbell, 0.5 wifi).
     pub settle: Option<f64>,
+    /// Figure to draw after the runs (`experiments/plot.py <plot> <out dir>`, e.g.
+    /// "tb-fig7a"), as rdtp-sim's `[scenario] plot`: crate `rdtp-plot`.
+    pub plot: Option<String>,
 }
 
 fn default_name() -> String {
