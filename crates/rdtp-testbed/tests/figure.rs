@@ -9,24 +9,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+/// One 4-s rdtp flow over a 20 Mbit/s, 20 ms dumbbell, swept as Fig. 7a's files are
+/// (`flow.0` with a label, which tb-fig7a reads).
 const EXPERIMENT: &str = r#"
-[testbed]
-name = "figure"
-plot = "tb-fig7a"
-duration = 4.0
-warmup = 1.0
-
-[path]
-kind = "dumbbell"
-rate = "20Mbps"
-rtt = "20ms"
-queue = "1bdp"
-
-[[flow]]
-kind = "rdtp"
-
-[sweep]
-"flow.0" = [{ kind = "rdtp", cc = "bbr", label = "rdtp-bbr" }]
+testbed = { name = "figure", plot = "tb-fig7a", duration = 4.0, warmup = 1.0 }
+path = { kind = "dumbbell", rate = "20Mbps", rtt = "20ms", queue = "1bdp" }
+flow = [{ kind = "rdtp" }]
+sweep = { "flow.0" = [{ kind = "rdtp", cc = "bbr", label = "rdtp-bbr" }] }
 "#;
 
 /// The workspace root: the testbed runs there, as from a source tree, so that an experiment
