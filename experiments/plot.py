@@ -5,8 +5,11 @@
 
 KIND is the scenario's `plot` key (fig7a, fig7b, fig8, fig9, fig10, fig10multi; Hu et al.:
 s1-fig5-t1 (also Fig. 6), s1-fig5-t2, s1-fig7-t1, s1-fig7-t2, s1-table1; Hiorth and Welzl: s2fig,
-s2informed; Saino et al.: s3fig4, s3fig5); OUT_DIR is what `rdtp sim` wrote (summary.csv, summary-mean.csv and one
-directory per run). Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
+s2informed; Saino et al.: s3fig4, s3fig5) or the testbed experiment's (testbed/*.toml:
+tb-fig7a, tb-fig8, tb-fig10, tb-table1, tb-bbr3, tb-s1-fig5); OUT_DIR is what `rdtp sim` or
+`rdtp testbed` wrote (summary.csv, summary-mean.csv or runs.csv, and one directory per run).
+Both run this script themselves when their runs end (crate rdtp-plot), if matplotlib is
+installed. Writes KIND.png (into PNG_DIR, default OUT_DIR) and KIND.md (a Markdown
 table of the numbers, into OUT_DIR); Hiorth and Welzl's kinds name both after OUT_DIR
 (seed002-fig1.png, …). KIND `grid` reads OUT_DIR/grid.csv from the harness's
 `examples/grid.rs` and writes grid-utilisation.png, grid-rtt.png, grid-rerequests.png and
@@ -47,6 +50,7 @@ COLORS = {
     "rdtp-cctcp": "#d62728",
     "rdtp-cctcp-single": "#e377c2",
     "rdtp-icp": "#17becf",
+    "rdtp-bbr3": "#bcbd22",
 }
 
 
@@ -572,7 +576,7 @@ def tb_fig7a(out, png):
     ax_r.set_ylabel("ping RTT under load (ms)")
     ax_r.set_xticks(range(len(configs)))
     ax_r.set_xticklabels([f"{int(c[0])} Mb/s\n{c[1]}" for c in configs], fontsize=8)
-    fig.suptitle("Fig. 7a on the testbed: real processes, Linux TCP, ns-3 real-time bottleneck (hatched: emulator lagged, invalid)")
+    fig.suptitle("Liu et al. Fig. 7a on the testbed: real processes, Linux TCP, ns-3 real-time bottleneck (hatched: emulator lagged, invalid)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     lines = [
@@ -625,13 +629,14 @@ def tb_fig8(out, png):
         tot4 = mean_between([(t, total[t]) for t in times], shift(20), shift(40), 1)
         tot3 = mean_between([(t, total[t]) for t in times], shift(45), shift(60), 1)
         lines.append(f"| {r['run_id']} | {jain(four):.3f} | {jain(three):.3f} | {fmt(tot4)} | {fmt(tot3)} | {r.get('valid')} |")
-    fig.suptitle("Fig. 8 on the testbed: four rdtp bbr flows from four namespaces, 100 Mbit/s, 20 ms (flow 1 leaves at 40 s)")
+    fig.suptitle("Liu et al. Fig. 8 on the testbed: four rdtp bbr flows from four namespaces, 100 Mbit/s, 20 ms (flow 1 leaves at 40 s)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
 
 
-def tb_fig10(out, png):
+def tb_paths(out, png, title, path_header="path"):
+    """Goodput and ping RTT under load per swept path (`path` column) and flow (`flow.0`)."""
     rows = runs(out)
     paths = []
     labels = []
@@ -642,7 +647,7 @@ def tb_fig10(out, png):
             labels.append(r["flow.0"])
     table = {(r["path"], r["flow.0"]): r for r in rows}
     fig, axes = plt.subplots(len(paths), 2, figsize=(11, 3.4 * len(paths)), squeeze=False)
-    lines = ["| WiFi hop | flow | goodput (Mbit/s) | ping RTT mean / p95 (ms) | valid |", "|---|---|---:|---:|---|"]
+    lines = [f"| {path_header} | flow | goodput (Mbit/s) | ping RTT mean / p95 (ms) | valid |", "|---|---|---:|---:|---|"]
     for row, path in zip(axes, paths):
         for k, l in enumerate(labels):
             r = table.get((path, l), {})
@@ -660,9 +665,121 @@ def tb_fig10(out, png):
         row[0].set_ylabel("goodput (Mbit/s)")
         row[1].set_ylabel("ping RTT under load (ms)")
         row[0].set_title(path, fontsize=9)
-    fig.suptitle("Fig. 10 on the testbed: real processes and Linux TCP over a real-time ns-3 WiFi hop (hatched: invalid)")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
+    return lines
+
+
+def tb_fig10(out, png):
+    return tb_paths(out, png, "Liu et al. Fig. 10 on the testbed: real processes and Linux TCP over a real-time ns-3 WiFi hop "
+                              "(hatched: invalid)", "WiFi hop")
+
+
+def tb_bbr3(out, png):
+    return tb_paths(out, png, "rdtp bbr and bbr3 vs Linux TCP BBR and CUBIC on the testbed, one flow per emulated dumbbell "
+                              "(hatched: invalid)")
+
+
+def tb_s1_fig5(out, png):
+    """Hu et al. Fig. 5 (Topology 1) on the testbed: per scheme (`flow.0`), the fetch's goodput
+    (its object over its delivery time) in every round (`seed`), with the fetch's mean unit
+    RTT and ping under load, from summary.csv."""
+    rows = runs(out)
+    schemes = []
+    for r in rows:
+        if r["flow.0"] not in schemes:
+            schemes.append(r["flow.0"])
+    fig, (ax_g, ax_r) = plt.subplots(1, 2, figsize=(11, 4.2))
+    lines = ["| scheme | rounds (valid) | goodput Mbit/s, mean [min–max] | unit RTT ms | ping RTT ms | re-requested units |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for k, scheme in enumerate(schemes):
+        sel = [r for r in rows if r["flow.0"] == scheme]
+        gp = [num(r.get("fetch_goodput_mbps")) for r in sel]
+        rtt = [num(r.get("fetch_rtt_avg_ms")) for r in sel]
+        ping = [num(r.get("ping_rtt_mean_ms")) for r in sel]
+        rer = [num(r.get("retransmitted")) for r in sel]
+        color = S1_COLORS.get(scheme, "#7f7f7f")
+        ok = [g for g in gp if not math.isnan(g)]
+        mean = sum(ok) / len(ok) if ok else float("nan")
+        ax_g.bar(k, mean, 0.6, color=color, alpha=0.6)
+        ax_g.plot([k] * len(gp), gp, "o", color=color, ms=4)
+        okr = [x for x in rtt if not math.isnan(x)]
+        okp = [x for x in ping if not math.isnan(x)]
+        ax_r.bar(k - 0.2, sum(okr) / len(okr) if okr else float("nan"), 0.4, color=color, label="unit RTT" if k == 0 else None)
+        ax_r.bar(k + 0.2, sum(okp) / len(okp) if okp else float("nan"), 0.4, color=color, hatch="..", alpha=0.6,
+                 label="ping under load" if k == 0 else None)
+        okn = [int(x) for x in rer if not math.isnan(x)]
+        lines.append(f"| {scheme} | {len(sel)} ({sum(tb_valid(r) for r in sel)}) | {over(gp, 1)} | {over(rtt, 1)} | "
+                     f"{over(ping, 1)} | {f'{min(okn)}–{max(okn)}' if okn else '–'} |")
+    for a in (ax_g, ax_r):
+        a.set_xticks(range(len(schemes)))
+        a.set_xticklabels(schemes)
+        a.grid(axis="y", alpha=0.3)
+    ax_g.set_ylabel("goodput (Mbit/s): each round, bar = mean")
+    ax_r.set_ylabel("ms (mean over the rounds)")
+    ax_r.legend(fontsize=8)
+    fig.suptitle("Hu et al. Fig. 5 (Topology 1) on the testbed: one fetch over a real-time 802.11n hop")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    return lines
+
+
+def tb_server_column(r, suffix):
+    """The value of the run's one server's `<server>_<suffix>` column (rdtp_server, tcp_<cc>_server)."""
+    for k, v in r.items():
+        if k.endswith("_server_" + suffix) and v not in (None, ""):
+            return num(v)
+    return float("nan")
+
+
+def tb_table1(out, png):
+    """Liu et al. Table 1 on the testbed: per run (one server kind, N receivers), the server
+    side's CPU (its CPUs' busy time with softirq, and the process alone) and memory (RSS
+    high-water; TCP's kernel socket memory per connection), from runs.csv."""
+    rows = read_csv(os.path.join(out, "runs.csv"))
+    labels = [f"{r.get('flow.0') or r['run_id']}\n{r.get('flows', '?')} receiver{'' if r.get('flows') == '1' else 's'}"
+              for r in rows]
+    busy = [num(r.get("server_cpus_busy_pct")) for r in rows]
+    softirq = [num(r.get("server_cpus_softirq_pct")) for r in rows]
+    process = [tb_server_column(r, "cpu_pct") for r in rows]
+    rss = [tb_server_column(r, "rss_hwm_mib") for r in rows]
+    skmem = [num(r.get("tcp_skmem_per_conn_kib")) * num(r.get("tcp_sockets_mean"), 0.0) / 1024 for r in rows]
+    hatch = [None if tb_valid(r) else "///" for r in rows]
+    x = list(range(len(rows)))
+    fig, (ax_c, ax_m) = plt.subplots(1, 2, figsize=(max(9, 2.4 * len(rows)), 4.5))
+    w = 0.38
+    ax_c.bar([i - w / 2 for i in x], [b - s if not math.isnan(s) else b for b, s in zip(busy, softirq)], w,
+             bottom=[s if not math.isnan(s) else 0 for s in softirq], color="#9ecae1", label="server CPUs busy: rest")
+    ax_c.bar([i - w / 2 for i in x], softirq, w, color="#3182bd", label="… of which softirq")
+    ax_c.bar([i + w / 2 for i in x], process, w, color="#fd8d3c", label="server process")
+    ax_c.set_ylabel("CPU (% of one CPU, over the window)")
+    ax_m.bar(x, rss, 0.6, color="#74c476", label="server RSS high-water")
+    ax_m.bar(x, [0.0 if math.isnan(k) else k for k in skmem], 0.6, bottom=rss, color="#a1d99b", hatch="..",
+             label="kernel TCP socket memory (all connections)")
+    ax_m.set_ylabel("MiB")
+    for a in (ax_c, ax_m):
+        for i, h in enumerate(hatch):
+            if h:
+                a.annotate("invalid", (i, 0), ha="center", va="bottom", fontsize=7, color="#d62728")
+        a.set_xticks(x)
+        a.set_xticklabels(labels, fontsize=8)
+        a.legend(fontsize=7)
+        a.grid(axis="y", alpha=0.3)
+    fig.suptitle("Liu et al. Table 1 on the testbed: server cost, stateless rdtp vs Linux TCP (server CPUs pinned)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    lines = [
+        "| run | server | receivers | goodput (Mbit/s) | server CPUs busy | of which softirq | server process CPU | "
+        "RSS high-water (MiB) | RSS growth over idle (KiB) | socket memory per connection (KiB) | valid |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r, b, s, pc, m in zip(rows, busy, softirq, process, rss):
+        lines.append(
+            f"| {r['run_id']} | {r.get('flow.0', '')} | {r.get('flows', '')} | {fmt(num(r.get('total_goodput_mbps')))} | "
+            f"{fmt(b, 2)} % | {fmt(s, 2)} % | {fmt(pc, 2)} % | {fmt(m, 2)} | {fmt(tb_server_column(r, 'rss_growth_kib'), 0)} | "
+            f"{fmt(num(r.get('tcp_skmem_per_conn_kib')))} | {r.get('valid')} |"
+        )
     return lines
 
 
@@ -878,7 +995,9 @@ def s1_table1(out, png):
 
 
 KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
-         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10, "grid": grid,
+         "tb-fig7a": tb_fig7a, "tb-fig8": tb_fig8, "tb-fig10": tb_fig10, "tb-table1": tb_table1, "tb-bbr3": tb_bbr3,
+         "tb-s1-fig5": tb_s1_fig5,
+         "grid": grid,
          "s1-fig5-t1": s1_fig5_t1, "s1-fig5-t2": s1_fig5_t2, "s1-fig7-t1": s1_fig7_t1, "s1-fig7-t2": s1_fig7_t2,
          "s1-table1": s1_table1}
 

@@ -4,7 +4,8 @@
 #
 #   tools/setup.sh           everything: Rust check, ns-3 + GSL, iproute2, ethtool, ping, tshark,
 #                            python3-matplotlib, libpcap-dev
-#   tools/setup.sh --ci      what the tests use (no matplotlib, no libpcap-dev)
+#   tools/setup.sh --ci      what the tests use (all but libpcap-dev; matplotlib: the
+#                            testbed's figure test)
 #   tools/setup.sh --check   install nothing: say what is missing (exit 1 if anything is)
 #
 # Needs root or sudo for apt-get. Exit 0 when everything asked for is there afterwards.
@@ -20,9 +21,9 @@ TEST_PACKAGES=(
     "ethtool:the testbed's tap checks (root)"
     "iputils-ping:the testbed's RTT under load (root)"
     "tshark:the Wireshark dissector's test (tools/wireshark)"
+    "python3-matplotlib:figures of rdtp sim and rdtp testbed (experiments/plot.py), drawn when their runs end"
 )
 EXTRA_PACKAGES=(
-    "python3-matplotlib:figures of rdtp sim and rdtp testbed (experiments/plot.py)"
     "libpcap-dev:optional: cargo build --features live (live monitor-mode capture)"
 )
 
@@ -32,7 +33,7 @@ case "${1:-}" in
     --ci) mode=ci ;;
     --check) mode=check ;;
     -h | --help)
-        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)

@@ -353,28 +353,11 @@ fn merge_main(dirs: &[PathBuf], out: &Path) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// Draw the scenario's figure with `plot.py` beside the scenario file, if Python 3 with
-/// matplotlib is there; otherwise say how to draw it later.
+/// Draw the scenario's figure with `experiments/plot.py` if Python 3 with matplotlib is
+/// there; otherwise say how to draw it later (crate `rdtp-plot`, shared with the testbed).
+/// The exit status does not depend on it.
 fn plot(scenario: &Path, kind: &str, out: &Path) {
-    let script = scenario.parent().unwrap_or(Path::new(".")).join("plot.py");
-    let command = format!("python3 {} {kind} {}", script.display(), out.display());
-    let has_matplotlib = std::process::Command::new("python3")
-        .args(["-c", "import matplotlib"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !script.is_file() || !has_matplotlib {
-        eprintln!(
-            "rdtp-sim: to draw the figure (needs python3 with matplotlib: tools/setup.sh installs it, apt-get install python3-matplotlib): {command}"
-        );
-        return;
-    }
-    eprintln!("rdtp-sim: {command}");
-    match std::process::Command::new("python3").arg(&script).arg(kind).arg(out).status() {
-        Ok(s) if s.success() => {}
-        Ok(s) => eprintln!("rdtp-sim: plotting failed ({s})"),
-        Err(e) => eprintln!("rdtp-sim: cannot run python3: {e}"),
-    }
+    let _ = rdtp_plot::draw("rdtp-sim", scenario, kind, out);
 }
 
 /// Run every simulation as a child process, `jobs` at a time; those with a result in

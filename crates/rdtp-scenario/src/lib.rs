@@ -71,7 +71,8 @@ pub struct General {
     /// Write pcap captures into each run's directory (`capture-*.pcap`).
     #[serde(default)]
     pub pcap: bool,
-    /// Figure to draw after the runs: `python3 <scenario dir>/plot.py <plot> <out dir>`.
+    /// Figure to draw after the runs: `python3 <scenario dir>/plot.py <plot> <out dir>` (crate
+    /// `rdtp-plot` finds the script and runs it, for the testbed's `[testbed] plot` too).
     pub plot: Option<String>,
     /// Write `requests.csv` in each run directory: every request of every rdtp flow.
     #[serde(default)]

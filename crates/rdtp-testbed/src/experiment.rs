@@ -90,6 +90,9 @@ pub struct General {
     pub socket_sample_interval: f64,
     /// Seconds the emulator runs before time 0 (default: 0 dumbbell, 0.5 wifi).
     pub settle: Option<f64>,
+    /// Figure to draw after the runs (`experiments/plot.py <plot> <out dir>`, e.g.
+    /// "tb-fig7a"), as rdtp-sim's `[scenario] plot`: crate `rdtp-plot`.
+    pub plot: Option<String>,
 }
 
 fn default_name() -> String {
@@ -599,5 +602,22 @@ stop = 12.0
         }
         assert!(checked >= 8, "only {checked} experiment files found in {}", dir.display());
         assert!(with_routers >= 2, "testbed/routers.toml places routers in two of its runs");
+    }
+
+    /// Every figure a shipped experiment names is one `experiments/plot.py` draws (a key of
+    /// its `KINDS`), so the drawing at the end of a long run does not fail on a typo.
+    #[test]
+    fn shipped_experiments_name_figures_plot_py_draws() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let script = std::fs::read_to_string(root.join("experiments/plot.py")).expect("experiments/plot.py");
+        let mut named = 0;
+        for (path, text) in rdtp_scenario::toml_files(&root.join("testbed")).unwrap() {
+            let (_, runs) = expand(&text, &[]).unwrap();
+            if let Some(kind) = &runs[0].experiment.testbed.plot {
+                assert!(script.contains(&format!("\"{kind}\": ")), "{}: plot.py has no kind {kind}", path.display());
+                named += 1;
+            }
+        }
+        assert!(named >= 8, "only {named} testbed files name a figure");
     }
 }

@@ -11,9 +11,11 @@
 //! (`rdtp-sim --emulate`) forwards between the taps across the same dumbbell bottleneck or
 //! WiFi hop rdtp-sim simulates; `rdtp serve` / `rdtp serve --tcp` and `rdtp fetch` run inside
 //! the namespaces. Everything is torn down after each run, on error, on SIGINT/SIGTERM and on
-//! panic. Exit codes: 0 ok, 1 a run failed, 2 usage or experiment error, 3 a prerequisite
-//! is missing (root, ip, ethtool, ping, /dev/net/tun, rdtp, rdtp-sim with ns-3),
-//! 130 interrupted. See the crate README.
+//! panic. When the runs end, the figure the file names (`[testbed] plot`) is drawn by
+//! `experiments/plot.py` as rdtp-sim draws its own (crate `rdtp-plot`: without matplotlib a
+//! hint, never another exit code). Exit codes: 0 ok, 1 a run failed, 2 usage or experiment
+//! error, 3 a prerequisite is missing (root, ip, ethtool, ping, /dev/net/tun, rdtp, rdtp-sim
+//! with ns-3), 130 interrupted. See the crate README.
 
 mod experiment;
 mod netns;
@@ -42,7 +44,7 @@ const EXIT_INTERRUPTED: u8 = 130;
     version,
     about = "Real rdtp and kernel-TCP processes in network namespaces over a real-time ns-3 emulator",
     args_conflicts_with_subcommands = true,
-    after_help = "Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,\nping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim."
+    after_help = "Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,\nping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim.\nWhen the runs end it draws the figure the file names ([testbed] plot) with\nexperiments/plot.py and matplotlib (tools/setup.sh; RDTP_PYTHON picks the interpreter)."
 )]
 struct Options {
     #[command(subcommand)]
@@ -301,6 +303,12 @@ fn run_experiment(o: &Options) -> ExitCode {
     if procs::interrupted() {
         eprintln!("rdtp-testbed: interrupted; everything it started was stopped and removed");
         return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    // The figure, as rdtp-sim draws its own (crate rdtp-plot); it never changes the exit status.
+    if let Some(kind) = runs.first().and_then(|r| r.experiment.testbed.plot.clone())
+        && results.iter().any(Option::is_some)
+    {
+        let _ = rdtp_plot::draw("rdtp-testbed", path, &kind, &out);
     }
     if failed > 0 { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS }
 }

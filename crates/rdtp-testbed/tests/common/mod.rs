@@ -109,7 +109,18 @@ pub struct TestRun {
 
 /// Run the testbed on `experiment` (written to a temporary `<name>.toml`) with these programs;
 /// its stderr is echoed.
-pub fn run(name: &str, experiment: &str, (rdtp, sim): &(PathBuf, PathBuf)) -> TestRun {
+#[allow(dead_code)] // tests/figure.rs runs it only through run_with
+pub fn run(name: &str, experiment: &str, programs: &(PathBuf, PathBuf)) -> TestRun {
+    run_with(name, experiment, programs, |_| {})
+}
+
+/// [`run`], with `adjust` given the command before it runs (environment, working directory).
+pub fn run_with(
+    name: &str,
+    experiment: &str,
+    (rdtp, sim): &(PathBuf, PathBuf),
+    adjust: impl FnOnce(&mut Command),
+) -> TestRun {
     let ns_before = namespaces();
     let links_before = links();
     let dir = std::env::temp_dir().join(format!("rdtp-testbed-{name}-{}", std::process::id()));
@@ -118,16 +129,10 @@ pub fn run(name: &str, experiment: &str, (rdtp, sim): &(PathBuf, PathBuf)) -> Te
     let exp = dir.join(format!("{name}.toml"));
     std::fs::write(&exp, experiment).unwrap();
     let out = dir.join("out");
-    let output = Command::new(TESTBED)
-        .arg(&exp)
-        .arg("--out")
-        .arg(&out)
-        .arg("--rdtp")
-        .arg(rdtp)
-        .arg("--rdtp-sim")
-        .arg(sim)
-        .output()
-        .expect("run rdtp-testbed");
+    let mut command = Command::new(TESTBED);
+    command.arg(&exp).arg("--out").arg(&out).arg("--rdtp").arg(rdtp).arg("--rdtp-sim").arg(sim);
+    adjust(&mut command);
+    let output = command.output().expect("run rdtp-testbed");
     let _ = writeln!(std::io::stderr(), "{}", String::from_utf8_lossy(&output.stderr));
     TestRun { output, out, dir, ns_before, links_before }
 }
