@@ -1098,9 +1098,13 @@ impl Receiver {
         self.congestion(now, kind);
     }
 
-    fn on_data(&mut self, now: Time, d: &Data<'_>) {
+    /// Whether `d` answers one of our outstanding requests (the object's EID and size, a
+    /// whole unit, inside the window, a tag we sent for it): if so the unit is marked
+    /// received and its arrival returned with its index and the units in flight before it;
+    /// otherwise it is counted as invalid or a duplicate.
+    fn accept(&mut self, now: Time, d: &Data<'_>) -> Option<(u64, crate::recovery::window::Arrival, u64)> {
         let unit = u64::from(self.cfg.unit);
-        let Some(t) = self.transfer.as_mut() else { return };
+        let t = self.transfer.as_mut()?;
         let u = d.offset / unit;
         let valid = d.eid == t.eid
             && d.total_size == t.size
@@ -1109,26 +1113,36 @@ impl Receiver {
             && d.payload.len() as u64 == t.reasm.unit_len(u);
         if !valid {
             self.stats.invalid += 1;
-            return;
+            return None;
         }
         if u < t.window.una() || u >= t.window.next() {
             // Not proof the server lives: anyone can replay (or forge) a unit already had.
             self.stats.duplicates += 1;
-            return;
+            return None;
         }
         // Only an answer to one of our requests for this unit (its latest or one of the
         // seven before): a forger off the path must guess a random 32-bit tag.
         if t.window.get(u).is_some_and(|r| !r.answers(d.tag)) {
             self.stats.invalid += 1;
-            return;
+            return None;
         }
         self.last_heard = now;
         self.retries_in_a_row = 0;
         let prior_inflight = t.window.inflight();
         let Some(arrival) = t.window.mark_received(u) else {
             self.stats.duplicates += 1;
-            return;
+            return None;
         };
+        Some((u, arrival, prior_inflight))
+    }
+
+    fn on_data(&mut self, now: Time, d: &Data<'_>) {
+        let unit = u64::from(self.cfg.unit);
+        let Some((u, arrival, prior_inflight)) = self.accept(now, d) else { return };
+        // (Reads and writes only the RTT state and the trace, which nothing below before
+        // its use touches.)
+        let rtt_sample = self.sample_rtt(now, u, d, &arrival.before);
+        let t = self.transfer.as_mut().expect("accepted: a transfer exists");
         let rec = arrival.before;
         // A Data answering a request refused by Busy proves that Busy forged; one answering a
         // request sent after a back-off ends it (`refusals`). Likewise a refusal waiting to be
@@ -1160,43 +1174,6 @@ impl Receiver {
         self.stats.units_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
         let p = &mut self.path;
-
-        // RTT (seed 000 eq. 5), one sample per request, from its first unit to arrive:
-        // later units of an aggregated request also carry the time the burst took to
-        // cross the bottleneck (seed 000's code sampled every unit and was biased by it).
-        // Karn's rule: never from a unit requested more than once. A request answered after
-        // a later one still gives its sample: with units served by several caches, the far
-        // sources' Data are always overtaken by the near ones' (seed 003), and sampling only
-        // requests newer than the last sampled one left the far sources without samples.
-        // Nor from a Data marked `COALESCED`: a router sent it for a request forwarded well
-        // before this one joined it, so the time is shorter than this request's round trip
-        // (BBR's min RTT would take it and size its window for a path a fraction as long,
-        // then crawl once nobody else's request is ahead: issue 23 item 11).
-        let mut rtt_sample = None;
-        let slot = (rec.req_id % SAMPLED_REQS as u64) as usize;
-        let coalesced = d.flags.contains(DataFlags::COALESCED);
-        if rec.tx == 1 && d.tag == rec.tag && !coalesced && p.sampled_reqs[slot] != rec.req_id + 1 {
-            let r = now - rec.sent_at;
-            p.rtt.on_sample(r);
-            p.sampled_reqs[slot] = rec.req_id + 1;
-            rtt_sample = Some(r);
-            if self.cfg.trace {
-                self.events.push_back(Event::RttSample(RttSampleEvent {
-                    time: now,
-                    unit: u,
-                    rtt: r,
-                    srtt: p.rtt.srtt().unwrap_or(r),
-                    rttvar: p.rtt.rttvar(),
-                    rto: p.rto().unwrap_or_default(),
-                }));
-            }
-        }
-        if rec.tx > 1 && d.tag == rec.tag {
-            // Answers the latest re-request, unambiguously (tag echo): the path works
-            // again, so the backed-off RTO can go. Karn's rule still keeps this
-            // measurement out of SRTT/RTTVAR.
-            p.rtt.clear_backoff();
-        }
         self.sources.on_unit(source, d.payload.len() as u64, rtt_sample);
         if self.cfg.trace {
             self.events.push_back(Event::Received { time: now, unit: u, source, rtt: rtt_sample });
@@ -1261,6 +1238,49 @@ impl Receiver {
         if complete {
             self.finish(now);
         }
+    }
+
+    /// The RTT sample this arrival gives, if any (and the RTO's back-off cleared when it
+    /// answers the latest re-request).
+    fn sample_rtt(&mut self, now: Time, u: u64, d: &Data<'_>, rec: &UnitRecord) -> Option<Duration> {
+        // RTT (seed 000 eq. 5), one sample per request, from its first unit to arrive:
+        // later units of an aggregated request also carry the time the burst took to
+        // cross the bottleneck (seed 000's code sampled every unit and was biased by it).
+        // Karn's rule: never from a unit requested more than once. A request answered after
+        // a later one still gives its sample: with units served by several caches, the far
+        // sources' Data are always overtaken by the near ones' (seed 003), and sampling only
+        // requests newer than the last sampled one left the far sources without samples.
+        // Nor from a Data marked `COALESCED`: a router sent it for a request forwarded well
+        // before this one joined it, so the time is shorter than this request's round trip
+        // (BBR's min RTT would take it and size its window for a path a fraction as long,
+        // then crawl once nobody else's request is ahead: issue 23 item 11).
+        let p = &mut self.path;
+        let mut rtt_sample = None;
+        let slot = (rec.req_id % SAMPLED_REQS as u64) as usize;
+        let coalesced = d.flags.contains(DataFlags::COALESCED);
+        if rec.tx == 1 && d.tag == rec.tag && !coalesced && p.sampled_reqs[slot] != rec.req_id + 1 {
+            let r = now - rec.sent_at;
+            p.rtt.on_sample(r);
+            p.sampled_reqs[slot] = rec.req_id + 1;
+            rtt_sample = Some(r);
+            if self.cfg.trace {
+                self.events.push_back(Event::RttSample(RttSampleEvent {
+                    time: now,
+                    unit: u,
+                    rtt: r,
+                    srtt: p.rtt.srtt().unwrap_or(r),
+                    rttvar: p.rtt.rttvar(),
+                    rto: p.rto().unwrap_or_default(),
+                }));
+            }
+        }
+        if rec.tx > 1 && d.tag == rec.tag {
+            // Answers the latest re-request, unambiguously (tag echo): the path works
+            // again, so the backed-off RTO can go. Karn's rule still keeps this
+            // measurement out of SRTT/RTTVAR.
+            p.rtt.clear_backoff();
+        }
+        rtt_sample
     }
 
     // ----- verified streaming (issue 11, `crate::tree`) --------------------------------
