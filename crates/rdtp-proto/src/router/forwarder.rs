@@ -20,7 +20,7 @@ use crate::wire::annotation::on_return;
 use crate::wire::{self, ByteRange, DATA_HEADER_LEN, Data, DataFlags, Nack, NackCode, Options, Request, RequestFlags};
 
 use super::annotate::Anticipation;
-use super::limits::{self, SlotIx};
+use super::limits::{self, SOURCE_SHARE_DETAIL, SlotIx};
 use super::pit::{PitEntry, PitKey};
 use super::strategy::{Candidates, Pending};
 use super::upstream::{Upstream, forwarded_hop_limit};
@@ -508,10 +508,6 @@ impl Refusal {
         }
     }
 }
-
-/// What the Busy refusing a unit beyond its source's share says.
-pub(super) const SOURCE_SHARE_DETAIL: &str =
-    "this source's share of the router is in use (too many units pending or asked for)";
 
 /// A request's standing with the per-source limits and the next hop's liveness, for each
 /// of its units.

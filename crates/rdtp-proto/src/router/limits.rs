@@ -49,6 +49,10 @@ use super::expiring::ExpiringMap;
 use crate::fair::{Asked, Bucket, SourceSlots};
 use crate::time::Time;
 
+/// What the Busy refusing a unit beyond its source's share says.
+pub(super) const SOURCE_SHARE_DETAIL: &str =
+    "this source's share of the router is in use (too many units pending or asked for)";
+
 /// How a router limits each source (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceLimits {

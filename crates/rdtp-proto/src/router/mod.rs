@@ -109,7 +109,7 @@ use expiring::ExpiringMap;
 use fib::Fib;
 use forwarder::Refusal;
 #[cfg(test)]
-use forwarder::SOURCE_SHARE_DETAIL;
+use limits::SOURCE_SHARE_DETAIL;
 pub use limits::SourceLimits;
 use limits::{Held, Limiter};
 use liveness::Liveness;

@@ -22,7 +22,7 @@ use crate::wire::{
     RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 
-use super::forwarder::SOURCE_SHARE_DETAIL;
+use super::limits::SOURCE_SHARE_DETAIL;
 use super::limits::{SlotIx, Sourced};
 use super::pit::PitKey;
 use super::{LEARNED_EXPORT, MAX_HOP_LIMIT, MAX_RANGES, RESOLVE_ROOM, Router};

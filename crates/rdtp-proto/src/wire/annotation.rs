@@ -20,8 +20,9 @@
 //!
 //! Byte layouts and test vectors: `docs/PROTOCOL.md`, "Anticipated interests".
 
+use super::data::DATA_HEADER_LEN;
+use super::header::{PREFIX_LEN, PacketType};
 use super::tlv::{ByteRange, Options, RANGE_LEN, TLV_HEADER_LEN, types};
-use super::{DATA_HEADER_LEN, PREFIX_LEN, PacketType};
 use crate::node::{NODE_ID_LEN, NodeId};
 
 /// Most ranges in one `ANTICIPATED` list.

@@ -5,8 +5,9 @@
 //! (tag 0) that no receiver may trust. What such a Nack may cost toward an address that
 //! did not prove it receives is decided by [`crate::token::Validator::answer_malformed`].
 
+use super::header::{PacketType, check_prefix};
+use super::request::REQUEST_HEADER_LEN;
 use super::tlv::{ByteRange, find_address_token};
-use super::{PacketType, REQUEST_HEADER_LEN, check_prefix};
 use crate::eid::{EID_LEN, Eid};
 
 /// Offset of the tag in every request type.
@@ -53,9 +54,9 @@ pub fn attribute(datagram: &[u8]) -> Option<Attribution<'_>> {
         // Query type, hop limit, query length (6), tag (8), options length (12), query (14).
         PacketType::ResolveRequest => (Eid::default(), ByteRange::new(0, 0), 14 + u16_at(6), u16_at(12)),
         // Hop limit, reserved, tag (8), cursor (12), options length (16), options (18).
-        PacketType::ListRequest => (Eid::default(), ByteRange::new(0, 0), super::LIST_REQUEST_LEN, u16_at(16)),
+        PacketType::ListRequest => (Eid::default(), ByteRange::new(0, 0), super::list::LIST_REQUEST_LEN, u16_at(16)),
         // Flags, hop limit, options length (6), tag (8), EID (12), block, depth (54).
-        _ => (eid_at(12), ByteRange::new(0, 0), super::PROOF_REQUEST_HEADER_LEN, u16_at(6)),
+        _ => (eid_at(12), ByteRange::new(0, 0), super::proof::PROOF_REQUEST_HEADER_LEN, u16_at(6)),
     };
     let area = datagram.get(options_at..).unwrap_or(&[]);
     let token = find_address_token(&area[..options_len.min(area.len())]);

@@ -8,8 +8,8 @@
 //! It must not accept bytes from the network: [`OptionsWriter::items`] copies items that
 //! came out of an [`Options`] that [`Options::parse`] validated.
 
+use super::tlv::{ByteRange, Options};
 use super::tlv::{Once, TlvIter, address_token_len, extra_ranges_len, types, write_address_token, write_ranges_item};
-use super::{ByteRange, Options};
 
 /// Writes option items into a caller's buffer; [`OptionsWriter::finish`] yields them as
 /// [`Options`]. Items are written in the order of the calls.

@@ -1,6 +1,6 @@
 //! Bounds-checked big-endian cursors used by every message codec.
 
-use super::{BufferTooSmall, DecodeError, MAGIC, PacketType, VERSION};
+use super::header::{BufferTooSmall, DecodeError, MAGIC, PacketType, VERSION};
 use crate::eid::{EID_LEN, Eid};
 use crate::node::{NODE_ID_LEN, NodeId};
 
@@ -13,7 +13,7 @@ pub(crate) struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader positioned after the 4-byte prefix (already checked by the caller).
     pub(crate) fn after_prefix(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: super::PREFIX_LEN.min(buf.len()) }
+        Reader { buf, pos: super::header::PREFIX_LEN.min(buf.len()) }
     }
 
     pub(crate) fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {

@@ -1,10 +1,16 @@
 //! Data: one unit of an object, the server's answer to a request (seed 000 §3.1, §4.1).
 
 use super::codec::{Reader, Writer};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use super::tlv::Options;
-use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::Eid;
 use crate::node::NodeId;
+
+/// Smallest unit (payload bytes per Data packet) a server accepts.
+pub const MIN_UNIT: u16 = 64;
+/// Largest unit: a Data datagram (without options) must fit the 65 507-byte IPv4 UDP
+/// payload limit.
+pub const MAX_UNIT: u16 = (65_507 - DATA_HEADER_LEN) as u16;
 
 /// Fixed part of a Data packet, in bytes (without options).
 pub const DATA_HEADER_LEN: usize = 70;
@@ -60,7 +66,7 @@ pub struct Data<'a> {
 
 impl<'a> Data<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::Data {
+        if super::header::check_prefix(datagram)? != PacketType::Data {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

@@ -1,9 +1,9 @@
 //! List: page through the names a server serves (`rdtp ls`).
 
 use super::codec::{Reader, Writer};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use super::resolve::RESOLVE_MAX_NAME;
 use super::tlv::Options;
-use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::{EID_LEN, Eid};
 
 /// Size of a ListRequest without options.
@@ -26,7 +26,7 @@ pub struct ListRequest<'a> {
 
 impl<'a> ListRequest<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::ListRequest {
+        if super::header::check_prefix(datagram)? != PacketType::ListRequest {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);
@@ -87,7 +87,7 @@ pub struct ListResponse<'a> {
 
 impl<'a> ListResponse<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::ListResponse {
+        if super::header::check_prefix(datagram)? != PacketType::ListResponse {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

@@ -23,6 +23,7 @@ mod attribute;
 mod builder;
 mod codec;
 mod data;
+mod header;
 mod list;
 mod nack;
 mod proof;
@@ -33,7 +34,12 @@ pub mod tlv;
 
 pub use attribute::{Attribution, attribute};
 pub use builder::OptionsWriter;
-pub use data::{DATA_HEADER_LEN, Data, DataFlags};
+pub use data::{DATA_HEADER_LEN, Data, DataFlags, MAX_UNIT, MIN_UNIT};
+pub(crate) use header::UNSUPPORTED_VERSION_DETAIL;
+pub use header::{
+    BufferTooSmall, DATA_FLAGS_AT, DecodeError, HOPS_AT, MAGIC, PREFIX_LEN, PacketType, RESPONSE_TAG_AT, VERSION,
+    check_prefix, rewrite_response, set_data_flags, set_hops,
+};
 pub use list::{
     LIST_MAX_DATAGRAM, LIST_REQUEST_LEN, ListEntry, ListEntryIter, ListRequest, ListResponse, ListResponseBuilder,
 };
@@ -44,22 +50,6 @@ pub use request::{DEFAULT_HOP_LIMIT, REQUEST_HEADER_LEN, Request, RequestFlags};
 pub use resolve::{Query, RESOLVE_MAX_NAME, ResolveRequest, ResolveResponse, check_name};
 pub use retry::{MAX_TOKEN_LEN, RETRY_HEADER_LEN, Retry};
 pub use tlv::{ByteRange, Options, Ranges};
-
-/// First two bytes of every rdtp datagram.
-pub const MAGIC: [u8; 2] = *b"RD";
-/// The version this crate speaks (2: routers — hop limits, nonces, served-by; see
-/// `docs/PROTOCOL.md` for what changed from 1).
-pub const VERSION: u8 = 3;
-/// The detail of the `UnsupportedVersion` Nack servers and routers send.
-pub(crate) const UNSUPPORTED_VERSION_DETAIL: &str = "this node speaks rdtp version 3";
-/// Length of the common prefix (magic, version, type).
-pub const PREFIX_LEN: usize = 4;
-
-/// Smallest unit (payload bytes per Data packet) a server accepts.
-pub const MIN_UNIT: u16 = 64;
-/// Largest unit: a Data datagram (without options) must fit the 65 507-byte IPv4 UDP
-/// payload limit.
-pub const MAX_UNIT: u16 = (65_507 - DATA_HEADER_LEN) as u16;
 
 /// IPv4 header (20) + UDP header (8).
 pub const IPV4_UDP_OVERHEAD: usize = 28;
@@ -84,83 +74,6 @@ pub const DEFAULT_MAX_REPLY_BYTES: u64 = 1 << 20;
 
 /// Default unit: fits a 1500-byte MTU over IPv4 (seed 000's `UNIT_MSS`, sized for our headers).
 pub const DEFAULT_UNIT: u16 = 1500 - (IPV4_UDP_OVERHEAD + DATA_HEADER_LEN) as u16;
-
-/// Packet type codes (byte 3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PacketType {
-    Request = 0x01,
-    Data = 0x02,
-    Nack = 0x03,
-    ResolveRequest = 0x04,
-    ResolveResponse = 0x05,
-    ListRequest = 0x06,
-    ListResponse = 0x07,
-    Retry = 0x08,
-    ProofRequest = 0x09,
-    Proof = 0x0A,
-}
-
-impl PacketType {
-    /// Whether this type is a request (answered by servers and routers) rather than a
-    /// response (never answered).
-    pub fn is_request(self) -> bool {
-        matches!(
-            self,
-            PacketType::Request | PacketType::ResolveRequest | PacketType::ListRequest | PacketType::ProofRequest
-        )
-    }
-
-    /// Whether byte 3 of a datagram, `t`, names a request type (even in a version this
-    /// node does not speak: such requests get an `UnsupportedVersion` Nack).
-    pub fn is_request_byte(t: u8) -> bool {
-        Self::from_u8(t).is_some_and(Self::is_request)
-    }
-
-    fn from_u8(b: u8) -> Option<Self> {
-        Some(match b {
-            0x01 => Self::Request,
-            0x02 => Self::Data,
-            0x03 => Self::Nack,
-            0x04 => Self::ResolveRequest,
-            0x05 => Self::ResolveResponse,
-            0x06 => Self::ListRequest,
-            0x07 => Self::ListResponse,
-            0x08 => Self::Retry,
-            0x09 => Self::ProofRequest,
-            0x0A => Self::Proof,
-            _ => return None,
-        })
-    }
-}
-
-/// Why a datagram could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
-    /// Not an rdtp datagram (too short for the prefix, or wrong magic). Drop silently.
-    #[error("not an rdtp datagram")]
-    NotRdtp,
-    /// An rdtp datagram of a version we do not speak.
-    #[error("unsupported rdtp version {0}")]
-    UnsupportedVersion(u8),
-    /// An unknown packet type.
-    #[error("unknown packet type {0:#04x}")]
-    UnknownType(u8),
-    /// The datagram ends before a field it announces.
-    #[error("truncated {0}")]
-    Truncated(&'static str),
-    /// A field has a value the format forbids.
-    #[error("invalid {0}")]
-    Invalid(&'static str),
-}
-
-/// The output buffer is too small for the packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("buffer too small: need {needed} bytes, have {available}")]
-pub struct BufferTooSmall {
-    pub needed: usize,
-    pub available: usize,
-}
 
 /// Any decoded rdtp packet, borrowing the datagram it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,44 +123,6 @@ impl<'a> Packet<'a> {
             Packet::Proof(p) => p.encode(out),
         }
     }
-}
-
-/// Offset of the tag in every response (Data, Nack, ResolveResponse, ListResponse, Retry,
-/// Proof).
-pub const RESPONSE_TAG_AT: usize = 8;
-/// Offset of the hop count in Data, Nack and Proof.
-pub const HOPS_AT: usize = 5;
-
-/// Replace, in place, the tag of a response datagram that [`Packet::decode`] accepted as
-/// Data, Nack, ResolveResponse or ListResponse: a router forwarding a response downstream
-/// gives it the tag of the downstream's request.
-pub fn rewrite_response(datagram: &mut [u8], tag: u32) {
-    datagram[RESPONSE_TAG_AT..RESPONSE_TAG_AT + 4].copy_from_slice(&tag.to_be_bytes());
-}
-
-/// Set, in place, the hop count of a Data or Nack datagram that [`Packet::decode`] accepted.
-pub fn set_hops(datagram: &mut [u8], hops: u8) {
-    datagram[HOPS_AT] = hops;
-}
-
-/// Offset of the flags in Data.
-pub const DATA_FLAGS_AT: usize = 4;
-
-/// Set, in place, flag bits `bits` ([`DataFlags`]) of a Data datagram that [`Packet::decode`]
-/// accepted (the others are unchanged).
-pub fn set_data_flags(datagram: &mut [u8], bits: u8) {
-    datagram[DATA_FLAGS_AT] |= bits;
-}
-
-/// Check magic and version; return the packet type.
-pub fn check_prefix(datagram: &[u8]) -> Result<PacketType, DecodeError> {
-    if datagram.len() < PREFIX_LEN || datagram[..2] != MAGIC {
-        return Err(DecodeError::NotRdtp);
-    }
-    if datagram[2] != VERSION {
-        return Err(DecodeError::UnsupportedVersion(datagram[2]));
-    }
-    PacketType::from_u8(datagram[3]).ok_or(DecodeError::UnknownType(datagram[3]))
 }
 
 #[cfg(test)]

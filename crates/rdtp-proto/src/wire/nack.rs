@@ -1,7 +1,7 @@
 //! Nack: the server cannot serve (part of) a request, and says why.
 
 use super::codec::{Reader, Writer};
-use super::{BufferTooSmall, DecodeError, PacketType};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::Eid;
 use crate::node::NodeId;
 
@@ -90,7 +90,7 @@ pub struct Nack<'a> {
 
 impl<'a> Nack<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::Nack {
+        if super::header::check_prefix(datagram)? != PacketType::Nack {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

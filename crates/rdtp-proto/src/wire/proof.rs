@@ -3,9 +3,9 @@
 //! delivering any of its bytes.
 
 use super::codec::{Reader, Writer};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use super::request::RequestFlags;
 use super::tlv::Options;
-use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::tree::{Cv, MAX_PROOF_DEPTH};
@@ -32,7 +32,7 @@ pub struct ProofRequest<'a> {
 
 impl<'a> ProofRequest<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::ProofRequest {
+        if super::header::check_prefix(datagram)? != PacketType::ProofRequest {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);
@@ -90,7 +90,7 @@ pub struct Proof<'a> {
 
 impl<'a> Proof<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::Proof {
+        if super::header::check_prefix(datagram)? != PacketType::Proof {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

@@ -1,8 +1,9 @@
 //! Request: the receiver asks for byte ranges of an object (seed 000 §3.1, §4.1).
 
 use super::codec::{Reader, Writer};
+use super::data::{MAX_UNIT, MIN_UNIT};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use super::tlv::{ByteRange, Options};
-use super::{BufferTooSmall, DecodeError, MAX_UNIT, MIN_UNIT, PacketType};
 use crate::eid::Eid;
 
 /// Fixed part of a Request, in bytes.
@@ -67,7 +68,7 @@ impl<'a> Request<'a> {
     /// Semantic checks (unit bounds, range lengths) are in [`Request::validate`], so that a
     /// server can still echo the tag and EID of a request it refuses.
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::Request {
+        if super::header::check_prefix(datagram)? != PacketType::Request {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

@@ -2,8 +2,8 @@
 //! System, answered by the server that holds the content).
 
 use super::codec::{Reader, Writer};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 use super::tlv::Options;
-use super::{BufferTooSmall, DecodeError, PacketType};
 use crate::eid::{EID_LEN, Eid};
 
 /// Longest name, in bytes of UTF-8.
@@ -53,7 +53,7 @@ fn name_from(bytes: &[u8]) -> Result<&str, DecodeError> {
 
 impl<'a> ResolveRequest<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::ResolveRequest {
+        if super::header::check_prefix(datagram)? != PacketType::ResolveRequest {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);
@@ -127,7 +127,7 @@ pub struct ResolveResponse<'a> {
 
 impl<'a> ResolveResponse<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::ResolveResponse {
+        if super::header::check_prefix(datagram)? != PacketType::ResolveResponse {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

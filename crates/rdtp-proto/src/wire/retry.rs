@@ -4,7 +4,7 @@
 //! small, so it cannot be used to amplify a spoofed request.
 
 use super::codec::{Reader, Writer};
-use super::{BufferTooSmall, DecodeError, PacketType};
+use super::header::{BufferTooSmall, DecodeError, PacketType};
 
 /// Fixed part of a Retry, in bytes.
 pub const RETRY_HEADER_LEN: usize = 12;
@@ -23,7 +23,7 @@ pub struct Retry<'a> {
 
 impl<'a> Retry<'a> {
     pub fn decode(datagram: &'a [u8]) -> Result<Self, DecodeError> {
-        if super::check_prefix(datagram)? != PacketType::Retry {
+        if super::header::check_prefix(datagram)? != PacketType::Retry {
             return Err(DecodeError::Invalid("packet type"));
         }
         let mut r = Reader::after_prefix(datagram);

@@ -5,7 +5,7 @@
 //! not know one must reject the request (Nack `Malformed`). This lets later versions add
 //! options without breaking old servers, and lets an option demand to be understood.
 
-use super::DecodeError;
+use super::header::DecodeError;
 
 /// Registered option types.
 pub mod types {
@@ -116,7 +116,7 @@ impl<'a> Options<'a> {
                     if once.address_token.is_some() {
                         return Err(DecodeError::Invalid("duplicate ADDRESS_TOKEN option"));
                     }
-                    if value.is_empty() || value.len() > super::MAX_TOKEN_LEN {
+                    if value.is_empty() || value.len() > super::retry::MAX_TOKEN_LEN {
                         return Err(DecodeError::Invalid("ADDRESS_TOKEN length"));
                     }
                 }
@@ -211,7 +211,7 @@ impl ExactSizeIterator for Ranges<'_> {}
 pub(crate) fn find_address_token(raw: &[u8]) -> Option<&[u8]> {
     (TlvIter { rest: raw })
         .map_while(Result::ok)
-        .find(|(t, v)| *t == types::ADDRESS_TOKEN && (1..=super::MAX_TOKEN_LEN).contains(&v.len()))
+        .find(|(t, v)| *t == types::ADDRESS_TOKEN && (1..=super::retry::MAX_TOKEN_LEN).contains(&v.len()))
         .map(|(_, v)| v)
 }
 
