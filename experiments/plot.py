@@ -219,7 +219,7 @@ def fig7a(out, png):
     ax_r.set_ylabel("mean RTT (ms)")
     ax_r.set_xticks(range(len(configs)))
     ax_r.set_xticklabels([f"{int(c[0])} Mb/s\n{c[1]}" for c in configs], fontsize=8)
-    fig.suptitle("Fig. 7a (ns-3): one flow, static bottleneck, 1-BDP DropTail buffer, 20 s (measured after 5 s)" + repeated(rows))
+    fig.suptitle("Liu et al. Fig. 7a (ns-3): one flow, static bottleneck, 1-BDP DropTail buffer, 20 s (measured after 5 s)" + repeated(rows))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
 
@@ -273,7 +273,7 @@ def fig7b(out, png):
     ax.set_ylabel("goodput (Mbit/s)")
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title(
-        "Fig. 7b (ns-3): dynamic bottleneck 200→500→800→1000→500→200 Mbit/s, RTT 5 ms" + (" (run 0)" if n > 1 else "")
+        "Liu et al. Fig. 7b (ns-3): dynamic bottleneck 200→500→800→1000→500→200 Mbit/s, RTT 5 ms" + (" (run 0)" if n > 1 else "")
     )
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -327,7 +327,7 @@ def fig8(out, png):
         lines.append(row + (f" {len(by_rate[rate])} |" if n > 1 else ""))
     axes[0, 0].legend(ncol=5, fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle("Fig. 8 (ns-3): four rdtp bbr flows sharing a bottleneck (flow 0 leaves at 45 s)")
+    fig.suptitle("Liu et al. Fig. 8 (ns-3): four rdtp bbr flows sharing a bottleneck (flow 0 leaves at 45 s)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -367,7 +367,7 @@ def fig9(out, png):
         row[0].legend(fontsize=8)
     for a in axes[-1]:
         a.set_xlabel("time (s)")
-    fig.suptitle("Fig. 9 (ns-3): rdtp bbr vs bbr-wifi over 802.11ac (80 MHz, VHT MCS 9, 1 SS)" + (" — run 0 of each point" if max(reps(r) for r in rows) > 1 else ""))
+    fig.suptitle("Liu et al. Fig. 9 (ns-3): rdtp bbr vs bbr-wifi over 802.11ac (80 MHz, VHT MCS 9, 1 SS)" + (" — run 0 of each point" if max(reps(r) for r in rows) > 1 else ""))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -420,7 +420,7 @@ def fig10(out, png):
                 f"| {pm(r, 'min_rtt_ms', 2)} | {pm(r, 'retransmissions', 0)} | {drops_over(r)} |"
             )
     rate = ", Minstrel" if any("minstrel" in s for s in stds) else ""
-    fig.suptitle(f"Fig. 10 (ns-3{rate}): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)" + repeated(rows))
+    fig.suptitle(f"Liu et al. Fig. 10 (ns-3{rate}): one station, ≈ 7 ms path (5 ms-RTT wired part), 20 s (measured after 5 s)" + repeated(rows))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
@@ -445,7 +445,7 @@ def fig10multi(out, png):
         lines.append(f"| {r['topology']} | {over(jains)} | {over(totals, 1)} |")
     axes[0, 0].legend(ncol=4, fontsize=8)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle("Fig. 10c/f (ns-3): three rdtp bbr-wifi flows sharing one AP, starting 5 s apart")
+    fig.suptitle("Liu et al. Fig. 10c/f (ns-3): three rdtp bbr-wifi flows sharing one AP, starting 5 s apart")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     return lines
