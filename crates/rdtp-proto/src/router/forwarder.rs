@@ -32,17 +32,8 @@ impl Router {
         let refuse = |this: &mut Self, code, detail| {
             this.send_nack(from, code, req.tag, req.eid, req.range, this.id, 0, detail);
         };
-        if let Err(why) = req.validate() {
-            self.stats.malformed += 1;
-            return refuse(self, NackCode::Malformed, why);
-        }
-        let reply_bytes = req.total_units().saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64);
-        if req.total_units() > u64::from(self.max_units_per_request) || reply_bytes > self.max_reply_bytes {
-            return refuse(self, NackCode::TooLarge, "request asks for more than this router serves per request");
-        }
-        if req.hop_limit == 0 {
-            self.stats.hop_limit += 1;
-            return refuse(self, NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)");
+        if let Err((code, why)) = self.check_request(req) {
+            return refuse(self, code, why);
         }
         // The strategy chooses among the route's next hops (strategy.rs); the first is the
         // request's own.
@@ -118,7 +109,33 @@ impl Router {
         };
         self.on_outgoing_request(now, &hops, &up, &forward);
         self.hops = hops;
-        // One Nack per run of consecutive refused units with the same reason.
+        self.refuse_units(from, req, &refused, next_hop);
+        self.forward = forward;
+        self.refused = refused;
+    }
+
+    /// Why `req` is refused before any of its units is looked at (counted), if it is:
+    /// malformed, larger than this router answers, or out of hops.
+    fn check_request(&mut self, req: &Request<'_>) -> Result<(), (NackCode, &'static str)> {
+        if let Err(why) = req.validate() {
+            self.stats.malformed += 1;
+            return Err((NackCode::Malformed, why));
+        }
+        let reply_bytes = req.total_units().saturating_mul(u64::from(req.unit) + DATA_HEADER_LEN as u64);
+        if req.total_units() > u64::from(self.max_units_per_request) || reply_bytes > self.max_reply_bytes {
+            return Err((NackCode::TooLarge, "request asks for more than this router serves per request"));
+        }
+        if req.hop_limit == 0 {
+            self.stats.hop_limit += 1;
+            return Err((NackCode::HopLimit, "hop limit reached (a routing loop, or a path too long)"));
+        }
+        Ok(())
+    }
+
+    /// Nack the units of `req` that were refused (`(reason, offset)` in request order): one
+    /// Nack per run of consecutive units with the same reason.
+    fn refuse_units(&mut self, from: SocketAddr, req: &Request<'_>, refused: &[(Refusal, u64)], next_hop: SocketAddr) {
+        let unit = u64::from(req.unit);
         let mut i = 0;
         while i < refused.len() {
             let (why, first) = refused[i];
@@ -140,8 +157,6 @@ impl Router {
             self.send_nack(from, why.code(), req.tag, req.eid, range, self.id, 0, detail);
             i += n;
         }
-        self.forward = forward;
-        self.refused = refused;
     }
 
     /// One unit of a downstream's request: answer it, join it to a pending entry, or mark
