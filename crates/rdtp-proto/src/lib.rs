@@ -23,6 +23,9 @@
 //! * [`router`] — the caching router: content store, pending requests (coalescing),
 //!   forwarding table; sans-IO with peers as addresses ([`router::Transmit`]);
 //! * [`node`] — node ids: who served a unit (origin or router), carried in every Data.
+//! * [`spec`] — key tables: the one parser of configuration strings, for controllers
+//!   (`bbr:probe_gain=2`), receivers (`rto_k=8`), routers (`cs_policy=lfu,pit_size=4096`)
+//!   and content stores (`lfu:units=1000`), with their help texts and canonical forms;
 //! * [`wifi`] — passive WiFi rate estimation (Hiorth and Welzl): per-station throughput,
 //!   active stations, the newcomer-rate prediction that informed start uses.
 //!
@@ -113,6 +116,7 @@ pub mod receiver;
 pub mod recovery;
 pub mod router;
 pub mod server;
+pub mod spec;
 pub mod time;
 pub mod token;
 pub mod tree;
