@@ -47,6 +47,10 @@ pub struct ReceiverConfig {
     /// Most Data bytes (headers included) one request may ask for: a server answers larger
     /// requests with `TooLarge` ([`crate::wire::DEFAULT_MAX_REPLY_BYTES`]).
     pub max_request_bytes: u64,
+    /// Most units requested and not yet answered, whatever the controller's window allows
+    /// (`None`: no cap but the window's). A cap for hosts that must bound what one fetch
+    /// puts in flight, e.g. in front of a small router queue.
+    pub max_inflight: Option<u64>,
 }
 
 impl Default for ReceiverConfig {
@@ -66,6 +70,7 @@ impl Default for ReceiverConfig {
             seed: 0,
             address_token: None,
             max_request_bytes: crate::wire::DEFAULT_MAX_REPLY_BYTES,
+            max_inflight: None,
         }
     }
 }
@@ -109,6 +114,11 @@ impl Keyed for ReceiverConfig {
             max_request_bytes,
             Kind::Size { min: 1, max: u64::MAX },
             "most Data bytes (headers included) one request asks for (a server's reply cap)"
+        ),
+        key!(
+            max_inflight,
+            Kind::Int { min: 0, max: u64::MAX },
+            "most units requested and not yet answered, whatever the window (0: no cap)"
         ),
     ];
 }
@@ -156,12 +166,14 @@ mod tests {
 
     #[test]
     fn keys_set_fields_and_print_back() {
-        let c = ReceiverConfig::from_spec("rto_k=8, idle_timeout=30s,recv_window=16MiB,rto_min=1s").unwrap();
+        let c = ReceiverConfig::from_spec("rto_k=8, idle_timeout=30s,recv_window=16MiB,rto_min=1s,max_inflight=100")
+            .unwrap();
         assert_eq!(c.rto.k, 8);
         assert_eq!(c.idle_timeout, Duration::from_secs(30));
         assert_eq!(c.recv_window, 16 << 20);
         assert_eq!(c.rto.min, Duration::from_secs(1));
-        assert_eq!(c.to_spec(), "rto_min=1s,rto_k=8,recv_window=16MiB,idle_timeout=30s");
+        assert_eq!(c.max_inflight, Some(100));
+        assert_eq!(c.to_spec(), "rto_min=1s,rto_k=8,recv_window=16MiB,idle_timeout=30s,max_inflight=100");
         assert_eq!(ReceiverConfig::from_spec(&c.to_spec()).unwrap(), c);
         assert_eq!(ReceiverConfig::default().to_spec(), "");
         assert_eq!(ReceiverConfig::from_spec("").unwrap(), ReceiverConfig::default());
@@ -198,7 +210,7 @@ mod tests {
         #[test]
         fn specs_round_trip(unit in MIN_UNIT..=MAX_UNIT, agg in 1u32.., k in 0u32.., rto_ms in 1u64..3_600_000,
                             window in 1u64.., idle_us in 1_000u64..86_400_000_000, verify: bool, seed: u64,
-                            granularity_ns in 0u64..3_600_000_000_000) {
+                            inflight: u64, granularity_ns in 0u64..3_600_000_000_000) {
             let c = ReceiverConfig {
                 unit,
                 max_aggregation: agg,
@@ -207,6 +219,7 @@ mod tests {
                 idle_timeout: Duration::from_micros(idle_us),
                 verify,
                 seed,
+                max_inflight: Some(inflight).filter(|&n| n != 0),
                 ..ReceiverConfig::default()
             };
             prop_assert_eq!(ReceiverConfig::from_spec(&c.to_spec()).unwrap(), c);

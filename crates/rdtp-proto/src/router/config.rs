@@ -69,6 +69,10 @@ pub struct RouterConfig {
     pub upstream_timeout: Option<Duration>,
     /// Which tags the router picks for the requests it sends (see [`TagClass`]).
     pub tags: TagClass,
+    /// Most resolves, lists and proof requests forwarded upstream and pending at once
+    /// (beyond, new ones get `Busy`): a router in front of many receivers that resolve
+    /// names may need more.
+    pub control_capacity: usize,
 }
 
 /// The tags a router picks for its own requests: those ≡ `residue` (mod `modulus`). A
@@ -110,6 +114,7 @@ impl Default for RouterConfig {
             tags: TagClass::default(),
             source_limits: SourceLimits::default(),
             upstream_timeout: Some(Duration::from_secs(2)),
+            control_capacity: 4096,
         }
     }
 }
@@ -190,6 +195,11 @@ impl Keyed for RouterConfig {
         ),
         key!("forward_rate" => source_limits.rate, Kind::Float { min: 0.0, max: f64::INFINITY }, "units per second forwarded upstream for all sources, shared fairly (0: no limit)"),
         key!("share_pending" => source_limits.share_pending, Kind::Bool, "split the pending tables between the active sources"),
+        key!(
+            control_capacity,
+            Kind::Int { min: 1, max: u64::MAX },
+            "most resolves, lists and proof requests pending upstream at once"
+        ),
     ];
 }
 
@@ -287,7 +297,7 @@ mod tests {
         #[test]
         fn specs_round_trip(units in 0usize.., bytes: u64, policy in 0usize..5, p in 0.0f64..=1.0, pit in 1usize..,
                             lifetime_us in 1u64..3_600_000_000, asf: bool, seed: u64, timeout_ms in 0u64..3_600_000,
-                            rate in 0.0f64..1e9) {
+                            rate in 0.0f64..1e9, control in 1usize..) {
             let mut c = RouterConfig::default();
             c.cs.capacity_units = units;
             c.cs.capacity_bytes = bytes;
@@ -300,12 +310,13 @@ mod tests {
             c.cs.seed = seed;
             c.upstream_timeout = Some(Duration::from_millis(timeout_ms)).filter(|d| !d.is_zero());
             c.source_limits.rate = Some(rate).filter(|&r| r != 0.0);
+            c.control_capacity = control;
             let mut back = RouterConfig::default();
             back.apply_spec(&c.to_spec()).unwrap();
             prop_assert_eq!(back.to_spec(), c.to_spec());
             prop_assert_eq!(back.cs, c.cs);
             prop_assert_eq!((back.pit_capacity, back.lifetime, back.seed, back.upstream_timeout), (c.pit_capacity, c.lifetime, c.seed, c.upstream_timeout));
-            prop_assert_eq!(back.source_limits.rate, c.source_limits.rate);
+            prop_assert_eq!((back.source_limits.rate, back.control_capacity), (c.source_limits.rate, c.control_capacity));
         }
     }
 }

@@ -149,8 +149,6 @@ pub const MAX_DATAGRAM: usize = 65_535;
 pub const MAX_HOP_LIMIT: u8 = wire::DEFAULT_HOP_LIMIT;
 /// Most ranges in one request the router sends upstream.
 const MAX_RANGES: usize = 32;
-/// Forwarded resolves and lists pending at most.
-const CONTROL_CAPACITY: usize = 4096;
 /// Distinct unit sizes remembered to match short last units (see [`Router::on_data`]).
 const UNIT_SIZES: usize = 8;
 /// Buffers kept for reuse by the transmit queue.
@@ -388,12 +386,12 @@ impl Router {
             stores_nothing,
             pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: Held::new(CONTROL_CAPACITY, &cfg.source_limits),
+            control: Held::new(cfg.control_capacity, &cfg.source_limits),
             limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
             liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
             silent: Vec::new(),
             staging: Staging::new(cfg.verify),
-            own_proofs: OwnProofs::new(CONTROL_CAPACITY, cfg.lifetime),
+            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
             strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),
