@@ -463,6 +463,12 @@ impl ConfigError {
     }
 }
 
+/// The keys `spec` names, in order (whether or not it is valid): for a host that must know
+/// whether a key was given (a fetch sizes its unit to the MTU unless `unit` is given).
+pub fn names(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split(',').filter_map(|item| item.split_once('=')).map(|(k, _)| k.trim())
+}
+
 /// Apply the spec `spec` (see the module docs; blank for none) of `what` ("receiver", …) to
 /// `config`.
 pub fn apply<C: Keyed>(config: &mut C, what: &'static str, spec: &str) -> Result<(), ConfigError> {
