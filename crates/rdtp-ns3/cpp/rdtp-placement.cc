@@ -5,8 +5,30 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <cctype>
+
 namespace ns3
 {
+
+std::string
+PercentDecode(const std::string& v)
+{
+    std::string out;
+    for (size_t i = 0; i < v.size(); i++)
+    {
+        if (v[i] == '%' && i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(v[i + 2])))
+        {
+            out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        }
+        else
+        {
+            out += v[i];
+        }
+    }
+    return out;
+}
 
 Ptr<Node>
 NamedNode(const Net& net, const std::string& name)
@@ -47,8 +69,9 @@ AddressFacing(Ptr<Node> to, Ptr<Node> from)
     return toAddr;
 }
 
-/// One router's settings (`key=value` fields) onto its application; its routes into
-/// `routes` (prefix, node; an empty prefix is the default route).
+/// One router's fields onto its application — its node id, its spec (`config`, handed to the
+/// core unchanged) and the unverified baseline — and its routes into `routes` (prefix, node;
+/// an empty prefix is the default route).
 static void
 Configure(Ptr<RdtpRouter> r,
           const std::string& item,
@@ -61,18 +84,8 @@ Configure(Ptr<RdtpRouter> r,
             node = v;
         else if (k == "id")
             r->SetAttribute("NodeId", UintegerValue(std::stoull(v)));
-        else if (k == "cs_size")
-            r->SetAttribute("CsSize", UintegerValue(std::stoull(v)));
-        else if (k == "cs_bytes")
-            r->SetAttribute("CsBytes", UintegerValue(std::stoull(v)));
-        else if (k == "cs_policy")
-            r->SetAttribute("CsPolicy", StringValue(v));
-        else if (k == "cs_insert")
-            r->SetAttribute("CsInsert", StringValue(v));
-        else if (k == "pit_size")
-            r->SetAttribute("PitSize", UintegerValue(std::stoull(v)));
-        else if (k == "lifetime")
-            r->SetAttribute("Lifetime", TimeValue(Seconds(std::stod(v))));
+        else if (k == "config")
+            r->SetAttribute("Config", StringValue(PercentDecode(v)));
         else if (k == "verify")
             r->SetAttribute("Verify", BooleanValue(v != "0"));
         else if (k == "up")

@@ -114,12 +114,7 @@ class RdtpRouter : public Application
     uint16_t m_port;
     std::string m_label;
     uint64_t m_nodeId;
-    uint64_t m_csSize;
-    uint64_t m_csBytes;
-    std::string m_csPolicy;
-    std::string m_csInsert;
-    uint64_t m_pitSize;
-    Time m_lifetime;
+    std::string m_config;
     uint64_t m_seed;
     bool m_validation;
     bool m_verify;

@@ -60,9 +60,9 @@ struct KeepFfi([*const (); 40]);
 unsafe impl Sync for KeepFfi {}
 #[used]
 static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
-    rdtp_ffi::rdtp_receiver_config_default as *const (),
-    rdtp_ffi::rdtp_receiver_new as *const (),
-    rdtp_ffi::rdtp_receiver_new_known as *const (),
+    rdtp_ffi::rdtp_receiver_new_from_spec as *const (),
+    rdtp_ffi::rdtp_receiver_new_known_from_spec as *const (),
+    rdtp_ffi::rdtp_receiver_help as *const (),
     rdtp_ffi::rdtp_receiver_free as *const (),
     rdtp_ffi::rdtp_receiver_handle_datagram as *const (),
     rdtp_ffi::rdtp_receiver_handle_timeout as *const (),
@@ -85,8 +85,8 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::router::rdtp_addr_v4 as *const (),
     rdtp_ffi::router::rdtp_node_id as *const (),
     rdtp_ffi::router::rdtp_node_id_label as *const (),
-    rdtp_ffi::router::rdtp_router_config_default as *const (),
-    rdtp_ffi::router::rdtp_router_new as *const (),
+    rdtp_ffi::router::rdtp_router_new_from_spec as *const (),
+    rdtp_ffi::router::rdtp_router_help as *const (),
     rdtp_ffi::router::rdtp_router_free as *const (),
     rdtp_ffi::router::rdtp_router_cache_unverified as *const (),
     rdtp_ffi::router::rdtp_router_set_default_route as *const (),

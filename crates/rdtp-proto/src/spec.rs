@@ -15,7 +15,9 @@
 //!       | a name or keyword            (a policy, a strategy, a node id, `prob:0.125`)
 //! ```
 //!
-//! Blanks around keys and values are ignored; a key may appear once per string. A
+//! Blanks around keys and values are ignored; a key may appear once per string. A node's
+//! spec may be several such lists separated by `;`, applied in order, so that a later one
+//! overrides an earlier one (a host's own keys, then the user's: `seed=7;seed=9` is seed 9). A
 //! configuration declares its keys once ([`Keyed`], with the [`key!`] macro: the key's name,
 //! the field it sets, its [`Kind`] — type and accepted range — and one line saying what it
 //! does). From that table come the parser ([`apply`]), validation (errors name the key and
@@ -470,12 +472,14 @@ pub fn names(spec: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Apply the spec `spec` (see the module docs; blank for none) of `what` ("receiver", …) to
-/// `config`.
+/// `config`. A node's spec may be several, separated by `;`, applied in order: a later one
+/// may set a key an earlier one set (a host's own keys, then a user's), while within one a
+/// key may appear once.
 pub fn apply<C: Keyed>(config: &mut C, what: &'static str, spec: &str) -> Result<(), ConfigError> {
-    if spec.trim().is_empty() {
-        return Ok(());
+    for part in spec.split(';').filter(|p| !p.trim().is_empty()) {
+        apply_items(config, part).map_err(|error| ConfigError { what, spec: part.to_string(), error })?;
     }
-    apply_items(config, spec).map_err(|error| ConfigError { what, spec: spec.to_string(), error })
+    Ok(())
 }
 
 /// `key=value` for every key of `config` whose value differs from `base`'s, comma-separated
@@ -553,6 +557,10 @@ mod tests {
         apply(&mut d, "demo", "limit=0s,bytes=1000").unwrap();
         assert_eq!((d.limit, d.room), (None, 1000));
         apply(&mut d, "demo", "").unwrap();
+        // Specs in sequence: the later sets a key again.
+        apply(&mut d, "demo", "count=4,on=false; count=5;").unwrap();
+        assert_eq!((d.count, d.on), (5, false));
+        assert_eq!(apply(&mut d, "demo", "count=4;count=11").unwrap_err().spec, "count=11");
     }
 
     #[test]

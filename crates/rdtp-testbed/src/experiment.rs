@@ -171,6 +171,9 @@ pub struct Flow {
     /// rdtp: write `--log-rtt` / `--log-cwnd` files.
     #[serde(default)]
     pub log: bool,
+    /// rdtp: receiver options as a receiver spec `KEY=VALUE,...` (`rdtp fetch --receiver
+    /// help`), handed unchanged to `rdtp fetch --receiver`, as the scenario files' `config`.
+    pub config: Option<String>,
     /// Extra arguments for `rdtp fetch`.
     #[serde(default)]
     pub args: Vec<String>,
@@ -256,13 +259,16 @@ fn validate(e: &Experiment) -> Result<()> {
                 spec::with_legacy_options(&cc, f.window, f.probe_gain)
                     .parse::<CcConfig>()
                     .map_err(|e| anyhow!("flow {i}: rdtp cc: {e}"))?;
+                if let Some(c) = &f.config {
+                    rdtp_proto::receiver::ReceiverConfig::from_spec(c).map_err(|e| anyhow!("flow {i}: config: {e}"))?;
+                }
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                     bail!("flow {i}: tcp cc '{cc}'");
                 }
-                if f.probe_gain.is_some() || f.window.is_some() || f.log {
-                    bail!("flow {i}: probe_gain, window and log apply to rdtp flows only");
+                if f.probe_gain.is_some() || f.window.is_some() || f.log || f.config.is_some() {
+                    bail!("flow {i}: probe_gain, window, config and log apply to rdtp flows only");
                 }
             }
             Err(e) => bail!("flow {i}: {e:#}"),
@@ -415,6 +421,9 @@ pub fn layout(e: &Experiment) -> Result<Layout> {
             }
             if let Some(w) = f.window {
                 extra_args.extend(["--window".to_string(), w.to_string()]);
+            }
+            if let Some(c) = &f.config {
+                extra_args.extend(["--receiver".to_string(), c.clone()]);
             }
             extra_args.extend(f.args.iter().cloned());
             flows.push(FlowInstance {
