@@ -210,6 +210,13 @@ fn scenario_main(o: &Options) -> Result<u8, Error> {
     let jobs = o.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let text = fs::read_to_string(scenario).map_err(|e| Error::file(scenario, e))?;
     let (keys, all) = expand(&text, &o.sets)?;
+    let mut warned = Vec::new();
+    for w in all.iter().flat_map(|r| rdtp_scenario::deprecations(&r.scenario)) {
+        if !warned.contains(&w) {
+            eprintln!("rdtp-sim: warning: {}: {w}", scenario.display());
+            warned.push(w);
+        }
+    }
     let name = all.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-sim-out").join(&name));
     let runs: Vec<Run> = all.iter().filter(|r| o.shard.is_none_or(|s| s.has(r.index))).cloned().collect();

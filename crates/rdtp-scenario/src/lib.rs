@@ -469,9 +469,11 @@ pub struct Flow {
     /// udp: sending rate.
     pub rate: Option<Quantity>,
     pub max_aggregation: Option<u32>,
-    /// rdtp: short for the cc key probe_gain.
+    /// rdtp: short for the cc key probe_gain. Deprecated (removed in the next release): write
+    /// the key in `cc` (`cc = "bbrp:probe_gain=2"`); [`deprecations`] says so.
     pub probe_gain: Option<f64>,
-    /// rdtp: short for the cc key window (of fixed).
+    /// rdtp: short for the cc key window (of fixed). Deprecated as `probe_gain`
+    /// (`cc = "fixed:window=32"`).
     pub fixed_window: Option<u32>,
     pub unit: Option<u32>,
     /// rdtp: RTTVAR multiplier K of the RTO (default 4, RFC 6298; ndnget's is 8).
@@ -955,6 +957,21 @@ impl Flow {
     }
 }
 
+/// A warning for every flow of `s` that uses the options that predate specs (`probe_gain`,
+/// `fixed_window`), naming the controller spec to write instead (they go in the next
+/// release). The caller prints them (this crate runs nothing).
+pub fn deprecations(s: &Scenario) -> Vec<String> {
+    s.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let cc = f.cc.as_deref().unwrap_or("bbr");
+            spec::legacy_warning(cc, f.fixed_window, f.probe_gain, ["fixed_window", "probe_gain"])
+                .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
+        })
+        .collect()
+}
+
 /// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
 fn rdtp_cc(f: &Flow) -> String {
     spec::with_legacy_options(f.cc.as_deref().unwrap_or("bbr"), f.fixed_window, f.probe_gain)
@@ -1418,6 +1435,15 @@ start = 1.0
             let e = expand(&bad, &[]).unwrap_err().to_string();
             assert!(e.contains(says), "{says}: {e}");
         }
+        // The options that predate controller specs still work, with a warning naming the spec.
+        assert!(deprecations(s).is_empty());
+        let legacy = text.replacen("cc = \"bbr\"", "probe_gain = 2.0", 1).replace("[\"bbr\", \"aimd\"]", "[\"bbrp\"]");
+        let (_, old) = expand(&legacy, &[]).unwrap();
+        assert_eq!(
+            deprecations(&old[0].scenario),
+            ["flow 0: probe_gain is deprecated and will be removed in the next release: give the controller spec \
+              bbrp:probe_gain=2.0 instead (cc = \"…\")"]
+        );
         let tcp = text.replacen("[[flow]]\n", "[[flow]]\nkind = \"tcp\"\nconfig = \"rto_k=1\"\n[[flow]]\n", 1);
         assert!(expand(&tcp, &[]).unwrap_err().to_string().contains("is for rdtp and workload flows"));
     }

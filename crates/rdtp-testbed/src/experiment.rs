@@ -161,9 +161,11 @@ pub struct Flow {
     pub stop: Option<f64>,
     /// Object size; default: an object large enough that the flow never runs out.
     pub size: Option<scenario::Size>,
-    /// rdtp: --probe-gain (short for the cc key probe_gain).
+    /// rdtp: --probe-gain (short for the cc key probe_gain). Deprecated (removed in the next
+    /// release): write the key in `cc` (`cc = "bbrp:probe_gain=2"`).
     pub probe_gain: Option<f64>,
-    /// rdtp: --window (short for the key window of cc fixed).
+    /// rdtp: --window (short for the key window of cc fixed). Deprecated as `probe_gain`
+    /// (`cc = "fixed:window=32"`).
     pub window: Option<u32>,
     /// Keep the fetched bytes and compare them with the served object (byte-exact check).
     #[serde(default)]
@@ -209,6 +211,20 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         runs.push(Run { id: p.id, label: p.label, assignment: p.assignment, experiment, doc: p.doc });
     }
     Ok((keys, runs))
+}
+
+/// A warning for every rdtp flow of `e` that uses `probe_gain` or `window`, naming the
+/// controller spec to write instead (they go in the next release).
+pub fn deprecations(e: &Experiment) -> Vec<String> {
+    e.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let Ok((Kind::Rdtp, cc)) = kind_and_cc(f) else { return None };
+            spec::legacy_warning(&cc, f.window, f.probe_gain, ["window", "probe_gain"])
+                .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
+        })
+        .collect()
 }
 
 fn validate(e: &Experiment) -> Result<()> {

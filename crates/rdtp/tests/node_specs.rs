@@ -106,3 +106,15 @@ fn receiver_keys_reach_the_core() {
     let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["unit"], 1000, "{summary}");
 }
+
+#[test]
+fn the_options_that_predate_controller_specs_warn_naming_the_spec() {
+    let o = rdtp(&["fetch", "127.0.0.1:1", "x", "--window", "8", "--timeout", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rdtp: warning: --window is deprecated and will be removed in the next release: give the controller spec fixed:window=8 instead"),
+        "{err}"
+    );
+    let o = rdtp(&["fetch", "127.0.0.1:1", "x", "--cc", "bbr", "-q", "--probe-gain", "2", "--timeout", "1"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "-q says nothing");
+}

@@ -112,6 +112,24 @@ pub fn with_legacy_options(spec: &str, window: Option<u32>, probe_gain: Option<f
     out
 }
 
+/// The deprecation warning for the options that predate specs, if any is given: `names` are
+/// what the front end calls them (`["--window", "--probe-gain"]`, a scenario file's
+/// `["fixed_window", "probe_gain"]`), and the warning names the spec to write instead. They
+/// still work for this release ([`with_legacy_options`]) and go in the next.
+pub fn legacy_warning(spec: &str, window: Option<u32>, probe_gain: Option<f64>, names: [&str; 2]) -> Option<String> {
+    let given: Vec<&str> = [window.map(|_| names[0]), probe_gain.map(|_| names[1])].into_iter().flatten().collect();
+    let verb = match given.len() {
+        0 => return None,
+        1 => "is",
+        _ => "are",
+    };
+    Some(format!(
+        "{} {verb} deprecated and will be removed in the next release: give the controller spec {} instead",
+        given.join(" and "),
+        with_legacy_options(spec, window, probe_gain)
+    ))
+}
+
 /// Every controller with its keys, their defaults and meaning (`rdtp fetch --cc help`,
 /// `rdtp_cc_help()`).
 pub fn help() -> String {
@@ -224,6 +242,18 @@ mod tests {
         assert_eq!(with_legacy_options("bbr:wifi=true", None, Some(1.5)), "bbr:wifi=true,probe_gain=1.5");
         assert_eq!(with_legacy_options("aimd", None, None), "aimd");
         assert_eq!(parse(&with_legacy_options("bbrp", None, Some(2.0))).unwrap(), CcConfig::new(BbrConfig::bbrp(2.0)));
+    }
+
+    #[test]
+    fn legacy_options_are_deprecated_naming_the_spec() {
+        assert_eq!(legacy_warning("bbr", None, None, ["--window", "--probe-gain"]), None);
+        assert_eq!(
+            legacy_warning("bbrp", None, Some(2.0), ["fixed_window", "probe_gain"]).unwrap(),
+            "probe_gain is deprecated and will be removed in the next release: give the controller spec \
+             bbrp:probe_gain=2.0 instead"
+        );
+        let w = legacy_warning("fixed", Some(8), Some(1.5), ["--window", "--probe-gain"]).unwrap();
+        assert!(w.starts_with("--window and --probe-gain are deprecated"), "{w}");
     }
 
     #[test]

@@ -26,7 +26,8 @@
 //!
 //! | file | holds | must not |
 //! | --- | --- | --- |
-//! | `mod.rs` | [`RouterConfig`], [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `mod.rs` | [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `config.rs` | [`RouterConfig`] and its key table (the router spec, `cs_policy=lfu,strategy=asf`) | parse a spec itself ([`crate::spec`] does) |
 //! | `forwarder.rs` | the pipelines, named as NFD's: incoming request, content-store hit and miss, outgoing request, incoming data, unsolicited data, incoming Nack, a silent next hop | choose next hops (the strategy does) or build upstream requests |
 //! | [`strategy`] | the [`strategy::Strategy`] trait, its registry ([`strategy::STRATEGIES`]) and retransmission suppression; one file per strategy (`strategy/best_route.rs`, `strategy/asf.rs`) | keep state per request or per receiver |
 //! | `upstream.rs` | requests to next hops, resolve/list/proof forwarding, the per-hop token jar | answer from the store |

@@ -53,15 +53,17 @@ pub struct Args {
     /// aimd; --cubic-beta: cubic).
     #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
     pub cc: Option<String>,
-    /// Window in units of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so
-    /// without --cc it selects fixed. A fixed window has no congestion control: one larger
+    /// Deprecated (removed in the next release): give `--cc fixed:window=N`. Window in units
+    /// of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so without --cc it
+    /// selects fixed. A fixed window has no congestion control: one larger
     /// than the receive window lets be in flight or than the receiver's socket buffer holds
     /// (5 698 units of 1402 bytes) is cut to that, with a warning — the excess would be
     /// dropped and asked for again.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
-    /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
-    /// bbrp_pace 8 is 2); short for the key probe_gain=G.
+    /// Deprecated (removed in the next release): give `--cc bbrp:probe_gain=G`. Pacing gain
+    /// of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's bbrp_pace 8 is 2); short
+    /// for the key probe_gain=G.
     #[arg(long, value_name = "G")]
     pub probe_gain: Option<f64>,
     /// Initial window in units, as ndnget's --init-cwnd: short for the key init_cwnd of the
@@ -361,6 +363,11 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let spec = controller_spec(&a)?;
     let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    if let Some(w) = rdtp_proto::cc::spec::legacy_warning(&cc, a.window, a.probe_gain, ["--window", "--probe-gain"])
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
     let cc = cc_config(&cc, a.window, a.probe_gain)?;
     let mut fetch = Fetch::new(server, target.clone());
     if let Some(m) = a.mtu {
