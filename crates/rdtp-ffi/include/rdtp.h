@@ -372,6 +372,12 @@ bool rdtp_router_set_default_route(struct RdtpRouter *r, struct RdtpAddr next_ho
 // Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
 bool rdtp_router_add_route(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
 
+// Add `next_hop` to the route of `key` — "" for the default route, or an EID in hex (64
+// digits) — after the next hops it has, for the forwarding strategy to choose among (spec key
+// `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
+// next hop: for one, this replaces it.
+bool rdtp_router_add_next_hop(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
+
 // Take one datagram from `from` at `now_ns`.
 void rdtp_router_handle_datagram(struct RdtpRouter *r,
                                  uint64_t now_ns,

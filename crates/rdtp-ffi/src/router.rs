@@ -225,6 +225,24 @@ pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c
     })
 }
 
+/// Add `next_hop` to the route of `key` — "" for the default route, or an EID in hex (64
+/// digits) — after the next hops it has, for the forwarding strategy to choose among (spec key
+/// `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
+/// next hop: for one, this replaces it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_add_next_hop(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
+    guard("rdtp_router_add_next_hop", false, || {
+        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
+        if key.is_empty() {
+            r.router.fib_mut().add_default_next_hop(a);
+        } else {
+            r.router.fib_mut().add_next_hop(Route { key: RouteKey::parse(key), next_hop: a });
+        }
+        true
+    })
+}
+
 /// Take one datagram from `from` at `now_ns`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_router_handle_datagram(

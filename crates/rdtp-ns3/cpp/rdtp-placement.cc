@@ -6,6 +6,7 @@
 #include "ns3/uinteger.h"
 
 #include <cctype>
+#include <set>
 
 namespace ns3
 {
@@ -118,10 +119,18 @@ InstallRouters(const Net& net,
         r->SetAttribute("Label", StringValue(node.size() <= 8 ? node : "router"));
         r->SetAttribute("Port", UintegerValue(port));
         r->SetAttribute("Seed", UintegerValue(seed(node)));
+        std::set<std::string> routed;
         for (const auto& [prefix, hop] : routes)
         {
             const InetSocketAddress next(AddressFacing(NamedNode(net, hop), at), port);
-            if (prefix.empty())
+            // A route named again: another next hop of it (RouterSpec's next_hops). The core's
+            // name prefixes keep one next hop, so theirs serve the object routes RouteObject adds.
+            if (!routed.insert(prefix).second)
+            {
+                if (prefix.empty())
+                    r->AddNextHop(prefix, next);
+            }
+            else if (prefix.empty())
                 r->SetDefaultRoute(next);
             else
                 r->AddRoute(prefix, next);
@@ -138,9 +147,18 @@ void
 RouteObject(const std::vector<PlacedRouter>& routers, const std::string& server, const std::string& eidHex)
 {
     for (const auto& r : routers)
+    {
+        bool first = true;
         for (const auto& [prefix, next] : r.routes)
             if (prefix == server)
-                r.app->AddRoute(eidHex, next);
+            {
+                if (first)
+                    r.app->AddRoute(eidHex, next);
+                else
+                    r.app->AddNextHop(eidHex, next);
+                first = false;
+            }
+    }
 }
 
 } // namespace ns3

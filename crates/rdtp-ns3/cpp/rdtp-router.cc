@@ -173,6 +173,14 @@ RdtpRouter::AddRoute(const std::string& key, const InetSocketAddress& nextHop)
         NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
 }
 
+void
+RdtpRouter::AddNextHop(const std::string& key, const InetSocketAddress& nextHop)
+{
+    m_nextHops.emplace_back(key, nextHop);
+    if (m_core != nullptr && !rdtp_router_add_next_hop(m_core, key.c_str(), ToRdtp(nextHop)))
+        NS_FATAL_ERROR("RdtpRouter: the core refused the next hop for '" << key << "'");
+}
+
 std::string
 NodeIdLabel(uint64_t id)
 {
@@ -227,6 +235,9 @@ RdtpRouter::CreateCore()
     for (const auto& [key, hop] : m_routes)
         if (!rdtp_router_add_route(m_core, key.c_str(), ToRdtp(hop)))
             NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
+    for (const auto& [key, hop] : m_nextHops)
+        if (!rdtp_router_add_next_hop(m_core, key.c_str(), ToRdtp(hop)))
+            NS_FATAL_ERROR("RdtpRouter: the core refused the next hop for '" << key << "'");
 }
 
 void

@@ -55,7 +55,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 40]);
+struct KeepFfi([*const (); 41]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -91,6 +91,7 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::router::rdtp_router_cache_unverified as *const (),
     rdtp_ffi::router::rdtp_router_set_default_route as *const (),
     rdtp_ffi::router::rdtp_router_add_route as *const (),
+    rdtp_ffi::router::rdtp_router_add_next_hop as *const (),
     rdtp_ffi::router::rdtp_router_handle_datagram as *const (),
     rdtp_ffi::router::rdtp_router_poll_transmit as *const (),
     rdtp_ffi::router::rdtp_router_poll_timeout as *const (),

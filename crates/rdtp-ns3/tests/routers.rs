@@ -361,3 +361,25 @@ fn specs_in_the_file_reach_the_cores() {
         "{err}"
     );
 }
+
+/// A router with two paths to a server (`next_hops`) and the `asf` strategy (`config`) spreads
+/// a workload's requests over both: the object routes RouteObject gives it have both next
+/// hops, and ASF probes the one it does not prefer. Every fetch completes.
+#[test]
+fn next_hops_give_a_strategy_two_paths() {
+    let dir = TempDir::new("next-hops");
+    let text = "[scenario]\nname = \"two-paths\"\nduration = 4.0\n\n[topology]\nkind = \"graph\"\nnode = [\n\
+        { name = \"s1\", role = \"server\" },\n{ name = \"a\", role = \"router\" },\n{ name = \"b\", role = \"router\" },\n\
+        { name = \"edge\", role = \"router\" },\n{ name = \"c1\", role = \"client\" },\n]\nlink = [\n\
+        { from = \"s1\", to = \"a\", delay = \"5ms\" },\n{ from = \"s1\", to = \"b\", delay = \"10ms\" },\n\
+        { from = \"a\", to = \"edge\" },\n{ from = \"b\", to = \"edge\" },\n{ from = \"edge\", to = \"c1\" },\n]\n\
+        router = [\n{ node = \"edge\", next_hops = [\"a\", \"b\"], config = \"strategy=asf\" },\n\
+        { node = \"a\" },\n{ node = \"b\" },\n]\n\n[[flow]]\nkind = \"workload\"\nrequests = 5.0\nobjects = 20\n\
+        size = 100000\nunit = 1402\nlast_start = 3.0\n";
+    let Some(out) = run_scenario(&dir, text) else { return };
+    let run = &runs(&out)[0];
+    let fetches = csv(&run.join("fetches.csv"));
+    assert!(!fetches.is_empty() && fetches.iter().all(|f| f["completed"] == "1"), "{fetches:?}");
+    let (via_a, via_b) = (counter(run, "a", "units_requested"), counter(run, "b", "units_requested"));
+    assert!(via_a > 0 && via_b > 0, "a {via_a}, b {via_b}: both paths carry requests");
+}

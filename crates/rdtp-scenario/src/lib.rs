@@ -322,6 +322,13 @@ pub struct RouterSpec {
     /// without proof requests, to measure what verification costs (docs/EXPERIMENTS.md §8).
     /// `rdtp route` has no such mode: the testbed refuses it.
     pub verify: Option<bool>,
+    /// Graph topologies: further next hops (node names: routers or servers) of every route
+    /// this router has, after the one on the shortest path, for its forwarding strategy to
+    /// choose among (`config = "strategy=asf"`). The default route and object (EID) routes —
+    /// a workload's objects, routed as their server's name — take several; the core's name
+    /// prefixes keep one, so resolves still go the shortest way. rdtp-sim only: the
+    /// testbed's chains have one upstream.
+    pub next_hops: Option<Vec<String>>,
     /// Any other router options, as a router spec `KEY=VALUE,...` handed unchanged to the
     /// core (`rdtp route --router help` lists the keys: `strategy=asf`, `max_waiting=128`,
     /// `control_capacity=8192`, …). The fields above are short for keys of it and apply
@@ -361,7 +368,9 @@ impl RouterSpec {
         }
         let mut spec = keys.join(",");
         if let Some(c) = self.config.as_deref().filter(|c| !c.trim().is_empty()) {
-            spec.push(';');
+            if !spec.is_empty() {
+                spec.push(';');
+            }
             spec.push_str(c);
         }
         Ok(spec)
@@ -384,6 +393,12 @@ impl RouterSpec {
                 self.node
             )));
         }
+        if self.next_hops.is_some() {
+            return Err(Error::Invalid(format!(
+                "router '{}': next_hops is for graph topologies (rdtp-sim); a testbed chain has one upstream",
+                self.node
+            )));
+        }
         Ok(vec!["--id".to_string(), self.node_id()?.to_string(), "--router".to_string(), self.spec(false)?])
     }
 
@@ -391,7 +406,8 @@ impl RouterSpec {
     /// node id (`id=`, as an integer), its spec (`config=`, percent-encoded: the runner hands
     /// it to the core unchanged), `verify=0`
     /// for the unverified baseline, then its routes from `paths`: `up=NODE` (the default
-    /// route) or `route=PREFIX:NODE` (a name prefix), next hops by node name.
+    /// route) or `route=PREFIX:NODE` (a name prefix), next hops by node name; a route named
+    /// again is another next hop of it (`next_hops`).
     pub fn sim_spec(&self, paths: &routing::Paths) -> Result<String, Error> {
         let mut s = format!("node={},id={}", self.node, self.node_id()?.to_u64());
         let spec = self.spec(true)?;
@@ -402,10 +418,13 @@ impl RouterSpec {
             s.push_str(",verify=0");
         }
         for (prefix, next) in paths.routes(&self.node) {
-            if prefix.is_empty() {
-                write!(s, ",up={next}").unwrap();
-            } else {
-                write!(s, ",route={prefix}:{next}").unwrap();
+            let extra = self.next_hops.iter().flatten().filter(|h| **h != next && **h != self.node);
+            for hop in std::iter::once(&next).chain(extra) {
+                if prefix.is_empty() {
+                    write!(s, ",up={hop}").unwrap();
+                } else {
+                    write!(s, ",route={prefix}:{hop}").unwrap();
+                }
             }
         }
         Ok(s)
@@ -800,6 +819,16 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), Error> {
         }
         seen.push(&r.node);
         r.validate().map_err(|e| Error::Invalid(format!("{table}.{e}")))?;
+        // Further next hops run an rdtp router or server: a graph's router with a store, or a server.
+        for hop in r.next_hops.iter().flatten() {
+            let serves = t.nodes_with_role("server").contains(&hop.as_str());
+            if t.kind != "graph" || !(serves || t.routers.iter().any(|o| o.node == *hop)) {
+                return Err(Error::Invalid(format!(
+                    "{table}.router '{}': next hop '{hop}' (next_hops are graph nodes with a [[{table}.router]] or role \"server\")",
+                    r.node
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -950,7 +979,9 @@ impl Flow {
         }
         let mut spec = keys.join(",");
         if let Some(c) = self.config.as_deref().filter(|c| !c.trim().is_empty()) {
-            spec.push(';');
+            if !spec.is_empty() {
+                spec.push(';');
+            }
             spec.push_str(c);
         }
         spec
@@ -1390,6 +1421,26 @@ start = 1.0
         let e =
             with("[[topology.router]]\nnode = \"r1\"\n[[topology.router]]\nnode = \"r1\"\n").unwrap_err().to_string();
         assert!(e.contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn next_hops_add_to_every_route_of_a_graph_router() {
+        let text = GRAPH.replace(
+            "router = [{ node = \"edge\" }]",
+            "router = [{ node = \"edge\", next_hops = [\"s2\"], config = \"strategy=asf\" }]",
+        );
+        let (_, runs) = expand(&text, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "o").unwrap().join(" ");
+        assert!(args.contains(",config=strategy=asf,route=s1:s1,route=s1:s2,route=s2:s2"), "{args}");
+        let e = runs[0].scenario.topology.routers[0].route_args().unwrap_err().to_string();
+        assert!(e.contains("next_hops is for graph topologies"), "{e}");
+        let e = expand(&text.replace("[\"s2\"]", "[\"c1\"]"), &[]).unwrap_err().to_string();
+        assert!(e.contains("topology.router 'edge': next hop 'c1'"), "{e}");
+        let chain = FILE.replace(
+            "queue = \"1bdp\"\n",
+            "queue = \"1bdp\"\n[[topology.router]]\nnode = \"r1\"\nnext_hops = [\"r2\"]\n",
+        );
+        assert!(expand(&chain, &[]).unwrap_err().to_string().contains("next hop 'r2'"));
     }
 
     #[test]
