@@ -59,36 +59,6 @@ typedef struct RdtpServer RdtpServer;
 // Opaque estimator handle (the estimator and the newcomer-rate model it predicts with).
 typedef struct RdtpWifiEstimator RdtpWifiEstimator;
 
-// Receiver settings; zero fields mean "default".
-typedef struct RdtpReceiverConfig {
-  // Controller spec NAME[:KEY=VALUE,...], e.g. "bbr", "bbrp:probe_gain=2",
-  // "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
-  // controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
-  const char *cc;
-  // Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4), less the room a
-  // controller listing anticipated interests needs for annotations (cctcp: 1060).
-  uint16_t unit;
-  // Aggregation limit L; 0 = 64.
-  uint32_t max_aggregation;
-  // Out-of-order arrivals that declare a loss; 0 = 6.
-  uint32_t reorder_threshold;
-  // Receive window, bytes; 0 = 64 MiB.
-  uint64_t recv_window;
-  // Minimum / maximum / initial RTO and idle limit, nanoseconds; 0 = default.
-  uint64_t min_rto_ns;
-  uint64_t max_rto_ns;
-  uint64_t initial_rto_ns;
-  uint64_t idle_timeout_ns;
-  // Seed of the receiver's randomness.
-  uint64_t seed;
-  // Emit RTT-sample and congestion events.
-  bool trace;
-  // Check the object against its EID.
-  bool verify;
-  // RTTVAR multiplier K of the RTO (`SRTT + K·RTTVAR`); 0 = 4 (RFC 6298; ndnget uses 8).
-  uint32_t rto_k;
-} RdtpReceiverConfig;
-
 // One receiver event. Fields not listed for a kind are zero.
 typedef struct RdtpEvent {
   enum RdtpEventKind kind;
@@ -173,30 +143,6 @@ typedef struct RdtpServerStats {
 // (throw a C++ exception) through the Rust frames below it.
 typedef void (*RdtpPanicHandler)(const char *message);
 
-// Router settings; zero fields and null strings mean "default".
-typedef struct RdtpRouterConfig {
-  // Node id (see `rdtp_node_id`); 0 = "router".
-  uint64_t id;
-  // Content store capacity in units; 0 = 65536 (to cache nothing, set `cs_insert` "none").
-  uint64_t cs_units;
-  // Content store capacity in payload bytes; 0 = no byte limit.
-  uint64_t cs_bytes;
-  // Replacement policy, a name of the registry: "lru", "lfu", "fifo", "random" or "clock" (null = "lru").
-  const char *cs_policy;
-  // Insertion: "always", "prob:P" or "none" (null = "always").
-  const char *cs_insert;
-  // Most units pending; 0 = 65536.
-  uint64_t pit_capacity;
-  // Pending-entry lifetime, nanoseconds; 0 = 4 s.
-  uint64_t lifetime_ns;
-  // Seed of the router's randomness.
-  uint64_t seed;
-  // Validate downstream addresses (a Retry with a token to a request without one, RFC
-  // 9000 §8); false (the default) answers every address, as a simulation without
-  // spoofers needs.
-  bool validation;
-} RdtpRouterConfig;
-
 // What one source delivered to a receiver.
 typedef struct RdtpSource {
   // Its node id (`rdtp_node_id_label` prints it).
@@ -248,9 +194,6 @@ typedef struct RdtpWifiStation {
 extern "C" {
 #endif // __cplusplus
 
-// The defaults (BBR, unit 1412, verification on, no trace).
-struct RdtpReceiverConfig rdtp_receiver_config_default(void);
-
 // Every controller with its spec keys, their defaults and meaning: static, NUL-terminated
 // text, never freed.
 const char *rdtp_cc_help(void);
@@ -260,17 +203,32 @@ const char *rdtp_cc_help(void);
 // (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
 uintptr_t rdtp_cc_error(const char *spec, char *buf, uintptr_t cap);
 
-// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
-// controller spec is refused (see `rdtp_cc_error`) or `name` is not UTF-8.
-struct RdtpReceiver *rdtp_receiver_new(const struct RdtpReceiverConfig *cfg,
-                                       const char *name,
-                                       uint64_t now_ns);
+// A receiver fetching the object called `name`, created at `now_ns`, configured by a
+// controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
+// ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
+// separated by ';' apply in order, so a host's keys may come before its user's). Null if a
+// spec is refused or `name` is not UTF-8: then `err` holds why, naming the key
+// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+struct RdtpReceiver *rdtp_receiver_new_from_spec(const char *cc,
+                                                 const char *spec,
+                                                 const char *name,
+                                                 uint64_t now_ns,
+                                                 char *err,
+                                                 uintptr_t err_cap);
 
-// A receiver for an object whose EID (32 bytes) and size are known: no resolution.
-struct RdtpReceiver *rdtp_receiver_new_known(const struct RdtpReceiverConfig *cfg,
-                                             const uint8_t *eid,
-                                             uint64_t size,
-                                             uint64_t now_ns);
+// As `rdtp_receiver_new_from_spec`, for an object whose EID (32 bytes) and size are known:
+// no resolution.
+struct RdtpReceiver *rdtp_receiver_new_known_from_spec(const char *cc,
+                                                       const char *spec,
+                                                       const uint8_t *eid,
+                                                       uint64_t size,
+                                                       uint64_t now_ns,
+                                                       char *err,
+                                                       uintptr_t err_cap);
+
+// Every receiver spec key with its default, meaning and accepted values: static,
+// NUL-terminated text, never freed.
+const char *rdtp_receiver_help(void);
 
 // Free a receiver (null is ignored).
 void rdtp_receiver_free(struct RdtpReceiver *rx);
@@ -381,11 +339,20 @@ uint64_t rdtp_node_id(const char *label);
 // too small: 19 bytes always suffice).
 uintptr_t rdtp_node_id_label(uint64_t id, char *buf, uintptr_t cap);
 
-// The defaults.
-struct RdtpRouterConfig rdtp_router_config_default(void);
+// A router with no routes yet, configured by a router spec `spec` ("KEY=VALUE,..."; null or
+// "" = the defaults of a simulated router, see below; `rdtp_router_help()` lists the keys;
+// several separated by ';' apply in order, so a host's keys — id, seed — may come before
+// its user's). Null if the spec is refused: then `err` holds why, naming the key
+// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+//
+// Before its spec a router has the core's defaults as the papers' routers (NFD) have them:
+// no byte limit on the store, no upstream timeout, no per-source limits, no address
+// validation (`rdtp_router_help()` shows the core's defaults, those of `rdtp route`).
+struct RdtpRouter *rdtp_router_new_from_spec(const char *spec, char *err, uintptr_t err_cap);
 
-// A router with no routes yet; null if a policy string is invalid.
-struct RdtpRouter *rdtp_router_new(const struct RdtpRouterConfig *cfg);
+// Every router spec key with the core's default, meaning and accepted values: static,
+// NUL-terminated text, never freed.
+const char *rdtp_router_help(void);
 
 #if defined(RDTP_EXPERIMENTS)
 // **Experiments only** (feature `experiments`; declared with `RDTP_EXPERIMENTS` defined):
@@ -404,6 +371,12 @@ bool rdtp_router_set_default_route(struct RdtpRouter *r, struct RdtpAddr next_ho
 
 // Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
 bool rdtp_router_add_route(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
+
+// Add `next_hop` to the route of `key` — "" for the default route, or an EID in hex (64
+// digits) — after the next hops it has, for the forwarding strategy to choose among (spec key
+// `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
+// next hop: for one, this replaces it.
+bool rdtp_router_add_next_hop(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
 
 // Take one datagram from `from` at `now_ns`.
 void rdtp_router_handle_datagram(struct RdtpRouter *r,

@@ -14,9 +14,10 @@
 //! ## Call order (receiver)
 //!
 //! ```c
-//! RdtpReceiverConfig cfg = rdtp_receiver_config_default();
-//! cfg.cc = "bbrp:probe_gain=2";                             // a controller spec; see rdtp_cc_help()
-//! RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", now);
+//! char why[256];
+//! RdtpReceiver *rx = rdtp_receiver_new_from_spec("bbrp:probe_gain=2",   // controller spec: rdtp_cc_help()
+//!                                                "rto_k=8,trace=true",  // receiver spec: rdtp_receiver_help()
+//!                                                "object", now, why, sizeof why);  // null: `why` says why
 //! // whenever anything happens (start, datagram in, timer):
 //! while ((n = rdtp_receiver_poll_transmit(rx, now, buf, sizeof buf)) > 0) send(buf, n);
 //! while (rdtp_receiver_poll_event(rx, &ev)) { ... }
@@ -56,38 +57,6 @@ use panic::{guard, write_message};
 use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::{Eid, NodeId, Time};
 use router::RdtpAddr;
-
-/// Receiver settings; zero fields mean "default".
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct RdtpReceiverConfig {
-    /// Controller spec NAME[:KEY=VALUE,...], e.g. "bbr", "bbrp:probe_gain=2",
-    /// "fixed:window=32" (NUL-terminated; null = "bbr"). `rdtp_cc_help()` lists the
-    /// controllers and keys, `rdtp_cc_error()` says what is wrong with a spec.
-    pub cc: *const c_char,
-    /// Payload bytes per Data packet; 0 = 1402 (a 1500-byte MTU over IPv4), less the room a
-    /// controller listing anticipated interests needs for annotations (cctcp: 1060).
-    pub unit: u16,
-    /// Aggregation limit L; 0 = 64.
-    pub max_aggregation: u32,
-    /// Out-of-order arrivals that declare a loss; 0 = 6.
-    pub reorder_threshold: u32,
-    /// Receive window, bytes; 0 = 64 MiB.
-    pub recv_window: u64,
-    /// Minimum / maximum / initial RTO and idle limit, nanoseconds; 0 = default.
-    pub min_rto_ns: u64,
-    pub max_rto_ns: u64,
-    pub initial_rto_ns: u64,
-    pub idle_timeout_ns: u64,
-    /// Seed of the receiver's randomness.
-    pub seed: u64,
-    /// Emit RTT-sample and congestion events.
-    pub trace: bool,
-    /// Check the object against its EID.
-    pub verify: bool,
-    /// RTTVAR multiplier K of the RTO (`SRTT + K·RTTVAR`); 0 = 4 (RFC 6298; ndnget uses 8).
-    pub rto_k: u32,
-}
 
 /// Kinds of `RdtpEvent`.
 #[repr(C)]
@@ -242,30 +211,6 @@ fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn nonzero_ns(v: u64, default: Duration) -> Duration {
-    if v == 0 { default } else { Duration::from_nanos(v) }
-}
-
-/// The defaults (BBR, unit 1412, verification on, no trace).
-#[unsafe(no_mangle)]
-pub extern "C" fn rdtp_receiver_config_default() -> RdtpReceiverConfig {
-    RdtpReceiverConfig {
-        cc: core::ptr::null(),
-        unit: 0,
-        max_aggregation: 0,
-        reorder_threshold: 0,
-        recv_window: 0,
-        min_rto_ns: 0,
-        max_rto_ns: 0,
-        initial_rto_ns: 0,
-        idle_timeout_ns: 0,
-        seed: 0,
-        trace: false,
-        verify: true,
-        rto_k: 0,
-    }
-}
-
 /// Parse a C controller spec (null = "bbr").
 unsafe fn cc_config(spec: *const c_char) -> Result<CcConfig, String> {
     if spec.is_null() {
@@ -273,33 +218,6 @@ unsafe fn cc_config(spec: *const c_char) -> Result<CcConfig, String> {
     }
     let text = unsafe { CStr::from_ptr(spec) }.to_str().map_err(|_| "the controller spec is not UTF-8".to_string())?;
     text.parse().map_err(|e: spec::SpecError| e.to_string())
-}
-
-/// Translate a C configuration; `None` if the controller spec is refused.
-unsafe fn receiver_config(c: &RdtpReceiverConfig) -> Option<ReceiverConfig> {
-    let cc = unsafe { cc_config(c.cc) }.ok()?;
-    let d = ReceiverConfig::default();
-    // The default unit fits a 1500-byte MTU with the options this controller's Data carry.
-    let unit = if c.unit == 0 { d.unit - cc.data_options_room() } else { c.unit };
-    Some(ReceiverConfig {
-        cc,
-        unit,
-        max_aggregation: if c.max_aggregation == 0 { d.max_aggregation } else { c.max_aggregation },
-        reorder_threshold: if c.reorder_threshold == 0 { d.reorder_threshold } else { c.reorder_threshold },
-        recv_window: if c.recv_window == 0 { d.recv_window } else { c.recv_window },
-        rto: rdtp_proto::receiver::RtoConfig {
-            initial: nonzero_ns(c.initial_rto_ns, d.rto.initial),
-            min: nonzero_ns(c.min_rto_ns, d.rto.min),
-            max: nonzero_ns(c.max_rto_ns, d.rto.max),
-            k: if c.rto_k == 0 { d.rto.k } else { c.rto_k },
-            granularity: d.rto.granularity,
-        },
-        idle_timeout: nonzero_ns(c.idle_timeout_ns, d.idle_timeout),
-        seed: c.seed,
-        trace: c.trace,
-        verify: c.verify,
-        ..d
-    })
 }
 
 /// Every controller with its spec keys, their defaults and meaning: static, NUL-terminated
@@ -329,42 +247,96 @@ pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, ca
 const PEER: std::net::SocketAddr =
     std::net::SocketAddr::V4(std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0));
 
-/// A receiver fetching the object called `name`, created at `now_ns`. Null if `cfg`'s
-/// controller spec is refused (see `rdtp_cc_error`) or `name` is not UTF-8.
+/// The configuration of `cc` and `spec` (null: "bbr" and none), or the message saying what is
+/// wrong with them. The base is the core's default, with the unit that fits a 1500-byte MTU
+/// less the room the controller's Data annotations need.
+unsafe fn receiver_from_spec(cc: *const c_char, spec: *const c_char) -> Result<ReceiverConfig, String> {
+    let cc = unsafe { cc_config(cc) }?;
+    let d = ReceiverConfig::default();
+    let mut config = ReceiverConfig { unit: d.unit - cc.data_options_room(), cc, ..d };
+    if !spec.is_null() {
+        let text =
+            unsafe { CStr::from_ptr(spec) }.to_str().map_err(|_| "the receiver spec is not UTF-8".to_string())?;
+        config.apply_spec(text).map_err(|e| e.to_string())?;
+    }
+    Ok(config)
+}
+
+/// A receiver configured by specs, or null with the reason in `err` (NUL-terminated,
+/// truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+unsafe fn receiver_with(
+    cc: *const c_char,
+    spec: *const c_char,
+    target: Option<Target>,
+    now_ns: u64,
+    err: *mut c_char,
+    err_cap: usize,
+) -> *mut RdtpReceiver {
+    let made = unsafe { receiver_from_spec(cc, spec) }
+        .and_then(|config| target.map(|t| (config, t)).ok_or_else(|| "no valid object name or EID".to_string()));
+    match made {
+        Ok((config, target)) => {
+            let rx = Receiver::new(config, PEER, target, Time::from_nanos(now_ns));
+            Box::into_raw(Box::new(RdtpReceiver { rx }))
+        }
+        Err(message) => {
+            unsafe { write_message(&message, err, err_cap) };
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// A receiver fetching the object called `name`, created at `now_ns`, configured by a
+/// controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
+/// ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
+/// separated by ';' apply in order, so a host's keys may come before its user's). Null if a
+/// spec is refused or `name` is not UTF-8: then `err` holds why, naming the key
+/// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_new(
-    cfg: *const RdtpReceiverConfig,
+pub unsafe extern "C" fn rdtp_receiver_new_from_spec(
+    cc: *const c_char,
+    spec: *const c_char,
     name: *const c_char,
     now_ns: u64,
+    err: *mut c_char,
+    err_cap: usize,
 ) -> *mut RdtpReceiver {
-    guard("rdtp_receiver_new", core::ptr::null_mut(), || {
-        if cfg.is_null() || name.is_null() {
-            return core::ptr::null_mut();
-        }
-        let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
-        let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return core::ptr::null_mut() };
-        let rx = Receiver::new(config, PEER, Target::Name(name.to_string()), Time::from_nanos(now_ns));
-        Box::into_raw(Box::new(RdtpReceiver { rx }))
+    guard("rdtp_receiver_new_from_spec", core::ptr::null_mut(), || {
+        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_str().ok()).flatten();
+        let target = name.map(|n| Target::Name(n.to_string()));
+        unsafe { receiver_with(cc, spec, target, now_ns, err, err_cap) }
     })
 }
 
-/// A receiver for an object whose EID (32 bytes) and size are known: no resolution.
+/// As `rdtp_receiver_new_from_spec`, for an object whose EID (32 bytes) and size are known:
+/// no resolution.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_new_known(
-    cfg: *const RdtpReceiverConfig,
+pub unsafe extern "C" fn rdtp_receiver_new_known_from_spec(
+    cc: *const c_char,
+    spec: *const c_char,
     eid: *const u8,
     size: u64,
     now_ns: u64,
+    err: *mut c_char,
+    err_cap: usize,
 ) -> *mut RdtpReceiver {
-    guard("rdtp_receiver_new_known", core::ptr::null_mut(), || {
-        if cfg.is_null() || eid.is_null() {
-            return core::ptr::null_mut();
-        }
-        let Some(config) = (unsafe { receiver_config(&*cfg) }) else { return core::ptr::null_mut() };
-        let mut e = [0u8; 32];
-        e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
-        let rx = Receiver::new(config, PEER, Target::Known { eid: Eid(e), size }, Time::from_nanos(now_ns));
-        Box::into_raw(Box::new(RdtpReceiver { rx }))
+    guard("rdtp_receiver_new_known_from_spec", core::ptr::null_mut(), || {
+        let target = (!eid.is_null()).then(|| {
+            let mut e = [0u8; 32];
+            e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
+            Target::Known { eid: Eid(e), size }
+        });
+        unsafe { receiver_with(cc, spec, target, now_ns, err, err_cap) }
+    })
+}
+
+/// Every receiver spec key with its default, meaning and accepted values: static,
+/// NUL-terminated text, never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_receiver_help() -> *const c_char {
+    guard("rdtp_receiver_help", core::ptr::null(), || {
+        static HELP: OnceLock<CString> = OnceLock::new();
+        HELP.get_or_init(|| CString::new(ReceiverConfig::help()).expect("the help text has no NUL")).as_ptr()
     })
 }
 

@@ -176,14 +176,23 @@ pub(crate) mod tests {
             HEARD.lock().unwrap().push(text);
         }
         rdtp_set_panic_handler(Some(hear));
-        let cfg = crate::rdtp_receiver_config_default();
-        arm("rdtp_receiver_new");
-        assert!(unsafe { crate::rdtp_receiver_new(&cfg, c"obj".as_ptr(), 0) }.is_null());
-        let want = "rdtp_receiver_new panicked: test panic inside rdtp_receiver_new";
+        let new = || unsafe {
+            crate::rdtp_receiver_new_from_spec(
+                core::ptr::null(),
+                core::ptr::null(),
+                c"obj".as_ptr(),
+                0,
+                core::ptr::null_mut(),
+                0,
+            )
+        };
+        arm("rdtp_receiver_new_from_spec");
+        assert!(new().is_null());
+        let want = "rdtp_receiver_new_from_spec panicked: test panic inside rdtp_receiver_new_from_spec";
         assert_eq!(take().as_deref(), Some(want));
         assert!(HEARD.lock().unwrap().iter().any(|m| m == want), "the handler was not called");
 
-        let rx = unsafe { crate::rdtp_receiver_new(&cfg, c"obj".as_ptr(), 0) };
+        let rx = new();
         assert!(!rx.is_null());
         let mut buf = [0u8; crate::RDTP_MAX_REQUEST];
         arm("rdtp_receiver_poll_transmit");

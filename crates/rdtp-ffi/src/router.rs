@@ -2,9 +2,8 @@
 //! with peers as [`RdtpAddr`]s.
 //!
 //! ```c
-//! RdtpRouterConfig cfg = rdtp_router_config_default();
-//! cfg.id = rdtp_node_id("ap");
-//! RdtpRouter *r = rdtp_router_new(&cfg);
+//! char why[256];
+//! RdtpRouter *r = rdtp_router_new_from_spec("id=ap,cs_units=1000,cs_policy=lfu", why, sizeof why);
 //! rdtp_router_set_default_route(r, upstream);
 //! // whenever a datagram arrives from `from`, or the timer fires:
 //! rdtp_router_handle_datagram(r, now, from, data, len);   // or rdtp_router_handle_timeout(r, now)
@@ -21,12 +20,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::slice;
 use std::sync::OnceLock;
 
-use core::time::Duration;
-
 use rdtp_proto::NodeId;
 use rdtp_proto::Time;
-use rdtp_proto::router::cs::{Admission, CsConfig, Replacement};
-use rdtp_proto::router::fib::{Fib, Route, RouteKey};
+use rdtp_proto::router::cs::CsConfig;
+use rdtp_proto::router::fib::{Route, RouteKey};
 use rdtp_proto::router::{Router, RouterConfig, SourceLimits};
 use rdtp_proto::token::ValidationConfig;
 
@@ -103,48 +100,6 @@ pub unsafe extern "C" fn rdtp_node_id_label(id: u64, buf: *mut c_char, cap: usiz
     })
 }
 
-/// Router settings; zero fields and null strings mean "default".
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct RdtpRouterConfig {
-    /// Node id (see `rdtp_node_id`); 0 = "router".
-    pub id: u64,
-    /// Content store capacity in units; 0 = 65536 (to cache nothing, set `cs_insert` "none").
-    pub cs_units: u64,
-    /// Content store capacity in payload bytes; 0 = no byte limit.
-    pub cs_bytes: u64,
-    /// Replacement policy, a name of the registry: "lru", "lfu", "fifo", "random" or "clock" (null = "lru").
-    pub cs_policy: *const c_char,
-    /// Insertion: "always", "prob:P" or "none" (null = "always").
-    pub cs_insert: *const c_char,
-    /// Most units pending; 0 = 65536.
-    pub pit_capacity: u64,
-    /// Pending-entry lifetime, nanoseconds; 0 = 4 s.
-    pub lifetime_ns: u64,
-    /// Seed of the router's randomness.
-    pub seed: u64,
-    /// Validate downstream addresses (a Retry with a token to a request without one, RFC
-    /// 9000 §8); false (the default) answers every address, as a simulation without
-    /// spoofers needs.
-    pub validation: bool,
-}
-
-/// The defaults.
-#[unsafe(no_mangle)]
-pub extern "C" fn rdtp_router_config_default() -> RdtpRouterConfig {
-    RdtpRouterConfig {
-        id: 0,
-        cs_units: 0,
-        cs_bytes: 0,
-        cs_policy: core::ptr::null(),
-        cs_insert: core::ptr::null(),
-        pit_capacity: 0,
-        lifetime_ns: 0,
-        seed: 0,
-        validation: false,
-    }
-}
-
 /// A router (opaque to C).
 pub struct RdtpRouter {
     router: Router,
@@ -161,38 +116,66 @@ unsafe fn string(p: *const c_char, default: &str) -> Option<&str> {
     unsafe { CStr::from_ptr(p) }.to_str().ok()
 }
 
-/// A router with no routes yet; null if a policy string is invalid.
+/// The configuration a router made through the C ABI starts from, before its spec: the
+/// core's defaults, but as the papers' routers (NFD) and the simulated experiments have them.
+/// The store has no byte limit (`cs_bytes`), nothing is refused for a silent upstream
+/// (`upstream_timeout=0s`: seed 001 §IV-D's 32 s producer outage must leave the AP's consumers
+/// waiting, as it did), sources are not limited (`forward_rate=0,share_pending=false`, issue
+/// 23) and downstream addresses are not validated (`validation=false`: a simulation has no
+/// spoofers).
+pub fn base_config() -> RouterConfig {
+    let d = RouterConfig::default();
+    RouterConfig {
+        cs: CsConfig { capacity_bytes: u64::MAX, ..d.cs },
+        validation: ValidationConfig { enabled: false, ..ValidationConfig::default() },
+        upstream_timeout: None,
+        source_limits: SourceLimits::off(),
+        ..d
+    }
+}
+
+/// A router with no routes yet, configured by a router spec `spec` ("KEY=VALUE,..."; null or
+/// "" = the defaults of a simulated router, see below; `rdtp_router_help()` lists the keys;
+/// several separated by ';' apply in order, so a host's keys — id, seed — may come before
+/// its user's). Null if the spec is refused: then `err` holds why, naming the key
+/// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+///
+/// Before its spec a router has the core's defaults as the papers' routers (NFD) have them:
+/// no byte limit on the store, no upstream timeout, no per-source limits, no address
+/// validation (`rdtp_router_help()` shows the core's defaults, those of `rdtp route`).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_new(cfg: *const RdtpRouterConfig) -> *mut RdtpRouter {
-    guard("rdtp_router_new", core::ptr::null_mut(), || {
-        let c = unsafe { cfg.as_ref() }.copied().unwrap_or_else(|| rdtp_router_config_default());
-        let d = RouterConfig::default();
-        let replacement = unsafe { string(c.cs_policy, "lru") }.and_then(|s| s.parse::<Replacement>().ok());
-        let admission = unsafe { string(c.cs_insert, "always") }.and_then(|s| s.parse::<Admission>().ok());
-        let (Some(replacement), Some(admission)) = (replacement, admission) else { return core::ptr::null_mut() };
-        let nonzero = |v: u64, default: u64| if v == 0 { default } else { v };
-        let config = RouterConfig {
-            id: if c.id == 0 { d.id } else { NodeId::from_u64(c.id) },
-            fib: Fib::default(),
-            cs: CsConfig {
-                capacity_units: nonzero(c.cs_units, CsConfig::DEFAULT_CAPACITY_UNITS as u64) as usize,
-                capacity_bytes: nonzero(c.cs_bytes, u64::MAX),
-                replacement,
-                admission,
-                seed: c.seed,
-            },
-            pit_capacity: nonzero(c.pit_capacity, d.pit_capacity as u64) as usize,
-            lifetime: if c.lifetime_ns == 0 { d.lifetime } else { Duration::from_nanos(c.lifetime_ns) },
-            seed: c.seed,
-            validation: ValidationConfig { enabled: c.validation, ..ValidationConfig::default() },
-            // The papers' routers (NFD) neither refuse what waits on a silent upstream nor limit
-            // sources: seed 001 §IV-D's 32 s producer outage must leave the AP's consumers
-            // waiting, as it did, and the simulated experiments unchanged (issue 23).
-            upstream_timeout: None,
-            source_limits: SourceLimits::off(),
-            ..d
+pub unsafe extern "C" fn rdtp_router_new_from_spec(
+    spec: *const c_char,
+    err: *mut c_char,
+    err_cap: usize,
+) -> *mut RdtpRouter {
+    guard("rdtp_router_new_from_spec", core::ptr::null_mut(), || {
+        let mut config = base_config();
+        let applied = if spec.is_null() {
+            Ok(())
+        } else {
+            match unsafe { CStr::from_ptr(spec) }.to_str() {
+                Ok(text) => config.apply_spec(text).map_err(|e| e.to_string()),
+                Err(_) => Err("the router spec is not UTF-8".to_string()),
+            }
         };
-        Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) }))
+        match applied {
+            Ok(()) => Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) })),
+            Err(message) => {
+                unsafe { crate::panic::write_message(&message, err, err_cap) };
+                core::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// Every router spec key with the core's default, meaning and accepted values: static,
+/// NUL-terminated text, never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_router_help() -> *const c_char {
+    guard("rdtp_router_help", core::ptr::null(), || {
+        static HELP: OnceLock<CString> = OnceLock::new();
+        HELP.get_or_init(|| CString::new(RouterConfig::help()).expect("the help text has no NUL")).as_ptr()
     })
 }
 
@@ -238,6 +221,24 @@ pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c
         let Some(r) = (unsafe { r.as_mut() }) else { return false };
         let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
         r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
+        true
+    })
+}
+
+/// Add `next_hop` to the route of `key` — "" for the default route, or an EID in hex (64
+/// digits) — after the next hops it has, for the forwarding strategy to choose among (spec key
+/// `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
+/// next hop: for one, this replaces it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_router_add_next_hop(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
+    guard("rdtp_router_add_next_hop", false, || {
+        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
+        if key.is_empty() {
+            r.router.fib_mut().add_default_next_hop(a);
+        } else {
+            r.router.fib_mut().add_next_hop(Route { key: RouteKey::parse(key), next_hop: a });
+        }
         true
     })
 }
@@ -442,6 +443,24 @@ mod tests {
     /// The warm-up through the C ABI: an object read from a producer warms two routers; the
     /// second fetch is answered by the first router; wrong bytes and a repeated router are
     /// refused without touching the stores.
+    /// A router spec reaches the core over the simulated base; a bad one is refused with its
+    /// reason in the caller's buffer, never a panic.
+    #[test]
+    fn routers_are_configured_by_spec() {
+        let mut why = [0 as c_char; 128];
+        let r = unsafe { rdtp_router_new_from_spec(c"seed=1;cs_units=7,strategy=asf".as_ptr(), why.as_mut_ptr(), 128) };
+        assert_eq!(unsafe { &*r }.router.strategy(), "asf");
+        unsafe { rdtp_router_free(r) };
+        let mut c = base_config();
+        c.apply_spec("seed=1;cs_units=7").unwrap();
+        assert_eq!((c.cs.capacity_units, c.cs.capacity_bytes, c.cs.seed), (7, u64::MAX, 1));
+        assert_eq!((c.upstream_timeout, c.validation.enabled, c.source_limits.rate), (None, false, None));
+        let bad = unsafe { rdtp_router_new_from_spec(c"lifetime=4".as_ptr(), why.as_mut_ptr(), why.len()) };
+        assert!(bad.is_null());
+        let message = unsafe { CStr::from_ptr(why.as_ptr()) }.to_str().unwrap();
+        assert!(message.starts_with("router: lifetime=4: the value must be a duration"), "{message}");
+    }
+
     #[test]
     fn a_path_is_warmed_with_an_object_read_from_its_producer() {
         use crate::{rdtp_server_free, rdtp_server_new_pattern, rdtp_server_read, rdtp_server_resolve};
@@ -452,7 +471,8 @@ mod tests {
         let mut object = vec![0u8; size as usize];
         assert!(unsafe { rdtp_server_read(s, eid.as_ptr(), 0, object.as_mut_ptr(), object.len()) });
         assert!(!unsafe { rdtp_server_read(s, eid.as_ptr(), 1, object.as_mut_ptr(), object.len()) }, "past the end");
-        let (a, b) = unsafe { (rdtp_router_new(core::ptr::null()), rdtp_router_new(core::ptr::null())) };
+        let new = || unsafe { rdtp_router_new_from_spec(core::ptr::null(), core::ptr::null_mut(), 0) };
+        let (a, b) = (new(), new());
         let path = [a, b];
         let mut answered = [9u64; 2];
         let warm = |path: &[*mut RdtpRouter], bytes: &[u8], answered: &mut [u64]| unsafe {

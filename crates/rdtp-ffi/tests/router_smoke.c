@@ -46,9 +46,9 @@ static int pump(RdtpRouter *router, RdtpServer *srv, RdtpReceiver *rx, RdtpAddr 
 /* One fetch; returns bytes read, or a negative error. */
 static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me, uint64_t seed) {
     static uint8_t req[RDTP_MAX_REQUEST], out[65536];
-    RdtpReceiverConfig cfg = rdtp_receiver_config_default();
-    cfg.seed = seed;
-    RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", 0);
+    char spec[32];
+    snprintf(spec, sizeof spec, "seed=%llu", (unsigned long long)seed);
+    RdtpReceiver *rx = rdtp_receiver_new_from_spec(NULL, spec, "object", 0, NULL, 0);
     if (!rx) return -1;
     uint64_t now = 1000000;
     long read_total = 0;
@@ -90,14 +90,13 @@ int main(void) {
     uint64_t sizes[] = {SIZE};
     uint64_t seeds[] = {7};
     RdtpServer *srv = rdtp_server_new_pattern(names, sizes, seeds, 1);
-    RdtpRouterConfig rc = rdtp_router_config_default();
-    rc.id = rdtp_node_id("ap");
-    rc.cs_policy = "lru";
-    rc.validation = true;
-    RdtpRouter *router = rdtp_router_new(&rc);
-    if (!srv || !router || rc.id == 0) return 10;
-    rc.cs_policy = "no-such-policy";
-    if (rdtp_router_new(&rc) != NULL) return 11;
+    char why[256];
+    RdtpRouter *router = rdtp_router_new_from_spec("id=ap,cs_policy=lru,validation=true", why, sizeof why);
+    if (!srv || !router) return 10;
+    if (rdtp_router_new_from_spec("id=ap;cs_policy=no-such-policy", why, sizeof why) != NULL) return 11;
+    if (!strstr(why, "router: cs_policy=no-such-policy: the value must be one of lru, lfu")) return 11;
+    const char *help = rdtp_router_help();
+    if (!help || !strstr(help, "strategy=best-route") || !strstr(help, "control_capacity=4096")) return 11;
     RdtpAddr rx_addr = rdtp_addr_v4(0x0a000001, 5000), up = rdtp_addr_v4(0x0a000002, 7447);
     RdtpAddr me = rdtp_addr_v4(0x0a000003, 7448);
     /* The server validates its downstream (the router), the router its own (the receiver):

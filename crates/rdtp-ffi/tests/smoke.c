@@ -17,27 +17,32 @@ int main(void) {
     if (!rdtp_server_set_validation(srv, true, NULL)) return 11;
     RdtpAddr rx_addr = rdtp_addr_v4(0xc0000201, 5000);
 
-    RdtpReceiverConfig cfg = rdtp_receiver_config_default();
-    cfg.cc = "bbr";
-    cfg.trace = true;
-    RdtpReceiver *rx = rdtp_receiver_new(&cfg, "object", 0);
+    char why[256];
+    RdtpReceiver *rx = rdtp_receiver_new_from_spec("bbr", "trace=true", "object", 0, why, sizeof why);
     if (!rx) return 12;
-    cfg.cc = "no-such-controller";
-    if (rdtp_receiver_new(&cfg, "object", 0) != NULL) return 13;
+    if (rdtp_receiver_new_from_spec("no-such-controller", NULL, "object", 0, why, sizeof why) != NULL) return 13;
+    if (!strstr(why, "unknown controller 'no-such-controller'")) return 13;
+    /* Receiver specs: a bad key or value is refused with a message naming it, a host's keys
+     * may come first and the user's after (';'), and the help text lists every key. */
+    if (rdtp_receiver_new_from_spec(NULL, "rto_k=8,unit=10", "object", 0, why, sizeof why) != NULL) return 30;
+    if (!strstr(why, "receiver: unit=10: the value must be an integer in 64..=")) return 31;
+    if (rdtp_receiver_new_from_spec(NULL, "nope=1", "object", 0, NULL, 0) != NULL) return 32;
+    RdtpReceiver *spec = rdtp_receiver_new_from_spec(NULL, "seed=1,trace=true;seed=2,max_inflight=8", "object", 0, why, 1);
+    if (!spec) return 33;
+    rdtp_receiver_free(spec);
+    const char *rhelp = rdtp_receiver_help();
+    if (!rhelp || !strstr(rhelp, "rto_min=200ms") || !strstr(rhelp, "max_inflight=0")) return 34;
     /* Controller specs: valid ones are accepted, a bad key is refused with a message that
      * lists the accepted keys, and the help text lists every controller. */
-    cfg.cc = "bbrp:probe_gain=2,init_cwnd=20";
-    RdtpReceiver *tuned = rdtp_receiver_new(&cfg, "object", 0);
-    if (!tuned || rdtp_cc_error(cfg.cc, NULL, 0) != 0) return 15;
+    RdtpReceiver *tuned = rdtp_receiver_new_from_spec("bbrp:probe_gain=2,init_cwnd=20", NULL, "object", 0, NULL, 0);
+    if (!tuned || rdtp_cc_error("bbrp:probe_gain=2,init_cwnd=20", NULL, 0) != 0) return 15;
     rdtp_receiver_free(tuned);
-    char why[256];
     size_t len = rdtp_cc_error("fixed:probe_gain=2", why, sizeof why);
     if (len == 0 || len != strlen(why) || !strstr(why, "its keys: window")) return 16;
     if (rdtp_cc_error("bbr", why, 4) != 0 || rdtp_cc_error(NULL, NULL, 0) != 0) return 17;
     if (rdtp_cc_error("reno", why, 8) == 0 || strlen(why) != 7) return 18;
     const char *help = rdtp_cc_help();
     if (!help || !strstr(help, "bbr-wifi") || !strstr(help, "window=64") || !strstr(help, "probe_gain=1.25")) return 19;
-    cfg.cc = "bbr";
 
     static uint8_t req[RDTP_MAX_REQUEST], dgram[RDTP_MAX_DATAGRAM], out[65536];
     uint64_t now = 1000000, read_total = 0;

@@ -5,10 +5,12 @@
 
 use std::ffi::{CStr, CString};
 use std::net::SocketAddr;
+use std::ptr::null_mut;
 
 use rdtp_ffi::router::rdtp_addr_v4;
 use rdtp_ffi::*;
 use rdtp_proto::Time;
+
 use rdtp_proto::cc::CcConfig;
 use rdtp_proto::cc::registry::CONTROLLERS;
 use rdtp_proto::receiver::{Event, Receiver, ReceiverConfig, Target};
@@ -27,10 +29,7 @@ fn states_through_the_abi(cc: &str) -> Vec<String> {
     let mut out = Vec::new();
     unsafe {
         let srv = rdtp_server_new_pattern(names.as_ptr(), sizes.as_ptr(), seeds.as_ptr(), 1);
-        let mut cfg = rdtp_receiver_config_default();
-        cfg.cc = spec.as_ptr();
-        cfg.trace = true;
-        let rx = rdtp_receiver_new(&cfg, name.as_ptr(), 0);
+        let rx = rdtp_receiver_new_from_spec(spec.as_ptr(), c"trace=true".as_ptr(), name.as_ptr(), 0, null_mut(), 0);
         assert!(!srv.is_null() && !rx.is_null(), "{cc}");
         let from = rdtp_addr_v4(0xc000_0201, 5000);
         let (mut req, mut dgram, mut buf) = (vec![0u8; RDTP_MAX_REQUEST], vec![0u8; RDTP_MAX_DATAGRAM], [0u8; 65536]);

@@ -54,16 +54,12 @@ RdtpConsumer::GetTypeId()
                           StringValue("bbr"),
                           MakeStringAccessor(&RdtpConsumer::m_controller),
                           MakeStringChecker())
-            .AddAttribute("Unit",
-                          "Payload bytes per Data packet; 0 = the core's default (1412)",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpConsumer::m_unit),
-                          MakeUintegerChecker<uint32_t>(0, 65000))
-            .AddAttribute("MaxAggregation",
-                          "Aggregation limit L (units per request); 0 = default (64)",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpConsumer::m_maxAggregation),
-                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Config",
+                          "Receiver spec KEY=VALUE[,...] handed unchanged to the core, e.g. "
+                          "rto_k=8,idle_timeout=30s,max_inflight=100 (rdtp_receiver_help() lists the keys)",
+                          StringValue(""),
+                          MakeStringAccessor(&RdtpConsumer::m_config),
+                          MakeStringChecker())
             .AddAttribute("Seed",
                           "Seed of the receiver's randomness",
                           UintegerValue(0),
@@ -74,21 +70,6 @@ RdtpConsumer::GetTypeId()
                           UintegerValue(8 << 20),
                           MakeUintegerAccessor(&RdtpConsumer::m_rcvBufSize),
                           MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Verify",
-                          "Check the object against its EID (BLAKE3) in the core",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RdtpConsumer::m_verify),
-                          MakeBooleanChecker())
-            .AddAttribute("RtoK",
-                          "RTTVAR multiplier K of the RTO (SRTT + K·RTTVAR); 0 = the core's (4; ndnget: 8)",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpConsumer::m_rtoK),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("IdleTimeout",
-                          "Give up after this long without a valid answer while waiting; 0 = the core's (10 s)",
-                          TimeValue(Time(0)),
-                          MakeTimeAccessor(&RdtpConsumer::m_idleTimeout),
-                          MakeTimeChecker())
             .AddAttribute("InitialRate",
                           "Informed start (seed 002): attainable payload rate in bytes/s the controller "
                           "starts from (BBR: seeded BtlBw, straight to ProbeBW); 0 = normal start",
@@ -133,13 +114,8 @@ RdtpConsumer::GetTypeId()
 
 RdtpConsumer::RdtpConsumer()
     : m_objectSize(0),
-      m_unit(0),
-      m_maxAggregation(0),
       m_seed(0),
       m_rcvBufSize(8 << 20),
-      m_verify(true),
-      m_rtoK(0),
-      m_idleTimeout(Time(0)),
       m_initialRate(0.0),
       m_informedRate(0.0),
       m_rx(nullptr),
@@ -187,19 +163,15 @@ void
 RdtpConsumer::StartApplication()
 {
     NS_LOG_FUNCTION(this);
-    RdtpReceiverConfig cfg = rdtp_receiver_config_default();
-    cfg.cc = m_controller.c_str();
-    cfg.unit = static_cast<uint16_t>(m_unit);
-    cfg.max_aggregation = m_maxAggregation;
-    cfg.seed = m_seed;
-    cfg.trace = true;
-    cfg.verify = m_verify;
-    cfg.rto_k = m_rtoK;
-    cfg.idle_timeout_ns = static_cast<uint64_t>(std::max<int64_t>(0, m_idleTimeout.GetNanoSeconds()));
+    // The host's keys (its seed; trace events feed the traces), then the user's spec.
+    const std::string spec =
+        "seed=" + std::to_string(m_seed) + ",trace=true" + (m_config.empty() ? "" : ";" + m_config);
+    char why[512] = "";
     m_startTime = Simulator::Now();
     if (m_objectEid.empty())
     {
-        m_rx = rdtp_receiver_new(&cfg, m_objectName.c_str(), NowNs());
+        m_rx = rdtp_receiver_new_from_spec(m_controller.c_str(), spec.c_str(), m_objectName.c_str(), NowNs(), why,
+                                           sizeof why);
     }
     else
     {
@@ -208,14 +180,13 @@ RdtpConsumer::StartApplication()
             NS_FATAL_ERROR("RdtpConsumer: ObjectEid must be 64 hex digits");
         for (int i = 0; i < 32; i++)
             eid[i] = static_cast<uint8_t>(std::stoi(m_objectEid.substr(2 * i, 2), nullptr, 16));
-        m_rx = rdtp_receiver_new_known(&cfg, eid, m_objectSize, NowNs());
+        m_rx = rdtp_receiver_new_known_from_spec(m_controller.c_str(), spec.c_str(), eid, m_objectSize, NowNs(), why,
+                                                 sizeof why);
     }
     if (m_rx == nullptr)
     {
-        char why[512] = "";
-        rdtp_cc_error(cfg.cc, why, sizeof why);
-        NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (controller '"
-                       << m_controller << "': " << why << ")");
+        NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (Controller '"
+                       << m_controller << "', Config '" << m_config << "'): " << why);
     }
     const double rate = m_initialRateSource ? m_initialRateSource() : m_initialRate;
     if (rate > 0.0 && rdtp_receiver_informed_start(m_rx, NowNs(), rate))

@@ -89,13 +89,9 @@ class RdtpConsumer : public Application
     std::string m_objectEid;
     uint64_t m_objectSize;
     std::string m_controller;
-    uint32_t m_unit;
-    uint32_t m_maxAggregation;
+    std::string m_config;
     uint64_t m_seed;
     uint32_t m_rcvBufSize;
-    bool m_verify;
-    uint32_t m_rtoK;
-    Time m_idleTimeout;
     double m_initialRate;
     std::function<double()> m_initialRateSource;
     double m_informedRate;

@@ -5,8 +5,31 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <cctype>
+#include <set>
+
 namespace ns3
 {
+
+std::string
+PercentDecode(const std::string& v)
+{
+    std::string out;
+    for (size_t i = 0; i < v.size(); i++)
+    {
+        if (v[i] == '%' && i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(v[i + 2])))
+        {
+            out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        }
+        else
+        {
+            out += v[i];
+        }
+    }
+    return out;
+}
 
 Ptr<Node>
 NamedNode(const Net& net, const std::string& name)
@@ -47,8 +70,9 @@ AddressFacing(Ptr<Node> to, Ptr<Node> from)
     return toAddr;
 }
 
-/// One router's settings (`key=value` fields) onto its application; its routes into
-/// `routes` (prefix, node; an empty prefix is the default route).
+/// One router's fields onto its application — its node id, its spec (`config`, handed to the
+/// core unchanged) and the unverified baseline — and its routes into `routes` (prefix, node;
+/// an empty prefix is the default route).
 static void
 Configure(Ptr<RdtpRouter> r,
           const std::string& item,
@@ -61,18 +85,8 @@ Configure(Ptr<RdtpRouter> r,
             node = v;
         else if (k == "id")
             r->SetAttribute("NodeId", UintegerValue(std::stoull(v)));
-        else if (k == "cs_size")
-            r->SetAttribute("CsSize", UintegerValue(std::stoull(v)));
-        else if (k == "cs_bytes")
-            r->SetAttribute("CsBytes", UintegerValue(std::stoull(v)));
-        else if (k == "cs_policy")
-            r->SetAttribute("CsPolicy", StringValue(v));
-        else if (k == "cs_insert")
-            r->SetAttribute("CsInsert", StringValue(v));
-        else if (k == "pit_size")
-            r->SetAttribute("PitSize", UintegerValue(std::stoull(v)));
-        else if (k == "lifetime")
-            r->SetAttribute("Lifetime", TimeValue(Seconds(std::stod(v))));
+        else if (k == "config")
+            r->SetAttribute("Config", StringValue(PercentDecode(v)));
         else if (k == "verify")
             r->SetAttribute("Verify", BooleanValue(v != "0"));
         else if (k == "up")
@@ -105,10 +119,18 @@ InstallRouters(const Net& net,
         r->SetAttribute("Label", StringValue(node.size() <= 8 ? node : "router"));
         r->SetAttribute("Port", UintegerValue(port));
         r->SetAttribute("Seed", UintegerValue(seed(node)));
+        std::set<std::string> routed;
         for (const auto& [prefix, hop] : routes)
         {
             const InetSocketAddress next(AddressFacing(NamedNode(net, hop), at), port);
-            if (prefix.empty())
+            // A route named again: another next hop of it (RouterSpec's next_hops). The core's
+            // name prefixes keep one next hop, so theirs serve the object routes RouteObject adds.
+            if (!routed.insert(prefix).second)
+            {
+                if (prefix.empty())
+                    r->AddNextHop(prefix, next);
+            }
+            else if (prefix.empty())
                 r->SetDefaultRoute(next);
             else
                 r->AddRoute(prefix, next);
@@ -125,9 +147,18 @@ void
 RouteObject(const std::vector<PlacedRouter>& routers, const std::string& server, const std::string& eidHex)
 {
     for (const auto& r : routers)
+    {
+        bool first = true;
         for (const auto& [prefix, next] : r.routes)
             if (prefix == server)
-                r.app->AddRoute(eidHex, next);
+            {
+                if (first)
+                    r.app->AddRoute(eidHex, next);
+                else
+                    r.app->AddNextHop(eidHex, next);
+                first = false;
+            }
+    }
 }
 
 } // namespace ns3

@@ -1,5 +1,5 @@
 // Caching routers on a built topology: an RdtpRouter on each node --Routers names, with its
-// content-store settings and its routes, and the address one node is reached at from another
+// router spec (passed to the core unchanged) and its routes, and the address one node is reached at from another
 // (for routes and for rdtp consumers' first hops). Which router is whose next hop, and which
 // router a consumer sends to first, is decided once in Rust (crates/rdtp-scenario/src/
 // routing.rs) and arrives here by node name; this file turns names into addresses.
@@ -38,6 +38,10 @@ struct PlacedRouter
 /// workload's known objects) then find their way without the routers learning the EID.
 void RouteObject(const std::vector<PlacedRouter>& routers, const std::string& server, const std::string& eidHex);
 
+/// Undo the %XX escapes of a field of the runner's lists: a spec's own `,` and `;` (and `%`)
+/// arrive as %2C, %3B and %25 (rdtp-scenario's `escape`).
+std::string PercentDecode(const std::string& v);
+
 /// Node `name` of `net` (Fail if it has none).
 Ptr<Node> NamedNode(const Net& net, const std::string& name);
 
@@ -47,9 +51,9 @@ Ptr<Node> NamedNode(const Net& net, const std::string& name);
 /// answers to the peer it asked, both accept them. Call after the routing tables exist.
 Ipv4Address AddressFacing(Ptr<Node> to, Ptr<Node> from);
 
-/// Install the routers of `spec` — "node=r1,id=<u64>,cs_size=…,cs_bytes=…,cs_policy=…,
-/// cs_insert=…,pit_size=…,lifetime=<s>,up=<node>,route=<prefix>:<node>;…" (RouterSpec::sim_spec)
-/// — each on UDP `port`, sending to `port` of its next hops, seeded by `seed(node)`, started
+/// Install the routers of `spec` — "node=r1,id=<u64>,config=<router spec, %-escaped>,
+/// [verify=0,]up=<node>,route=<prefix>:<node>;…" (RouterSpec::sim_spec), each with its spec
+/// handed to the core unchanged (RdtpRouter's Config) — each on UDP `port`, sending to `port` of its next hops, seeded by `seed(node)`, started
 /// at `start`.
 std::vector<PlacedRouter> InstallRouters(const Net& net,
                                          const std::string& spec,

@@ -10,6 +10,7 @@
 #include "ns3/uinteger.h"
 #include "ns3/udp-socket-factory.h"
 
+#include <cstdio>
 #include <map>
 
 namespace ns3
@@ -41,36 +42,14 @@ RdtpRouter::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&RdtpRouter::m_nodeId),
                           MakeUintegerChecker<uint64_t>())
-            .AddAttribute("CsSize",
-                          "Content store capacity in units; 0 caches nothing",
-                          UintegerValue(65536),
-                          MakeUintegerAccessor(&RdtpRouter::m_csSize),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("CsBytes",
-                          "Content store capacity in payload bytes; 0 = no byte limit",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpRouter::m_csBytes),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("CsPolicy",
-                          "Replacement: lru, lfu, fifo, random or clock",
-                          StringValue("lru"),
-                          MakeStringAccessor(&RdtpRouter::m_csPolicy),
+            .AddAttribute("Config",
+                          "Router spec KEY=VALUE[,...] handed unchanged to the core, e.g. "
+                          "cs_units=1000,cs_policy=lfu,strategy=asf (rdtp_router_help() lists the keys; "
+                          "before it the router has a simulated one's defaults: no byte limit on the "
+                          "store, no upstream timeout, no source limits)",
+                          StringValue(""),
+                          MakeStringAccessor(&RdtpRouter::m_config),
                           MakeStringChecker())
-            .AddAttribute("CsInsert",
-                          "Insertion: always, prob:P or none",
-                          StringValue("always"),
-                          MakeStringAccessor(&RdtpRouter::m_csInsert),
-                          MakeStringChecker())
-            .AddAttribute("PitSize",
-                          "Most units pending at once",
-                          UintegerValue(65536),
-                          MakeUintegerAccessor(&RdtpRouter::m_pitSize),
-                          MakeUintegerChecker<uint64_t>(1))
-            .AddAttribute("Lifetime",
-                          "How long a pending entry lives after its last request",
-                          TimeValue(Seconds(4)),
-                          MakeTimeAccessor(&RdtpRouter::m_lifetime),
-                          MakeTimeChecker(NanoSeconds(1)))
             .AddAttribute("Seed",
                           "Seed of the router's randomness (tags, random replacement, prob:P)",
                           UintegerValue(0),
@@ -129,9 +108,6 @@ RdtpRouter::GetTypeId()
 RdtpRouter::RdtpRouter()
     : m_port(7447),
       m_nodeId(0),
-      m_csSize(65536),
-      m_csBytes(0),
-      m_pitSize(65536),
       m_seed(0),
       m_validation(false),
       m_verify(true),
@@ -197,6 +173,14 @@ RdtpRouter::AddRoute(const std::string& key, const InetSocketAddress& nextHop)
         NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
 }
 
+void
+RdtpRouter::AddNextHop(const std::string& key, const InetSocketAddress& nextHop)
+{
+    m_nextHops.emplace_back(key, nextHop);
+    if (m_core != nullptr && !rdtp_router_add_next_hop(m_core, key.c_str(), ToRdtp(nextHop)))
+        NS_FATAL_ERROR("RdtpRouter: the core refused the next hop for '" << key << "'");
+}
+
 std::string
 NodeIdLabel(uint64_t id)
 {
@@ -231,23 +215,19 @@ RdtpRouter::WarmFetch(const std::vector<Ptr<RdtpRouter>>& path,
 void
 RdtpRouter::CreateCore()
 {
-    RdtpRouterConfig cfg = rdtp_router_config_default();
-    cfg.id = GetNodeId();
-    if (cfg.id == 0)
+    const uint64_t id = GetNodeId();
+    if (id == 0)
         NS_FATAL_ERROR("RdtpRouter: Label '" << m_label << "' is not a node id (1-8 printable characters)");
-    cfg.cs_units = m_csSize;
-    cfg.cs_bytes = m_csBytes;
-    cfg.cs_policy = m_csPolicy.c_str();
-    // A store of 0 units caches nothing (the C ABI reads 0 as "default size").
-    cfg.cs_insert = m_csSize == 0 ? "none" : m_csInsert.c_str();
-    cfg.pit_capacity = m_pitSize;
-    cfg.lifetime_ns = static_cast<uint64_t>(m_lifetime.GetNanoSeconds());
-    cfg.seed = m_seed;
-    cfg.validation = m_validation;
-    m_core = rdtp_router_new(&cfg);
+    // The host's keys (its id, seed and address validation), then the user's spec.
+    char hex[20];
+    std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(id));
+    const std::string spec = std::string("id=") + hex + ",seed=" + std::to_string(m_seed) +
+                             ",validation=" + (m_validation ? "true" : "false") +
+                             (m_config.empty() ? "" : ";" + m_config);
+    char why[512] = "";
+    m_core = rdtp_router_new_from_spec(spec.c_str(), why, sizeof why);
     if (m_core == nullptr)
-        NS_FATAL_ERROR("RdtpRouter: the core refused CsPolicy '" << m_csPolicy << "' or CsInsert '" << m_csInsert
-                                                                  << "'");
+        NS_FATAL_ERROR("RdtpRouter: the core refused Config '" << m_config << "': " << why);
     if (!m_verify)
         rdtp_router_cache_unverified(m_core, true);
     if (m_hasDefault)
@@ -255,6 +235,9 @@ RdtpRouter::CreateCore()
     for (const auto& [key, hop] : m_routes)
         if (!rdtp_router_add_route(m_core, key.c_str(), ToRdtp(hop)))
             NS_FATAL_ERROR("RdtpRouter: the core refused the route '" << key << "'");
+    for (const auto& [key, hop] : m_nextHops)
+        if (!rdtp_router_add_next_hop(m_core, key.c_str(), ToRdtp(hop)))
+            NS_FATAL_ERROR("RdtpRouter: the core refused the next hop for '" << key << "'");
 }
 
 void

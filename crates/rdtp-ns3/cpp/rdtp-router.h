@@ -66,6 +66,10 @@ class RdtpRouter : public Application
     void SetDefaultRoute(const InetSocketAddress& nextHop);
     /// Route `key` — a name prefix, or an EID as 64 hex digits — to `nextHop`.
     void AddRoute(const std::string& key, const InetSocketAddress& nextHop);
+    /// Another next hop for `key` ("" = the default route, or an EID; a name prefix keeps
+    /// one), after those it has, for the forwarding strategy (Config `strategy=asf`) to
+    /// choose among.
+    void AddNextHop(const std::string& key, const InetSocketAddress& nextHop);
 
     /// The core's counters and gauges by name (cs_hits, cs_misses, coalesced,
     /// forwarded_units, store_evictions, bytes_in, bytes_out, cs_entries, pit_entries, …);
@@ -114,12 +118,7 @@ class RdtpRouter : public Application
     uint16_t m_port;
     std::string m_label;
     uint64_t m_nodeId;
-    uint64_t m_csSize;
-    uint64_t m_csBytes;
-    std::string m_csPolicy;
-    std::string m_csInsert;
-    uint64_t m_pitSize;
-    Time m_lifetime;
+    std::string m_config;
     uint64_t m_seed;
     bool m_validation;
     bool m_verify;
@@ -137,6 +136,7 @@ class RdtpRouter : public Application
     bool m_hasDefault;
     InetSocketAddress m_default;
     std::vector<std::pair<std::string, InetSocketAddress>> m_routes;
+    std::vector<std::pair<std::string, InetSocketAddress>> m_nextHops;
     std::vector<uint8_t> m_rxBuf;
     std::vector<uint8_t> m_txBuf;
 

@@ -81,10 +81,8 @@ struct FlowSpec
     double stop = -1.0;
     uint64_t size = 0;
     std::string rate = "10Mbps";
-    uint32_t agg = 0;
-    uint32_t unit = 0;
-    uint32_t rtoK = 0;        // rdtp: RTO's RTTVAR multiplier (0 = the core's)
-    double idleTimeout = 0.0; // rdtp: seconds without an answer before giving up (0 = the core's)
+    std::string config; // rdtp, workload: the receiver spec, handed to the core unchanged
+    uint32_t unit = 0;  // workload: its unit, for prewarm (also a key of `config`)
     std::string object; // resolved object name (rdtp)
     std::string via;    // rdtp: the node of the first caching router (empty: the server)
     std::string server; // graph: the server node (empty: the topology's server)
@@ -123,27 +121,6 @@ SplitMix64(uint64_t x)
 }
 
 
-// Undo %XX escapes: an rdtp flow's cc is a controller spec whose own commas arrive as %2C.
-std::string
-PercentDecode(const std::string& v)
-{
-    std::string out;
-    for (size_t i = 0; i < v.size(); i++)
-    {
-        if (v[i] == '%' && i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
-            std::isxdigit(static_cast<unsigned char>(v[i + 2])))
-        {
-            out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
-            i += 2;
-        }
-        else
-        {
-            out += v[i];
-        }
-    }
-    return out;
-}
-
 std::vector<FlowSpec>
 ParseFlows(const std::string& text, double duration)
 {
@@ -180,14 +157,10 @@ ParseFlows(const std::string& text, double duration)
                     f.size = std::stoull(v);
                 else if (k == "rate")
                     f.rate = v;
-                else if (k == "agg")
-                    f.agg = static_cast<uint32_t>(std::stoul(v));
+                else if (k == "config")
+                    f.config = PercentDecode(v);
                 else if (k == "unit")
                     f.unit = static_cast<uint32_t>(std::stoul(v));
-                else if (k == "rto_k")
-                    f.rtoK = static_cast<uint32_t>(std::stoul(v));
-                else if (k == "idle")
-                    f.idleTimeout = std::stod(v);
                 else if (k == "dir")
                 {
                     if (v != "up" && v != "down")
@@ -299,12 +272,13 @@ ParseRunArguments(int argc, char** argv)
     AddRunArguments(cmd, p, RunMode::Offline);
     cmd.AddValue("Clients", "Number of clients/stations (0 = as many as the flows need)", p.clients);
     cmd.AddValue("Flows",
-                 "Flows: 'kind=rdtp,cc=bbr,client=0,start=0,stop=10,size=0;kind=tcp-cubic,...'",
+                 "Flows: 'kind=rdtp,cc=bbr,config=<receiver spec, %-escaped>,client=0,start=0,stop=10,size=0;"
+                 "kind=tcp-cubic,...'",
                  p.flows);
     cmd.AddValue("Port", "UDP port of the RdtpProducer and the RdtpRouters", p.port);
     cmd.AddValue("Routers",
-                 "Caching routers: 'node=r1,id=<u64>,cs_size=N,cs_bytes=N,cs_policy=lru,cs_insert=always,"
-                 "pit_size=N,lifetime=<s>,up=<node>,route=<prefix>:<node>;node=...'",
+                 "Caching routers: 'node=r1,id=<u64>,config=<router spec, %-escaped: cs_units=N%2Ccs_policy=lru"
+                 "%2C...>,up=<node>,route=<prefix>:<node>;node=...' (rdtp_router_help() lists the keys)",
                  p.routers);
     AddTopologyArguments(cmd, p);
     cmd.AddValue("Pcap",
@@ -550,11 +524,8 @@ InstallRdtpFlow(const Params& p,
     c->SetAttribute("Remote", AddressValue(FirstHop(net, p, f, client)));
     c->SetAttribute("ObjectName", StringValue(f.object));
     c->SetAttribute("Controller", StringValue(f.cc));
-    c->SetAttribute("Unit", UintegerValue(f.unit));
-    c->SetAttribute("MaxAggregation", UintegerValue(f.agg));
+    c->SetAttribute("Config", StringValue(f.config));
     c->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
-    c->SetAttribute("RtoK", UintegerValue(f.rtoK));
-    c->SetAttribute("IdleTimeout", TimeValue(Seconds(f.idleTimeout)));
     client->AddApplication(c);
     c->SetStartTime(AtScenario(p, f.start));
     c->SetStopTime(AtScenario(p, f.stop));
@@ -669,7 +640,7 @@ InstallWorkloadFlow(const Params& p,
     w->SetAttribute("Rate", DoubleValue(f.requests));
     w->SetAttribute("Alpha", DoubleValue(f.alpha));
     w->SetAttribute("Controller", StringValue(f.cc));
-    w->SetAttribute("Unit", UintegerValue(f.unit));
+    w->SetAttribute("Config", StringValue(f.config));
     w->SetAttribute("Seed", UintegerValue(SplitMix64((uint64_t(p.seed) << 32) + p.run) ^ (i + 1)));
     w->SetAttribute("Stream", IntegerValue(1000 + 2 * int64_t(i)));
     if (f.lastStart >= 0)

@@ -36,11 +36,11 @@ RdtpWorkload::GetTypeId()
                           StringValue("bbr"),
                           MakeStringAccessor(&RdtpWorkload::m_controller),
                           MakeStringChecker())
-            .AddAttribute("Unit",
-                          "Payload bytes per Data packet; 0 = the core's default",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RdtpWorkload::m_unit),
-                          MakeUintegerChecker<uint32_t>(0, 65000))
+            .AddAttribute("Config",
+                          "Receiver spec of every fetch (see RdtpConsumer)",
+                          StringValue(""),
+                          MakeStringAccessor(&RdtpWorkload::m_config),
+                          MakeStringChecker())
             .AddAttribute("Seed",
                           "Seed of the fetches' receivers (each gets its own)",
                           UintegerValue(0),
@@ -68,7 +68,6 @@ RdtpWorkload::GetTypeId()
 RdtpWorkload::RdtpWorkload()
     : m_rate(1.0),
       m_alpha(0.8),
-      m_unit(0),
       m_seed(0),
       m_stream(-1),
       m_lastStart(Seconds(-1)),
@@ -169,7 +168,7 @@ RdtpWorkload::StartFetch()
     c->SetAttribute("ObjectEid", StringValue(o.eid));
     c->SetAttribute("ObjectSize", UintegerValue(o.size));
     c->SetAttribute("Controller", StringValue(m_controller));
-    c->SetAttribute("Unit", UintegerValue(m_unit));
+    c->SetAttribute("Config", StringValue(m_config));
     // Each fetch its own receiver seed (tags, nonces): receivers sharing a router must differ.
     uint64_t z = m_seed + 0x9e3779b97f4a7c15ULL * (id + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -100,7 +100,7 @@ class RdtpWorkload : public Application
     double m_rate;
     double m_alpha;
     std::string m_controller;
-    uint32_t m_unit;
+    std::string m_config;
     uint64_t m_seed;
     int64_t m_stream;
     Time m_lastStart;

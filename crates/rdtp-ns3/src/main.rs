@@ -55,14 +55,14 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 40]);
+struct KeepFfi([*const (); 41]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
 static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
-    rdtp_ffi::rdtp_receiver_config_default as *const (),
-    rdtp_ffi::rdtp_receiver_new as *const (),
-    rdtp_ffi::rdtp_receiver_new_known as *const (),
+    rdtp_ffi::rdtp_receiver_new_from_spec as *const (),
+    rdtp_ffi::rdtp_receiver_new_known_from_spec as *const (),
+    rdtp_ffi::rdtp_receiver_help as *const (),
     rdtp_ffi::rdtp_receiver_free as *const (),
     rdtp_ffi::rdtp_receiver_handle_datagram as *const (),
     rdtp_ffi::rdtp_receiver_handle_timeout as *const (),
@@ -85,12 +85,13 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::router::rdtp_addr_v4 as *const (),
     rdtp_ffi::router::rdtp_node_id as *const (),
     rdtp_ffi::router::rdtp_node_id_label as *const (),
-    rdtp_ffi::router::rdtp_router_config_default as *const (),
-    rdtp_ffi::router::rdtp_router_new as *const (),
+    rdtp_ffi::router::rdtp_router_new_from_spec as *const (),
+    rdtp_ffi::router::rdtp_router_help as *const (),
     rdtp_ffi::router::rdtp_router_free as *const (),
     rdtp_ffi::router::rdtp_router_cache_unverified as *const (),
     rdtp_ffi::router::rdtp_router_set_default_route as *const (),
     rdtp_ffi::router::rdtp_router_add_route as *const (),
+    rdtp_ffi::router::rdtp_router_add_next_hop as *const (),
     rdtp_ffi::router::rdtp_router_handle_datagram as *const (),
     rdtp_ffi::router::rdtp_router_poll_transmit as *const (),
     rdtp_ffi::router::rdtp_router_poll_timeout as *const (),
@@ -210,6 +211,13 @@ fn scenario_main(o: &Options) -> Result<u8, Error> {
     let jobs = o.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let text = fs::read_to_string(scenario).map_err(|e| Error::file(scenario, e))?;
     let (keys, all) = expand(&text, &o.sets)?;
+    let mut warned = Vec::new();
+    for w in all.iter().flat_map(|r| rdtp_scenario::deprecations(&r.scenario)) {
+        if !warned.contains(&w) {
+            eprintln!("rdtp-sim: warning: {}: {w}", scenario.display());
+            warned.push(w);
+        }
+    }
     let name = all.first().map(|r| r.scenario.scenario.name.clone()).unwrap_or_default();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from("rdtp-sim-out").join(&name));
     let runs: Vec<Run> = all.iter().filter(|r| o.shard.is_none_or(|s| s.has(r.index))).cloned().collect();

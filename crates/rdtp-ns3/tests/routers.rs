@@ -329,3 +329,57 @@ fn cs_csv_adds_up_to_the_router_counters_with_evictions() {
     assert_eq!(counter(run, "r1", "cs_entries"), 300, "a full store of 300 units");
     assert!(counter(run, "r1", "store_admission_rejects") > 0, "prob:0.5 refused some");
 }
+
+/// Router and receiver specs written in a scenario file reach the cores inside ns-3 unchanged
+/// (RdtpRouter's and RdtpConsumer's `Config`): r1 told `cs_insert=none` caches nothing, so a
+/// repeat fetch comes from r3's store; a receiver told `max_inflight=2` is slow; a bad spec
+/// stops rdtp-sim before any run, naming the file's table and the key.
+#[test]
+fn specs_in_the_file_reach_the_cores() {
+    let dir = TempDir::new("specs");
+    let flows = "[[flow]]\nkind = \"rdtp\"\nsize = 300000\n\n[[flow]]\nkind = \"rdtp\"\nsize = 300000\nstart = 1.0\n\
+                 config = \"max_inflight=2\"\n";
+    let text = chain(flows, "").replacen("node = \"r1\"\n", "node = \"r1\"\nconfig = \"cs_insert=none\"\n", 1);
+    let Some(out) = run_scenario(&dir, &text) else { return };
+    let run = &runs(&out)[0];
+    assert_eq!(counter(run, "r1", "cs_entries"), 0, "r1 inserts nothing");
+    let f = csv(&run.join("flows.csv"));
+    assert_eq!(f[1]["sources"], "r3:100.0%", "{f:?}");
+    // Two units per round trip (20 ms and more) at most: far below the path's 20 Mbit/s.
+    assert!(num(&f[1], "goodput_mbps") <= 2.0 * 1402.0 * 8.0 / 0.02 / 1e6, "{f:?}");
+    assert!(num(&f[0], "goodput_mbps") > 5.0, "{f:?}");
+    let bad = dir.0.join("bad.toml");
+    std::fs::write(&bad, text.replace("cs_insert=none", "cs_insert=sometimes")).unwrap();
+    let o = std::process::Command::new(common::SIM)
+        .args([bad.to_str().unwrap(), "--out", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("router 'r1': router: cs_insert=sometimes: the value must be always, none or prob:P"),
+        "{err}"
+    );
+}
+
+/// A router with two paths to a server (`next_hops`) and the `asf` strategy (`config`) spreads
+/// a workload's requests over both: the object routes RouteObject gives it have both next
+/// hops, and ASF probes the one it does not prefer. Every fetch completes.
+#[test]
+fn next_hops_give_a_strategy_two_paths() {
+    let dir = TempDir::new("next-hops");
+    let text = "[scenario]\nname = \"two-paths\"\nduration = 4.0\n\n[topology]\nkind = \"graph\"\nnode = [\n\
+        { name = \"s1\", role = \"server\" },\n{ name = \"a\", role = \"router\" },\n{ name = \"b\", role = \"router\" },\n\
+        { name = \"edge\", role = \"router\" },\n{ name = \"c1\", role = \"client\" },\n]\nlink = [\n\
+        { from = \"s1\", to = \"a\", delay = \"5ms\" },\n{ from = \"s1\", to = \"b\", delay = \"10ms\" },\n\
+        { from = \"a\", to = \"edge\" },\n{ from = \"b\", to = \"edge\" },\n{ from = \"edge\", to = \"c1\" },\n]\n\
+        router = [\n{ node = \"edge\", next_hops = [\"a\", \"b\"], config = \"strategy=asf\" },\n\
+        { node = \"a\" },\n{ node = \"b\" },\n]\n\n[[flow]]\nkind = \"workload\"\nrequests = 5.0\nobjects = 20\n\
+        size = 100000\nunit = 1402\nlast_start = 3.0\n";
+    let Some(out) = run_scenario(&dir, text) else { return };
+    let run = &runs(&out)[0];
+    let fetches = csv(&run.join("fetches.csv"));
+    assert!(!fetches.is_empty() && fetches.iter().all(|f| f["completed"] == "1"), "{fetches:?}");
+    let (via_a, via_b) = (counter(run, "a", "units_requested"), counter(run, "b", "units_requested"));
+    assert!(via_a > 0 && via_b > 0, "a {via_a}, b {via_b}: both paths carry requests");
+}

@@ -10,8 +10,9 @@ use common::{TempDir, csv, num, sim};
 
 /// Topology 1 or 2 (`clients`), S1's 8600-byte units, a small object; `extra` arguments.
 fn topology(out: &std::path::Path, cc: &str, clients: u32, size: u64, extra: &[&str]) -> Option<std::process::Output> {
-    let flows: Vec<String> =
-        (0..clients).map(|c| format!("kind=rdtp,client={c},cc={cc},size={size},unit=8600,via=ap,idle=60")).collect();
+    let flows: Vec<String> = (0..clients)
+        .map(|c| format!("kind=rdtp,client={c},cc={cc},size={size},config=unit=8600%2Cidle_timeout=60s,via=ap"))
+        .collect();
     let mut args = vec![
         "--run-one".to_string(),
         "--Topology=wifi".into(),
@@ -26,7 +27,7 @@ fn topology(out: &std::path::Path, cc: &str, clients: u32, size: u64, extra: &[&
         "--Requests=1".into(),
         format!("--Clients={clients}"),
         format!("--Flows={}", flows.join(";")),
-        "--Routers=node=ap,id=7021111819070603264,cs_size=65536,up=server".into(),
+        "--Routers=node=ap,id=7021111819070603264,config=cs_units=65536,up=server".into(),
         format!("--Out={}", out.display()),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));

@@ -24,6 +24,9 @@
 //!   forwarding table, forwarding strategies and cache policies chosen by name;
 //! * [`node`] — the call contract every core keeps ([`Node`], [`Transmit`]: peers are
 //!   addresses) and node ids: who served a unit (origin or router), carried in every Data.
+//! * [`spec`] — key tables: the one parser of configuration strings, for controllers
+//!   (`bbr:probe_gain=2`), receivers (`rto_k=8`), routers (`cs_policy=lfu,pit_size=4096`)
+//!   and content stores (`lfu:units=1000`), with their help texts and canonical forms;
 //! * [`wifi`] — passive WiFi rate estimation (Hiorth and Welzl): per-station throughput,
 //!   active stations, the newcomer-rate prediction that informed start uses.
 //!
@@ -122,6 +125,7 @@ pub mod receiver;
 pub mod recovery;
 pub mod router;
 pub mod server;
+pub mod spec;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;

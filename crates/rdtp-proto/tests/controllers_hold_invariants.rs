@@ -40,6 +40,7 @@ fn value_in(kind: Kind, pick: u64, u: f64) -> Value {
             1 => max,
             _ => min + u * (max.min(min + 1000.0) - min),
         }),
+        other => panic!("no controller key is of kind {other}"),
     }
 }
 

@@ -323,6 +323,18 @@ pub struct RouterSpec {
     /// without proof requests, to measure what verification costs (docs/EXPERIMENTS.md §8).
     /// `rdtp route` has no such mode: the testbed refuses it.
     pub verify: Option<bool>,
+    /// Graph topologies: further next hops (node names: routers or servers) of every route
+    /// this router has, after the one on the shortest path, for its forwarding strategy to
+    /// choose among (`config = "strategy=asf"`). The default route and object (EID) routes —
+    /// a workload's objects, routed as their server's name — take several; the core's name
+    /// prefixes keep one, so resolves still go the shortest way. rdtp-sim only: the
+    /// testbed's chains have one upstream.
+    pub next_hops: Option<Vec<String>>,
+    /// Any other router options, as a router spec `KEY=VALUE,...` handed unchanged to the
+    /// core (`rdtp route --router help` lists the keys: `strategy=asf`, `max_waiting=128`,
+    /// `control_capacity=8192`, …). The fields above are short for keys of it and apply
+    /// first; a key given here too wins.
+    pub config: Option<String>,
 }
 
 impl RouterSpec {
@@ -332,30 +344,49 @@ impl RouterSpec {
         id.parse().map_err(|e| Error::Invalid(format!("router '{}': id '{id}': {e}", self.node)))
     }
 
-    /// Check every field with the core's own parsers.
-    pub fn validate(&self) -> Result<(), Error> {
-        use rdtp_proto::router::cs::{Admission, Replacement};
-        self.node_id()?;
-        let at = |e: String| Error::Invalid(format!("router '{}': {e}", self.node));
-        if let Some(p) = &self.cs_policy {
-            p.parse::<Replacement>().map_err(|e| at(e.to_string()))?;
+    /// Its router spec, as the core reads it: the keys the fields above are short for
+    /// (`cs_size` is `cs_units`, `lifetime` in seconds is `lifetime=…s`, …), then `;` and
+    /// `config`, which may override them. For the simulator (`sim`) as the ns-3 router always
+    /// read the fields: its id is the runner's to give (it names the router in its outputs),
+    /// `cs_bytes = 0` is no byte limit and a store of 0 units also inserts nothing.
+    pub fn spec(&self, sim: bool) -> Result<String, Error> {
+        let mut keys = Vec::new();
+        if !sim {
+            keys.push(format!("id={}", self.node_id()?));
         }
-        if let Some(p) = &self.cs_insert {
-            p.parse::<Admission>().map_err(|e| at(e.to_string()))?;
+        keys.extend(self.cs_size.map(|v| format!("cs_units={v}")));
+        let bytes = self.cs_bytes.as_ref().map(Size::bytes).transpose()?.filter(|&b| !(sim && b == 0));
+        keys.extend(bytes.map(|b| format!("cs_bytes={b}")));
+        keys.extend(self.cs_policy.as_ref().map(|p| format!("cs_policy={p}")));
+        let insert = if sim && self.cs_size == Some(0) { Some("none") } else { self.cs_insert.as_deref() };
+        keys.extend(insert.map(|p| format!("cs_insert={p}")));
+        keys.extend(self.pit_size.map(|v| format!("pit_size={v}")));
+        if let Some(l) = self.lifetime {
+            if !(l.is_finite() && l > 0.0 && l <= 3600.0) {
+                return Err(Error::Invalid(format!("router '{}': lifetime must be in (0, 3600] seconds", self.node)));
+            }
+            keys.push(format!("lifetime={}", rdtp_units::format_duration(std::time::Duration::from_secs_f64(l))));
         }
-        if let Some(b) = &self.cs_bytes {
-            b.bytes().map_err(|e| at(e.to_string()))?;
+        let mut spec = keys.join(",");
+        if let Some(c) = self.config.as_deref().filter(|c| !c.trim().is_empty()) {
+            if !spec.is_empty() {
+                spec.push(';');
+            }
+            spec.push_str(c);
         }
-        if self.pit_size == Some(0) {
-            return Err(at("pit_size must be ≥ 1".into()));
-        }
-        if self.lifetime.is_some_and(|l| !(l.is_finite() && l > 0.0)) {
-            return Err(at("lifetime must be > 0 seconds".into()));
-        }
-        Ok(())
+        Ok(spec)
     }
 
-    /// The `rdtp route` options for this router (the testbed runs the real process).
+    /// Check every field with the core's own parser (the spec, as [`RouterSpec::spec`]).
+    pub fn validate(&self) -> Result<(), Error> {
+        let spec = self.spec(false)?;
+        rdtp_proto::router::RouterConfig::default()
+            .apply_spec(&spec)
+            .map_err(|e| Error::Invalid(format!("router '{}': {e} (the fields and config = \"{spec}\")", self.node)))
+    }
+
+    /// The `rdtp route` options for this router (the testbed runs the real process): its id
+    /// and its spec, unchanged.
     pub fn route_args(&self) -> Result<Vec<String>, Error> {
         if self.verify == Some(false) {
             return Err(Error::Invalid(format!(
@@ -363,48 +394,48 @@ impl RouterSpec {
                 self.node
             )));
         }
-        let mut a = vec!["--id".to_string(), self.node_id()?.to_string()];
-        let mut opt = |k: &str, v: Option<String>| {
-            if let Some(v) = v {
-                a.push(format!("--{k}"));
-                a.push(v);
-            }
-        };
-        opt("cs-size", self.cs_size.map(|v| v.to_string()));
-        opt("cs-bytes", self.cs_bytes.as_ref().map(Size::bytes).transpose()?.map(|b| b.to_string()));
-        opt("cs-policy", self.cs_policy.clone());
-        opt("cs-insert", self.cs_insert.clone());
-        opt("pit-size", self.pit_size.map(|v| v.to_string()));
-        opt("lifetime", self.lifetime.map(|s| format!("{}", (s * 1000.0).round() as u64)));
-        Ok(a)
+        if self.next_hops.is_some() {
+            return Err(Error::Invalid(format!(
+                "router '{}': next_hops is for graph topologies (rdtp-sim); a testbed chain has one upstream",
+                self.node
+            )));
+        }
+        Ok(vec!["--id".to_string(), self.node_id()?.to_string(), "--router".to_string(), self.spec(false)?])
     }
 
-    /// One router as the C++ runner reads it (`--Routers`, `;`-separated): `key=value` pairs,
-    /// `node` first, only the fields that are set, then its routes from `paths`: `up=NODE`
-    /// (the default route) or `route=PREFIX:NODE` (a name prefix), next hops by node name.
+    /// One router as the C++ runner reads it (`--Routers`, `;`-separated): `node=NAME`, its
+    /// node id (`id=`, as an integer), its spec (`config=`, percent-encoded: the runner hands
+    /// it to the core unchanged), `verify=0`
+    /// for the unverified baseline, then its routes from `paths`: `up=NODE` (the default
+    /// route) or `route=PREFIX:NODE` (a name prefix), next hops by node name; a route named
+    /// again is another next hop of it (`next_hops`).
     pub fn sim_spec(&self, paths: &routing::Paths) -> Result<String, Error> {
         let mut s = format!("node={},id={}", self.node, self.node_id()?.to_u64());
-        let mut kv = |k: &str, v: Option<String>| {
-            if let Some(v) = v {
-                write!(s, ",{k}={v}").unwrap();
-            }
-        };
-        kv("cs_size", self.cs_size.map(|v| v.to_string()));
-        kv("cs_bytes", self.cs_bytes.as_ref().map(Size::bytes).transpose()?.map(|b| b.to_string()));
-        kv("cs_policy", self.cs_policy.clone());
-        kv("cs_insert", self.cs_insert.clone());
-        kv("pit_size", self.pit_size.map(|v| v.to_string()));
-        kv("lifetime", self.lifetime.map(|v| v.to_string()));
-        kv("verify", self.verify.filter(|v| !v).map(|_| "0".to_string()));
+        let spec = self.spec(true)?;
+        if !spec.is_empty() {
+            write!(s, ",config={}", escape(&spec)).unwrap();
+        }
+        if self.verify == Some(false) {
+            s.push_str(",verify=0");
+        }
         for (prefix, next) in paths.routes(&self.node) {
-            if prefix.is_empty() {
-                kv("up", Some(next));
-            } else {
-                kv("route", Some(format!("{prefix}:{next}")));
+            let extra = self.next_hops.iter().flatten().filter(|h| **h != next && **h != self.node);
+            for hop in std::iter::once(&next).chain(extra) {
+                if prefix.is_empty() {
+                    write!(s, ",up={hop}").unwrap();
+                } else {
+                    write!(s, ",route={prefix}:{hop}").unwrap();
+                }
             }
         }
         Ok(s)
     }
+}
+
+/// `text` with the separators of the runner's lists (`,` between fields, `;` between items)
+/// and `%` percent-encoded: rdtp-scenario.cc decodes `%XX`.
+fn escape(text: &str) -> String {
+    text.replace('%', "%25").replace(',', "%2C").replace(';', "%3B")
 }
 
 /// The nodes routers may run on in `t`, in path order from the clients towards the server.
@@ -458,15 +489,22 @@ pub struct Flow {
     /// udp: sending rate.
     pub rate: Option<Quantity>,
     pub max_aggregation: Option<u32>,
-    /// rdtp: short for the cc key probe_gain.
+    /// rdtp: short for the cc key probe_gain. Deprecated (removed in the next release): write
+    /// the key in `cc` (`cc = "bbrp:probe_gain=2"`); [`deprecations`] says so.
     pub probe_gain: Option<f64>,
-    /// rdtp: short for the cc key window (of fixed).
+    /// rdtp: short for the cc key window (of fixed). Deprecated as `probe_gain`
+    /// (`cc = "fixed:window=32"`).
     pub fixed_window: Option<u32>,
     pub unit: Option<u32>,
     /// rdtp: RTTVAR multiplier K of the RTO (default 4, RFC 6298; ndnget's is 8).
     pub rto_k: Option<u32>,
     /// rdtp: seconds without a valid answer before the fetch gives up (default 10).
     pub idle_timeout: Option<f64>,
+    /// rdtp, workload: any other receiver options, as a receiver spec `KEY=VALUE,...` handed
+    /// unchanged to the core (`rdtp fetch --receiver help` lists the keys: `rto_min=1s`,
+    /// `max_inflight=100`, …). `max_aggregation`, `unit`, `rto_k` and `idle_timeout` above
+    /// are short for keys of it and apply first; a key given here too wins.
+    pub config: Option<String>,
     /// Replicate this flow on `count` consecutive clients.
     #[serde(default = "one")]
     pub count: u32,
@@ -782,6 +820,16 @@ pub fn validate_topology(t: &Topology, table: &str) -> Result<(), Error> {
         }
         seen.push(&r.node);
         r.validate().map_err(|e| Error::Invalid(format!("{table}.{e}")))?;
+        // Further next hops run an rdtp router or server: a graph's router with a store, or a server.
+        for hop in r.next_hops.iter().flatten() {
+            let serves = t.nodes_with_role("server").contains(&hop.as_str());
+            if t.kind != "graph" || !(serves || t.routers.iter().any(|o| o.node == *hop)) {
+                return Err(Error::Invalid(format!(
+                    "{table}.router '{}': next hop '{hop}' (next_hops are graph nodes with a [[{table}.router]] or role \"server\")",
+                    r.node
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -810,9 +858,11 @@ fn validate(s: &Scenario) -> Result<(), Error> {
         match kind {
             "rdtp" => {
                 rdtp_cc(f).parse::<CcConfig>().map_err(|e| Error::Invalid(format!("flow {i}: rdtp cc: {e}")))?;
+                validate_receiver(i, f)?;
             }
             "workload" => {
                 rdtp_cc(f).parse::<CcConfig>().map_err(|e| Error::Invalid(format!("flow {i}: workload cc: {e}")))?;
+                validate_receiver(i, f)?;
                 if s.topology.kind != "graph" {
                     return Err(Error::Invalid(format!(
                         "flow {i}: a workload needs a graph topology (its objects live on its servers)"
@@ -851,6 +901,9 @@ fn validate(s: &Scenario) -> Result<(), Error> {
                 )));
             }
         }
+        if f.config.is_some() && !matches!(kind, "rdtp" | "workload") {
+            return Err(Error::Invalid(format!("flow {i}: config (a receiver spec) is for rdtp and workload flows")));
+        }
         if (f.last_start.is_some() || f.prewarm.is_some()) && kind != "workload" {
             return Err(Error::Invalid(format!("flow {i}: last_start and prewarm are for workload flows")));
         }
@@ -888,6 +941,17 @@ fn validate(s: &Scenario) -> Result<(), Error> {
     validate_paths(s)
 }
 
+/// An rdtp flow's receiver options, checked by the core's parser.
+fn validate_receiver(i: usize, f: &Flow) -> Result<(), Error> {
+    if f.idle_timeout.is_some_and(|t| !(t.is_finite() && t > 0.0 && t <= 86_400.0)) {
+        return Err(Error::Invalid(format!("flow {i}: idle_timeout must be in (0, 86400] seconds")));
+    }
+    let spec = f.receiver_spec();
+    rdtp_proto::receiver::ReceiverConfig::from_spec(&spec)
+        .map(|_| ())
+        .map_err(|e| Error::Invalid(format!("flow {i}: {e} (the fields and config = \"{spec}\")")))
+}
+
 /// Only graph flows name a server; every flow's client reaches its server ([`flow_specs`]).
 fn validate_paths(s: &Scenario) -> Result<(), Error> {
     if s.topology.kind != "graph"
@@ -896,6 +960,48 @@ fn validate_paths(s: &Scenario) -> Result<(), Error> {
         return Err(Error::Invalid(format!("flow {i}: server is for graph topologies")));
     }
     flow_specs(s).map(|_| ())
+}
+
+impl Flow {
+    /// An rdtp or workload flow's receiver spec, as the core reads it: the keys the fields
+    /// are short for, then `;` and `config` (which may override them). A workload's fetches
+    /// take only `unit` of the fields (as they always did) and `config`.
+    pub fn receiver_spec(&self) -> String {
+        let mut keys = Vec::new();
+        if self.kind != "workload" {
+            keys.extend(self.max_aggregation.map(|v| format!("max_aggregation={v}")));
+        }
+        keys.extend(self.unit.map(|v| format!("unit={v}")));
+        if self.kind != "workload" {
+            keys.extend(self.rto_k.map(|v| format!("rto_k={v}")));
+            keys.extend(self.idle_timeout.filter(|t| t.is_finite() && *t > 0.0 && *t <= 86_400.0).map(|t| {
+                format!("idle_timeout={}", rdtp_units::format_duration(std::time::Duration::from_secs_f64(t)))
+            }));
+        }
+        let mut spec = keys.join(",");
+        if let Some(c) = self.config.as_deref().filter(|c| !c.trim().is_empty()) {
+            if !spec.is_empty() {
+                spec.push(';');
+            }
+            spec.push_str(c);
+        }
+        spec
+    }
+}
+
+/// A warning for every flow of `s` that uses the options that predate specs (`probe_gain`,
+/// `fixed_window`), naming the controller spec to write instead (they go in the next
+/// release). The caller prints them (this crate runs nothing).
+pub fn deprecations(s: &Scenario) -> Vec<String> {
+    s.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let cc = f.cc.as_deref().unwrap_or("bbr");
+            spec::legacy_warning(cc, f.fixed_window, f.probe_gain, ["fixed_window", "probe_gain"])
+                .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
+        })
+        .collect()
 }
 
 /// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
@@ -947,9 +1053,12 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), Error> {
                 }
             }
             if kind == "rdtp" || kind == "workload" {
-                // The spec's own separators would split the flow list: rdtp-scenario.cc decodes %XX.
-                let cc = rdtp_cc(f).replace('%', "%25").replace(',', "%2C").replace(';', "%3B");
-                write!(spec, ",cc={cc}").unwrap();
+                // The specs' own separators would split the flow list: rdtp-scenario.cc decodes %XX.
+                write!(spec, ",cc={}", escape(&rdtp_cc(f))).unwrap();
+                let receiver = f.receiver_spec();
+                if !receiver.is_empty() {
+                    write!(spec, ",config={}", escape(&receiver)).unwrap();
+                }
             }
             if let Some(stop) = f.stop {
                 write!(spec, ",stop={stop}").unwrap();
@@ -980,13 +1089,9 @@ pub fn flow_specs(s: &Scenario) -> Result<(Vec<String>, u32), Error> {
                 let arg = if text == "auto" { text } else { format!("{}", network::parse_rate(&text)? / 8.0) };
                 write!(spec, ",initial_rate={arg}").unwrap();
             }
-            for (key, v) in [("agg", f.max_aggregation), ("unit", f.unit), ("rto_k", f.rto_k)] {
-                if let Some(v) = v {
-                    write!(spec, ",{key}={v}").unwrap();
-                }
-            }
-            if let Some(t) = f.idle_timeout {
-                write!(spec, ",idle={t}").unwrap();
+            // The runner needs a workload's unit itself, to replay fetches before the run.
+            if let (true, Some(u)) = (kind == "workload", f.unit) {
+                write!(spec, ",unit={u}").unwrap();
             }
             specs.push(spec);
             max_client = max_client.max(client + 1);
@@ -1211,7 +1316,7 @@ start = 1.0
             "--StopWhenDone=1",
             "--Settle=2",
             "--Requests=1",
-            "--Flows=kind=rdtp,client=0,start=0,cc=aimd,size=1000000,rto_k=8,idle=40",
+            "--Flows=kind=rdtp,client=0,start=0,cc=aimd,config=rto_k=8%2Cidle_timeout=40s,size=1000000",
         ] {
             assert!(args.contains(&want.to_string()), "{want}: {args:?}");
         }
@@ -1286,13 +1391,17 @@ start = 1.0
         let core = rdtp_proto::NodeId::label("core").unwrap().to_u64();
         let r1 = rdtp_proto::NodeId::label("r1").unwrap().to_u64();
         let want = format!(
-            "--Routers=node=r1,id={r1},cs_size=1000,cs_policy=lfu,cs_insert=prob:0.125,up=r3;node=r3,id={core},cs_bytes=1048576,lifetime=2.5,up=server"
+            "--Routers=node=r1,id={r1},config=cs_units=1000%2Ccs_policy=lfu%2Ccs_insert=prob:0.125,up=r3;\
+             node=r3,id={core},config=cs_bytes=1048576%2Clifetime=2500ms,up=server"
         );
         assert!(args.contains(&want), "{args:?}");
         // rdtp consumers send to r1, the clients' gateway; TCP is unaffected.
         let flows = "--Flows=kind=rdtp,client=0,start=0,cc=bbr,via=r1;kind=tcp-cubic,client=1,start=1";
         assert!(args.contains(&flows.to_string()), "{args:?}");
-        assert_eq!(t.routers[1].route_args().unwrap(), ["--id", "core", "--cs-bytes", "1048576", "--lifetime", "2500"]);
+        assert_eq!(
+            t.routers[1].route_args().unwrap(),
+            ["--id", "core", "--router", "id=core,cs_bytes=1048576,lifetime=2500ms"]
+        );
         // The non-verifying baseline exists in ns-3 only.
         let runs = with("[[topology.router]]\nnode = \"r1\"\nverify = false\n").unwrap();
         let args = run_args(&runs[0].scenario, "/tmp/x").unwrap();
@@ -1313,6 +1422,82 @@ start = 1.0
         let e =
             with("[[topology.router]]\nnode = \"r1\"\n[[topology.router]]\nnode = \"r1\"\n").unwrap_err().to_string();
         assert!(e.contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn next_hops_add_to_every_route_of_a_graph_router() {
+        let text = GRAPH.replace(
+            "router = [{ node = \"edge\" }]",
+            "router = [{ node = \"edge\", next_hops = [\"s2\"], config = \"strategy=asf\" }]",
+        );
+        let (_, runs) = expand(&text, &[]).unwrap();
+        let args = run_args(&runs[0].scenario, "o").unwrap().join(" ");
+        assert!(args.contains(",config=strategy=asf,route=s1:s1,route=s1:s2,route=s2:s2"), "{args}");
+        let e = runs[0].scenario.topology.routers[0].route_args().unwrap_err().to_string();
+        assert!(e.contains("next_hops is for graph topologies"), "{e}");
+        let e = expand(&text.replace("[\"s2\"]", "[\"c1\"]"), &[]).unwrap_err().to_string();
+        assert!(e.contains("topology.router 'edge': next hop 'c1'"), "{e}");
+        let chain = FILE.replace(
+            "queue = \"1bdp\"\n",
+            "queue = \"1bdp\"\n[[topology.router]]\nnode = \"r1\"\nnext_hops = [\"r2\"]\n",
+        );
+        assert!(expand(&chain, &[]).unwrap_err().to_string().contains("next hop 'r2'"));
+    }
+
+    #[test]
+    fn config_specs_reach_the_core_unchanged() {
+        let text = FILE.replace("queue = \"1bdp\"\n", "queue = \"1bdp\"\nhops = 1\n")
+            + "\n[[topology.router]]\nnode = \"r1\"\ncs_size = 10\nconfig = \"strategy=asf,cs_units=20,control_capacity=99\"\n";
+        let text =
+            text.replacen("kind = \"rdtp\"\n", "kind = \"rdtp\"\nrto_k = 8\nconfig = \"rto_k=6,max_inflight=5\"\n", 1);
+        let (_, runs) = expand(&text, &[]).unwrap();
+        let s = &runs[0].scenario;
+        let (router, flow) = (&s.topology.routers[0], &s.flows[0]);
+        // The fields first, then the file's spec as written: a key given in both takes the spec's.
+        assert_eq!(router.spec(true).unwrap(), "cs_units=10;strategy=asf,cs_units=20,control_capacity=99");
+        assert_eq!(flow.receiver_spec(), "rto_k=8;rto_k=6,max_inflight=5");
+        let mut rc = rdtp_proto::router::RouterConfig::default();
+        rc.apply_spec(&router.spec(true).unwrap()).unwrap();
+        assert_eq!((rc.cs.capacity_units, rc.control_capacity, rc.strategy.name()), (20, 99, "asf"));
+        let c = rdtp_proto::receiver::ReceiverConfig::from_spec(&flow.receiver_spec()).unwrap();
+        assert_eq!((c.rto.k, c.max_inflight), (6, Some(5)));
+        let args = run_args(s, "/tmp/x").unwrap().join(" ");
+        assert!(
+            args.contains("config=cs_units=10%3Bstrategy=asf%2Ccs_units=20%2Ccontrol_capacity=99,up=server"),
+            "{args}"
+        );
+        assert!(args.contains(",config=rto_k=8%3Brto_k=6%2Cmax_inflight=5,"), "{args}");
+        assert_eq!(router.route_args().unwrap()[3], "id=r1,cs_units=10;strategy=asf,cs_units=20,control_capacity=99");
+        // A bad spec is refused when the file is read, naming the file's table and the key.
+        for (bad, says) in [
+            (
+                "config = \"strategy=asf,cs_units=20,control_capacity=99\"",
+                "config = \"pit_size=0\"",
+                "router 'r1': router: pit_size=0",
+            ),
+            (
+                "config = \"rto_k=6,max_inflight=5\"",
+                "config = \"max_inflight=x\"",
+                "flow 0: receiver: max_inflight=x: the value must be an integer",
+            ),
+            ("config = \"rto_k=6,max_inflight=5\"", "config = \"nope=1\"", "flow 0: receiver has no key 'nope'"),
+        ]
+        .map(|(from, to, says)| (text.replace(from, to), says))
+        {
+            let e = expand(&bad, &[]).unwrap_err().to_string();
+            assert!(e.contains(says), "{says}: {e}");
+        }
+        // The options that predate controller specs still work, with a warning naming the spec.
+        assert!(deprecations(s).is_empty());
+        let legacy = text.replacen("cc = \"bbr\"", "probe_gain = 2.0", 1).replace("[\"bbr\", \"aimd\"]", "[\"bbrp\"]");
+        let (_, old) = expand(&legacy, &[]).unwrap();
+        assert_eq!(
+            deprecations(&old[0].scenario),
+            ["flow 0: probe_gain is deprecated and will be removed in the next release: give the controller spec \
+              bbrp:probe_gain=2.0 instead (cc = \"…\")"]
+        );
+        let tcp = text.replacen("[[flow]]\n", "[[flow]]\nkind = \"tcp\"\nconfig = \"rto_k=1\"\n[[flow]]\n", 1);
+        assert!(expand(&tcp, &[]).unwrap_err().to_string().contains("is for rdtp and workload flows"));
     }
 
     const GRAPH: &str = r#"
@@ -1358,8 +1543,9 @@ server = "s2"
         let (_, runs) = expand(&text, &[]).unwrap();
         let args = run_args(&runs[0].scenario, "o").unwrap();
         let want = "--Flows=kind=workload,client=0,start=0,requests=0.5,alpha=0.8,objects=100,servers=s1:s2,\
-                    vias=edge:edge,cc=cctcp,size=1000000,server=s1,unit=1000;kind=workload,client=1,start=0,\
-                    requests=0.5,alpha=0.8,objects=100,servers=s1:s2,vias=edge:edge,cc=cctcp,size=1000000,server=s1,unit=1000";
+                    vias=edge:edge,cc=cctcp,config=unit=1000,size=1000000,server=s1,unit=1000;kind=workload,client=1,\
+                    start=0,requests=0.5,alpha=0.8,objects=100,servers=s1:s2,vias=edge:edge,cc=cctcp,config=unit=1000,\
+                    size=1000000,server=s1,unit=1000";
         assert!(args.contains(&want.to_string()), "{args:?}");
         for (bad, why) in [
             (text.replace("requests = 0.5\n", ""), "requests"),

@@ -164,9 +164,11 @@ pub struct Flow {
     pub stop: Option<f64>,
     /// Object size; default: an object large enough that the flow never runs out.
     pub size: Option<scenario::Size>,
-    /// rdtp: --probe-gain (short for the cc key probe_gain).
+    /// rdtp: --probe-gain (short for the cc key probe_gain). Deprecated (removed in the next
+    /// release): write the key in `cc` (`cc = "bbrp:probe_gain=2"`).
     pub probe_gain: Option<f64>,
-    /// rdtp: --window (short for the key window of cc fixed).
+    /// rdtp: --window (short for the key window of cc fixed). Deprecated as `probe_gain`
+    /// (`cc = "fixed:window=32"`).
     pub window: Option<u32>,
     /// Keep the fetched bytes and compare them with the served object (byte-exact check).
     #[serde(default)]
@@ -174,6 +176,9 @@ pub struct Flow {
     /// rdtp: write `--log-rtt` / `--log-cwnd` files.
     #[serde(default)]
     pub log: bool,
+    /// rdtp: receiver options as a receiver spec `KEY=VALUE,...` (`rdtp fetch --receiver
+    /// help`), handed unchanged to `rdtp fetch --receiver`, as the scenario files' `config`.
+    pub config: Option<String>,
     /// Extra arguments for `rdtp fetch`.
     #[serde(default)]
     pub args: Vec<String>,
@@ -209,6 +214,20 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
         runs.push(Run { id: p.id, label: p.label, assignment: p.assignment, experiment, doc: p.doc });
     }
     Ok((keys, runs))
+}
+
+/// A warning for every rdtp flow of `e` that uses `probe_gain` or `window`, naming the
+/// controller spec to write instead (they go in the next release).
+pub fn deprecations(e: &Experiment) -> Vec<String> {
+    e.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let Ok((Kind::Rdtp, cc)) = kind_and_cc(f) else { return None };
+            spec::legacy_warning(&cc, f.window, f.probe_gain, ["window", "probe_gain"])
+                .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
+        })
+        .collect()
 }
 
 fn validate(e: &Experiment) -> Result<()> {
@@ -259,13 +278,16 @@ fn validate(e: &Experiment) -> Result<()> {
                 spec::with_legacy_options(&cc, f.window, f.probe_gain)
                     .parse::<CcConfig>()
                     .map_err(|e| anyhow!("flow {i}: rdtp cc: {e}"))?;
+                if let Some(c) = &f.config {
+                    rdtp_proto::receiver::ReceiverConfig::from_spec(c).map_err(|e| anyhow!("flow {i}: config: {e}"))?;
+                }
             }
             Ok((Kind::Tcp, cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                     bail!("flow {i}: tcp cc '{cc}'");
                 }
-                if f.probe_gain.is_some() || f.window.is_some() || f.log {
-                    bail!("flow {i}: probe_gain, window and log apply to rdtp flows only");
+                if f.probe_gain.is_some() || f.window.is_some() || f.log || f.config.is_some() {
+                    bail!("flow {i}: probe_gain, window, config and log apply to rdtp flows only");
                 }
             }
             Err(e) => bail!("flow {i}: {e:#}"),
@@ -418,6 +440,9 @@ pub fn layout(e: &Experiment) -> Result<Layout> {
             }
             if let Some(w) = f.window {
                 extra_args.extend(["--window".to_string(), w.to_string()]);
+            }
+            if let Some(c) = &f.config {
+                extra_args.extend(["--receiver".to_string(), c.clone()]);
             }
             extra_args.extend(f.args.iter().cloned());
             flows.push(FlowInstance {

@@ -330,6 +330,13 @@ fn load_runs(o: &Options, path: &Path) -> Result<(String, Vec<String>, Vec<exper
             return Err(ExitCode::from(EXIT_USAGE));
         }
     };
+    let mut warned = Vec::new();
+    for w in runs.iter().flat_map(|r| experiment::deprecations(&r.experiment)) {
+        if !warned.contains(&w) {
+            eprintln!("rdtp-testbed: warning: {}: {w}", path.display());
+            warned.push(w);
+        }
+    }
     for r in &runs {
         if let Err(e) = experiment::layout(&r.experiment).and_then(|_| experiment::topology_args(r)) {
             eprintln!("rdtp-testbed: run {}: {e:#}", r.id);

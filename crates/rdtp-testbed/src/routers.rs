@@ -104,7 +104,7 @@ mod tests {
         assert_eq!(p[1].addr, Ipv4Addr::new(10, 199, 2, 2));
         assert_eq!(p[0].upstream, p[1].addr);
         assert_eq!(p[1].upstream, server);
-        assert_eq!(p[1].args, ["--id", "r3", "--cs-size", "10"]);
+        assert_eq!(p[1].args, ["--id", "r3", "--router", "id=r3,cs_units=10"]);
         assert_eq!(
             emulator_arg(&p, "tap0").unwrap(),
             "--RouterTaps=r1:rdtp-7-rt-r1/tap0:10.199.0.1/24,r3:rdtp-7-rt-r3/tap0:10.199.2.1/24"

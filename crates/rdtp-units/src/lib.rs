@@ -1,4 +1,4 @@
-//! Byte sizes and bit rates as people type them, the one quantile definition, and means
+//! Byte sizes, durations and bit rates as people type them, the one quantile definition, and means
 //! with confidence intervals ([`stats`]).
 //!
 //! One parser for each quantity, used by every tool that reads one (the `rdtp` command
@@ -114,6 +114,47 @@ pub fn parse_rate(s: &str) -> Result<f64, UnitError> {
     Ok(value * mult * bits)
 }
 
+/// Units of a duration, longest first (what [`format_duration`] writes and [`parse_duration`]
+/// reads; `µs` is read as `us`).
+const DURATION_UNITS: &[(&str, u128)] = &[("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)];
+
+/// A duration: a number (fractions allowed) and a unit, `s`, `ms`, `us` (or `µs`) or `ns`:
+/// `4s`, `1.5s`, `200ms`, `250us`. A bare number is refused (`Problem::Unit`): seconds and
+/// milliseconds are both common, so the unit must be said. Rounded to the nanosecond.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, UnitError> {
+    let (value, unit) = split_number(s)?;
+    let unit = if unit == "µs" { "us" } else { unit };
+    let nanos = DURATION_UNITS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|(_, n)| *n as f64)
+        .ok_or_else(|| UnitError { input: s.to_string(), problem: Problem::Unit })?;
+    let total = (value * nanos).round();
+    if !total.is_finite() || total < 0.0 || total > u64::MAX as f64 {
+        return Err(UnitError { input: s.to_string(), problem: Problem::Number });
+    }
+    Ok(std::time::Duration::from_nanos(total as u64))
+}
+
+/// `d` in the longest unit that holds it exactly (`4s`, `10ms`, `250us`, `7ns`, `0s`):
+/// [`parse_duration`] reads it back to the same nanosecond.
+pub fn format_duration(d: std::time::Duration) -> String {
+    let nanos = d.as_nanos();
+    let (unit, per) = DURATION_UNITS.iter().find(|(_, n)| nanos.is_multiple_of(*n)).copied().unwrap_or(("ns", 1));
+    format!("{}{unit}", nanos / per)
+}
+
+/// `bytes` in the largest binary unit that holds it exactly (`256MiB`, `64KiB`, `1500`):
+/// [`parse_size`] reads it back to the same byte.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes != 0 && bytes.trailing_zeros() >= shift && (bytes >> shift) < (1 << 53) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// The index [`quantile`] picks in `n` sorted values (`None` for none): nearest rank,
 /// `ceil(q·n) − 1` clamped to `0..n`.
 pub fn quantile_index(n: usize, q: f64) -> Option<usize> {
@@ -175,6 +216,40 @@ mod tests {
         for bad in ["fast", "100", "100Mb", "100mbps", "100Mbit", ""] {
             assert!(parse_rate(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn durations_need_a_unit_and_round_trip() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("4s").unwrap(), Duration::from_secs(4));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration(" 200 ms ").unwrap(), Duration::from_millis(200));
+        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
+        assert_eq!(parse_duration("250µs").unwrap(), Duration::from_micros(250));
+        assert_eq!(parse_duration("7ns").unwrap(), Duration::from_nanos(7));
+        assert_eq!(parse_duration("4").unwrap_err().problem, Problem::Unit);
+        assert_eq!(parse_duration("4 h").unwrap_err().problem, Problem::Unit);
+        assert_eq!(parse_duration("ms").unwrap_err().problem, Problem::Number);
+        for (d, text) in [
+            (Duration::from_secs(4), "4s"),
+            (Duration::from_millis(10), "10ms"),
+            (Duration::from_millis(1500), "1500ms"),
+            (Duration::from_micros(250), "250us"),
+            (Duration::from_nanos(7), "7ns"),
+            (Duration::ZERO, "0s"),
+        ] {
+            assert_eq!(format_duration(d), text);
+            assert_eq!(parse_duration(text).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn sizes_format_exactly() {
+        for (b, text) in [(256 << 20, "256MiB"), (65536, "64KiB"), (1500, "1500"), (0, "0"), (3 << 40, "3TiB")] {
+            assert_eq!(format_size(b), text);
+            assert_eq!(parse_size(text).unwrap(), b);
+        }
+        assert_eq!(format_size(u64::MAX), u64::MAX.to_string());
     }
 
     #[test]

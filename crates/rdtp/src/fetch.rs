@@ -185,6 +185,15 @@ impl Fetch {
         self.stop = Some(flag);
         self
     }
+    /// Apply a receiver spec (`rto_k=8,idle_timeout=30s`; `ReceiverConfig::help()` lists the
+    /// keys) to the settings so far; a spec naming `unit` sets it as [`Fetch::unit`] does.
+    pub fn spec(mut self, spec: &str) -> std::result::Result<Self, rdtp_proto::spec::ConfigError> {
+        self.config.apply_spec(spec)?;
+        if rdtp_proto::spec::names(spec).any(|k| k == "unit") {
+            self.unit = UnitChoice::Unit(self.config.unit);
+        }
+        Ok(self)
+    }
     /// Change any other receiver setting.
     pub fn configure(mut self, f: impl FnOnce(&mut ReceiverConfig)) -> Self {
         f(&mut self.config);

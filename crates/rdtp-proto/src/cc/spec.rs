@@ -23,178 +23,11 @@ use core::str::FromStr;
 
 use super::CcConfig;
 use super::registry::{self, CONTROLLERS};
-
-/// The type and accepted range of a key's value (ranges are inclusive).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
-    Bool,
-    Int { min: u64, max: u64 },
-    Float { min: f64, max: f64 },
-}
-
-/// A key's value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    Bool(bool),
-    Int(u64),
-    Float(f64),
-}
-
-/// A config field type a key can hold: its [`Value`] and back (a value of the key's kind).
-pub trait Field: Copy {
-    fn to_value(self) -> Value;
-    fn from_value(v: Value) -> Self;
-}
-
-impl Field for bool {
-    fn to_value(self) -> Value {
-        Value::Bool(self)
-    }
-    fn from_value(v: Value) -> bool {
-        matches!(v, Value::Bool(true))
-    }
-}
-
-impl Field for u64 {
-    fn to_value(self) -> Value {
-        Value::Int(self)
-    }
-    fn from_value(v: Value) -> u64 {
-        match v {
-            Value::Int(i) => i,
-            other => f64::from_value(other) as u64,
-        }
-    }
-}
-
-impl Field for u32 {
-    fn to_value(self) -> Value {
-        Value::Int(u64::from(self))
-    }
-    fn from_value(v: Value) -> u32 {
-        u32::try_from(u64::from_value(v)).unwrap_or(u32::MAX)
-    }
-}
-
-impl Field for f64 {
-    fn to_value(self) -> Value {
-        Value::Float(self)
-    }
-    fn from_value(v: Value) -> f64 {
-        match v {
-            Value::Float(f) => f,
-            Value::Int(i) => i as f64,
-            Value::Bool(b) => f64::from(u8::from(b)),
-        }
-    }
-}
-
-/// Declare a [`Key`] that is a field of the config: `key!(field, kind, "meaning")`, or
-/// `key!("name" => field, kind, "meaning")` when the key is not called like the field.
-macro_rules! key {
-    ($name:expr => $field:ident, $kind:expr, $meaning:expr $(,)?) => {
-        $crate::cc::spec::Key {
-            name: $name,
-            kind: $kind,
-            meaning: $meaning,
-            get: |c| $crate::cc::spec::Field::to_value(c.$field),
-            set: |c, v| c.$field = $crate::cc::spec::Field::from_value(v),
-        }
-    };
-    ($field:ident, $kind:expr, $meaning:expr $(,)?) => {
-        $crate::cc::spec::key!(stringify!($field) => $field, $kind, $meaning)
-    };
-}
-pub(crate) use key;
-
-/// Written so that [`Kind::parse`] reads it back exactly (floats in Rust's shortest
-/// round-trip form: `1.25`, `2.0`, `inf`).
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x:?}"),
-        }
-    }
-}
-
-impl Kind {
-    /// Read a value of this kind; `None` if it is not one or out of range.
-    pub fn parse(self, text: &str) -> Option<Value> {
-        match self {
-            Kind::Bool => match text {
-                "true" => Some(Value::Bool(true)),
-                "false" => Some(Value::Bool(false)),
-                _ => None,
-            },
-            Kind::Int { min, max } => text.parse().ok().filter(|v| (min..=max).contains(v)).map(Value::Int),
-            Kind::Float { min, max } => text.parse().ok().filter(|v| (min..=max).contains(v)).map(Value::Float),
-        }
-    }
-}
-
-/// What a value must be, as error messages and the help text say it.
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Kind::Bool => f.write_str("true or false"),
-            Kind::Int { min, max: u64::MAX } => write!(f, "an integer ≥ {min}"),
-            Kind::Int { min, max } => write!(f, "an integer in {min}..={max}"),
-            Kind::Float { min, max } if max == f64::INFINITY => write!(f, "a number ≥ {min:?} (inf allowed)"),
-            Kind::Float { min, max } => write!(f, "a number in {min:?}..={max:?}"),
-        }
-    }
-}
-
-/// One key of a controller's spec, declared next to the controller's config struct.
-pub struct Key<C> {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// One line: what the key does (and where it comes from).
-    pub meaning: &'static str,
-    pub get: fn(&C) -> Value,
-    /// Called only with values of `kind`, in range.
-    pub set: fn(&mut C, Value),
-}
-
-/// A controller configuration whose parameters are spec keys. Every field of the config is
-/// a key, so the canonical spec describes the whole configuration.
-pub trait Keyed: Sized + 'static {
-    /// The keys, in the order help texts and canonical specs list them.
-    const KEYS: &'static [Key<Self>];
-}
-
-/// A key of a configuration, with its value in that configuration.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct KeyValue {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub meaning: &'static str,
-    pub value: Value,
-}
-
-/// A config's keys without its type, so that [`CcConfig`] can hand out any variant's.
-pub trait Knobs {
-    /// Every key with its current value, in declaration order.
-    fn key_values(&self) -> Vec<KeyValue>;
-    /// Set `key` (which must be declared) to `value` (which must be of its kind).
-    fn set_key(&mut self, key: &str, value: Value);
-}
-
-impl<C: Keyed> Knobs for C {
-    fn key_values(&self) -> Vec<KeyValue> {
-        C::KEYS
-            .iter()
-            .map(|k| KeyValue { name: k.name, kind: k.kind, meaning: k.meaning, value: (k.get)(self) })
-            .collect()
-    }
-    fn set_key(&mut self, key: &str, value: Value) {
-        if let Some(k) = C::KEYS.iter().find(|k| k.name == key) {
-            (k.set)(self, value);
-        }
-    }
-}
+use crate::spec::ItemError;
+pub(crate) use crate::spec::key;
+/// The key tables are [`crate::spec`]'s, shared with the receiver's, router's and content
+/// store's specs; controllers name them from here.
+pub use crate::spec::{Field, Key, KeyValue, Keyed, Kind, Knobs, Value};
 
 /// Why a spec was refused. Each message says what would have been accepted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -225,28 +58,15 @@ impl FromStr for CcConfig {
             known: CcConfig::NAMES.join(", "),
         })?;
         let mut cc = (entry.base)();
-        let mut seen: Vec<&str> = Vec::new();
-        for item in keys.into_iter().flat_map(|k| k.split(',')) {
-            let Some((key, text)) = item.split_once('=').map(|(k, v)| (k.trim(), v.trim())) else {
-                return Err(SpecError::NotKeyValue { spec: spec.to_string(), item: item.trim().to_string() });
-            };
-            let declared = cc.knobs().key_values();
-            let Some(k) = declared.iter().find(|k| k.name == key) else {
-                let known = declared.iter().map(|k| k.name).collect::<Vec<_>>().join(", ");
-                return Err(SpecError::UnknownKey { controller: name.to_string(), key: key.to_string(), known });
-            };
-            if seen.contains(&key) {
-                return Err(SpecError::Duplicate { spec: spec.to_string(), key: key.to_string() });
+        let Some(keys) = keys else { return Ok(cc) };
+        crate::spec::apply_items(cc.knobs_mut(), keys).map_err(|e| match e {
+            ItemError::NotKeyValue { item } => SpecError::NotKeyValue { spec: spec.to_string(), item },
+            ItemError::UnknownKey { key, known } => SpecError::UnknownKey { controller: name.to_string(), key, known },
+            ItemError::Duplicate { key } => SpecError::Duplicate { spec: spec.to_string(), key },
+            ItemError::BadValue { key, value, expected } => {
+                SpecError::BadValue { controller: name.to_string(), key, value, expected }
             }
-            seen.push(key);
-            let value = k.kind.parse(text).ok_or_else(|| SpecError::BadValue {
-                controller: name.to_string(),
-                key: key.to_string(),
-                value: text.to_string(),
-                expected: k.kind.to_string(),
-            })?;
-            cc.knobs_mut().set_key(key, value);
-        }
+        })?;
         Ok(cc)
     }
 }
@@ -290,6 +110,24 @@ pub fn with_legacy_options(spec: &str, window: Option<u32>, probe_gain: Option<f
         out.push_str(&format!("{key}={value}"));
     }
     out
+}
+
+/// The deprecation warning for the options that predate specs, if any is given: `names` are
+/// what the front end calls them (`["--window", "--probe-gain"]`, a scenario file's
+/// `["fixed_window", "probe_gain"]`), and the warning names the spec to write instead. They
+/// still work for this release ([`with_legacy_options`]) and go in the next.
+pub fn legacy_warning(spec: &str, window: Option<u32>, probe_gain: Option<f64>, names: [&str; 2]) -> Option<String> {
+    let given: Vec<&str> = [window.map(|_| names[0]), probe_gain.map(|_| names[1])].into_iter().flatten().collect();
+    let verb = match given.len() {
+        0 => return None,
+        1 => "is",
+        _ => "are",
+    };
+    Some(format!(
+        "{} {verb} deprecated and will be removed in the next release: give the controller spec {} instead",
+        given.join(" and "),
+        with_legacy_options(spec, window, probe_gain)
+    ))
 }
 
 /// Every controller with its keys, their defaults and meaning (`rdtp fetch --cc help`,
@@ -404,6 +242,18 @@ mod tests {
         assert_eq!(with_legacy_options("bbr:wifi=true", None, Some(1.5)), "bbr:wifi=true,probe_gain=1.5");
         assert_eq!(with_legacy_options("aimd", None, None), "aimd");
         assert_eq!(parse(&with_legacy_options("bbrp", None, Some(2.0))).unwrap(), CcConfig::new(BbrConfig::bbrp(2.0)));
+    }
+
+    #[test]
+    fn legacy_options_are_deprecated_naming_the_spec() {
+        assert_eq!(legacy_warning("bbr", None, None, ["--window", "--probe-gain"]), None);
+        assert_eq!(
+            legacy_warning("bbrp", None, Some(2.0), ["fixed_window", "probe_gain"]).unwrap(),
+            "probe_gain is deprecated and will be removed in the next release: give the controller spec \
+             bbrp:probe_gain=2.0 instead"
+        );
+        let w = legacy_warning("fixed", Some(8), Some(1.5), ["--window", "--probe-gain"]).unwrap();
+        assert!(w.starts_with("--window and --probe-gain are deprecated"), "{w}");
     }
 
     #[test]

@@ -748,7 +748,15 @@ impl Receiver {
 
     fn window_quota(&self) -> u64 {
         let p = &self.path;
-        if p.cc().cwnd_limits() { p.loss_window.limit(p.cc().cwnd()).saturating_sub(self.inflight()) } else { u64::MAX }
+        let room = if p.cc().cwnd_limits() {
+            p.loss_window.limit(p.cc().cwnd()).saturating_sub(self.inflight())
+        } else {
+            u64::MAX
+        };
+        match self.cfg.max_inflight {
+            Some(cap) => room.min(cap.saturating_sub(self.inflight())),
+            None => room,
+        }
     }
 
     /// Units that could be requested now, ignoring pacing and the congestion window.

@@ -1024,3 +1024,21 @@ fn a_block_always_corrupted_fails_the_fetch_after_three_failures_of_that_block()
     // Every other block of its group was delivered: 18 blocks before it.
     assert_eq!(p.rx.delivered_bytes(), 16 * 16384);
 }
+
+#[test]
+fn max_inflight_caps_what_the_window_would_allow() {
+    let data = content(100_000);
+    let known = Target::Known { eid: Eid::of(&data), size: data.len() as u64 };
+    let mut cfg = cfg("fixed");
+    cfg.apply_spec("max_inflight=5").unwrap();
+    let mut p = Pipe::new(data.clone(), |_| known.clone(), cfg.clone());
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    while p.rx.poll_transmit(p.now, &mut buf).is_some() {}
+    assert_eq!(p.rx.inflight(), 5, "the fixed window (64) is capped at 5");
+    let mut p = Pipe::new(data.clone(), |_| known.clone(), cfg);
+    assert_eq!(p.run(Duration::from_secs(10)), data);
+    // Without the key, the window alone decides.
+    let mut p = Pipe::new(data.clone(), |_| known, self::cfg("fixed"));
+    while p.rx.poll_transmit(p.now, &mut buf).is_some() {}
+    assert_eq!(p.rx.inflight(), 64);
+}

@@ -347,6 +347,60 @@ impl Default for CsConfig {
     }
 }
 
+/// The keys of a content-store spec (`--cs POLICY[:KEY=VALUE,...]`, the policy named
+/// first): `lfu:units=1000,bytes=64MiB,insert=prob:0.125`. A router's spec has the same
+/// keys with a `cs_` prefix (`cs_units`, …), beside `cs_policy`.
+impl crate::spec::Keyed for CsConfig {
+    const KEYS: &'static [crate::spec::Key<CsConfig>] = &[
+        crate::spec::key!("units" => capacity_units, crate::spec::Kind::Int { min: 0, max: u64::MAX }, "most entries held (0 caches nothing; NFD's default: 65536)"),
+        crate::spec::key!("bytes" => capacity_bytes, crate::spec::Kind::Size { min: 0, max: u64::MAX }, "most bytes held, each unit weighing its payload and bookkeeping"),
+        crate::spec::key!("insert" => admission, crate::spec::Text::of::<Admission>(), "insertion: always, prob:P (cache with probability P) or none"),
+    ];
+}
+
+impl CsConfig {
+    /// Apply a content-store spec: `POLICY[:KEY=VALUE,...]` (a replacement policy of
+    /// [`policies`], then keys), or keys alone (`units=1000`) to keep the policy.
+    pub fn apply_spec(&mut self, spec: &str) -> Result<(), crate::spec::ConfigError> {
+        let (policy, keys) = match spec.split_once(':') {
+            Some((p, keys)) if !p.contains('=') => (Some(p.trim()), keys),
+            _ if !spec.contains('=') => (Some(spec.trim()), ""),
+            _ => (None, spec),
+        };
+        if let Some(p) = policy {
+            self.replacement = p.parse().map_err(|_| crate::spec::ConfigError {
+                what: "content store",
+                spec: spec.to_string(),
+                error: crate::spec::ItemError::BadValue {
+                    key: "policy".into(),
+                    value: p.to_string(),
+                    expected: <Replacement as crate::spec::Named>::expected(),
+                },
+            })?;
+        }
+        crate::spec::apply(self, "content store", keys)
+    }
+
+    /// The canonical spec against `base`: the policy, then the keys that differ
+    /// (`lfu:units=1000`).
+    pub fn to_spec_from(&self, base: &CsConfig) -> String {
+        match crate::spec::changed(self, base) {
+            keys if keys.is_empty() => self.replacement.to_string(),
+            keys => format!("{}:{keys}", self.replacement),
+        }
+    }
+
+    /// Every policy and key, with the defaults of `base` (`rdtp route --cs help`).
+    pub fn help(base: &CsConfig) -> String {
+        let mut out =
+            String::from("Content store specs: POLICY[:KEY=VALUE,...], e.g. lfu:units=1000,insert=prob:0.125.\n\n");
+        out.push_str(&help());
+        out.push('\n');
+        out.push_str(&crate::spec::help("Keys (defaults shown):\n", base));
+        out
+    }
+}
+
 /// Counters of a [`ContentStore`]. Plain totals since creation; they never reset.
 ///
 /// Invariants: `hits + misses` = number of [`get`](ContentStore::get)s;

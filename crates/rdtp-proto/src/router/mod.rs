@@ -26,7 +26,8 @@
 //!
 //! | file | holds | must not |
 //! | --- | --- | --- |
-//! | `mod.rs` | [`RouterConfig`], [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `mod.rs` | [`RouterStats`], [`Router`], the sans-IO calls; `handle_datagram` dispatches to the pipelines | decide anything per packet type itself |
+//! | `config.rs` | [`RouterConfig`] and its key table (the router spec, `cs_policy=lfu,strategy=asf`) | parse a spec itself ([`crate::spec`] does) |
 //! | `forwarder.rs` | the pipelines, named as NFD's: incoming request, content-store hit and miss, outgoing request, incoming data, unsolicited data, incoming Nack, a silent next hop | choose next hops (the strategy does) or build upstream requests |
 //! | [`strategy`] | the [`strategy::Strategy`] trait, its registry ([`strategy::STRATEGIES`]) and retransmission suppression; one file per strategy (`strategy/best_route.rs`, `strategy/asf.rs`) | keep state per request or per receiver |
 //! | `upstream.rs` | requests to next hops, resolve/list/proof forwarding, the per-hop token jar | answer from the store |
@@ -78,6 +79,7 @@
 //! queue up until drained. `now` must never go backwards.
 
 mod annotate;
+mod config;
 pub mod cs;
 mod expiring;
 pub mod fib;
@@ -102,9 +104,10 @@ use rand_pcg::Pcg32;
 use crate::eid::Eid;
 use crate::node::NodeId;
 use crate::time::Time;
-use crate::token::{ValidationConfig, Validator};
-use crate::wire::{self, DEFAULT_MAX_REPLY_BYTES, DecodeError, NackCode, Packet, PacketType, Retry};
-use cs::{CsConfig, CsStats, SharedStore, Weigh};
+use crate::token::Validator;
+use crate::wire::{self, DecodeError, NackCode, Packet, PacketType, Retry};
+pub use config::{RouterConfig, TagClass};
+use cs::{CsStats, SharedStore, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
 use forwarder::Refusal;
@@ -115,7 +118,7 @@ use limits::{Held, Limiter};
 use liveness::Liveness;
 use pit::{PitEntry, PitKey};
 use proofs::OwnProofs;
-use strategy::{RetxSuppression, Strategy, StrategyName, StrategyParams};
+use strategy::{Strategy, StrategyParams};
 use upstream::{Forwarded, OutRequest, TokenJar};
 pub use verify::VerifyConfig;
 use verify::{Staging, Step};
@@ -124,15 +127,18 @@ use verify::{Staging, Step};
 #[cfg(test)]
 #[allow(unused_imports)]
 use {
-    crate::token::MAX_TOKEN_LEN,
+    crate::token::{MAX_TOKEN_LEN, ValidationConfig},
+    crate::wire::DEFAULT_MAX_REPLY_BYTES,
     crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges, write_address_token, write_extra_ranges},
     crate::wire::{
         ByteRange, DATA_HEADER_LEN, Data, DataFlags, ListRequest, Nack, Options, ProofRequest, Query, Request,
         RequestFlags, ResolveRequest, ResolveResponse,
     },
     annotate::Anticipation,
+    cs::CsConfig,
     limits::{SlotIx, Sourced},
     rand_core::Rng,
+    strategy::{RetxSuppression, StrategyName},
     upstream::{ControlQuery, Upstream, forwarded_hop_limit},
 };
 
@@ -144,8 +150,6 @@ pub const MAX_DATAGRAM: usize = 65_535;
 pub const MAX_HOP_LIMIT: u8 = wire::DEFAULT_HOP_LIMIT;
 /// Most ranges in one request the router sends upstream.
 const MAX_RANGES: usize = 32;
-/// Forwarded resolves and lists pending at most.
-const CONTROL_CAPACITY: usize = 4096;
 /// Distinct unit sizes remembered to match short last units (see [`Router::on_data`]).
 const UNIT_SIZES: usize = 8;
 /// Buffers kept for reuse by the transmit queue.
@@ -160,101 +164,6 @@ pub const LEARNED_EXPORT: usize = 4096;
 
 /// A datagram to send (the contract's, [`crate::node::Transmit`]).
 pub use crate::node::Transmit;
-
-/// Everything that shapes a router.
-#[derive(Clone, Debug)]
-pub struct RouterConfig {
-    /// This router's node id, named in Data served from its store and Nacks it sends.
-    pub id: NodeId,
-    /// Where requests go.
-    pub fib: Fib,
-    /// The content store: capacity, replacement and admission. By default 65 536 units or
-    /// [`CsConfig::DEFAULT_CAPACITY_BYTES`] (256 MiB, each unit weighing its payload and
-    /// [`CACHED_UNIT_OVERHEAD`]), whichever is reached first.
-    pub cs: CsConfig,
-    /// Most units pending at once; beyond, requests for new units get `Busy`.
-    pub pit_capacity: usize,
-    /// How long a pending entry lives after its last request (NDN's Interest lifetime).
-    pub lifetime: Duration,
-    /// A re-request for a pending unit is forwarded again only if the unit was last
-    /// forwarded at least this long ago (NFD's retransmission suppression): the interval,
-    /// or the first interval of an exponential [`RouterConfig::retx`].
-    pub retx_suppression: Duration,
-    /// Whether the suppression interval stays fixed or grows with each re-forwarding.
-    pub retx: RetxSuppression,
-    /// The forwarding strategy, by name ([`strategy`]): which of a route's next hops a
-    /// request goes to.
-    pub strategy: StrategyName,
-    /// Most downstreams waiting for one unit.
-    pub max_waiting: usize,
-    /// Most units one request may ask for (as the server's limit).
-    pub max_units_per_request: u32,
-    /// Most bytes of Data one request may be answered with (as the server's limit).
-    pub max_reply_bytes: u64,
-    /// Validation of downstream addresses (tokens, the 3× limit toward unvalidated ones).
-    pub validation: ValidationConfig,
-    /// Seed of the router's tags and of the store's randomness.
-    pub seed: u64,
-    /// Bounds of verify-before-caching ([`verify`]).
-    pub verify: VerifyConfig,
-    /// Keep the routes learned from resolves for [`Router::poll_learned_route`] (a runtime
-    /// with several cores hands them to its other routers; nobody else needs them).
-    pub export_learned_routes: bool,
-    /// What one source (address and port) may take of the pending tables and of the
-    /// forwarding rate ([`SourceLimits`]).
-    pub source_limits: SourceLimits,
-    /// A next hop asked for something that sends nothing at all back for this long is
-    /// presumed dead: what is pending toward it gets Nack `NoRoute` naming it ("upstream
-    /// ADDR did not answer within 2 s"). `None`: pending units just expire (simulations of
-    /// long outages keep that, seed 001 §IV-D). Keep it below the receivers' idle timeout
-    /// (10 s) and the pending lifetime.
-    pub upstream_timeout: Option<Duration>,
-    /// Which tags the router picks for the requests it sends (see [`TagClass`]).
-    pub tags: TagClass,
-}
-
-/// The tags a router picks for its own requests: those ≡ `residue` (mod `modulus`). A
-/// runtime whose cores share one address gives core `i` of `n` the class `i` mod `n`, so
-/// the kernel can hand every answer (its tag at bytes 8–11, `docs/PROTOCOL.md`) to the
-/// core that asked. The default, `0 mod 1`, is every tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TagClass {
-    /// At least 1 (0 counts as 1).
-    pub modulus: u32,
-    /// Taken mod `modulus`.
-    pub residue: u32,
-}
-
-impl Default for TagClass {
-    fn default() -> Self {
-        TagClass { modulus: 1, residue: 0 }
-    }
-}
-
-impl Default for RouterConfig {
-    fn default() -> Self {
-        RouterConfig {
-            id: NodeId::label("router").expect("valid label"),
-            fib: Fib::default(),
-            cs: CsConfig { capacity_bytes: CsConfig::DEFAULT_CAPACITY_BYTES, ..CsConfig::default() },
-            pit_capacity: 65_536,
-            lifetime: Duration::from_secs(4),
-            retx_suppression: Duration::from_millis(10),
-            retx: RetxSuppression::Fixed,
-            strategy: StrategyName::default(),
-            max_waiting: 64,
-            max_units_per_request: 256,
-            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
-            validation: ValidationConfig::default(),
-            seed: 0,
-            verify: VerifyConfig::default(),
-            export_learned_routes: false,
-            tags: TagClass::default(),
-            source_limits: SourceLimits::default(),
-            upstream_timeout: Some(Duration::from_secs(2)),
-        }
-    }
-}
 
 /// A unit in the content store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -278,7 +187,7 @@ pub const CACHED_UNIT_OVERHEAD: usize = cs::entry_overhead::<(Eid, u64), CachedU
 
 impl Weigh for CachedUnit {
     /// What holding the unit costs: its payload and [`CACHED_UNIT_OVERHEAD`], so that
-    /// [`CsConfig::capacity_bytes`] bounds the store's memory, not only its payload.
+    /// [`cs::CsConfig::capacity_bytes`] bounds the store's memory, not only its payload.
     fn bytes(&self) -> usize {
         self.payload.len() + CACHED_UNIT_OVERHEAD
     }
@@ -475,12 +384,12 @@ impl Router {
             stores_nothing,
             pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: Held::new(CONTROL_CAPACITY, &cfg.source_limits),
+            control: Held::new(cfg.control_capacity, &cfg.source_limits),
             limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
             liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
             silent: Vec::new(),
             staging: Staging::new(cfg.verify),
-            own_proofs: OwnProofs::new(CONTROL_CAPACITY, cfg.lifetime),
+            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
             strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),

@@ -1357,3 +1357,21 @@ fn a_router_with_its_store_off_asks_for_no_proof() {
         assert_eq!((r.stats().proofs_requested, r.staging_bytes(), r.cs_len()), (0, 0, 0), "{cs:?}");
     }
 }
+
+#[test]
+fn control_capacity_bounds_the_resolves_pending_upstream() {
+    let mut b = [0u8; 64];
+    let resolve = |tag: u32, b: &mut [u8]| {
+        let n =
+            ResolveRequest { hop_limit: 8, tag, query: Query::Name("obj"), options: Options::EMPTY }.encode(b).unwrap();
+        b[..n].to_vec()
+    };
+    for (spec, forwarded) in [("control_capacity=2", 2), ("", 3)] {
+        let mut r = router(|c| c.apply_spec(spec).unwrap());
+        for (i, rx) in [RX1, RX2, 3].into_iter().enumerate() {
+            r.handle_datagram(Time::ZERO, addr(rx), &resolve(i as u32, &mut b));
+        }
+        let up = drain(&mut r).into_iter().filter(|(to, _)| *to == addr(UP)).count();
+        assert_eq!(up, forwarded, "{spec:?}");
+    }
+}

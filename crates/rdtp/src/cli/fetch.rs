@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rdtp::args::{parse_fetch_target, parse_server, parse_size};
+use rdtp::args::{parse_fetch_target, parse_server};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
 use rdtp::output::Output;
@@ -53,15 +53,17 @@ pub struct Args {
     /// aimd; --cubic-beta: cubic).
     #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
     pub cc: Option<String>,
-    /// Window in units of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so
-    /// without --cc it selects fixed. A fixed window has no congestion control: one larger
+    /// Deprecated (removed in the next release): give `--cc fixed:window=N`. Window in units
+    /// of `--cc fixed` (default 64): short for `--cc fixed:window=N`, so without --cc it
+    /// selects fixed. A fixed window has no congestion control: one larger
     /// than the receive window lets be in flight or than the receiver's socket buffer holds
     /// (5 698 units of 1402 bytes) is cut to that, with a warning — the excess would be
     /// dropped and asked for again.
     #[arg(long, value_name = "N")]
     pub window: Option<u32>,
-    /// Pacing gain of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's
-    /// bbrp_pace 8 is 2); short for the key probe_gain=G.
+    /// Deprecated (removed in the next release): give `--cc bbrp:probe_gain=G`. Pacing gain
+    /// of BBR's probing ProbeBW phase (bbr: 1.25, bbrp: 1.5; BBRp's bbrp_pace 8 is 2); short
+    /// for the key probe_gain=G.
     #[arg(long, value_name = "G")]
     pub probe_gain: Option<f64>,
     /// Initial window in units, as ndnget's --init-cwnd: short for the key init_cwnd of the
@@ -83,30 +85,43 @@ pub struct Args {
     /// Link MTU; the unit is sized to fit it (default 1500).
     #[arg(long, value_name = "N", conflicts_with = "unit")]
     pub mtu: Option<usize>,
-    /// Payload bytes per Data packet (instead of deriving it from --mtu).
+    /// Payload bytes per Data packet (instead of deriving it from --mtu); the key unit.
     #[arg(long, value_name = "N")]
     pub unit: Option<u16>,
-    /// Out-of-order arrivals that declare a unit lost.
+    /// Out-of-order arrivals that declare a unit lost; the key reorder_threshold.
     #[arg(long, value_name = "N", default_value_t = 6)]
     pub reorder_threshold: u32,
-    /// Minimum retransmission timeout, in milliseconds.
+    /// Minimum retransmission timeout, in milliseconds; the key rto_min.
     #[arg(long, value_name = "MS", default_value_t = 200)]
     pub min_rto: u64,
-    /// Maximum retransmission timeout, in milliseconds.
+    /// Maximum retransmission timeout, in milliseconds; the key rto_max.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     pub max_rto: u64,
-    /// RTTVAR multiplier K of the retransmission timeout SRTT + K·RTTVAR (ndnget: 8).
+    /// RTTVAR multiplier K of the retransmission timeout SRTT + K·RTTVAR (ndnget: 8); the
+    /// key rto_k.
     #[arg(long, value_name = "K", default_value_t = 4)]
     pub rto_k: u32,
-    /// Give up after this many seconds without an answer from the server.
+    /// Give up after this many seconds without an answer from the server; the key
+    /// idle_timeout.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,
-    /// Receive window: most bytes requested but not yet written (e.g. 64MiB).
+    /// Receive window: most bytes requested but not yet written (e.g. 64MiB); the key
+    /// recv_window.
     #[arg(long, value_name = "SIZE")]
     pub recv_window: Option<String>,
-    /// Seed of the receiver's randomness (default: random; give one to repeat a run).
+    /// Seed of the receiver's randomness (default: random; give one to repeat a run); the
+    /// key seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Receiver options as one spec, KEY=VALUE[,...] (e.g. rto_k=8,idle_timeout=30s,
+    /// max_inflight=100); `--receiver help` lists every key with its default. The options
+    /// above are short for keys of it; this spec is applied after them, and --set after it.
+    #[arg(long, value_name = "SPEC", value_parser = super::receiver_spec)]
+    pub receiver: Option<String>,
+    /// One receiver key, KEY=VALUE (repeatable, applied last in the order given); the keys
+    /// are those of --receiver.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::key_value)]
+    pub set: Vec<String>,
     /// Write the congestion window log (ndnget TSV: time, cwndsize) to FILE.
     #[arg(long, value_name = "FILE")]
     pub log_cwnd: Option<PathBuf>,
@@ -153,7 +168,7 @@ pub struct Args {
     /// server's --tcp-cc controls it; the content is still checked against its EID).
     #[arg(long, conflicts_with_all = [
         "window", "probe_gain", "init_cwnd", "aimd_step", "aimd_beta", "cubic_beta", "mtu", "unit", "recv_window",
-        "log_cwnd", "log_rtt", "initial_rate", "interval",
+        "log_cwnd", "log_rtt", "initial_rate", "interval", "receiver", "set",
     ])]
     pub tcp: bool,
 }
@@ -305,6 +320,26 @@ fn initial_rate(a: &Args) -> Result<Option<f64>> {
     Ok(rate.map(|r| r / 8.0))
 }
 
+/// The receiver specs of the command line, in the order they apply, each with the option it
+/// came from: the options that are short for keys (`--rto-k` is `rto_k`, `--timeout` is
+/// `idle_timeout`, …), then `--receiver SPEC`, then each `--set KEY=VALUE`.
+fn receiver_specs(a: &Args) -> Vec<(String, String)> {
+    let mut keys = vec![
+        format!("reorder_threshold={}", a.reorder_threshold),
+        format!("rto_min={}ms", a.min_rto),
+        format!("rto_max={}ms", a.max_rto),
+        format!("rto_k={}", a.rto_k),
+        format!("idle_timeout={}", rdtp_units::format_duration(Duration::from_secs_f64(a.timeout))),
+    ];
+    keys.extend(a.recv_window.as_ref().map(|w| format!("recv_window={w}")));
+    keys.extend(a.seed.map(|s| format!("seed={s}")));
+    keys.extend(a.unit.map(|u| format!("unit={u}")));
+    let mut specs = vec![("the receiver options".to_string(), keys.join(","))];
+    specs.extend(a.receiver.iter().map(|r| (format!("--receiver {r}"), r.clone())));
+    specs.extend(a.set.iter().map(|kv| (format!("--set {kv}"), kv.clone())));
+    specs
+}
+
 /// `--interval SECS`: a positive number of seconds, at least a millisecond.
 fn interval_secs(text: &str) -> std::result::Result<Duration, String> {
     match text.parse::<f64>() {
@@ -328,22 +363,18 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let spec = controller_spec(&a)?;
     let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    if let Some(w) = rdtp_proto::cc::spec::legacy_warning(&cc, a.window, a.probe_gain, ["--window", "--probe-gain"])
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
     let cc = cc_config(&cc, a.window, a.probe_gain)?;
-    let mut fetch = Fetch::new(server, target.clone())
-        .rto_k(a.rto_k)
-        .reorder_threshold(a.reorder_threshold)
-        .min_rto(Duration::from_millis(a.min_rto))
-        .max_rto(Duration::from_millis(a.max_rto))
-        .idle_timeout(Duration::from_secs_f64(a.timeout))
-        .seed(a.seed.unwrap_or_else(rdtp::random_seed));
+    let mut fetch = Fetch::new(server, target.clone());
     if let Some(m) = a.mtu {
         fetch = fetch.mtu(m);
     }
-    if let Some(u) = a.unit {
-        fetch = fetch.unit(u);
-    }
-    if let Some(w) = &a.recv_window {
-        fetch = fetch.recv_window(parse_size(w)?);
+    for (option, spec) in receiver_specs(&a) {
+        fetch = fetch.spec(&spec).map_err(|e| Error::Usage(format!("{option}: {e}")))?;
     }
     if let Some(rate) = initial_rate(&a)? {
         fetch = fetch.initial_rate(rate);

@@ -27,7 +27,7 @@ pub enum Command {
     /// Serve the files of a directory (names are paths relative to it).
     Serve(serve::Args),
     /// A caching router between receivers and servers (content store, coalescing, forwarding).
-    Route(route::Args),
+    Route(Box<route::Args>),
     /// Fetch one object by name or EID; content goes to stdout (or -o FILE).
     Fetch(Box<fetch::Args>),
     /// List a server's catalogue: SIZE  EID  NAME.
@@ -50,7 +50,7 @@ pub enum Command {
 pub fn run(cmd: Command) -> Result<i32> {
     match cmd {
         Command::Serve(a) => serve::run(a),
-        Command::Route(a) => route::run(a),
+        Command::Route(a) => route::run(*a),
         Command::Fetch(a) => fetch::run(*a),
         Command::Ls(a) => ls::run(a),
         Command::Demo(a) => demo::run(a),
@@ -73,6 +73,47 @@ pub fn cc_spec(text: &str) -> std::result::Result<String, String> {
         });
     }
     text.parse::<CcConfig>().map(|_| text.to_string()).map_err(|e| e.to_string())
+}
+
+/// Print `text` to stdout and exit 0 (`--receiver help` and the like: clap cannot return help
+/// text from a value parser without an "error:" prefix).
+pub fn print_and_exit(text: &str) -> ! {
+    std::process::exit(match to_stdout(text) {
+        Ok(()) => 0,
+        Err(e) => e.exit_code(),
+    })
+}
+
+/// The value parser of `--receiver SPEC`: the spec, checked by the core (a bad key or value
+/// is a usage error naming it); `--receiver help` lists the keys and exits 0.
+pub fn receiver_spec(text: &str) -> std::result::Result<String, String> {
+    use rdtp_proto::receiver::ReceiverConfig;
+    if text == "help" {
+        print_and_exit(&ReceiverConfig::help());
+    }
+    ReceiverConfig::from_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
+}
+
+/// The value parser of `--set KEY=VALUE`: one key (checked when applied, after the options
+/// it may override).
+pub fn key_value(text: &str) -> std::result::Result<String, String> {
+    match text.split_once('=') {
+        Some((k, _)) if !k.trim().is_empty() && !text.contains(',') => Ok(text.to_string()),
+        _ => Err(format!("'{text}' is not KEY=VALUE (one key; several: the spec option)")),
+    }
+}
+
+/// Apply `specs` in order — the options' own keys, then a `--receiver`/`--router` SPEC, then
+/// each `--set` — to a configuration with `apply`; the first refused names its option.
+pub fn apply_specs<C, E: std::fmt::Display>(
+    config: &mut C,
+    specs: &[(String, &str)],
+    apply: impl Fn(&mut C, &str) -> std::result::Result<(), E>,
+) -> Result<()> {
+    for (option, spec) in specs {
+        apply(config, spec).map_err(|e| Error::Usage(format!("{option}: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Build the controller config for `--cc SPEC`, with the options that predate specs

@@ -11,7 +11,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rdtp::args::{human_size, parse_size};
+use rdtp::args::human_size;
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::router::{Next, RouteOptions, RouterRuntime, Snapshot};
 use rdtp::signals::{self, Signal};
@@ -21,7 +21,9 @@ use rdtp_proto::router::fib::{Fib, Route, RouteKey};
 use rdtp_proto::router::strategy::{self, RetxSuppression, StrategyName};
 use rdtp_proto::router::{RouterConfig, SourceLimits};
 
-use super::{to_stderr, to_stdout};
+use super::print_and_exit;
+
+use super::to_stderr;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -105,6 +107,22 @@ pub struct Args {
     /// Seed of the router's randomness (tags, random eviction, prob:P); default: random.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Router options as one spec, KEY=VALUE[,...] (e.g. cs_policy=lfu,cs_units=1000,
+    /// strategy=asf,control_capacity=8192); `--router help` lists every key with its
+    /// default. The options above are short for keys of it (--cs-size is cs_units,
+    /// --lifetime is lifetime, …); this spec is applied after them and after --cs, and --set
+    /// after it.
+    #[arg(long, value_name = "SPEC", value_parser = router_spec)]
+    pub router: Option<String>,
+    /// The content store as one spec, POLICY[:KEY=VALUE,...] (e.g. lfu:units=1000,bytes=64MiB,
+    /// insert=prob:0.125); `--cs help` lists the policies and keys. Applied after --cs-size,
+    /// --cs-bytes, --cs-policy and --cs-insert, which are short for it.
+    #[arg(long, value_name = "SPEC", value_parser = cs_spec)]
+    pub cs: Option<String>,
+    /// One router key, KEY=VALUE (repeatable, applied last in the order given); the keys are
+    /// those of --router.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::key_value)]
+    pub set: Vec<String>,
     /// Routing threads, each a router core with its own socket on the listening address.
     /// Requests are steered to them by object (EID), answers from upstream by the tag of
     /// the request they answer. How capacity is divided: the workers share one content
@@ -133,20 +151,25 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
         .ok_or_else(|| Error::Usage(format!("{what} {s:?} resolves to no address")))
 }
 
-/// Print `text` to stdout and exit 0 (`--strategy help`, `--cs-policy help`: clap cannot
-/// return help text from a value parser without an "error:" prefix).
-fn print_and_exit(text: &str) -> ! {
-    std::process::exit(match to_stdout(text) {
-        Ok(()) => 0,
-        Err(e) => e.exit_code(),
-    })
-}
-
 fn strategy_name(text: &str) -> std::result::Result<StrategyName, String> {
     if text == "help" {
         print_and_exit(&strategy::help());
     }
     text.parse().map_err(|e: strategy::ParseStrategyError| e.to_string())
+}
+
+fn router_spec(text: &str) -> std::result::Result<String, String> {
+    if text == "help" {
+        print_and_exit(&RouterConfig::help());
+    }
+    RouterConfig::default().apply_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
+}
+
+fn cs_spec(text: &str) -> std::result::Result<String, String> {
+    if text == "help" {
+        print_and_exit(&CsConfig::help(&RouterConfig::default().cs));
+    }
+    RouterConfig::default().cs.apply_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
 }
 
 fn cs_policy(text: &str) -> std::result::Result<Replacement, String> {
@@ -173,9 +196,6 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     if a.upstream.is_none() && a.routes.is_empty() {
         return Err(Error::Usage("give an --upstream (default next hop) or at least one --route".into()));
     }
-    if a.pit_size == 0 || a.lifetime == 0 {
-        return Err(Error::Usage("--pit-size and --lifetime must be at least 1".into()));
-    }
     let upstreams: Vec<SocketAddr> = match a.upstream.as_deref() {
         Some(u) => u.split(',').map(|u| resolve("--upstream", u)).collect::<Result<_>>()?,
         None => Vec::new(),
@@ -193,32 +213,33 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
             fib.add_next_hop(other);
         }
     }
-    let seed = a.seed.unwrap_or_else(rdtp::random_seed);
-    let cs = CsConfig {
-        capacity_units: a.cs_size,
-        capacity_bytes: parse_size(&a.cs_bytes)?,
-        replacement: a.cs_policy,
-        admission: a.cs_insert,
-        seed,
-    };
-    Ok(RouterConfig {
+    let mut config = RouterConfig {
         // Unknown: the runtime names the router after its port once it is bound.
-        id: a.id.unwrap_or(NodeId::UNKNOWN),
+        id: NodeId::UNKNOWN,
         fib,
-        cs,
-        pit_capacity: a.pit_size,
-        lifetime: Duration::from_millis(a.lifetime),
-        upstream_timeout: (a.upstream_timeout > 0).then(|| Duration::from_millis(a.upstream_timeout)),
-        source_limits: SourceLimits {
-            rate: (a.forward_rate > 0).then_some(a.forward_rate as f64),
-            ..SourceLimits::default()
-        },
-        seed,
         validation: a.validation.config(),
-        strategy: a.strategy,
-        retx: a.retx_suppression,
         ..RouterConfig::default()
-    })
+    };
+    let cs_keys =
+        format!("cs_units={},cs_bytes={},cs_policy={},cs_insert={}", a.cs_size, a.cs_bytes, a.cs_policy, a.cs_insert);
+    let mut keys = vec![
+        format!("pit_size={},lifetime={}ms,upstream_timeout={}ms", a.pit_size, a.lifetime, a.upstream_timeout),
+        format!("forward_rate={},strategy={},retx_suppression={}", a.forward_rate, a.strategy, a.retx_suppression),
+        format!("seed={}", a.seed.unwrap_or_else(rdtp::random_seed)),
+    ];
+    keys.extend(a.id.map(|id| format!("id={id}")));
+    let apply = |c: &mut RouterConfig, spec: &str| c.apply_spec(spec);
+    let options = "the router options".to_string();
+    super::apply_specs(&mut config, &[(options.clone(), &cs_keys)], apply)?;
+    if let Some(cs) = &a.cs {
+        config.cs.apply_spec(cs).map_err(|e| Error::Usage(format!("--cs {cs}: {e}")))?;
+    }
+    let mut specs = vec![(options, keys.join(","))];
+    specs.extend(a.router.iter().map(|r| (format!("--router {r}"), r.clone())));
+    specs.extend(a.set.iter().map(|kv| (format!("--set {kv}"), kv.clone())));
+    let specs: Vec<(String, &str)> = specs.iter().map(|(o, s)| (o.clone(), s.as_str())).collect();
+    super::apply_specs(&mut config, &specs, apply)?;
+    Ok(config)
 }
 
 pub fn run(a: Args) -> Result<i32> {

@@ -652,3 +652,44 @@ fn entry_overhead_counts_the_entry_and_its_index_slot() {
     let o = entry_overhead::<[u8; 40], Val>();
     assert!(o >= 2 * 40 + size_of::<Val>() + 2 * size_of::<usize>(), "{o}");
 }
+
+#[test]
+fn specs_name_the_policy_then_keys() {
+    let mut c = CsConfig::default();
+    c.apply_spec("lfu:units=1000, bytes=64MiB,insert=prob:0.125").unwrap();
+    assert_eq!(
+        c,
+        CsConfig {
+            replacement: Replacement::Lfu,
+            capacity_units: 1000,
+            capacity_bytes: 64 << 20,
+            admission: Admission::Prob(0.125),
+            ..CsConfig::default()
+        }
+    );
+    assert_eq!(c.to_spec_from(&CsConfig::default()), "lfu:units=1000,bytes=64MiB,insert=prob:0.125");
+    let mut back = CsConfig::default();
+    back.apply_spec(&c.to_spec_from(&CsConfig::default())).unwrap();
+    assert_eq!(back, c);
+    // Keys alone keep the policy; a policy alone keeps the keys.
+    c.apply_spec("units=5").unwrap();
+    assert_eq!((c.replacement, c.capacity_units), (Replacement::Lfu, 5));
+    c.apply_spec("FIFO").unwrap();
+    assert_eq!((c.replacement, c.capacity_units), (Replacement::Fifo, 5));
+    assert_eq!(CsConfig::default().to_spec_from(&CsConfig::default()), "lru");
+}
+
+#[test]
+fn bad_cs_specs_say_what_is_accepted() {
+    let e = |s: &str| CsConfig::default().apply_spec(s).unwrap_err().to_string();
+    assert_eq!(e("lifo"), "content store: policy=lifo: the value must be one of lru, lfu, fifo, random, clock");
+    assert_eq!(
+        e("lru:insert=maybe"),
+        "content store: insert=maybe: the value must be always, none or prob:P with 0 <= P <= 1"
+    );
+    assert_eq!(e("lru:size=3"), "content store has no key 'size' (its keys: units, bytes, insert)");
+    let h = CsConfig::help(&CsConfig::default());
+    for name in ["lru", "lfu", "fifo", "random", "clock", "units=65536", "insert=always"] {
+        assert!(h.contains(name), "{name}:\n{h}");
+    }
+}
