@@ -2,21 +2,27 @@
 # Install what rdtp needs beyond a Rust toolchain, on Debian or Ubuntu: the one set-up command
 # of README.md ("Prerequisites"); .ci/run runs it too (with --ci).
 #
-#   tools/setup.sh           everything: Rust check, ns-3 + GSL, iproute2, ethtool, ping, tshark,
-#                            python3-matplotlib, libpcap-dev
+#   tools/setup.sh           everything: Rust check, g++, python3-venv, ns-3 3.44, iproute2, ethtool,
+#                            ping, tshark, python3-matplotlib, libpcap-dev
 #   tools/setup.sh --ci      what the tests use (all but libpcap-dev; matplotlib: the
 #                            testbed's figure test)
 #   tools/setup.sh --check   install nothing: say what is missing (exit 1 if anything is)
 #
-# Needs root or sudo for apt-get. Exit 0 when everything asked for is there afterwards.
+# ns-3 3.44 is the PyPI `ns3` wheel (headers, libraries; no build) installed with pip into the
+# project-local virtual environment .venv-ns3/ (git-ignored; RDTP_NS3_PREFIX=DIR puts it
+# elsewhere, and crates/rdtp-ns3/build.rs looks there). Needs root or sudo for apt-get, and
+# pip's access to PyPI for the wheel (69 MB). Exit 0 when everything asked for is there.
 set -euo pipefail
 
 RUST_MIN=1.85 # rust-version in Cargo.toml
+NS3_WHEEL=ns3==3.44.post0 # the ns-3 build.rs compiles against (.venv-ns3/)
+root=$(cd "$(dirname "$0")/.." && pwd)
+ns3_prefix=${RDTP_NS3_PREFIX:-$root/.venv-ns3}
 
 # Debian package, what it is for (printed by --check and after a failed install).
 TEST_PACKAGES=(
-    "libns3-dev:ns-3 3.37 for rdtp sim, the testbed's emulator and the ns-3 tests"
-    "libgsl-dev:GSL, which ns-3's headers need"
+    "g++:compiles rdtp-ns3's C++ glue against ns-3 (C++20)"
+    "python3-venv:the virtual environment ns-3 3.44 (PyPI wheel) is installed into"
     "iproute2:ip and ss, for the testbed (root)"
     "ethtool:the testbed's tap checks (root)"
     "iputils-ping:the testbed's RTT under load (root)"
@@ -104,6 +110,34 @@ else
             echo "setup: apt-get failed for ${names[*]}" >&2
             status=1
         fi
+    fi
+fi
+
+# ns-3 3.44: the PyPI wheel in a virtual environment (python3-venv, above). Only the C++
+# headers and libraries are used: --no-deps leaves out its Python bindings' cppyy.
+ns3_installed() {
+    compgen -G "$ns3_prefix/lib/python3*/site-packages/${NS3_WHEEL%%==*}-${NS3_WHEEL#*==}.dist-info" >/dev/null
+}
+if ns3_installed; then
+    echo "setup: ns-3 ${NS3_WHEEL#*==} present in $ns3_prefix"
+elif [ "$mode" = check ]; then
+    echo "setup: missing ns-3 ${NS3_WHEEL#*==} in $ns3_prefix — rdtp sim, the testbed's emulator and the ns-3 tests (tools/setup.sh installs it with pip)" >&2
+    status=1
+elif ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    echo "setup: python3 with venv is needed for ns-3 (apt-get install python3-venv)" >&2
+    status=1
+else
+    echo "setup: installing ns-3 from PyPI ($NS3_WHEEL, 69 MB) into $ns3_prefix"
+    if python3 -m venv "$ns3_prefix" &&
+        "$ns3_prefix/bin/pip" install --quiet --disable-pip-version-check --no-deps "$NS3_WHEEL" &&
+        ns3_installed; then
+        echo "setup: installed ns-3 ${NS3_WHEEL#*==}"
+        # build.rs does not watch a prefix that did not exist (cargo would rerun it on every
+        # build): a newer build.rs makes cargo look again and compile rdtp-sim with ns-3.
+        touch "$root/crates/rdtp-ns3/build.rs"
+    else
+        echo "setup: pip could not install $NS3_WHEEL into $ns3_prefix (its wheels are manylinux_2_28 x86-64 builds for several CPython 3 versions; none fits here?)" >&2
+        status=1
     fi
 fi
 

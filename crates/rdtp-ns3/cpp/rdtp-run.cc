@@ -77,7 +77,9 @@ AtScenario(const RunParams& p, double s)
 void
 WriteNs3Version(std::ostream& out)
 {
-    out << "ns3_version = \"" << Version::Major() << "." << Version::Minor() << "." << Version::Patch() << "\"\n";
+    // build.rs defines RDTP_NS3_VERSION from the installation it compiles against (the
+    // PyPI wheel has no version.h).
+    out << "ns3_version = \"" << RDTP_NS3_VERSION << "\"\n";
 }
 
 void

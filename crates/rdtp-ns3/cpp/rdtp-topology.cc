@@ -645,8 +645,9 @@ MonitorApQueue(const NetDeviceContainer& dAp, Net& net)
                  m->dropReasons["queue_drop"]++;
              })),
              "WifiMacQueue Drop");
-        // With the default DropNewest policy, ns-3 3.37 refuses an MPDU at a full queue without
-        // firing any trace: count packets handed to the MAC (MacTx) that never got enqueued.
+        // With the default DropNewest policy, ns-3 (3.37 and 3.44 alike: the queue scheduler's
+        // HasToDropBeforeEnqueue) refuses an MPDU at a full queue without firing any trace:
+        // count packets handed to the MAC (MacTx) that never got enqueued.
         auto handed = std::make_shared<uint64_t>(0);
         auto enqueued = std::make_shared<uint64_t>(0);
         Must(apMac->TraceConnectWithoutContext("MacTx",

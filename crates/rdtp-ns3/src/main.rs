@@ -37,10 +37,18 @@ use crate::shard::{Manifest, Shard};
 use crate::summary::{RunResult, read_run, write_means, write_summary};
 use rdtp_scenario::{Run, expand, run_args};
 
-const NO_NS3: &str = "rdtp-sim: ns-3 is not installed (apt-get install libns3-dev libgsl-dev), cannot simulate";
+const NO_NS3: &str = "rdtp-sim: ns-3 is not installed (tools/setup.sh installs ns-3 3.44 into .venv-ns3/, \
+                      then cargo build -p rdtp-ns3), cannot simulate";
 
 /// Whether this binary contains the ns-3 simulator.
 pub const HAS_NS3: bool = cfg!(rdtp_ns3);
+
+/// The version of the ns-3 this binary is built with (build.rs), e.g. `3.44`.
+#[cfg(rdtp_ns3)]
+pub const NS3_VERSION: Option<&str> = Some(env!("RDTP_NS3_VERSION"));
+/// The version of the ns-3 this binary is built with: none.
+#[cfg(not(rdtp_ns3))]
+pub const NS3_VERSION: Option<&str> = None;
 
 #[cfg(rdtp_ns3)]
 unsafe extern "C" {
@@ -259,10 +267,11 @@ fn scenario_main(o: &Options) -> Result<u8, Error> {
     let reused = kept.iter().filter(|k| k.is_some()).count();
     let resumed = if o.resume { format!(", {reused} kept from the interrupted invocation") } else { String::new() };
     eprintln!(
-        "rdtp-sim: {} run(s) of '{name}'{of} into {}{resumed} with {} job(s)",
+        "rdtp-sim: {} run(s) of '{name}'{of} into {}{resumed} with {} job(s), ns-3 {}",
         runs.len(),
         out.display(),
-        jobs.min(runs.len() - reused).max(1)
+        jobs.min(runs.len() - reused).max(1),
+        NS3_VERSION.unwrap_or("?")
     );
     let started = Instant::now();
     let results = run_all(&runs, &argv, &out, jobs, kept);
@@ -297,6 +306,15 @@ fn finished_runs(out: &Path, record: &str, runs: &[Run]) -> Result<Vec<Option<Ru
             "--resume: {} was written for another scenario text or other --set values; \
              resume only what was interrupted, or use a new --out",
             path.display()
+        )));
+    }
+    let ran = Manifest::read(out)?;
+    if ran.ns3_version() != NS3_VERSION.unwrap_or("?") {
+        return Err(Error::Shards(format!(
+            "--resume: the runs in {} were simulated with ns-3 {}, this rdtp-sim has {}; use a new --out",
+            out.display(),
+            ran.ns3_version(),
+            NS3_VERSION.unwrap_or("?")
         )));
     }
     Ok(runs.iter().map(|r| read_run(&out.join(&r.id)).ok()).collect())

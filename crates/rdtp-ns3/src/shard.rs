@@ -10,12 +10,14 @@
 //! runs = 36                             # runs in the whole sweep
 //! fingerprint = "3f0c…"                 # of every run's id and arguments
 //! shard = "2/8"                         # absent for a whole sweep
+//! ns3 = "3.44"                          # the ns-3 rdtp-sim was built with
 //! ```
 //!
 //! The fingerprint is FNV-1a over the runs' ids and `--run-one` arguments (output directory
 //! left out): shards of one sweep have the same one whatever machine ran them, and merging
 //! the parts of different sweeps (another scenario, other overrides, a runner that
-//! translates scenarios differently) is refused.
+//! translates scenarios differently) is refused, and so is merging or resuming across ns-3
+//! versions (their numbers differ).
 
 use std::fmt;
 use std::fs;
@@ -65,6 +67,10 @@ pub struct Manifest {
     runs: usize,
     fingerprint: String,
     shard: Option<String>,
+    /// The ns-3 version the runs were simulated with; absent in directories written before
+    /// rdtp-sim recorded it.
+    #[serde(default)]
+    ns3: Option<String>,
 }
 
 const FILE: &str = "sweep.toml";
@@ -79,6 +85,7 @@ impl Manifest {
             runs: runs.len(),
             fingerprint: fingerprint(runs)?,
             shard: shard.map(|s| s.to_string()),
+            ns3: crate::NS3_VERSION.map(String::from),
         })
     }
 
@@ -89,7 +96,7 @@ impl Manifest {
         fs::write(&path, text).map_err(|e| Error::file(&path, e))
     }
 
-    fn read(dir: &Path) -> Result<Self, Error> {
+    pub fn read(dir: &Path) -> Result<Self, Error> {
         let path = dir.join(FILE);
         let text = fs::read_to_string(&path).map_err(|e| {
             Error::Shards(format!(
@@ -117,10 +124,24 @@ impl Manifest {
                     m.runs
                 )));
             }
+            if m.ns3 != first.ns3 {
+                return Err(Error::Shards(format!(
+                    "{} and {} were simulated with different ns-3 versions ({} and {}): merge only runs of one",
+                    dirs[0].display(),
+                    d.display(),
+                    first.ns3_version(),
+                    m.ns3_version()
+                )));
+            }
         }
         let path = dirs[0].join("scenario.toml");
         let text = fs::read_to_string(&path).map_err(|e| Error::file(&path, e))?;
         Ok((first, text))
+    }
+
+    /// The ns-3 version the runs were simulated with, or "unrecorded".
+    pub fn ns3_version(&self) -> &str {
+        self.ns3.as_deref().unwrap_or("unrecorded")
     }
 
     /// The `--set` overrides the sweep was run with.
@@ -218,6 +239,10 @@ mod tests {
         m.check(&runs).unwrap();
         let back: Manifest = toml::from_str(&toml::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
+        assert_eq!(m.ns3.as_deref(), crate::NS3_VERSION);
+        // A sweep.toml written before the ns-3 version was recorded still reads.
+        let old: Manifest = toml::from_str(&toml::to_string(&Manifest { ns3: None, ..m.clone() }).unwrap()).unwrap();
+        assert_eq!(old.ns3_version(), "unrecorded");
         assert_eq!(m.whole().shard, None);
         // Another override, another sweep.
         let (_, other) = rdtp_scenario::expand(text, &[("scenario.seed".to_string(), "2".to_string())]).unwrap();

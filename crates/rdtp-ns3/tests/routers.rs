@@ -242,9 +242,10 @@ fn a_router_on_the_wifi_ap_serves_its_stations() {
     // while the AP still held them in staging, waiting for its own proof round trip
     // (verify-before-cache: a unit is in the store only once its block verified, so such a
     // re-request is a miss and goes upstream). How many depends on the stations' losses on
-    // the WiFi hop: none to 2.4 % here.
+    // the WiFi hop: over seeds 1–8, 0–7 % on ns-3 3.37 and 1.5–13 % on 3.44 (10 % with this
+    // seed).
     let sent = producer(run, "server", "data_bytes");
-    assert!((2_000_000..=2_100_000).contains(&sent), "the server sent {sent} bytes for a 2 MB object");
+    assert!((2_000_000..=2_300_000).contains(&sent), "the server sent {sent} bytes for a 2 MB object");
     let sums = check_cs_totals(run);
     assert!(sums["ap"]["cs_hits"] >= 2_000_000u64.div_ceil(UNIT), "{sums:?}");
 }

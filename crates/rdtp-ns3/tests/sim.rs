@@ -273,7 +273,9 @@ fn sharded_then_merged_equals_unsharded() {
     assert!(all.starts_with("0\t000_rate=10Mbps_rep=0\trate=10Mbps rep=0\n"), "{all}");
     assert_eq!(list(&["--shard", "1/2"]), all.lines().skip(1).step_by(2).map(|l| format!("{l}\n")).collect::<String>());
 
-    let Some(_) = sim(&[s, "--out", &path("whole"), "--jobs", "2"]) else { return };
+    let Some(o) = sim(&[s, "--out", &path("whole"), "--jobs", "2"]) else { return };
+    let banner = String::from_utf8_lossy(&o.stderr);
+    assert!(banner.lines().next().is_some_and(|l| l.contains(", ns-3 3.")), "the banner names ns-3: {banner}");
     for i in 0..3 {
         sim(&[s, "--out", &path(&format!("part{i}")), "--jobs", "1", "--shard", &format!("{i}/3")]).unwrap();
         let part = csv(&dir.0.join(format!("part{i}")).join("summary.csv"));
@@ -320,6 +322,16 @@ fn sharded_then_merged_equals_unsharded() {
         Command::new(SIM).args(["--merge", &path("part0"), &path("other"), "--out", &path("bad")]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("different sweeps"));
+    // sweep.toml names the ns-3 the runs used; a part simulated with another one is refused.
+    let manifest = fs::read_to_string(dir.0.join("part2").join("sweep.toml")).unwrap();
+    let version = manifest.lines().find_map(|l| l.strip_prefix("ns3 = ")).expect("sweep.toml names ns-3").to_string();
+    fs::write(dir.0.join("part2").join("sweep.toml"), manifest.replace(&version, "\"3.0\"")).unwrap();
+    let o = Command::new(SIM)
+        .args(["--merge", &path("part0"), &path("part1"), &path("part2"), "--out", &path("mixed")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different ns-3 versions"));
     let o = Command::new(SIM)
         .args(["--merge", &path("part0"), &path("part1"), "--out", &path("partial")])
         .output()

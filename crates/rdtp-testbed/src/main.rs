@@ -44,7 +44,7 @@ const EXIT_INTERRUPTED: u8 = 130;
     version,
     about = "Real rdtp and kernel-TCP processes in network namespaces over a real-time ns-3 emulator",
     args_conflicts_with_subcommands = true,
-    after_help = "Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,\nping (iputils) and ns-3 (apt-get install libns3-dev libgsl-dev) for rdtp-sim.\nWhen the runs end it draws the figure the file names ([testbed] plot) with\nexperiments/plot.py and matplotlib (tools/setup.sh; RDTP_PYTHON picks the interpreter)."
+    after_help = "Needs root (it creates network namespaces and tap devices), iproute2 (ip, ss), ethtool,\nping (iputils) and ns-3 3.44 (tools/setup.sh) for rdtp-sim.\nWhen the runs end it draws the figure the file names ([testbed] plot) with\nexperiments/plot.py and matplotlib (tools/setup.sh; RDTP_PYTHON picks the interpreter)."
 )]
 struct Options {
     #[command(subcommand)]

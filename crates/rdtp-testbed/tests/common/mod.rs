@@ -76,7 +76,7 @@ pub fn ready() -> Option<(PathBuf, PathBuf)> {
     if !String::from_utf8_lossy(&help.stdout).contains("--Taps") {
         skip(
             "the rdtp-sim next to the testbed has no real-time emulator: built without ns-3 \
-             (apt-get install libns3-dev libgsl-dev) or stale (cargo build -p rdtp-ns3)",
+             (tools/setup.sh installs ns-3 3.44) or stale (cargo build -p rdtp-ns3)",
         );
         return None;
     }

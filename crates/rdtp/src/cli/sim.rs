@@ -11,7 +11,7 @@ use rdtp::error::{Error, Result};
 #[derive(clap::Args, Debug)]
 #[command(
     disable_help_flag = true,
-    after_help = "Examples:\n  rdtp sim experiments/fig7a.toml --out out/fig7a --jobs 2\n  rdtp sim experiments/smoke-wifi.toml --set scenario.duration=10\n  rdtp sim experiments/fig10.toml --set scenario.repeat=5   (mean and 95 % CI per point)\n  rdtp sim experiments/fig7a.toml --list                    (the expanded runs)\n  rdtp sim experiments/fig7a.toml --shard 2/8 --out out/fig7a-2\n  rdtp sim --merge out/fig7a-* --out out/fig7a             (combine shards)\n  rdtp sim experiments/fig7a.toml --out out/fig7a --resume  (finish an interrupted sweep)\n  rdtp sim --help-sim      (rdtp-sim's own help)\nns-3 must be installed: apt-get install libns3-dev libgsl-dev"
+    after_help = "Examples:\n  rdtp sim experiments/fig7a.toml --out out/fig7a --jobs 2\n  rdtp sim experiments/smoke-wifi.toml --set scenario.duration=10\n  rdtp sim experiments/fig10.toml --set scenario.repeat=5   (mean and 95 % CI per point)\n  rdtp sim experiments/fig7a.toml --list                    (the expanded runs)\n  rdtp sim experiments/fig7a.toml --shard 2/8 --out out/fig7a-2\n  rdtp sim --merge out/fig7a-* --out out/fig7a             (combine shards)\n  rdtp sim experiments/fig7a.toml --out out/fig7a --resume  (finish an interrupted sweep)\n  rdtp sim --help-sim      (rdtp-sim's own help)\nns-3 must be installed: tools/setup.sh (ns-3 3.44 from PyPI into .venv-ns3/), then cargo build --release -p rdtp-ns3"
 )]
 pub struct Args {
     /// Arguments for rdtp-sim: SCENARIO.toml [--out DIR] [--jobs N] [--set KEY=VALUE]…

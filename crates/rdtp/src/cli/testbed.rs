@@ -25,7 +25,7 @@ use rdtp::signals::Flag;
 #[derive(clap::Args, Debug)]
 #[command(
     disable_help_flag = true,
-    after_help = "Examples:\n  sudo rdtp testbed testbed/fig7a.toml --out out/tb-fig7a\n  sudo rdtp testbed testbed/fig8.toml --set testbed.duration=20\n  sudo rdtp testbed cleanup        (remove leftover rdtp-* namespaces)\n  rdtp testbed --help-testbed      (rdtp-testbed's own help)\nNeeds root, iproute2, ethtool, ping and ns-3 (apt-get install libns3-dev libgsl-dev)."
+    after_help = "Examples:\n  sudo rdtp testbed testbed/fig7a.toml --out out/tb-fig7a\n  sudo rdtp testbed testbed/fig8.toml --set testbed.duration=20\n  sudo rdtp testbed cleanup        (remove leftover rdtp-* namespaces)\n  rdtp testbed --help-testbed      (rdtp-testbed's own help)\nNeeds root, iproute2, ethtool, ping and ns-3 (tools/setup.sh installs them all)."
 )]
 pub struct Args {
     /// Arguments for rdtp-testbed: EXPERIMENT.toml [--out DIR] [--set KEY=VALUE]… | cleanup | check
