@@ -113,7 +113,7 @@ fi
 # its package-lock.json. Debian 12's own nodejs (18) is too old, so node is checked, not
 # installed. `npm ci` runs only when the lock file changed since the last install (a stamp in
 # node_modules), and prefers npm's cache, so a second run costs nothing.
-rig=tests/ndnts
+rig="$(cd "$(dirname "$0")/.." && pwd)/tests/ndnts"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     node_version=$(node --version | sed 's/^v//')
     if ! version_at_least "$node_version" "$NODE_MIN"; then
@@ -122,7 +122,7 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     elif cmp -s "$rig/package-lock.json" "$rig/node_modules/.rdtp-installed-lock" 2>/dev/null; then
         echo "setup: NDNts rig ($rig) ok"
     elif [ "$mode" = check ]; then
-        echo "setup: missing the NDNts rig's npm packages — npm ci --prefix $rig" >&2
+        echo "setup: the NDNts rig's npm packages are missing or older than its lock file — npm ci --prefix $rig" >&2
         status=1
     elif npm ci --prefix "$rig" --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null; then
         cp "$rig/package-lock.json" "$rig/node_modules/.rdtp-installed-lock"
