@@ -8,8 +8,9 @@
 // name (named-data.net's RDR), `cbp` sends a CanBePrefix Interest for PREFIX, `none` fetches
 // NAME as given. The segments are then fetched by NDNts's `fetch` with its own congestion
 // control (TCP CUBIC window, RFC 6298 RTT estimator, up to 15 retransmissions per segment).
-// Each Data's signature is checked: DigestSha256 by default; with --trust CERT (an Ed25519
-// certificate that producer.mjs --ed25519 wrote), against that key.
+// Each Data's signature is checked: DigestSha256 by default; with --trust CERT (an NDN
+// certificate, Ed25519 or ECDSA, as a Data TLV: what producer.mjs --ed25519 writes), against
+// that key.
 //
 // Writes the object to FILE (or nowhere without -o), prints one summary line on stdout (or a
 // JSON object with --json), exits 0 on success and 1 on any failure, including no complete
@@ -19,8 +20,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 
 import { Forwarder } from "@ndn/fw";
-import { AltUri } from "@ndn/naming-convention2";
 import { Certificate, createVerifier, SigningAlgorithmListFull } from "@ndn/keychain";
+import { AltUri } from "@ndn/naming-convention2";
 import { UdpTransport } from "@ndn/node-transport";
 import { Data, digestSigning } from "@ndn/packet";
 import { retrieveMetadata } from "@ndn/rdr";

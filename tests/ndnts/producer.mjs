@@ -18,8 +18,8 @@ import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 
 import { Forwarder } from "@ndn/fw";
-import { AltUri } from "@ndn/naming-convention2";
 import { Certificate, Ed25519, generateSigningKey } from "@ndn/keychain";
+import { AltUri } from "@ndn/naming-convention2";
 import { digestSigning } from "@ndn/packet";
 import { Metadata, serveMetadata } from "@ndn/rdr";
 import { FileChunkSource, serveVersioned } from "@ndn/segmented-object";
