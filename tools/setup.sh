@@ -3,7 +3,8 @@
 # of README.md ("Prerequisites"); .ci/run runs it too (with --ci).
 #
 #   tools/setup.sh           everything: Rust check, g++, python3-venv, ns-3 3.44, iproute2, ethtool,
-#                            ping, tshark, python3-matplotlib, libpcap-dev
+#                            ping, tshark, python3-matplotlib, libpcap-dev, and the NDNts test
+#                            rig's pinned npm packages (tests/ndnts; needs Node.js >= 20.18 with npm)
 #   tools/setup.sh --ci      what the tests use (all but libpcap-dev; matplotlib: the
 #                            testbed's figure test)
 #   tools/setup.sh --check   install nothing: say what is missing (exit 1 if anything is)
@@ -18,6 +19,7 @@ RUST_MIN=1.85 # rust-version in Cargo.toml
 NS3_WHEEL=ns3==3.44.post0 # the ns-3 build.rs compiles against (.venv-ns3/)
 root=$(cd "$(dirname "$0")/.." && pwd)
 ns3_prefix=${RDTP_NS3_PREFIX:-$root/.venv-ns3}
+NODE_MIN=20.18 # the pinned @ndn/* packages' "engines" (tests/ndnts/package.json)
 
 # Debian package, what it is for (printed by --check and after a failed install).
 TEST_PACKAGES=(
@@ -139,6 +141,33 @@ else
         echo "setup: pip could not install $NS3_WHEEL into $ns3_prefix (its wheels are manylinux_2_28 x86-64 builds for several CPython 3 versions; none fits here?)" >&2
         status=1
     fi
+fi
+
+# The NDNts test rig (tests/ndnts): an independent NDN stack from the npm registry, pinned by
+# its package-lock.json. Debian 12's own nodejs (18) is too old, so node is checked, not
+# installed. `npm ci` runs only when the lock file changed since the last install (a stamp in
+# node_modules), and prefers npm's cache, so a second run costs nothing.
+rig="$root/tests/ndnts"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    node_version=$(node --version | sed 's/^v//')
+    if ! version_at_least "$node_version" "$NODE_MIN"; then
+        echo "setup: Node.js $node_version is older than $NODE_MIN: the NDNts rig's tests will skip" >&2
+        status=1
+    elif cmp -s "$rig/package-lock.json" "$rig/node_modules/.rdtp-installed-lock" 2>/dev/null; then
+        echo "setup: NDNts rig ($rig) ok"
+    elif [ "$mode" = check ]; then
+        echo "setup: the NDNts rig's npm packages are missing or older than its lock file — npm ci --prefix $rig" >&2
+        status=1
+    elif npm ci --prefix "$rig" --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null; then
+        cp "$rig/package-lock.json" "$rig/node_modules/.rdtp-installed-lock"
+        echo "setup: installed the NDNts rig's npm packages ($rig)"
+    else
+        echo "setup: npm ci --prefix $rig failed: the NDNts rig's tests will skip" >&2
+        status=1
+    fi
+else
+    echo "setup: no Node.js/npm (>= $NODE_MIN): the NDNts rig's tests (tests/ndnts) will skip" >&2
+    status=1
 fi
 
 echo "setup: done in $((SECONDS - started)) s$([ $status = 0 ] || echo ', something is missing (above)')"

@@ -1,8 +1,8 @@
 //! What a newcomer reads stays true and speaks to them: the README's figures gallery points
 //! at images and sections that exist, its controller list is `rdtp fetch --cc help`'s, the
-//! texts a reader meets (README, docs, crate READMEs, scenario files, plot titles, `--help`)
-//! use no internal shorthand (the papers by number, issue or slice numbers, paths outside
-//! the repository), and the default output directories are git-ignored.
+//! texts a reader meets (README, docs, crate and test-rig READMEs, scenario files, plot
+//! titles, `--help`) use no internal shorthand (the papers by number, issue or slice numbers,
+//! paths outside the repository), and the default output directories are git-ignored.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,7 +120,7 @@ fn reader_facing_texts_name_the_papers_by_their_authors_and_no_issue_numbers() {
         ["README.md", "experiments/README.md", "experiments/plot.py", "testbed/README.md", "tools/README.md"]
             .map(String::from)
             .to_vec();
-    for dir in ["docs", "experiments", "testbed", "crates"] {
+    for dir in ["docs", "experiments", "testbed", "crates", "tests"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
             let p = e.path();
             let readme = p.join("README.md");

@@ -1,8 +1,10 @@
-//! Shared by the end-to-end tests: an `rdtp serve` child process on 127.0.0.1.
+//! Shared by the end-to-end tests: an `rdtp serve` child process on 127.0.0.1, and the NDNts
+//! rig (`ndnts`: an independent NDN producer and consumer run by node).
 
 // Each test crate compiles this module and uses a part of it.
 #![allow(dead_code)]
 
+pub mod ndnts;
 pub mod raw;
 
 use std::io::{BufRead, BufReader, Read};
