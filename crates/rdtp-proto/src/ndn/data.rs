@@ -29,6 +29,10 @@ pub enum SignatureType {
     HmacWithSha256,
     /// 5: Ed25519.
     Ed25519,
+    /// 200: no signature (the "NullSignature" of the NDN TLV wiki; NDNts's default for
+    /// Data it was given no signer for). Integrity rests on the Interest's implicit digest,
+    /// if any.
+    Null,
     /// Any other value.
     Other(u64),
 }
@@ -42,6 +46,7 @@ impl SignatureType {
             SignatureType::Sha256WithEcdsa => 3,
             SignatureType::HmacWithSha256 => 4,
             SignatureType::Ed25519 => 5,
+            SignatureType::Null => 200,
             SignatureType::Other(n) => n,
         }
     }
@@ -54,6 +59,7 @@ impl SignatureType {
             3 => SignatureType::Sha256WithEcdsa,
             4 => SignatureType::HmacWithSha256,
             5 => SignatureType::Ed25519,
+            200 => SignatureType::Null,
             n => SignatureType::Other(n),
         }
     }

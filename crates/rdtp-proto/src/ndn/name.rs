@@ -196,8 +196,9 @@ fn hex_value(s: &str) -> Result<Vec<u8>, Error> {
 impl fmt::Display for Component {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ty = self.ty();
+        // The short form only for the shortest encoding, so that it parses back to the same.
         if let Some((p, _)) = NUMBER_PREFIXES.iter().find(|(_, t)| *t == ty)
-            && let Some(n) = self.as_number(ty)
+            && let Some(n) = self.as_number(ty).filter(|&n| tlv::nni_bytes(n) == self.value)
         {
             return write!(f, "{p}={n}");
         }
@@ -405,6 +406,9 @@ mod tests {
         // A convention type whose value is not a number is shown by its type number.
         let odd = Name::from(vec![Component::new(50, vec![1, 2, 3]).unwrap()]);
         assert_eq!(odd.to_string(), "/50=%01%02%03");
+        assert_eq!(n(&odd.to_string()), odd);
+        let odd = Name::from(vec![Component::new(54, vec![0, 3]).unwrap()]);
+        assert_eq!(odd.to_string(), "/54=%00%03");
         assert_eq!(n(&odd.to_string()), odd);
     }
 

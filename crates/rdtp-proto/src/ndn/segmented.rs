@@ -6,7 +6,9 @@
 //! * a consumer that does not know the version asks for `/prefix/32=metadata` (CanBePrefix,
 //!   MustBeFresh); the producer answers with a Data named
 //!   `/prefix/32=metadata/v=<t>/seg=0` whose Content is the Name TLV of the versioned name
-//!   `/prefix/v=<v>`;
+//!   `/prefix/v=<v>` (NDNts leaves it unsigned unless its producer is given a signer:
+//!   SignatureType 200, [`SignatureType::Null`](super::SignatureType::Null); a consumer
+//!   decides whether to accept that);
 //! * without metadata, a consumer fetches the name as given.
 //!
 //! Only names and packets: fetching and publishing belong to the receiver and server.
@@ -84,8 +86,13 @@ pub fn metadata_data(versioned: &Name, metadata_version: u64, freshness_ms: u64)
     let name = segment_name(&prefix.with(metadata_component()), metadata_version, 0);
     let mut d = Data::new(name, versioned.to_bytes());
     d.meta.freshness_ms = Some(freshness_ms);
-    d.meta.final_block = Some(Component::segment(0));
     d
+}
+
+/// If `interest` is an RDR discovery Interest (`/prefix/32=metadata` with CanBePrefix and
+/// MustBeFresh, as NDNts's producer requires), its prefix.
+pub fn discovery_prefix(interest: &Interest) -> Option<Name> {
+    metadata_prefix(&interest.name).filter(|_| interest.can_be_prefix && interest.must_be_fresh)
 }
 
 /// The versioned name a metadata Data announces (the first Name in its Content; RDR allows
@@ -145,7 +152,8 @@ mod tests {
         assert_eq!(i.name.to_string(), "/files/a.txt/32=metadata");
         assert!(i.can_be_prefix && i.must_be_fresh);
         let back = Interest::decode(&i.encode()).unwrap();
-        assert_eq!(metadata_prefix(&back.name), Some(n("/files/a.txt")));
+        assert_eq!(discovery_prefix(&back), Some(n("/files/a.txt")));
+        assert_eq!(discovery_prefix(&Interest::new(back.name.clone())), None);
         assert_eq!(metadata_prefix(&n("/files/a.txt")), None);
         let mut d = metadata_data(&n("/files/a.txt/v=1700000000000"), 42, 1000);
         assert_eq!(d.name.to_string(), "/files/a.txt/32=metadata/v=42/seg=0");
