@@ -85,6 +85,52 @@ fn lp_nack() {
     assert_eq!(p.encode(), wire);
 }
 
+/// Hostile versions of every vector: cut short anywhere, or with the outer TLV-LENGTH one
+/// off, none decodes (as an LpPacket, nor as what it is).
+#[test]
+fn truncated_and_mislengthed_vectors_are_refused() {
+    for (name, wire) in common::ndn_vectors() {
+        let decodes = |b: &[u8]| LpPacket::decode(b).is_ok() || Interest::decode(b).is_ok() || Data::decode(b).is_ok();
+        assert!(decodes(&wire), "{name}");
+        for cut in 0..wire.len() {
+            assert!(!decodes(&wire[..cut]), "{name} cut to {cut} bytes decodes");
+        }
+        for delta in [-1i16, 1] {
+            let mut w = wire.clone();
+            w[1] = (i16::from(w[1]) + delta) as u8;
+            assert!(!decodes(&w), "{name} with length {} decodes", w[1]);
+        }
+        // One more byte after it.
+        assert!(!decodes(&[&wire[..], &[0]].concat()), "{name} with a trailing byte decodes");
+    }
+}
+
+/// Unknown elements: a critical one (TLV-TYPE 251, odd) inside the Interest or the Data is
+/// refused; a non-critical one (252, even) is skipped, but stays part of the Data's signed
+/// portion as received, so a digest computed without it no longer matches.
+#[test]
+fn unknown_critical_refused_non_critical_skipped() {
+    let insert = |wire: &[u8], at: usize, el: &[u8]| {
+        let mut w = [&wire[..at], el, &wire[at..]].concat();
+        w[1] += el.len() as u8;
+        w
+    };
+    let interest = vector("ndn-interest-metadata");
+    let after_name = 2 + 2 + 0x11;
+    assert!(Interest::decode(&insert(&interest, after_name, &[0xfb, 0])).is_err());
+    let i = Interest::decode(&insert(&interest, after_name, &[0xfc, 1, 9])).unwrap();
+    assert_eq!(i, Interest::decode(&interest).unwrap());
+    let data = vector("ndn-data-segment");
+    let after_name = 2 + 2 + 0x0d;
+    assert!(Data::decode(&insert(&data, after_name, &[0xfb, 0])).is_err());
+    let (d, v) = Data::decode_verified(&insert(&data, after_name, &[0xfc, 0])).unwrap();
+    assert_eq!((d, v), (Data::decode(&data).unwrap(), Verification::DigestInvalid));
+    // An LpPacket header the receiver cannot ignore (TLV-TYPE 802) vs one it can (804).
+    let nack = vector("ndn-lp-nack");
+    assert!(LpPacket::decode(&insert(&nack, 2, &[0xfd, 0x03, 0x22, 0])).is_err());
+    assert_eq!(LpPacket::decode(&insert(&nack, 2, &[0xfd, 0x03, 0x24, 0])), LpPacket::decode(&nack));
+}
+
 #[test]
 fn every_ndn_vector_in_the_document_is_tested() {
     let named: Vec<String> = common::ndn_vectors().into_iter().map(|(n, _)| n).collect();

@@ -270,11 +270,7 @@ impl Data {
     fn decode_inner(wire: &[u8]) -> Result<(Self, &[u8]), Error> {
         let top = tlv::read_single(wire, types::DATA, "Data")?;
         let mut el = Ordered::new(top.value, ORDER);
-        let first = el.next()?.ok_or(Error::Missing("Name"))?;
-        if first.ty != types::NAME || first.offset != 0 {
-            return Err(Error::Missing("Name"));
-        }
-        let name = Name::decode_value(first.value)?;
+        let name = Name::decode_leading(&mut el)?;
         let (mut meta, mut content, mut info, mut value, mut signed_end) = (MetaInfo::default(), None, None, None, 0);
         while let Some(e) = el.next()? {
             match e.ty {
@@ -343,10 +339,7 @@ impl Data {
 mod tests {
     use super::*;
 
-    fn unhex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
-    }
+    use crate::ndn::unhex;
 
     /// ndn-cxx tests/unit/data.t.cpp, DATA1: /local/ndn/prefix, FreshnessPeriod 10 s,
     /// "SUCCESS!", SignatureSha256WithRsa with KeyLocator /test/key/locator; its full name

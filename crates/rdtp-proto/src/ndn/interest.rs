@@ -72,11 +72,7 @@ impl Interest {
     pub fn decode(wire: &[u8]) -> Result<Self, Error> {
         let top = tlv::read_single(wire, types::INTEREST, "Interest")?;
         let mut el = Ordered::new(top.value, ORDER);
-        let first = el.next()?.ok_or(Error::Missing("Name"))?;
-        if first.ty != types::NAME || first.offset != 0 {
-            return Err(Error::Missing("Name"));
-        }
-        let name = Name::decode_value(first.value)?;
+        let name = Name::decode_leading(&mut el)?;
         if name.is_empty() {
             return Err(Error::Invalid("empty Interest name"));
         }
@@ -215,10 +211,7 @@ impl Interest {
 mod tests {
     use super::*;
 
-    fn unhex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
-    }
+    use crate::ndn::unhex;
 
     // Vectors from ndn-cxx tests/unit/interest.t.cpp (named-data/ndn-cxx).
 

@@ -465,10 +465,7 @@ impl<K: Ord + Clone> Reassembler<K> {
 mod tests {
     use super::*;
 
-    fn unhex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
-    }
+    use crate::ndn::unhex;
 
     // Vectors from ndn-cxx tests/unit/lp/packet.t.cpp (named-data/ndn-cxx).
 

@@ -91,3 +91,10 @@ pub(crate) fn sha256(parts: &[&[u8]]) -> [u8; 32] {
     }
     h.finalize().into()
 }
+
+/// Hexadecimal (whitespace ignored) to bytes, for the tests' vectors.
+#[cfg(test)]
+pub(crate) fn unhex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+}

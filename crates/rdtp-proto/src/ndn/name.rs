@@ -334,6 +334,15 @@ impl Name {
         Ok(Name(out))
     }
 
+    /// The Name that must open a packet's TLV-VALUE (Interest, Data): the first element
+    /// `el` gives, at offset 0 (a non-critical element skipped before it is refused too).
+    pub(crate) fn decode_leading(el: &mut tlv::Ordered<'_>) -> Result<Self, Error> {
+        match el.next()? {
+            Some(first) if first.ty == types::NAME && first.offset == 0 => Self::decode_value(first.value),
+            _ => Err(Error::Missing("Name")),
+        }
+    }
+
     /// A name from its whole Name TLV.
     pub fn decode(wire: &[u8]) -> Result<Self, Error> {
         Self::decode_value(tlv::read_single(wire, types::NAME, "Name")?.value)
@@ -410,6 +419,23 @@ mod tests {
         let odd = Name::from(vec![Component::new(54, vec![0, 3]).unwrap()]);
         assert_eq!(odd.to_string(), "/54=%00%03");
         assert_eq!(n(&odd.to_string()), odd);
+    }
+
+    /// NDNts packages/naming-convention2/tests/convention.t.ts (yoursunny/NDNts): each
+    /// convention's component in `TYPE=%XX` form and its short form are the same component.
+    #[test]
+    fn ndnts_naming_convention_vectors() {
+        for (typed, short) in [
+            ("/32=hello", "/32=hello"),
+            ("/50=%01%01", "/seg=257"),
+            ("/52=%01%02/52=%FF%FF%FF%FF%FF%FF%01%02", "/off=258/off=18446744073709486338"),
+            ("/54=%01%03", "/v=259"),
+            ("/56=%00%01%eb%47%85%ff%0a%00/56=%00%05%94%1f%d7%45%d1%d7", "/t=540167400000000/t=1570239360127447"),
+            ("/58=%01%05", "/seq=261"),
+        ] {
+            assert_eq!(n(typed), n(short), "{typed}");
+            assert_eq!(n(typed).to_string(), short);
+        }
     }
 
     #[test]
