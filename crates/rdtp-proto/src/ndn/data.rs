@@ -310,7 +310,9 @@ impl Data {
     }
 
     /// Encode with the SignatureInfo and SignatureValue as they are (a Data decoded or
-    /// signed elsewhere).
+    /// signed elsewhere). A decoded Data re-encodes to the bytes received unless the decoder
+    /// skipped something (unrecognised non-critical elements, longer-than-needed numbers):
+    /// forward the received bytes, not a re-encoding, when the signature matters.
     pub fn encode(&self) -> Vec<u8> {
         self.frame(self.signed_portion())
     }

@@ -88,6 +88,12 @@ pub struct LpPacket {
     pub fragment: Option<Vec<u8>>,
 }
 
+/// True if `wire` is one Interest or Data TLV, nothing more.
+fn is_network_packet(wire: &[u8]) -> bool {
+    let mut r = tlv::Reader::new(wire);
+    matches!(r.read(), Ok(e) if e.ty == types::INTEREST || e.ty == types::DATA) && r.is_empty()
+}
+
 /// NDNLPv2: an unrecognised field in 800..=959 whose two low bits are 0 may be ignored.
 pub fn can_ignore(ty: u64) -> bool {
     (800..=959).contains(&ty) && ty & 3 == 0
@@ -205,13 +211,13 @@ impl LpPacket {
         }
     }
 
-    /// Encode. A packet with nothing but a Fragment is sent bare (the network packet
-    /// itself), as NDN forwarders do.
+    /// Encode. A packet with nothing but a Fragment holding a whole Interest or Data is
+    /// sent bare (the network packet itself), as NDN forwarders do.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::new();
         self.encode_headers(&mut v);
         match &self.fragment {
-            Some(f) if v.is_empty() => return f.clone(),
+            Some(f) if v.is_empty() && is_network_packet(f) => return f.clone(),
             Some(f) => tlv::write_tlv(&mut v, types::LP_FRAGMENT, f),
             None => {}
         }
@@ -485,6 +491,9 @@ mod tests {
         ))
         .unwrap();
         assert_eq!((p.frag_index, p.frag_count, p.fragment), (Some(0), Some(1), Some(vec![0x03, 0xe8])));
+        // DecodeFragment: only a Fragment, not a network packet: stays an LpPacket.
+        let p = LpPacket::decode(&unhex("6404 5002 03e8")).unwrap();
+        assert_eq!((p.fragment.as_deref(), p.encode()), (Some(&[0x03, 0xe8][..]), unhex("6404 5002 03e8")));
         // DecodeIdle, DecodeEmpty, DecodeNonDiscoveryHeader (844, ignorable).
         assert_eq!(LpPacket::decode(&unhex("6406 520100 530101")).unwrap().fragment, None);
         assert_eq!(LpPacket::decode(&unhex("6400")), Ok(LpPacket::default()));

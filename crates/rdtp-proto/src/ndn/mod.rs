@@ -25,7 +25,7 @@
 //! no randomness (nonces are passed in), no file access. It must never panic on bytes from
 //! the network: every decoder returns [`Error`] on truncation, lengths past the end,
 //! unknown critical elements and malformed values, and the reassembler's memory is bounded
-//! whatever fragments arrive. It imports no other module of the crate but [`crate::time`].
+//! whatever fragments arrive. Of the rest of the crate it imports only `Time`.
 
 pub mod data;
 pub mod interest;

@@ -98,7 +98,10 @@ pub fn discovery_prefix(interest: &Interest) -> Option<Name> {
 /// The versioned name a metadata Data announces (the first Name in its Content; RDR allows
 /// other elements after it).
 pub fn parse_metadata(data: &Data) -> Result<Name, Error> {
-    if metadata_prefix(&data.name.prefix(data.name.len().saturating_sub(2))).is_none() {
+    let cs = data.name.components();
+    let versioned_segment =
+        cs.len() >= 3 && cs[cs.len() - 2].as_version().is_some() && cs[cs.len() - 1].as_segment().is_some();
+    if !versioned_segment || metadata_prefix(&data.name.prefix(cs.len() - 2)).is_none() {
         return Err(Error::Invalid("not an RDR metadata name"));
     }
     let mut r = tlv::Reader::new(data.content());
@@ -160,7 +163,9 @@ mod tests {
         assert!(i.matches_name(&d.name));
         let d = Data::decode(&d.encode_signed()).unwrap();
         assert_eq!(parse_metadata(&d), Ok(n("/files/a.txt/v=1700000000000")));
-        let plain = Data::new(n("/files/a.txt/v=1/seg=0"), vec![]);
-        assert!(parse_metadata(&plain).is_err());
+        for name in ["/files/a.txt/v=1/seg=0", "/files/32=metadata/x/seg=0", "/32=metadata/v=1/seg=0/x"] {
+            let plain = Data::new(n(name), d.content().to_vec());
+            assert!(parse_metadata(&plain).is_err(), "{name}");
+        }
     }
 }
