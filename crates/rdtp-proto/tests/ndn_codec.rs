@@ -124,6 +124,18 @@ fn lp_packet() -> impl Strategy<Value = LpPacket> {
         })
 }
 
+/// Fragments an attacker would send: plausible counts, sequence numbers close together (so
+/// partial packets collect several pieces), large pieces.
+fn fragment_flood() -> impl Strategy<Value = LpPacket> {
+    (0u64..64, (2u64..20).prop_flat_map(|c| (0..c, Just(c))), 0usize..400).prop_map(|(seq, (i, c), len)| LpPacket {
+        sequence: Some(seq),
+        frag_index: Some(i),
+        frag_count: Some(c),
+        fragment: Some(vec![0xee; len]),
+        ..LpPacket::default()
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -244,7 +256,9 @@ proptest! {
     /// Hostile fragments from several peers: the reassembler never holds more than its
     /// limits, whatever they claim.
     #[test]
-    fn reassembler_memory_is_bounded(frags in proptest::collection::vec((0u8..4, lp_packet(), 0u64..2000), 0..300)) {
+    fn reassembler_memory_is_bounded(
+        frags in proptest::collection::vec((0u8..4, prop_oneof![lp_packet(), fragment_flood()], 0u64..2000), 0..300),
+    ) {
         let limits = ReassemblerLimits { max_fragments: 16, max_partials: 8, max_bytes: 1000, timeout: core::time::Duration::from_millis(100) };
         let mut r = Reassembler::new(limits);
         let mut now = Time::ZERO;

@@ -133,14 +133,7 @@ impl Interest {
     /// name's ParametersSha256DigestComponent is written with the digest of what follows
     /// (replacing the one the name has, or added at the end if it has none).
     pub fn encode(&self) -> Vec<u8> {
-        let mut tail = Vec::new();
-        if let Some(p) = &self.app_parameters {
-            tlv::write_tlv(&mut tail, types::APPLICATION_PARAMETERS, p);
-            if let Some((info, value)) = &self.signature {
-                tlv::write_tlv(&mut tail, types::INTEREST_SIGNATURE_INFO, info);
-                tlv::write_tlv(&mut tail, types::INTEREST_SIGNATURE_VALUE, value);
-            }
-        }
+        let tail = self.parameters_tail();
         let name = match self.app_parameters {
             Some(_) => self.name_with_digest(&tail),
             None => self.name.clone(),
@@ -173,22 +166,27 @@ impl Interest {
         out
     }
 
-    /// The name with its parameters digest set to that of `tail` (the encoded
-    /// ApplicationParameters and what follows).
-    fn name_with_digest(&self, tail: &[u8]) -> Name {
-        let d = Component::parameters_digest(sha256(&[tail]));
-        let mut cs: Vec<Component> = self.name.components().to_vec();
-        match cs.iter().position(|c| c.ty() == types::PARAMETERS_SHA256_DIGEST) {
-            Some(at) => {
-                cs[at] = d;
-                let mut k = 0;
-                cs.retain(|c| {
-                    k += 1;
-                    k - 1 == at || c.ty() != types::PARAMETERS_SHA256_DIGEST
-                });
+    /// ApplicationParameters and the signature elements after it, encoded (empty without
+    /// parameters): what the ParametersSha256DigestComponent is the digest of.
+    fn parameters_tail(&self) -> Vec<u8> {
+        let mut tail = Vec::new();
+        if let Some(p) = &self.app_parameters {
+            tlv::write_tlv(&mut tail, types::APPLICATION_PARAMETERS, p);
+            if let Some((info, value)) = &self.signature {
+                tlv::write_tlv(&mut tail, types::INTEREST_SIGNATURE_INFO, info);
+                tlv::write_tlv(&mut tail, types::INTEREST_SIGNATURE_VALUE, value);
             }
-            None => cs.push(d),
         }
+        tail
+    }
+
+    /// The name with one ParametersSha256DigestComponent, the digest of `tail`: where the
+    /// name's first one was (any others dropped), or at the end if it had none.
+    fn name_with_digest(&self, tail: &[u8]) -> Name {
+        let is_digest = |c: &&Component| c.ty() == types::PARAMETERS_SHA256_DIGEST;
+        let at = self.name.components().iter().position(|c| is_digest(&c)).unwrap_or(self.name.len());
+        let mut cs: Vec<Component> = self.name.components().iter().filter(|c| !is_digest(c)).cloned().collect();
+        cs.insert(at, Component::parameters_digest(sha256(&[tail])));
         Name::from(cs)
     }
 
@@ -196,7 +194,7 @@ impl Interest {
     /// (so that the Interest equals its own decoded encoding).
     pub fn update_parameters_digest(&mut self) {
         if self.app_parameters.is_some() {
-            self.name = Interest::decode(&self.encode()).map(|i| i.name).unwrap_or_else(|_| self.name.clone());
+            self.name = self.name_with_digest(&self.parameters_tail());
         }
     }
 
@@ -289,5 +287,14 @@ mod tests {
         let mut tampered = wire.clone();
         *tampered.last_mut().unwrap() ^= 1;
         assert_eq!(Interest::decode(&tampered), Err(Error::ParametersDigest));
+        // Two digest components (stale ones): one is written, where the first was.
+        let stale = Component::parameters_digest([0; 32]);
+        let mut two = i.clone();
+        two.name = Name::from(vec![Component::generic(*b"a"), stale.clone(), Component::generic(*b"b"), stale]);
+        let back = Interest::decode(&two.encode()).unwrap();
+        assert_eq!(back.name.len(), 3);
+        assert_eq!(back.name.components()[1].ty(), types::PARAMETERS_SHA256_DIGEST);
+        two.update_parameters_digest();
+        assert_eq!(two, back);
     }
 }
