@@ -1,7 +1,8 @@
 //! The bodies of the fuzz targets (`fuzz/fuzz_targets/*.rs`, cargo-fuzz on nightly), here so
 //! that stable `cargo test` runs them too: the tests below replay the corpus (`fuzz/seeds`,
-//! and `fuzz/corpus/<target>` and `fuzz/artifacts/<target>` when a fuzzing run left them)
-//! through every target and add a few thousand inputs generated from a fixed seed.
+//! `fuzz/seeds-ndn` for the NDN codec's target, and `fuzz/corpus/<target>` and
+//! `fuzz/artifacts/<target>` when a fuzzing run left them) through every target and add a
+//! few thousand inputs generated from a fixed seed.
 //!
 //! Compiled only for tests and with the feature `fuzzing` (which the fuzz crate turns on). It
 //! drives the core through its public API only: no protocol logic lives here.
@@ -116,6 +117,51 @@ pub fn receiver(input: &[u8]) {
         rx.handle_timeout(now);
     }
     assert_eq!(&got[..], &content[..got.len()], "a byte that is not the object's was delivered");
+}
+
+/// Datagrams from NDN faces (the first byte of each record picks one of three peers), in
+/// sequence: decoding never panics; whatever decodes (LpPacket, and the Interest or Data in
+/// a Fragment) re-encodes to bytes that decode to the same (skipped non-critical elements
+/// are not kept, so the bytes may differ); and a reassembler with small limits fed every
+/// LpPacket never holds more than them. Records: `[peer selector, length (2 bytes,
+/// big-endian), bytes…]`.
+pub fn ndn(input: &[u8]) {
+    use crate::ndn::lp::{LpPacket, Reassembler, ReassemblerLimits};
+    use crate::ndn::{Data, Interest};
+
+    fn network_packet(wire: &[u8]) {
+        if let Ok(i) = Interest::decode(wire) {
+            assert_eq!(Interest::decode(&i.encode()).as_ref(), Ok(&i), "{i:?} does not survive a round trip");
+        }
+        if let Ok((d, _)) = Data::decode_verified(wire) {
+            assert_eq!(Data::decode(&d.encode()).as_ref(), Ok(&d), "{d:?} does not survive a round trip");
+        }
+    }
+
+    let limits = ReassemblerLimits {
+        max_fragments: 16,
+        max_partials: 4,
+        max_bytes: 4096,
+        timeout: core::time::Duration::from_millis(50),
+    };
+    let mut r = Reassembler::new(limits);
+    let mut now = Time::ZERO;
+    let mut rest = input;
+    while rest.len() >= 3 {
+        let peer = rest[0] % 3;
+        let len = (usize::from(rest[1]) << 8 | usize::from(rest[2])).min(rest.len() - 3);
+        let datagram = &rest[3..3 + len];
+        rest = &rest[3 + len..];
+        network_packet(datagram);
+        if let Ok(p) = LpPacket::decode(datagram) {
+            assert_eq!(LpPacket::decode(&p.encode()).as_ref(), Ok(&p), "{p:?} does not survive a round trip");
+            if let Ok(Some(whole)) = r.receive(now, peer, p) {
+                network_packet(whole.fragment.as_deref().unwrap_or_default());
+            }
+        }
+        assert!(r.bytes_held() <= limits.max_bytes && r.partials() <= limits.max_partials);
+        now += core::time::Duration::from_millis(7);
+    }
 }
 
 #[cfg(test)]
@@ -243,6 +289,37 @@ mod tests {
             router(&input);
         }
         left_by_fuzzing("router").iter().for_each(|input| router(input));
+    }
+
+    /// `fuzz/seeds-ndn`: NDN packets of every kind (Interest, Data, LpPacket with Nack,
+    /// fragments), the corpus of the `ndn` target.
+    #[test]
+    fn ndn_replays_its_corpus_and_generated_inputs() {
+        let seeds = files(&["seeds-ndn".into()]);
+        assert!(seeds.len() >= 9, "fuzz/seeds-ndn is missing ({} files)", seeds.len());
+        let generated = generated(&seeds, 5);
+        let datagrams: Vec<Vec<u8>> = seeds.iter().chain(&generated).cloned().collect();
+        let header = |i: usize, d: &[u8]| [&[i as u8][..], &(d.len() as u16).to_be_bytes()].concat();
+        // One record per input, then a few per input (a fragment's sibling may follow).
+        for d in &datagrams {
+            ndn(&[header(0, d), d.clone()].concat());
+        }
+        for input in sequences(&datagrams, header) {
+            ndn(&input);
+        }
+        // The seeds' two fragments, in one input, make a whole Data.
+        let frag = |n: &str| std::fs::read(fuzz_dir().join("seeds-ndn").join(n)).unwrap();
+        let (f0, f1) = (frag("lp-frag0"), frag("lp-frag1"));
+        ndn(&[header(1, &f1), f1.clone(), header(1, &f0), f0.clone()].concat());
+        let mut r = crate::ndn::Reassembler::new(Default::default());
+        let p1 = crate::ndn::LpPacket::decode(&f1).unwrap();
+        assert_eq!(r.receive(Time::ZERO, (), p1), Ok(None));
+        let whole = r.receive(Time::ZERO, (), crate::ndn::LpPacket::decode(&f0).unwrap()).unwrap().unwrap();
+        assert_eq!(whole.fragment, Some(frag("data-digest")));
+        left_by_fuzzing("ndn").iter().for_each(|input| ndn(input));
+        // The mutations reach both sides of the decoder.
+        let decoded = generated.iter().filter(|d| crate::ndn::LpPacket::decode(d).is_ok()).count();
+        assert!(decoded > GENERATED / 10 && decoded < GENERATED, "{decoded} of {GENERATED} generated inputs decode");
     }
 
     #[test]

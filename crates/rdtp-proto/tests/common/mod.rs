@@ -7,10 +7,21 @@ pub const PROTOCOL_MD: &str = include_str!("../../../../docs/PROTOCOL.md");
 /// Every vector of the document, in order: its name (the line "Vector `name`") and the bytes
 /// of the ```hex block after it (`#` comments and whitespace dropped).
 pub fn vectors() -> Vec<(String, Vec<u8>)> {
+    marked("Vector `")
+}
+
+/// The NDN vectors of the section "NDN (v0.3) packets" (lines "NDN vector `name`"), the
+/// same way.
+pub fn ndn_vectors() -> Vec<(String, Vec<u8>)> {
+    marked("NDN vector `")
+}
+
+/// The vectors introduced by `marker` (which ends in a backquote before the name).
+fn marked(marker: &str) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut rest = PROTOCOL_MD;
-    while let Some(at) = rest.find("Vector `") {
-        rest = &rest[at + "Vector `".len()..];
+    while let Some(at) = rest.find(marker) {
+        rest = &rest[at + marker.len()..];
         let name = rest[..rest.find('`').expect("closing backquote")].to_string();
         let start = rest.find("```hex").expect("hex block") + "```hex".len();
         let end = start + rest[start..].find("```").expect("end of block");
