@@ -52,8 +52,8 @@ typedef struct RdtpReceiver RdtpReceiver;
 // A router (opaque to C).
 typedef struct RdtpRouter RdtpRouter;
 
-// Opaque server handle: the stateless server plus generated objects, and the datagrams of
-// the last reply not yet taken.
+// Opaque server handle: the stateless server with its generated objects, and the datagrams
+// of the last reply not yet taken (the core's `ServerNode`).
 typedef struct RdtpServer RdtpServer;
 
 // Opaque estimator handle (the estimator and the newcomer-rate model it predicts with).

@@ -37,17 +37,16 @@
 
 #![allow(clippy::missing_safety_doc)] // the safety contract is stated once, above
 
-use std::collections::VecDeque;
 use std::ffi::{CStr, CString, c_char};
 use std::slice;
 
 use core::time::Duration;
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
-use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig};
+use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig, ServerNode};
 
 pub mod panic;
 pub mod router;
@@ -174,13 +173,10 @@ pub struct RdtpReceiver {
     rx: Receiver,
 }
 
-/// Opaque server handle: the stateless server plus generated objects, and the datagrams of
-/// the last reply not yet taken.
+/// Opaque server handle: the stateless server with its generated objects, and the datagrams
+/// of the last reply not yet taken (the core's `ServerNode`).
 pub struct RdtpServer {
-    server: Server,
-    catalog: PatternCatalog,
-    pending: VecDeque<Vec<u8>>,
-    scratch: Vec<u8>,
+    node: ServerNode<PatternCatalog>,
 }
 
 /// Buffer size `rdtp_receiver_poll_transmit` needs (the largest datagram a receiver sends).
@@ -586,12 +582,8 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
         // Simulated networks have no spoofers: no address validation unless asked for
         // (`rdtp_server_set_validation`).
         let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
-        Box::into_raw(Box::new(RdtpServer {
-            server: Server::new(ServerConfig { validation, ..ServerConfig::default() }),
-            catalog: PatternCatalog::new(objects),
-            pending: VecDeque::new(),
-            scratch: vec![0u8; 65536],
-        }))
+        let server = Server::new(ServerConfig { validation, ..ServerConfig::default() });
+        Box::into_raw(Box::new(RdtpServer { node: ServerNode::new(server, Arc::new(PatternCatalog::new(objects))) }))
     })
 }
 
@@ -604,8 +596,8 @@ pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool
         if id == 0 {
             return false;
         }
-        let config = ServerConfig { id: NodeId::from_u64(id), ..s.server.config().clone() };
-        s.server = Server::new(config);
+        let config = ServerConfig { id: NodeId::from_u64(id), ..s.node.server().config().clone() };
+        s.node.set_server(Server::new(config));
         true
     })
 }
@@ -621,8 +613,8 @@ pub unsafe extern "C" fn rdtp_server_set_validation(s: *mut RdtpServer, enabled:
         if !secret.is_null() {
             validation.secret.copy_from_slice(unsafe { slice::from_raw_parts(secret, 32) });
         }
-        let config = ServerConfig { validation, ..s.server.config().clone() };
-        s.server = Server::new(config);
+        let config = ServerConfig { validation, ..s.node.server().config().clone() };
+        s.node.set_server(Server::new(config));
         true
     })
 }
@@ -651,7 +643,7 @@ pub unsafe extern "C" fn rdtp_server_resolve(
             return false;
         }
         let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return false };
-        let Some((eid, size)) = s.catalog.resolve(name) else { return false };
+        let Some((eid, size)) = s.node.catalog().resolve(name) else { return false };
         if !eid_out.is_null() {
             unsafe { slice::from_raw_parts_mut(eid_out, 32) }.copy_from_slice(&eid.0);
         }
@@ -681,14 +673,14 @@ pub unsafe extern "C" fn rdtp_server_read(
         let mut id = [0u8; 32];
         id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
         let id = Eid(id);
-        let Some(size) = s.catalog.size_of(&id) else { return false };
+        let Some(size) = s.node.catalog().size_of(&id) else { return false };
         if offset.checked_add(len as u64).is_none_or(|end| end > size) {
             return false;
         }
         if len == 0 {
             return true;
         }
-        s.catalog.read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
+        s.node.catalog().read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
     })
 }
 
@@ -709,12 +701,9 @@ pub unsafe extern "C" fn rdtp_server_handle(
             return 0;
         }
         let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-        s.pending.clear();
-        let mut reply = s.server.handle(Time::from_nanos(now_ns), from, &s.catalog, bytes);
-        while let Some(n) = reply.next_datagram(&mut s.scratch) {
-            s.pending.push_back(s.scratch[..n].to_vec());
-        }
-        s.pending.len()
+        s.node.clear();
+        s.node.handle_datagram(Time::from_nanos(now_ns), from, bytes);
+        s.node.queued()
     })
 }
 
@@ -724,14 +713,12 @@ pub unsafe extern "C" fn rdtp_server_handle(
 pub unsafe extern "C" fn rdtp_server_next(s: *mut RdtpServer, buf: *mut u8, cap: usize) -> usize {
     guard("rdtp_server_next", 0, || {
         let Some(s) = (unsafe { s.as_mut() }) else { return 0 };
-        let Some(d) = s.pending.front() else { return 0 };
-        if buf.is_null() || cap < d.len() {
-            return 0;
+        let Some(n) = s.node.next_len() else { return 0 };
+        if buf.is_null() || cap < n {
+            return 0; // it stays queued
         }
-        let n = d.len();
-        unsafe { slice::from_raw_parts_mut(buf, n) }.copy_from_slice(d);
-        s.pending.pop_front();
-        n
+        let out = unsafe { slice::from_raw_parts_mut(buf, n) };
+        s.node.poll_transmit(Time::ZERO, out).map_or(0, |t| t.len)
     })
 }
 
@@ -740,7 +727,7 @@ pub unsafe extern "C" fn rdtp_server_next(s: *mut RdtpServer, buf: *mut u8, cap:
 pub unsafe extern "C" fn rdtp_server_stats(s: *const RdtpServer, out: *mut RdtpServerStats) {
     guard("rdtp_server_stats", (), || {
         let (Some(s), Some(out)) = (unsafe { s.as_ref() }, unsafe { out.as_mut() }) else { return };
-        let st = s.server.stats();
+        let st = s.node.server().stats();
         *out = RdtpServerStats {
             requests: st.requests,
             data_packets: st.data_packets,
