@@ -239,3 +239,43 @@ fn interval_reports_cover_the_fetch_and_add_up_to_the_summary() {
     assert!(moved.clone().count() > 0 && moved.clone().all(|r| r.ends_with("100.0")), "all from r1's store\n{err}");
     assert!(err.contains("Served by: router r1 (1 hop away) 100.0 %"), "{err}");
 }
+
+/// The share of a fetch served by the router with id `r1`, from its summary (0 if none).
+fn r1_share(summary: &str) -> f64 {
+    let line = summary.lines().find_map(|l| l.strip_prefix("Served by: ")).expect("a Served by line");
+    line.split(", ")
+        .find_map(|part| part.strip_prefix("router r1 (1 hop away) "))
+        .map_or(0.0, |p| p.trim_end_matches(" %").parse().expect("a percentage"))
+}
+
+/// An object three times larger than `rdtp route`'s store, fetched twice in order: with plain
+/// LRU (`--cs-insert always`) each unit is evicted just before it is asked for again and the
+/// second fetch gets nothing from the store; the default insertion (`full:0.125`) keeps most
+/// of what the first fetch stored.
+#[test]
+fn a_default_router_serves_part_of_an_object_larger_than_its_store() {
+    let f = fixture(24 << 20);
+    let server = Server::start(f.dir.path(), &[]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.bin");
+    let out_s = out.to_str().unwrap();
+    let mut second = Vec::new();
+    for extra in [&[][..], &["--cs-insert", "always"][..]] {
+        let mut args = vec!["--upstream", &server.addr, "--id", "r1", "--cs-bytes", "8MiB"];
+        args.extend_from_slice(extra);
+        let router = Server::route(&args);
+        for round in 1..=2 {
+            let o = rdtp(&["fetch", &router.addr, BIG, "-o", out_s]);
+            let summary = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(code(&o), 0, "{summary}");
+            assert!(std::fs::read(&out).unwrap() == f.big, "{extra:?} round {round}: not byte-exact");
+            if round == 2 {
+                second.push(r1_share(&summary));
+            }
+        }
+    }
+    // 8 MiB hold ≈ 5 300 units of 1 402 bytes, 7.4 MB of the 25 MB: ≈ 22 % by the store
+    // model of `full_p_admission_keeps_an_object_larger_than_the_store`.
+    assert!(second[0] >= 10.0, "default: {}% from r1 on the second fetch", second[0]);
+    assert!(second[1] < 1.0, "--cs-insert always: {}% from r1 on the second fetch", second[1]);
+}

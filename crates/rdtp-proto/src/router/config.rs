@@ -28,7 +28,11 @@ pub struct RouterConfig {
     pub fib: Fib,
     /// The content store: capacity, replacement and admission. By default 65 536 units or
     /// [`CsConfig::DEFAULT_CAPACITY_BYTES`] (256 MiB, each unit weighing its payload and
-    /// [`super::CACHED_UNIT_OVERHEAD`]), whichever is reached first.
+    /// [`super::CACHED_UNIT_OVERHEAD`]), whichever is reached first, `lru`, admission
+    /// `always`: the simulations' routers (the papers' LRU caches). `rdtp route` starts from
+    /// a different store: as many default-size units as its byte budget holds, and
+    /// admission `full:0.125`, so that an object larger than the store is still mostly
+    /// served from it on a second fetch ([`super::cs::Admission::WhenFull`]).
     pub cs: CsConfig,
     /// Most units pending at once; beyond, requests for new units get `Busy`.
     pub pit_capacity: usize,

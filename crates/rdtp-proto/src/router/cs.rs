@@ -291,8 +291,8 @@ pub fn policy_help() -> Vec<(&'static str, &'static str)> {
 
 pub use lfu::{LFU_BYTES_PER_UNIT, LFU_MIN_SKETCH_BYTES, LFU_SAMPLE_PER_UNIT};
 
-/// Whether a value passing through is cached at all. Text form: `always`, `prob:P`
-/// (0 ≤ P ≤ 1), `none`.
+/// Whether a value passing through is cached at all. Text form: `always`, `prob:P`,
+/// `full:P` (0 ≤ P ≤ 1), `none`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Admission {
     /// Cache everything ("indiscriminate caching", seed 003 §III).
@@ -302,6 +302,15 @@ pub enum Admission {
     /// seed 003 §III uses P = 0.125). With LRU this is q-LRU (Martina, Garetto & Leonardi,
     /// INFOCOM 2014). P above 1 behaves as 1, below 0 or NaN as 0.
     Prob(f64),
+    /// Cache a new key always while it fits without evicting anything, and with probability
+    /// P once the store is full (q-LRU under pressure). An object that fits is cached whole
+    /// on its first pass, as with `always`; one larger than the store, fetched again and
+    /// again in order, is LRU's worst case under `always` (each unit is evicted just before
+    /// it is asked for again: 0 hits), while here each miss evicts one entry only with
+    /// probability P, so most of what the first pass stored is still held when it is asked
+    /// for again. `rdtp route`'s default, with P = 0.125 (docs/BENCHMARKS.md, "A store
+    /// smaller than the object").
+    WhenFull(f64),
     /// Cache nothing (a router whose CS is switched off, like NFD's `admit` flag cleared).
     Never,
 }
@@ -354,7 +363,7 @@ impl crate::spec::Keyed for CsConfig {
     const KEYS: &'static [crate::spec::Key<CsConfig>] = &[
         crate::spec::key!("units" => capacity_units, crate::spec::Kind::Int { min: 0, max: u64::MAX }, "most entries held (0 caches nothing; NFD's default: 65536)"),
         crate::spec::key!("bytes" => capacity_bytes, crate::spec::Kind::Size { min: 0, max: u64::MAX }, "most bytes held, each unit weighing its payload and bookkeeping"),
-        crate::spec::key!("insert" => admission, crate::spec::Text::of::<Admission>(), "insertion: always, prob:P (cache with probability P) or none"),
+        crate::spec::key!("insert" => admission, crate::spec::Text::of::<Admission>(), "insertion: always, prob:P (cache with probability P), full:P (always while there is room, then with probability P) or none"),
     ];
 }
 
@@ -502,9 +511,9 @@ impl fmt::Display for ParseReplacementError {
 
 impl std::error::Error for ParseReplacementError {}
 
-/// An [`Admission`] that is not one of `always`, `none`, `prob:P` with 0 ≤ P ≤ 1.
+/// An [`Admission`] that is not one of `always`, `none`, `prob:P`, `full:P` with 0 ≤ P ≤ 1.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad admission policy {0:?} (expected always, none or prob:P with 0 <= P <= 1)")]
+#[error("bad admission policy {0:?} (expected always, none, prob:P or full:P with 0 <= P <= 1)")]
 pub struct ParseAdmissionError(pub String);
 
 impl FromStr for Replacement {
@@ -537,14 +546,15 @@ impl FromStr for Admission {
             return Ok(Admission::Never);
         }
         let (kw, p) = s.split_once(':').ok_or_else(err)?;
-        if !kw.eq_ignore_ascii_case("prob") {
-            return Err(err());
-        }
         let p: f64 = p.trim().parse().map_err(|_| err())?;
         if !(0.0..=1.0).contains(&p) {
             return Err(err());
         }
-        Ok(Admission::Prob(p))
+        match kw {
+            kw if kw.eq_ignore_ascii_case("prob") => Ok(Admission::Prob(p)),
+            kw if kw.eq_ignore_ascii_case("full") => Ok(Admission::WhenFull(p)),
+            _ => Err(err()),
+        }
     }
 }
 
@@ -553,6 +563,7 @@ impl fmt::Display for Admission {
         match self {
             Admission::Always => f.write_str("always"),
             Admission::Prob(p) => write!(f, "prob:{p}"),
+            Admission::WhenFull(p) => write!(f, "full:{p}"),
             Admission::Never => f.write_str("none"),
         }
     }
@@ -685,7 +696,7 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             self.stats.replaced += 1;
             return Offer::Replaced { evicted };
         }
-        if !self.admit() {
+        if !self.admit(size) {
             self.stats.admission_rejects += 1;
             return Offer::Rejected(Rejection::Admission);
         }
@@ -753,14 +764,19 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
         self.policy.as_lfu()
     }
 
-    /// The admission draw for a new key.
-    fn admit(&mut self) -> bool {
+    /// The admission draw for a new key whose value weighs `size`.
+    fn admit(&mut self, size: u64) -> bool {
         match self.cfg.admission {
             Admission::Always => true,
             Admission::Never => false,
-            // 53 random bits: a uniform double in [0, 1).
-            Admission::Prob(p) => ((self.rng.next_u64() >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < p,
+            Admission::Prob(p) => self.draw() < p,
+            Admission::WhenFull(p) => self.shortfall(size) == (0, 0) || self.draw() < p,
         }
+    }
+
+    /// A uniform double in [0, 1) from 53 bits of the seeded PCG.
+    fn draw(&mut self) -> f64 {
+        ((self.rng.next_u64() >> 11) as f64) * (1.0 / (1u64 << 53) as f64)
     }
 
     /// `lfu` only (true otherwise): whether a new key with `hash` and `size` is more

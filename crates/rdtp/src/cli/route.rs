@@ -56,10 +56,12 @@ pub struct Args {
     /// that listen on the same port each need an --id.
     #[arg(long, value_name = "ID")]
     pub id: Option<NodeId>,
-    /// Content store capacity in units (0 = no caching; NFD's default is 65536): a second
-    /// bound beside --cs-bytes, whichever is reached first.
-    #[arg(long, value_name = "N", default_value_t = CsConfig::DEFAULT_CAPACITY_UNITS)]
-    pub cs_size: usize,
+    /// Content store capacity in units (0 = no caching): a second bound beside --cs-bytes,
+    /// whichever is reached first. Default: as many units of the default size (1 402 bytes
+    /// and their bookkeeping) as --cs-bytes holds, and at least NFD's 65536, so that the
+    /// byte budget is what bounds the store (256MiB: ≈ 170 000 units, ≈ 238 MB of content).
+    #[arg(long, value_name = "N")]
+    pub cs_size: Option<usize>,
     /// Content store capacity in bytes of memory, e.g. 1GiB: each unit counts its payload
     /// plus its bookkeeping (≈ 180 bytes), so a 60 MB object takes ≈ 65 MiB at the default
     /// unit. The default, 256MiB, holds such an object with room to spare and bounds the
@@ -72,8 +74,12 @@ pub struct Args {
     /// them.
     #[arg(long, value_name = "POLICY", default_value = "lru", value_parser = cs_policy)]
     pub cs_policy: Replacement,
-    /// Insertion policy: always, prob:P (cache a passing unit with probability P) or none.
-    #[arg(long, value_name = "POLICY", default_value = "always")]
+    /// Insertion policy: always, prob:P (cache a passing unit with probability P), full:P
+    /// (always while the store has room, then with probability P) or none. The default,
+    /// full:0.125, caches an object that fits whole on its first fetch, as `always` does, and
+    /// keeps most of one larger than the store for the next fetch, which `always` with lru
+    /// does not (each unit is evicted just before it is asked for again).
+    #[arg(long, value_name = "POLICY", default_value = "full:0.125")]
     pub cs_insert: Admission,
     /// Most units pending upstream at once, in all (each worker holds 1/N of them, at least
     /// 4096; beyond, requests get Busy).
@@ -172,6 +178,13 @@ fn cs_spec(text: &str) -> std::result::Result<String, String> {
     RouterConfig::default().cs.apply_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
 }
 
+/// `--cs-size`'s default for a byte budget: as many units of the default size as it holds
+/// (each with its bookkeeping), at least NFD's 65 536.
+fn default_cs_units(bytes: u64) -> usize {
+    let unit = (rdtp_proto::wire::DEFAULT_UNIT as usize + rdtp_proto::router::CACHED_UNIT_OVERHEAD) as u64;
+    usize::try_from(bytes / unit).unwrap_or(usize::MAX).max(CsConfig::DEFAULT_CAPACITY_UNITS)
+}
+
 fn cs_policy(text: &str) -> std::result::Result<Replacement, String> {
     if text == "help" {
         print_and_exit(&cs::help());
@@ -220,8 +233,7 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
         validation: a.validation.config(),
         ..RouterConfig::default()
     };
-    let cs_keys =
-        format!("cs_units={},cs_bytes={},cs_policy={},cs_insert={}", a.cs_size, a.cs_bytes, a.cs_policy, a.cs_insert);
+    let cs_keys = format!("cs_bytes={},cs_policy={},cs_insert={}", a.cs_bytes, a.cs_policy, a.cs_insert);
     let mut keys = vec![
         format!("pit_size={},lifetime={}ms,upstream_timeout={}ms", a.pit_size, a.lifetime, a.upstream_timeout),
         format!("forward_rate={},strategy={},retx_suppression={}", a.forward_rate, a.strategy, a.retx_suppression),
@@ -231,6 +243,7 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     let apply = |c: &mut RouterConfig, spec: &str| c.apply_spec(spec);
     let options = "the router options".to_string();
     super::apply_specs(&mut config, &[(options.clone(), &cs_keys)], apply)?;
+    config.cs.capacity_units = a.cs_size.unwrap_or_else(|| default_cs_units(config.cs.capacity_bytes));
     if let Some(cs) = &a.cs {
         config.cs.apply_spec(cs).map_err(|e| Error::Usage(format!("--cs {cs}: {e}")))?;
     }

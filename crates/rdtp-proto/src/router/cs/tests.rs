@@ -408,6 +408,40 @@ fn admission_policies() {
     let (n, rejects) = offers(Admission::Prob(0.125));
     assert!((2_300..=2_700).contains(&n), "{n} admitted");
     assert_eq!(n as u64 + rejects, 20_000);
+    // full:P admits everything while there is room.
+    assert_eq!(offers(Admission::WhenFull(0.0)), (20_000, 0));
+}
+
+/// Hits of the second of two passes, in order, over `keys` keys through an `lru` store of
+/// `units` units, each miss offering its key (as a router does with the Data it forwards).
+fn second_pass_hits(admission: Admission, units: usize, keys: u32) -> usize {
+    let mut cs: ContentStore<u32, Val> =
+        ContentStore::new(CsConfig { capacity_units: units, admission, seed: 5, ..CsConfig::default() });
+    let mut hits = 0;
+    for pass in 0..2 {
+        for k in 0..keys {
+            match cs.get(&k) {
+                Some(_) => hits += usize::from(pass == 1),
+                None => drop(cs.offer(k, v(k.into()))),
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn full_p_admission_keeps_an_object_larger_than_the_store() {
+    // An object of 3 000 units through a 1 000-unit store, fetched twice in order: LRU with
+    // `always` evicts each unit just before it is asked for again.
+    assert_eq!(second_pass_hits(Admission::Always, 1_000, 3_000), 0);
+    // `full:0.125`: the first pass stores units 0..1000, and the 2 000 misses after it evict
+    // ≈ 250 of them (the oldest); the second pass's first misses evict a few more before its
+    // hits begin: about 700 hits, most of what the store holds.
+    let hits = second_pass_hits(Admission::WhenFull(0.125), 1_000, 3_000);
+    assert!((600..=1_000).contains(&hits), "{hits} hits");
+    // An object that fits is stored whole on its first pass, as with `always`.
+    assert_eq!(second_pass_hits(Admission::WhenFull(0.125), 1_000, 900), 900);
+    assert_eq!(second_pass_hits(Admission::Always, 1_000, 900), 900);
 }
 
 #[test]
@@ -425,18 +459,26 @@ fn policies_parse_and_print() {
     assert!("lru2".parse::<Replacement>().is_err());
     assert!("".parse::<Replacement>().is_err());
 
-    for (s, a) in [("always", Admission::Always), ("none", Admission::Never), ("prob:0.125", Admission::Prob(0.125))] {
+    for (s, a) in [
+        ("always", Admission::Always),
+        ("none", Admission::Never),
+        ("prob:0.125", Admission::Prob(0.125)),
+        ("full:0.125", Admission::WhenFull(0.125)),
+    ] {
         assert_eq!(s.parse::<Admission>(), Ok(a));
         assert_eq!(a.to_string(), s);
     }
     assert_eq!("prob:0".parse::<Admission>(), Ok(Admission::Prob(0.0)));
     assert_eq!("prob:1".parse::<Admission>(), Ok(Admission::Prob(1.0)));
-    for bad in ["prob:1.5", "prob:-0.1", "prob:NaN", "prob:", "prob", "prob:x", "never", "p:0.5", "always "] {
+    assert_eq!("FULL:1".parse::<Admission>(), Ok(Admission::WhenFull(1.0)));
+    for bad in
+        ["prob:1.5", "prob:-0.1", "prob:NaN", "prob:", "prob", "prob:x", "never", "p:0.5", "always ", "full:2", "full"]
+    {
         assert!(bad.parse::<Admission>().is_err(), "{bad:?} parsed");
     }
     assert_eq!(
         "prob:2".parse::<Admission>().unwrap_err().to_string(),
-        "bad admission policy \"prob:2\" (expected always, none or prob:P with 0 <= P <= 1)"
+        "bad admission policy \"prob:2\" (expected always, none, prob:P or full:P with 0 <= P <= 1)"
     );
 }
 
@@ -466,7 +508,12 @@ fn op() -> impl Strategy<Value = Op> {
 fn config() -> impl Strategy<Value = CsConfig> {
     let replacement =
         prop_oneof![Just(Replacement::Lru), Just(Replacement::Lfu), Just(Replacement::Fifo), Just(Replacement::Random)];
-    let admission = prop_oneof![Just(Admission::Always), Just(Admission::Prob(0.5)), Just(Admission::Never)];
+    let admission = prop_oneof![
+        Just(Admission::Always),
+        Just(Admission::Prob(0.5)),
+        Just(Admission::WhenFull(0.5)),
+        Just(Admission::Never)
+    ];
     let bytes = prop_oneof![Just(u64::MAX), 0u64..120];
     (0usize..6, bytes, replacement, admission, any::<u64>()).prop_map(
         |(capacity_units, capacity_bytes, replacement, admission, seed)| CsConfig {
