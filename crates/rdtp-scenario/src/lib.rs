@@ -657,7 +657,8 @@ pub struct Point {
     pub doc: Table,
 }
 
-/// Parse `text` (`what` names it in errors), apply `--set` overrides, and expand `[sweep]`:
+/// Parse `text` (`what` names it in errors), apply `--set` overrides (one on a swept key
+/// pins that axis to its value), and expand `[sweep]`:
 /// the cartesian product of its axes in file order, the last axis varying fastest. `short`
 /// shortens keys for ids and labels. Shared by rdtp-sim scenarios and rdtp-testbed
 /// experiments, so both sweep the same way.
@@ -672,11 +673,18 @@ pub fn sweep_points(
     for (k, v) in overrides {
         set_path(&mut doc, k, parse_value(v))?;
     }
-    let sweep = match doc.remove("sweep") {
+    let mut sweep = match doc.remove("sweep") {
         None => Table::new(),
         Some(Value::Table(t)) => t,
         Some(_) => return Err(Error::Sweep("[sweep] must be a table".into())),
     };
+    // `--set KEY=VALUE` on a key the sweep varies pins that axis to VALUE (the sweep would
+    // otherwise set it again in every run); the run ids still name it.
+    for (k, v) in overrides {
+        if let Some(axis) = sweep.get_mut(k.as_str()) {
+            *axis = Value::Array(vec![parse_value(v)]);
+        }
+    }
     let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
     for (k, v) in sweep {
         match v {
@@ -1275,6 +1283,22 @@ start = 1.0
         let (_, runs) = expand(FILE, &[]).unwrap();
         assert!(runs.iter().all(|r| r.point == r.index && r.rep == 0 && !r.id.contains("rep=")));
         assert!(expand(FILE, &set(&[("scenario.repeat", "0")])).unwrap_err().to_string().contains("repeat"));
+    }
+
+    #[test]
+    fn an_override_of_a_swept_key_pins_that_axis() {
+        let set = vec![("topology.rate".to_string(), "\"200Mbps\"".to_string())];
+        let (keys, runs) = expand(FILE, &set).unwrap();
+        assert_eq!(keys.len(), 3, "the axis stays, with one value");
+        assert_eq!(runs.len(), 6, "3 RTTs × 2 controllers at one rate");
+        assert!(
+            runs.iter().all(|r| r.scenario.topology.rate.as_ref().map(Quantity::rate).as_deref() == Some("200Mbps")),
+            "{runs:?}"
+        );
+        assert!(runs.iter().all(|r| r.id.contains("rate=200Mbps")), "the ids still name the rate");
+        // A key the sweep does not vary is set in every run as before.
+        let (_, all) = expand(FILE, &[("scenario.seed".to_string(), "7".to_string())]).unwrap();
+        assert_eq!(all.len(), 12);
     }
 
     #[test]
