@@ -145,6 +145,15 @@ pub fn ndn(input: &[u8]) {
         timeout: core::time::Duration::from_millis(50),
     };
     let mut r = Reassembler::new(limits);
+    // The producer `rdtp serve --ndn-listen` runs, over a small catalogue: every datagram is
+    // also an Interest to it, from an allowed address, and what it answers must decode.
+    let catalog = crate::server::MemoryCatalog::new([("a".to_string(), vec![7u8; 20_000])]);
+    let mut producer = crate::ndn::producer::Producer::new(crate::ndn::producer::ProducerConfig {
+        mtu: 1200,
+        ..crate::ndn::producer::ProducerConfig::new(crate::ndn::Name::new())
+    });
+    let from: std::net::SocketAddr = ([127, 0, 0, 1], 6363).into();
+    let mut answers = Vec::new();
     let mut now = Time::ZERO;
     let mut rest = input;
     while rest.len() >= 3 {
@@ -153,6 +162,12 @@ pub fn ndn(input: &[u8]) {
         let datagram = &rest[3..3 + len];
         rest = &rest[3 + len..];
         network_packet(datagram);
+        answers.clear();
+        producer.handle(now, from, &catalog, datagram, &mut answers);
+        for a in &answers {
+            assert!(a.len() <= 1200, "an answer of {} bytes over the 1200-byte MTU", a.len());
+            LpPacket::decode(a).expect("the producer's answers decode");
+        }
         if let Ok(p) = LpPacket::decode(datagram) {
             assert_eq!(LpPacket::decode(&p.encode()).as_ref(), Ok(&p), "{p:?} does not survive a round trip");
             if let Ok(Some(whole)) = r.receive(now, peer, p) {

@@ -61,6 +61,7 @@ pub mod error;
 pub mod fetch;
 pub mod interval;
 pub mod list;
+pub mod ndn_serve;
 pub mod output;
 pub mod router;
 pub mod server;

@@ -19,18 +19,24 @@
 //! KeyLocator) and reported unverified ([`data::Verification`]); checking them is left to
 //! the front end that holds the trust anchors.
 //!
+//! Beside the packets, one node: the producer ([`producer`]) that `rdtp serve --ndn-listen`
+//! runs, answering Interests from a server's catalogue ([`crate::server::Catalog`]) as
+//! ndnputchunks publishes files.
+//!
 //! ## What this module must not do
 //!
 //! The same as the whole crate: no sockets, no clock reads (the reassembler is given `now`),
 //! no randomness (nonces are passed in), no file access. It must never panic on bytes from
 //! the network: every decoder returns [`Error`] on truncation, lengths past the end,
 //! unknown critical elements and malformed values, and the reassembler's memory is bounded
-//! whatever fragments arrive. Of the rest of the crate it imports only `Time`.
+//! whatever fragments arrive. Of the rest of the crate the codec imports only `Time`; the
+//! producer also the server's catalogue and send budget (`server`), never the reverse.
 
 pub mod data;
 pub mod interest;
 pub mod lp;
 pub mod name;
+pub mod producer;
 pub mod segmented;
 pub mod tlv;
 

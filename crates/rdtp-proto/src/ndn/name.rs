@@ -292,6 +292,16 @@ impl Name {
         self
     }
 
+    /// This name followed by one generic component per `/`-separated part of `path` (empty
+    /// parts skipped): how a file path becomes a name (`/prefix` + `data/a.bin` →
+    /// `/prefix/data/a.bin`).
+    pub fn with_path(mut self, path: &str) -> Self {
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            self.push(Component::generic(part.as_bytes().to_vec()));
+        }
+        self
+    }
+
     /// The first `n` components (all of them if `n` is larger).
     pub fn prefix(&self, n: usize) -> Name {
         Name(self.0[..n.min(self.0.len())].to_vec())

@@ -35,6 +35,7 @@ mod share;
 
 pub use catalog::{Catalog, Content, Index, MemoryCatalog, Pattern, PatternCatalog, ReadError, fill_pattern};
 pub use node::ServerNode;
+pub(crate) use share::Budget;
 pub use share::ShareConfig;
 
 use std::net::SocketAddr;

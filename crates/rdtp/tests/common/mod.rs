@@ -44,6 +44,15 @@ impl Server {
         Server::spawn(&args, "rdtp: serving ")
     }
 
+    /// `rdtp serve --listen 127.0.0.1:0 --ndn-listen 127.0.0.1:0 [extra…] DIR`, waiting for
+    /// its "NDN producer on" line: `addr` is the NDN face's.
+    pub fn start_ndn(dir: &Path, extra: &[&str]) -> Server {
+        let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--ndn-listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        args.push(dir.to_str().expect("UTF-8 path"));
+        Server::spawn(&args, "rdtp: NDN producer on ")
+    }
+
     /// `rdtp route --listen 127.0.0.1:0 [extra…]`, waiting for its "routing on" line.
     pub fn route(extra: &[&str]) -> Server {
         let mut args = vec!["route", "--listen", "127.0.0.1:0"];
