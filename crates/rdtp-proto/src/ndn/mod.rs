@@ -20,7 +20,7 @@
 //! the front end that holds the trust anchors.
 //!
 //! Beside the packets, one node: the producer ([`producer`]) that `rdtp serve --ndn-listen`
-//! runs, answering Interests from a server's catalogue ([`crate::server::Catalog`]) as
+//! runs, answering Interests from a server's catalogue (`server::Catalog`) as
 //! ndnputchunks publishes files.
 //!
 //! ## What this module must not do
