@@ -4,7 +4,8 @@
 #
 #   tools/setup.sh           everything: Rust check, g++, python3-venv, ns-3 3.44, iproute2, ethtool,
 #                            ping, tshark, python3-matplotlib, libpcap-dev, and the NDNts test
-#                            rig's pinned npm packages (tests/ndnts; needs Node.js >= 20.18 with npm)
+#                            rig's pinned npm packages (tests/ndnts; needs Node.js >= 20.18 with npm),
+#                            python-ndn (tests/python-ndn) in .venv-pyndn/
 #   tools/setup.sh --ci      what the tests use (all but libpcap-dev; matplotlib: the
 #                            testbed's figure test)
 #   tools/setup.sh --check   install nothing: say what is missing (exit 1 if anything is)
@@ -141,6 +142,24 @@ else
         echo "setup: pip could not install $NS3_WHEEL into $ns3_prefix (its wheels are manylinux_2_28 x86-64 builds for several CPython 3 versions; none fits here?)" >&2
         status=1
     fi
+fi
+
+# python-ndn (tests/python-ndn): a second independent NDN implementation, from PyPI, pinned by
+# its requirements.txt, in the project-local virtual environment .venv-pyndn/ (git-ignored).
+pyndn_prefix="$root/.venv-pyndn"
+pyndn_req="$root/tests/python-ndn/requirements.txt"
+if cmp -s "$pyndn_req" "$pyndn_prefix/.rdtp-installed-requirements" 2>/dev/null; then
+    echo "setup: python-ndn present in $pyndn_prefix"
+elif [ "$mode" = check ]; then
+    echo "setup: missing python-ndn in $pyndn_prefix — the python-ndn interoperability test (tools/setup.sh installs it with pip)" >&2
+    status=1
+elif python3 -m venv "$pyndn_prefix" &&
+    "$pyndn_prefix/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$pyndn_req"; then
+    cp "$pyndn_req" "$pyndn_prefix/.rdtp-installed-requirements"
+    echo "setup: installed python-ndn into $pyndn_prefix"
+else
+    echo "setup: pip could not install python-ndn into $pyndn_prefix: its test will skip" >&2
+    status=1
 fi
 
 # The NDNts test rig (tests/ndnts): an independent NDN stack from the npm registry, pinned by

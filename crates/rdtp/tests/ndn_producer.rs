@@ -79,3 +79,32 @@ fn bad_ndn_options_are_usage_errors() {
         assert!(err.contains(says), "{args:?} should name {says}: {err}");
     }
 }
+
+/// python-ndn (a second NDN implementation nobody here wrote, tests/python-ndn/) fetches from
+/// `rdtp serve --ndn-listen` byte-exact with its own segment fetcher (CanBePrefix discovery,
+/// then one Interest per segment). Skips without `.venv-pyndn/` (tools/setup.sh installs it).
+#[test]
+fn python_ndn_fetches_from_rdtp_serve() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join(".venv-pyndn/bin/python");
+    if std::process::Command::new(&python).args(["-c", "import ndn"]).output().map_or(true, |o| !o.status.success()) {
+        eprintln!("SKIPPED: python-ndn is not installed in .venv-pyndn (tools/setup.sh installs it)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let content = common::content(1 << 20, 43);
+    std::fs::write(tmp.path().join("b.bin"), &content).unwrap();
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let fetched = out_dir.path().join("fetched.bin");
+    let server = Server::start_ndn(tmp.path(), &["--ndn-prefix", "/test/py"]);
+    let o = std::process::Command::new(&python)
+        .arg(root.join("tests/python-ndn/fetch.py"))
+        .args([&server.addr, "/test/py/b.bin", fetched.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run python-ndn's fetch.py");
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "fetch.py failed ({}): {said}", o.status);
+    assert!(std::fs::read(&fetched).unwrap() == content, "not byte-exact: {said}");
+    assert!(said.contains(&format!("{} bytes", content.len())), "{said}");
+}
