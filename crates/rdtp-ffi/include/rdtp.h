@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Buffer size `rdtp_receiver_poll_transmit` needs (the largest datagram a receiver sends).
+// Buffer size `rdtp_node_poll_transmit` needs for a receiver (the largest datagram it sends).
 #define RDTP_MAX_REQUEST 1232
 
-// Buffer size that holds any datagram a server sends.
+// Buffer size that holds any datagram a node sends (`rdtp_node_max_datagram` of any node).
 #define RDTP_MAX_DATAGRAM 65536
 
 // Kinds of `RdtpEvent`.
@@ -46,18 +46,29 @@ typedef enum RdtpError {
   RDTP_ERROR_NOT_VALIDATED = 5,
 } RdtpError;
 
-// Opaque receiver handle.
-typedef struct RdtpReceiver RdtpReceiver;
+// What a node is (`rdtp_node_kind`).
+typedef enum RdtpNodeKind {
+  // A null handle.
+  RDTP_NODE_KIND_NONE = 0,
+  RDTP_NODE_KIND_RECEIVER = 1,
+  RDTP_NODE_KIND_SERVER = 2,
+  RDTP_NODE_KIND_ROUTER = 3,
+} RdtpNodeKind;
 
-// A router (opaque to C).
-typedef struct RdtpRouter RdtpRouter;
-
-// Opaque server handle: the stateless server with its generated objects, and the datagrams
-// of the last reply not yet taken (the core's `ServerNode`).
-typedef struct RdtpServer RdtpServer;
+// Opaque node handle: a receiver, a server or a router (`rdtp_node_kind`), freed with
+// `rdtp_node_free`.
+typedef struct RdtpNode RdtpNode;
 
 // Opaque estimator handle (the estimator and the newcomer-rate model it predicts with).
 typedef struct RdtpWifiEstimator RdtpWifiEstimator;
+
+// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
+// bytes in network order.
+typedef struct RdtpAddr {
+  uint8_t family;
+  uint8_t ip[16];
+  uint16_t port;
+} RdtpAddr;
 
 // One receiver event. Fields not listed for a kind are zero.
 typedef struct RdtpEvent {
@@ -118,14 +129,6 @@ typedef struct RdtpStats {
   // (spurious losses; see `rdtp_proto::receiver::Stats::late_arrivals`).
   uint64_t late_arrivals;
 } RdtpStats;
-
-// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
-// bytes in network order.
-typedef struct RdtpAddr {
-  uint8_t family;
-  uint8_t ip[16];
-  uint16_t port;
-} RdtpAddr;
 
 // Aggregate server counters.
 typedef struct RdtpServerStats {
@@ -203,90 +206,69 @@ const char *rdtp_cc_help(void);
 // (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
 uintptr_t rdtp_cc_error(const char *spec, char *buf, uintptr_t cap);
 
-// A receiver fetching the object called `name`, created at `now_ns`, configured by a
+// A receiver fetching the object called `name` through `peer` (the server, or the router it
+// fetches through: every datagram goes there, and only that peer's are read), created at
+// `now_ns`, configured by a
 // controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
 // ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
 // separated by ';' apply in order, so a host's keys may come before its user's). Null if a
-// spec is refused or `name` is not UTF-8: then `err` holds why, naming the key
+// spec is refused, `name` is not UTF-8 or `peer` no address: then `err` holds why, naming the key
 // (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
-struct RdtpReceiver *rdtp_receiver_new_from_spec(const char *cc,
-                                                 const char *spec,
-                                                 const char *name,
-                                                 uint64_t now_ns,
-                                                 char *err,
-                                                 uintptr_t err_cap);
+struct RdtpNode *rdtp_receiver_new_from_spec(const char *cc,
+                                             const char *spec,
+                                             const char *name,
+                                             struct RdtpAddr peer,
+                                             uint64_t now_ns,
+                                             char *err,
+                                             uintptr_t err_cap);
 
 // As `rdtp_receiver_new_from_spec`, for an object whose EID (32 bytes) and size are known:
 // no resolution.
-struct RdtpReceiver *rdtp_receiver_new_known_from_spec(const char *cc,
-                                                       const char *spec,
-                                                       const uint8_t *eid,
-                                                       uint64_t size,
-                                                       uint64_t now_ns,
-                                                       char *err,
-                                                       uintptr_t err_cap);
+struct RdtpNode *rdtp_receiver_new_known_from_spec(const char *cc,
+                                                   const char *spec,
+                                                   const uint8_t *eid,
+                                                   uint64_t size,
+                                                   struct RdtpAddr peer,
+                                                   uint64_t now_ns,
+                                                   char *err,
+                                                   uintptr_t err_cap);
 
 // Every receiver spec key with its default, meaning and accepted values: static,
 // NUL-terminated text, never freed.
 const char *rdtp_receiver_help(void);
 
-// Free a receiver (null is ignored).
-void rdtp_receiver_free(struct RdtpReceiver *rx);
-
-// Feed one datagram from the server.
-void rdtp_receiver_handle_datagram(struct RdtpReceiver *rx,
-                                   uint64_t now_ns,
-                                   const uint8_t *data,
-                                   uintptr_t len);
-
-// Let time pass: call at (or after) the instant `rdtp_receiver_poll_timeout` gave.
-void rdtp_receiver_handle_timeout(struct RdtpReceiver *rx, uint64_t now_ns);
-
-// Write the next datagram to send into `buf` (capacity ≥ `RDTP_MAX_REQUEST`); returns its
-// length, 0 if nothing is due now.
-uintptr_t rdtp_receiver_poll_transmit(struct RdtpReceiver *rx,
-                                      uint64_t now_ns,
-                                      uint8_t *buf,
-                                      uintptr_t cap);
-
-// The next instant `rdtp_receiver_handle_timeout` is due, in `*at_ns`; returns false if
-// there is none (finished, failed, or waiting only for datagrams).
-bool rdtp_receiver_poll_timeout(const struct RdtpReceiver *rx, uint64_t *at_ns);
-
 // Copy in-order bytes into `buf`; returns how many.
-uintptr_t rdtp_receiver_read(struct RdtpReceiver *rx, uint8_t *buf, uintptr_t cap);
+uintptr_t rdtp_receiver_read(struct RdtpNode *rx, uint8_t *buf, uintptr_t cap);
 
 // Take the next event into `*out`; returns false if there is none.
-bool rdtp_receiver_poll_event(struct RdtpReceiver *rx, struct RdtpEvent *out);
+bool rdtp_receiver_poll_event(struct RdtpNode *rx, struct RdtpEvent *out);
 
-// 0 = running, 1 = finished (all bytes arrived and verified), 2 = failed.
-int32_t rdtp_receiver_status(const struct RdtpReceiver *rx);
+// 0 = running, 1 = finished (all bytes arrived and verified), 2 = failed (or not a
+// receiver).
+int32_t rdtp_receiver_status(const struct RdtpNode *rx);
 
 // Fill `*out` with the receiver's statistics.
-void rdtp_receiver_stats(const struct RdtpReceiver *rx, struct RdtpStats *out);
+void rdtp_receiver_stats(const struct RdtpNode *rx, struct RdtpStats *out);
 
 // A stateless server for `n` generated objects: `names[i]` of `sizes[i]` bytes whose
 // content is a function of `seeds[i]` (see `rdtp_proto::server::PatternCatalog`). Null if
 // a name is not UTF-8.
-struct RdtpServer *rdtp_server_new_pattern(const char *const *names,
-                                           const uint64_t *sizes,
-                                           const uint64_t *seeds,
-                                           uintptr_t n);
+struct RdtpNode *rdtp_server_new_pattern(const char *const *names,
+                                         const uint64_t *sizes,
+                                         const uint64_t *seeds,
+                                         uintptr_t n);
 
 // Set the server's node id (named in every Data and Nack it sends; see `rdtp_node_id`);
 // false if `id` is 0. Call before the first datagram: the counters start over.
-bool rdtp_server_set_id(struct RdtpServer *s, uint64_t id);
+bool rdtp_server_set_id(struct RdtpNode *s, uint64_t id);
 
 // Turn address validation on or off (off after `rdtp_server_new_pattern`): with it, a
 // request without a valid token gets a Retry (RFC 9000 §8). `secret` (32 bytes, or null
 // for all zeros) keys the tokens. Call before the first datagram: the counters start over.
-bool rdtp_server_set_validation(struct RdtpServer *s, bool enabled, const uint8_t *secret);
-
-// Free a server (null is ignored).
-void rdtp_server_free(struct RdtpServer *s);
+bool rdtp_server_set_validation(struct RdtpNode *s, bool enabled, const uint8_t *secret);
 
 // EID (32 bytes into `eid_out`) and size of the object `name`; false if unknown.
-bool rdtp_server_resolve(const struct RdtpServer *s,
+bool rdtp_server_resolve(const struct RdtpNode *s,
                          const char *name,
                          uint8_t *eid_out,
                          uint64_t *size_out);
@@ -294,27 +276,52 @@ bool rdtp_server_resolve(const struct RdtpServer *s,
 // Copy `len` bytes of the object with the 32-byte `eid` from `offset` into `buf` (to warm
 // caches with, `rdtp_routers_warm_fetch`); false if the object is unknown or the range
 // does not lie within it.
-bool rdtp_server_read(const struct RdtpServer *s,
+bool rdtp_server_read(const struct RdtpNode *s,
                       const uint8_t *eid,
                       uint64_t offset,
                       uint8_t *buf,
                       uintptr_t len);
 
-// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
-// (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
-// the next call).
-uintptr_t rdtp_server_handle(struct RdtpServer *s,
-                             uint64_t now_ns,
-                             struct RdtpAddr from,
-                             const uint8_t *data,
-                             uintptr_t len);
-
-// Copy the next reply datagram into `buf`; returns its length, 0 when none is left (or if
-// `cap` is too small, in which case the datagram stays queued).
-uintptr_t rdtp_server_next(struct RdtpServer *s, uint8_t *buf, uintptr_t cap);
-
 // Fill `*out` with the server's aggregate counters.
-void rdtp_server_stats(const struct RdtpServer *s, struct RdtpServerStats *out);
+void rdtp_server_stats(const struct RdtpNode *s, struct RdtpServerStats *out);
+
+// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
+struct RdtpAddr rdtp_addr_v4(uint32_t ip, uint16_t port);
+
+// What `node` is (`RDTP_NODE_KIND_NONE` for null).
+enum RdtpNodeKind rdtp_node_kind(const struct RdtpNode *node);
+
+// Free a node of any kind (null is ignored).
+void rdtp_node_free(struct RdtpNode *node);
+
+// Take one datagram that came from `from` at `now_ns`. False, and nothing happens, if
+// `node` is null, `from` is not an IPv4 or IPv6 address, or `data` is null with `len` > 0.
+bool rdtp_node_handle_datagram(struct RdtpNode *node,
+                               uint64_t now_ns,
+                               struct RdtpAddr from,
+                               const uint8_t *data,
+                               uintptr_t len);
+
+// The next datagram to send: written into `buf`, its destination into `*to` (`to` may be
+// null); returns its length, 0 if none is due — or if `buf` is null or `cap` is below
+// `rdtp_node_max_datagram(node)`, in which case nothing is taken.
+uintptr_t rdtp_node_poll_transmit(struct RdtpNode *node,
+                                  uint64_t now_ns,
+                                  uint8_t *buf,
+                                  uintptr_t cap,
+                                  struct RdtpAddr *to);
+
+// The next instant `rdtp_node_handle_timeout` is due (it may be past), in `*at_ns`;
+// false if there is none (or `node` is null).
+bool rdtp_node_poll_timeout(const struct RdtpNode *node, uint64_t *at_ns);
+
+// Let time pass up to `now_ns`: call at (or after) the instant `rdtp_node_poll_timeout`
+// gave.
+void rdtp_node_handle_timeout(struct RdtpNode *node, uint64_t now_ns);
+
+// The smallest buffer `rdtp_node_poll_transmit` accepts for `node` (0 if null):
+// `RDTP_MAX_REQUEST` for a receiver, at most `RDTP_MAX_DATAGRAM` for any node.
+uintptr_t rdtp_node_max_datagram(const struct RdtpNode *node);
 
 // Call `handler` with the message of every panic the C ABI catches from now on, in any
 // thread (null: no handler, the default). The ns-3 runner's handler fails the run with the
@@ -326,9 +333,6 @@ void rdtp_set_panic_handler(RdtpPanicHandler handler);
 // returns its length, 0 if no call panicked since the last take. With `cap` 0 it only
 // returns the length and keeps the message.
 uintptr_t rdtp_take_panic(char *buf, uintptr_t cap);
-
-// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
-struct RdtpAddr rdtp_addr_v4(uint32_t ip, uint16_t port);
 
 // The node id labelled `label` (1–8 printable characters, not starting with `0x`) as the
 // big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
@@ -348,7 +352,7 @@ uintptr_t rdtp_node_id_label(uint64_t id, char *buf, uintptr_t cap);
 // Before its spec a router has the core's defaults as the papers' routers (NFD) have them:
 // no byte limit on the store, no upstream timeout, no per-source limits, no address
 // validation (`rdtp_router_help()` shows the core's defaults, those of `rdtp route`).
-struct RdtpRouter *rdtp_router_new_from_spec(const char *spec, char *err, uintptr_t err_cap);
+struct RdtpNode *rdtp_router_new_from_spec(const char *spec, char *err, uintptr_t err_cap);
 
 // Every router spec key with the core's default, meaning and accepted values: static,
 // NUL-terminated text, never freed.
@@ -359,45 +363,21 @@ const char *rdtp_router_help(void);
 // `on` makes the router cache every unit it forwards as it arrives, unchecked and without
 // proof requests — the non-verifying baseline that measures what verify-before-caching
 // costs. Such a router can be made to serve forged bytes from its store. False if `r` is
-// null.
-bool rdtp_router_cache_unverified(struct RdtpRouter *r, bool on);
+// no router.
+bool rdtp_router_cache_unverified(struct RdtpNode *r, bool on);
 #endif
 
-// Free a router (null is ignored).
-void rdtp_router_free(struct RdtpRouter *r);
-
 // Send what no other route matches to `next_hop`.
-bool rdtp_router_set_default_route(struct RdtpRouter *r, struct RdtpAddr next_hop);
+bool rdtp_router_set_default_route(struct RdtpNode *r, struct RdtpAddr next_hop);
 
 // Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
-bool rdtp_router_add_route(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
+bool rdtp_router_add_route(struct RdtpNode *r, const char *key, struct RdtpAddr next_hop);
 
 // Add `next_hop` to the route of `key` — "" for the default route, or an EID in hex (64
 // digits) — after the next hops it has, for the forwarding strategy to choose among (spec key
 // `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
 // next hop: for one, this replaces it.
-bool rdtp_router_add_next_hop(struct RdtpRouter *r, const char *key, struct RdtpAddr next_hop);
-
-// Take one datagram from `from` at `now_ns`.
-void rdtp_router_handle_datagram(struct RdtpRouter *r,
-                                 uint64_t now_ns,
-                                 struct RdtpAddr from,
-                                 const uint8_t *data,
-                                 uintptr_t len);
-
-// The next datagram to send: written into `buf`, its destination into `*to`; returns its
-// length, 0 if none is due. `cap` must be at least 65535 (a smaller buffer loses
-// datagrams that do not fit).
-uintptr_t rdtp_router_poll_transmit(struct RdtpRouter *r,
-                                    uint8_t *buf,
-                                    uintptr_t cap,
-                                    struct RdtpAddr *to);
-
-// When `rdtp_router_handle_timeout` must next be called; false if never.
-bool rdtp_router_poll_timeout(const struct RdtpRouter *r, uint64_t *at_ns);
-
-// Let time pass.
-void rdtp_router_handle_timeout(struct RdtpRouter *r, uint64_t now_ns);
+bool rdtp_router_add_next_hop(struct RdtpNode *r, const char *key, struct RdtpAddr next_hop);
 
 // The router's counters and gauges, flattened to `(name, value)` in a fixed order: the
 // core's `RouterStats` fields, then the content store's own (`store_` prefixed: inserts,
@@ -408,9 +388,9 @@ void rdtp_router_handle_timeout(struct RdtpRouter *r, uint64_t now_ns);
 // router looks each unit up as for a request, the first holding it answers, and the ones
 // before it are offered it as Data from upstream (`Router::warm_fetch`). Writes how many
 // units each router answered into `answered[0..n)` (may be null). False, and nothing
-// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null or
-// repeated.
-bool rdtp_routers_warm_fetch(struct RdtpRouter *const *routers,
+// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null,
+// repeated or no router.
+bool rdtp_routers_warm_fetch(struct RdtpNode *const *routers,
                              uintptr_t n,
                              const uint8_t *eid,
                              const uint8_t *object,
@@ -427,13 +407,11 @@ const char *rdtp_router_counter_name(uintptr_t i);
 
 // Fill `values[0..n)` with the counters, in the order of their names; returns how many
 // were written.
-uintptr_t rdtp_router_counters(const struct RdtpRouter *r, uint64_t *values, uintptr_t n);
+uintptr_t rdtp_router_counters(const struct RdtpNode *r, uint64_t *values, uintptr_t n);
 
 // Copy the receiver's sources, in the order they first delivered, into `out[0..cap)`;
 // returns how many there are (more than `cap` if `out` was too short; `cap` 0 counts).
-uintptr_t rdtp_receiver_sources(const struct RdtpReceiver *rx,
-                                struct RdtpSource *out,
-                                uintptr_t cap);
+uintptr_t rdtp_receiver_sources(const struct RdtpNode *rx, struct RdtpSource *out, uintptr_t cap);
 
 // A new estimator: sliding window `window_ns` (0 = 1 s), activity threshold
 // `min_active_bps` (≤ 0 = 500 kbit/s), model file text `model` (null = the built-in
@@ -473,7 +451,7 @@ uintptr_t rdtp_wifi_stations(const struct RdtpWifiEstimator *e,
 // Informed start (seed 002): before the first request, tell the receiver's controller that
 // about `bytes_per_sec` of payload is attainable. Returns whether the controller starts
 // from it (false: its normal start).
-bool rdtp_receiver_informed_start(struct RdtpReceiver *rx, uint64_t now_ns, double bytes_per_sec);
+bool rdtp_receiver_informed_start(struct RdtpNode *rx, uint64_t now_ns, double bytes_per_sec);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,7 +1,7 @@
 //! # rdtp-ffi — the C ABI of the rdtp core
 //!
 //! Exposes the sans-IO [`rdtp_proto`] receiver, stateless server and caching router
-//! ([`router`]) to C and C++: the ns-3
+//! ([`router`]), one node family ([`node`]), to C and C++: the ns-3
 //! applications use it, and it is the C API a non-Rust application would use (seed 000
 //! §3.2 offers POSIX-style calls; this is their user-space equivalent). The header is
 //! `include/rdtp.h`: build.rs generates it with cbindgen into `OUT_DIR` (C/C++ dependents
@@ -11,24 +11,31 @@
 //! It holds no protocol logic: every function forwards to `rdtp-proto`. Time is always
 //! passed in nanoseconds since an origin of the caller's choosing.
 //!
-//! ## Call order (receiver)
+//! ## Nodes
+//!
+//! A receiver, a server and a router are all one opaque handle, `RdtpNode`, driven by the
+//! same calls ([`node`]: `rdtp_node_handle_datagram`, `rdtp_node_poll_transmit`,
+//! `rdtp_node_poll_timeout`, `rdtp_node_handle_timeout`, `rdtp_node_free`); what only one
+//! kind has are accessors named by the kind (`rdtp_receiver_read`, `rdtp_router_counters`,
+//! `rdtp_server_stats`, …), which fail on a node of another kind. A receiver:
 //!
 //! ```c
 //! char why[256];
-//! RdtpReceiver *rx = rdtp_receiver_new_from_spec("bbrp:probe_gain=2",   // controller spec: rdtp_cc_help()
-//!                                                "rto_k=8,trace=true",  // receiver spec: rdtp_receiver_help()
-//!                                                "object", now, why, sizeof why);  // null: `why` says why
+//! RdtpNode *rx = rdtp_receiver_new_from_spec("bbrp:probe_gain=2",   // controller spec: rdtp_cc_help()
+//!                                            "rto_k=8,trace=true",  // receiver spec: rdtp_receiver_help()
+//!                                            "object", server,      // the peer it fetches from (RdtpAddr)
+//!                                            now, why, sizeof why); // null: `why` says why
 //! // whenever anything happens (start, datagram in, timer):
-//! while ((n = rdtp_receiver_poll_transmit(rx, now, buf, sizeof buf)) > 0) send(buf, n);
+//! while ((n = rdtp_node_poll_transmit(rx, now, buf, sizeof buf, &to)) > 0) send(to, buf, n);
 //! while (rdtp_receiver_poll_event(rx, &ev)) { ... }
-//! if (rdtp_receiver_poll_timeout(rx, &at)) schedule(at);   // then rdtp_receiver_handle_timeout
-//! rdtp_receiver_handle_datagram(rx, now, data, len);       // for each datagram from the server
-//! n = rdtp_receiver_read(rx, out, sizeof out);              // in-order bytes
-//! rdtp_receiver_free(rx);
+//! if (rdtp_node_poll_timeout(rx, &at)) schedule(at);        // then rdtp_node_handle_timeout
+//! rdtp_node_handle_datagram(rx, now, from, data, len);      // for each datagram that arrives
+//! n = rdtp_receiver_read(rx, out, sizeof out);               // in-order bytes
+//! rdtp_node_free(rx);
 //! ```
 //!
 //! Every pointer argument must be valid for the call (null where documented as allowed);
-//! handles must come from the matching `_new` and be freed once.
+//! handles must come from a `_new` function and be freed once, with `rdtp_node_free`.
 //!
 //! A panic inside the core never crosses into C (edition 2024 would abort the process):
 //! every entry point catches it at its boundary ([`panic`]), returns its failure value
@@ -48,14 +55,17 @@ use rdtp_proto::cc::{CcConfig, spec};
 use rdtp_proto::receiver::{Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Target};
 use rdtp_proto::server::{Catalog, PatternCatalog, Server, ServerConfig, ServerNode};
 
+type Srv = ServerNode<PatternCatalog>;
+
+pub mod node;
 pub mod panic;
 pub mod router;
 pub mod sources;
 pub mod wifi;
+use node::{Core, RdtpAddr, RdtpNode, view, view_mut};
 use panic::{guard, write_message};
 use rdtp_proto::token::ValidationConfig;
 use rdtp_proto::{Eid, NodeId, Time};
-use router::RdtpAddr;
 
 /// Kinds of `RdtpEvent`.
 #[repr(C)]
@@ -168,21 +178,10 @@ pub struct RdtpServerStats {
     pub malformed: u64,
 }
 
-/// Opaque receiver handle.
-pub struct RdtpReceiver {
-    rx: Receiver,
-}
-
-/// Opaque server handle: the stateless server with its generated objects, and the datagrams
-/// of the last reply not yet taken (the core's `ServerNode`).
-pub struct RdtpServer {
-    node: ServerNode<PatternCatalog>,
-}
-
-/// Buffer size `rdtp_receiver_poll_transmit` needs (the largest datagram a receiver sends).
+/// Buffer size `rdtp_node_poll_transmit` needs for a receiver (the largest datagram it sends).
 pub const RDTP_MAX_REQUEST: usize = 1232;
 const _: () = assert!(RDTP_MAX_REQUEST == MAX_DATAGRAM);
-/// Buffer size that holds any datagram a server sends.
+/// Buffer size that holds any datagram a node sends (`rdtp_node_max_datagram` of any node).
 pub const RDTP_MAX_DATAGRAM: usize = 65536;
 
 /// A controller's state name (`Controller::state`, whatever it is) as a NUL-terminated C
@@ -237,12 +236,6 @@ pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, ca
     })
 }
 
-/// The address a C receiver's core knows its peer by. A C host talks to one peer per
-/// receiver and hands over only that peer's datagrams, so the core needs no real address:
-/// every datagram goes to, and comes from, this one.
-const PEER: std::net::SocketAddr =
-    std::net::SocketAddr::V4(std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0));
-
 /// The configuration of `cc` and `spec` (null: "bbr" and none), or the message saying what is
 /// wrong with them. The base is the core's default, with the unit that fits a 1500-byte MTU
 /// less the room the controller's Data annotations need.
@@ -264,16 +257,19 @@ unsafe fn receiver_with(
     cc: *const c_char,
     spec: *const c_char,
     target: Option<Target>,
+    peer: RdtpAddr,
     now_ns: u64,
     err: *mut c_char,
     err_cap: usize,
-) -> *mut RdtpReceiver {
+) -> *mut RdtpNode {
     let made = unsafe { receiver_from_spec(cc, spec) }
-        .and_then(|config| target.map(|t| (config, t)).ok_or_else(|| "no valid object name or EID".to_string()));
+        .and_then(|config| target.map(|t| (config, t)).ok_or_else(|| "no valid object name or EID".to_string()))
+        .and_then(|made| {
+            peer.to_socket().map(|p| (made, p)).ok_or_else(|| "the peer is no IPv4 or IPv6 address".into())
+        });
     match made {
-        Ok((config, target)) => {
-            let rx = Receiver::new(config, PEER, target, Time::from_nanos(now_ns));
-            Box::into_raw(Box::new(RdtpReceiver { rx }))
+        Ok(((config, target), peer)) => {
+            RdtpNode::into_raw(Core::Receiver(Receiver::new(config, peer, target, Time::from_nanos(now_ns))))
         }
         Err(message) => {
             unsafe { write_message(&message, err, err_cap) };
@@ -282,25 +278,28 @@ unsafe fn receiver_with(
     }
 }
 
-/// A receiver fetching the object called `name`, created at `now_ns`, configured by a
+/// A receiver fetching the object called `name` through `peer` (the server, or the router it
+/// fetches through: every datagram goes there, and only that peer's are read), created at
+/// `now_ns`, configured by a
 /// controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
 /// ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
 /// separated by ';' apply in order, so a host's keys may come before its user's). Null if a
-/// spec is refused or `name` is not UTF-8: then `err` holds why, naming the key
+/// spec is refused, `name` is not UTF-8 or `peer` no address: then `err` holds why, naming the key
 /// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_new_from_spec(
     cc: *const c_char,
     spec: *const c_char,
     name: *const c_char,
+    peer: RdtpAddr,
     now_ns: u64,
     err: *mut c_char,
     err_cap: usize,
-) -> *mut RdtpReceiver {
+) -> *mut RdtpNode {
     guard("rdtp_receiver_new_from_spec", core::ptr::null_mut(), || {
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_str().ok()).flatten();
         let target = name.map(|n| Target::Name(n.to_string()));
-        unsafe { receiver_with(cc, spec, target, now_ns, err, err_cap) }
+        unsafe { receiver_with(cc, spec, target, peer, now_ns, err, err_cap) }
     })
 }
 
@@ -312,17 +311,18 @@ pub unsafe extern "C" fn rdtp_receiver_new_known_from_spec(
     spec: *const c_char,
     eid: *const u8,
     size: u64,
+    peer: RdtpAddr,
     now_ns: u64,
     err: *mut c_char,
     err_cap: usize,
-) -> *mut RdtpReceiver {
+) -> *mut RdtpNode {
     guard("rdtp_receiver_new_known_from_spec", core::ptr::null_mut(), || {
         let target = (!eid.is_null()).then(|| {
             let mut e = [0u8; 32];
             e.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
             Target::Known { eid: Eid(e), size }
         });
-        unsafe { receiver_with(cc, spec, target, now_ns, err, err_cap) }
+        unsafe { receiver_with(cc, spec, target, peer, now_ns, err, err_cap) }
     })
 }
 
@@ -336,90 +336,15 @@ pub extern "C" fn rdtp_receiver_help() -> *const c_char {
     })
 }
 
-/// Free a receiver (null is ignored).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_free(rx: *mut RdtpReceiver) {
-    guard("rdtp_receiver_free", (), || {
-        if !rx.is_null() {
-            drop(unsafe { Box::from_raw(rx) });
-        }
-    })
-}
-
-/// Feed one datagram from the server.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_handle_datagram(
-    rx: *mut RdtpReceiver,
-    now_ns: u64,
-    data: *const u8,
-    len: usize,
-) {
-    guard("rdtp_receiver_handle_datagram", (), || {
-        let Some(rx) = (unsafe { rx.as_mut() }) else { return };
-        if data.is_null() && len > 0 {
-            return;
-        }
-        let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-        rx.rx.handle_datagram(Time::from_nanos(now_ns), PEER, bytes);
-    })
-}
-
-/// Let time pass: call at (or after) the instant `rdtp_receiver_poll_timeout` gave.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_handle_timeout(rx: *mut RdtpReceiver, now_ns: u64) {
-    guard("rdtp_receiver_handle_timeout", (), || {
-        if let Some(rx) = unsafe { rx.as_mut() } {
-            rx.rx.handle_timeout(Time::from_nanos(now_ns));
-        }
-    })
-}
-
-/// Write the next datagram to send into `buf` (capacity ≥ `RDTP_MAX_REQUEST`); returns its
-/// length, 0 if nothing is due now.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_poll_transmit(
-    rx: *mut RdtpReceiver,
-    now_ns: u64,
-    buf: *mut u8,
-    cap: usize,
-) -> usize {
-    guard("rdtp_receiver_poll_transmit", 0, || {
-        let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
-        if buf.is_null() || cap < MAX_DATAGRAM {
-            return 0;
-        }
-        let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
-        rx.rx.poll_transmit(Time::from_nanos(now_ns), out).map_or(0, |t| t.len)
-    })
-}
-
-/// The next instant `rdtp_receiver_handle_timeout` is due, in `*at_ns`; returns false if
-/// there is none (finished, failed, or waiting only for datagrams).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_poll_timeout(rx: *const RdtpReceiver, at_ns: *mut u64) -> bool {
-    guard("rdtp_receiver_poll_timeout", false, || {
-        let Some(rx) = (unsafe { rx.as_ref() }) else { return false };
-        match rx.rx.poll_timeout() {
-            Some(t) => {
-                if let Some(out) = unsafe { at_ns.as_mut() } {
-                    *out = t.as_nanos();
-                }
-                true
-            }
-            None => false,
-        }
-    })
-}
-
 /// Copy in-order bytes into `buf`; returns how many.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_read(rx: *mut RdtpReceiver, buf: *mut u8, cap: usize) -> usize {
+pub unsafe extern "C" fn rdtp_receiver_read(rx: *mut RdtpNode, buf: *mut u8, cap: usize) -> usize {
     guard("rdtp_receiver_read", 0, || {
-        let Some(rx) = (unsafe { rx.as_mut() }) else { return 0 };
+        let Some(rx) = (unsafe { view_mut::<Receiver>(rx) }) else { return 0 };
         if buf.is_null() || cap == 0 {
             return 0;
         }
-        rx.rx.read(unsafe { slice::from_raw_parts_mut(buf, cap) })
+        rx.read(unsafe { slice::from_raw_parts_mut(buf, cap) })
     })
 }
 
@@ -449,11 +374,11 @@ fn empty_event() -> RdtpEvent {
 
 /// Take the next event into `*out`; returns false if there is none.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *mut RdtpEvent) -> bool {
+pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpNode, out: *mut RdtpEvent) -> bool {
     guard("rdtp_receiver_poll_event", false, || {
-        let Some(rx) = (unsafe { rx.as_mut() }) else { return false };
+        let Some(rx) = (unsafe { view_mut::<Receiver>(rx) }) else { return false };
         let Some(out) = (unsafe { out.as_mut() }) else { return false };
-        let Some(ev) = rx.rx.poll_event() else { return false };
+        let Some(ev) = rx.poll_event() else { return false };
         let mut e = empty_event();
         match ev {
             Event::Resolved { size, .. } => {
@@ -512,12 +437,13 @@ pub unsafe extern "C" fn rdtp_receiver_poll_event(rx: *mut RdtpReceiver, out: *m
     })
 }
 
-/// 0 = running, 1 = finished (all bytes arrived and verified), 2 = failed.
+/// 0 = running, 1 = finished (all bytes arrived and verified), 2 = failed (or not a
+/// receiver).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_status(rx: *const RdtpReceiver) -> i32 {
-    guard("rdtp_receiver_status", 2, || match unsafe { rx.as_ref() } {
-        Some(r) if r.rx.is_finished() => 1,
-        Some(r) if r.rx.error().is_some() => 2,
+pub unsafe extern "C" fn rdtp_receiver_status(rx: *const RdtpNode) -> i32 {
+    guard("rdtp_receiver_status", 2, || match unsafe { view::<Receiver>(rx) } {
+        Some(r) if r.is_finished() => 1,
+        Some(r) if r.error().is_some() => 2,
         Some(_) => 0,
         None => 2,
     })
@@ -525,11 +451,11 @@ pub unsafe extern "C" fn rdtp_receiver_status(rx: *const RdtpReceiver) -> i32 {
 
 /// Fill `*out` with the receiver's statistics.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpReceiver, out: *mut RdtpStats) {
+pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpNode, out: *mut RdtpStats) {
     guard("rdtp_receiver_stats", (), || {
-        let (Some(r), Some(out)) = (unsafe { rx.as_ref() }, unsafe { out.as_mut() }) else { return };
-        let s = r.rx.stats();
-        let c = r.rx.controller();
+        let (Some(r), Some(out)) = (unsafe { view::<Receiver>(rx) }, unsafe { out.as_mut() }) else { return };
+        let s = r.stats();
+        let c = r.controller();
         *out = RdtpStats {
             units_received: s.units_received,
             bytes_received: s.bytes_received,
@@ -546,9 +472,9 @@ pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpReceiver, out: *mut 
             rtt_min_ns: s.rtt_min.map_or(0, ns),
             rtt_avg_ns: s.rtt_avg.map_or(0, ns),
             rtt_max_ns: s.rtt_max.map_or(0, ns),
-            delivered_bytes: r.rx.delivered_bytes(),
-            size: r.rx.size().unwrap_or(0),
-            inflight: r.rx.inflight(),
+            delivered_bytes: r.delivered_bytes(),
+            size: r.size().unwrap_or(0),
+            inflight: r.inflight(),
             cwnd: c.cwnd(),
             pacing_rate: c.pacing_rate().unwrap_or(-1.0),
             late_arrivals: s.late_arrivals,
@@ -565,7 +491,7 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
     sizes: *const u64,
     seeds: *const u64,
     n: usize,
-) -> *mut RdtpServer {
+) -> *mut RdtpNode {
     guard("rdtp_server_new_pattern", core::ptr::null_mut(), || {
         let mut objects = Vec::with_capacity(n);
         if n > 0 && (names.is_null() || sizes.is_null() || seeds.is_null()) {
@@ -583,21 +509,21 @@ pub unsafe extern "C" fn rdtp_server_new_pattern(
         // (`rdtp_server_set_validation`).
         let validation = ValidationConfig { enabled: false, ..ValidationConfig::default() };
         let server = Server::new(ServerConfig { validation, ..ServerConfig::default() });
-        Box::into_raw(Box::new(RdtpServer { node: ServerNode::new(server, Arc::new(PatternCatalog::new(objects))) }))
+        RdtpNode::into_raw(Core::Server(ServerNode::new(server, Arc::new(PatternCatalog::new(objects)))))
     })
 }
 
 /// Set the server's node id (named in every Data and Nack it sends; see `rdtp_node_id`);
 /// false if `id` is 0. Call before the first datagram: the counters start over.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool {
+pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpNode, id: u64) -> bool {
     guard("rdtp_server_set_id", false, || {
-        let Some(s) = (unsafe { s.as_mut() }) else { return false };
+        let Some(s) = (unsafe { view_mut::<Srv>(s) }) else { return false };
         if id == 0 {
             return false;
         }
-        let config = ServerConfig { id: NodeId::from_u64(id), ..s.node.server().config().clone() };
-        s.node.set_server(Server::new(config));
+        let config = ServerConfig { id: NodeId::from_u64(id), ..s.server().config().clone() };
+        s.set_server(Server::new(config));
         true
     })
 }
@@ -606,44 +532,34 @@ pub unsafe extern "C" fn rdtp_server_set_id(s: *mut RdtpServer, id: u64) -> bool
 /// request without a valid token gets a Retry (RFC 9000 §8). `secret` (32 bytes, or null
 /// for all zeros) keys the tokens. Call before the first datagram: the counters start over.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_set_validation(s: *mut RdtpServer, enabled: bool, secret: *const u8) -> bool {
+pub unsafe extern "C" fn rdtp_server_set_validation(s: *mut RdtpNode, enabled: bool, secret: *const u8) -> bool {
     guard("rdtp_server_set_validation", false, || {
-        let Some(s) = (unsafe { s.as_mut() }) else { return false };
+        let Some(s) = (unsafe { view_mut::<Srv>(s) }) else { return false };
         let mut validation = ValidationConfig { enabled, ..ValidationConfig::default() };
         if !secret.is_null() {
             validation.secret.copy_from_slice(unsafe { slice::from_raw_parts(secret, 32) });
         }
-        let config = ServerConfig { validation, ..s.node.server().config().clone() };
-        s.node.set_server(Server::new(config));
+        let config = ServerConfig { validation, ..s.server().config().clone() };
+        s.set_server(Server::new(config));
         true
-    })
-}
-
-/// Free a server (null is ignored).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_free(s: *mut RdtpServer) {
-    guard("rdtp_server_free", (), || {
-        if !s.is_null() {
-            drop(unsafe { Box::from_raw(s) });
-        }
     })
 }
 
 /// EID (32 bytes into `eid_out`) and size of the object `name`; false if unknown.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_resolve(
-    s: *const RdtpServer,
+    s: *const RdtpNode,
     name: *const c_char,
     eid_out: *mut u8,
     size_out: *mut u64,
 ) -> bool {
     guard("rdtp_server_resolve", false, || {
-        let Some(s) = (unsafe { s.as_ref() }) else { return false };
+        let Some(s) = (unsafe { view::<Srv>(s) }) else { return false };
         if name.is_null() {
             return false;
         }
         let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else { return false };
-        let Some((eid, size)) = s.node.catalog().resolve(name) else { return false };
+        let Some((eid, size)) = s.catalog().resolve(name) else { return false };
         if !eid_out.is_null() {
             unsafe { slice::from_raw_parts_mut(eid_out, 32) }.copy_from_slice(&eid.0);
         }
@@ -659,75 +575,37 @@ pub unsafe extern "C" fn rdtp_server_resolve(
 /// does not lie within it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_server_read(
-    s: *const RdtpServer,
+    s: *const RdtpNode,
     eid: *const u8,
     offset: u64,
     buf: *mut u8,
     len: usize,
 ) -> bool {
     guard("rdtp_server_read", false, || {
-        let Some(s) = (unsafe { s.as_ref() }) else { return false };
+        let Some(s) = (unsafe { view::<Srv>(s) }) else { return false };
         if eid.is_null() || (buf.is_null() && len > 0) {
             return false;
         }
         let mut id = [0u8; 32];
         id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
         let id = Eid(id);
-        let Some(size) = s.node.catalog().size_of(&id) else { return false };
+        let Some(size) = s.catalog().size_of(&id) else { return false };
         if offset.checked_add(len as u64).is_none_or(|end| end > size) {
             return false;
         }
         if len == 0 {
             return true;
         }
-        s.node.catalog().read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
-    })
-}
-
-/// Take one datagram from `from` at `now_ns`; returns how many reply datagrams it produced
-/// (all for `from`). Take them with `rdtp_server_next` (replies not taken are dropped at
-/// the next call).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_handle(
-    s: *mut RdtpServer,
-    now_ns: u64,
-    from: RdtpAddr,
-    data: *const u8,
-    len: usize,
-) -> usize {
-    guard("rdtp_server_handle", 0, || {
-        let (Some(s), Some(from)) = (unsafe { s.as_mut() }, from.to_socket()) else { return 0 };
-        if data.is_null() && len > 0 {
-            return 0;
-        }
-        let bytes = if len == 0 { &[][..] } else { unsafe { slice::from_raw_parts(data, len) } };
-        s.node.clear();
-        s.node.handle_datagram(Time::from_nanos(now_ns), from, bytes);
-        s.node.queued()
-    })
-}
-
-/// Copy the next reply datagram into `buf`; returns its length, 0 when none is left (or if
-/// `cap` is too small, in which case the datagram stays queued).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_next(s: *mut RdtpServer, buf: *mut u8, cap: usize) -> usize {
-    guard("rdtp_server_next", 0, || {
-        let Some(s) = (unsafe { s.as_mut() }) else { return 0 };
-        let Some(n) = s.node.next_len() else { return 0 };
-        if buf.is_null() || cap < n {
-            return 0; // it stays queued
-        }
-        let out = unsafe { slice::from_raw_parts_mut(buf, n) };
-        s.node.poll_transmit(Time::ZERO, out).map_or(0, |t| t.len)
+        s.catalog().read_at(&id, offset, unsafe { slice::from_raw_parts_mut(buf, len) }).is_ok()
     })
 }
 
 /// Fill `*out` with the server's aggregate counters.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_server_stats(s: *const RdtpServer, out: *mut RdtpServerStats) {
+pub unsafe extern "C" fn rdtp_server_stats(s: *const RdtpNode, out: *mut RdtpServerStats) {
     guard("rdtp_server_stats", (), || {
-        let (Some(s), Some(out)) = (unsafe { s.as_ref() }, unsafe { out.as_mut() }) else { return };
-        let st = s.node.server().stats();
+        let (Some(s), Some(out)) = (unsafe { view::<Srv>(s) }, unsafe { out.as_mut() }) else { return };
+        let st = s.server().stats();
         *out = RdtpServerStats {
             requests: st.requests,
             data_packets: st.data_packets,

@@ -181,6 +181,7 @@ pub(crate) mod tests {
                 core::ptr::null(),
                 core::ptr::null(),
                 c"obj".as_ptr(),
+                crate::node::rdtp_addr_v4(0x0a00_0001, 7447),
                 0,
                 core::ptr::null_mut(),
                 0,
@@ -195,18 +196,20 @@ pub(crate) mod tests {
         let rx = new();
         assert!(!rx.is_null());
         let mut buf = [0u8; crate::RDTP_MAX_REQUEST];
-        arm("rdtp_receiver_poll_transmit");
-        assert_eq!(unsafe { crate::rdtp_receiver_poll_transmit(rx, 0, buf.as_mut_ptr(), buf.len()) }, 0);
-        assert!(take().is_some_and(|m| m.starts_with("rdtp_receiver_poll_transmit panicked")));
-        assert!(unsafe { crate::rdtp_receiver_poll_transmit(rx, 0, buf.as_mut_ptr(), buf.len()) } > 0);
+        let to = core::ptr::null_mut();
+        arm("rdtp_node_poll_transmit");
+        assert_eq!(unsafe { crate::node::rdtp_node_poll_transmit(rx, 0, buf.as_mut_ptr(), buf.len(), to) }, 0);
+        assert!(take().is_some_and(|m| m.starts_with("rdtp_node_poll_transmit panicked")));
+        assert!(unsafe { crate::node::rdtp_node_poll_transmit(rx, 0, buf.as_mut_ptr(), buf.len(), to) } > 0);
         arm("rdtp_receiver_status");
         assert_eq!(unsafe { crate::rdtp_receiver_status(rx) }, 2, "a panicked status reads as failed");
         assert!(take().is_some());
-        arm("rdtp_receiver_handle_datagram");
-        unsafe { crate::rdtp_receiver_handle_datagram(rx, 1, buf.as_ptr(), 10) };
-        assert!(take().is_some_and(|m| m.contains("rdtp_receiver_handle_datagram")));
+        arm("rdtp_node_handle_datagram");
+        let from = crate::node::rdtp_addr_v4(0x0a00_0001, 7447);
+        assert!(!unsafe { crate::node::rdtp_node_handle_datagram(rx, 1, from, buf.as_ptr(), 10) });
+        assert!(take().is_some_and(|m| m.contains("rdtp_node_handle_datagram")));
         assert_eq!(unsafe { crate::rdtp_receiver_status(rx) }, 0);
-        unsafe { crate::rdtp_receiver_free(rx) };
+        unsafe { crate::node::rdtp_node_free(rx) };
         assert_eq!(take(), None);
         rdtp_set_panic_handler(None);
     }

@@ -1,75 +1,30 @@
-//! The caching router behind the C ABI (`rdtp_router_*`): the `rdtp-proto` router core,
-//! with peers as [`RdtpAddr`]s.
+//! The caching router behind the C ABI (`rdtp_router_*`): the `rdtp-proto` router core as
+//! an [`RdtpNode`], with peers as [`RdtpAddr`]s, and node ids (`rdtp_node_id`).
 //!
 //! ```c
 //! char why[256];
-//! RdtpRouter *r = rdtp_router_new_from_spec("id=ap,cs_units=1000,cs_policy=lfu", why, sizeof why);
+//! RdtpNode *r = rdtp_router_new_from_spec("id=ap,cs_units=1000,cs_policy=lfu", why, sizeof why);
 //! rdtp_router_set_default_route(r, upstream);
 //! // whenever a datagram arrives from `from`, or the timer fires:
-//! rdtp_router_handle_datagram(r, now, from, data, len);   // or rdtp_router_handle_timeout(r, now)
-//! while ((n = rdtp_router_poll_transmit(r, buf, sizeof buf, &to)) > 0) send(to, buf, n);
-//! if (rdtp_router_poll_timeout(r, &at)) schedule(at);
+//! rdtp_node_handle_datagram(r, now, from, data, len);   // or rdtp_node_handle_timeout(r, now)
+//! while ((n = rdtp_node_poll_transmit(r, now, buf, sizeof buf, &to)) > 0) send(to, buf, n);
+//! if (rdtp_node_poll_timeout(r, &at)) schedule(at);
 //! ```
 //!
 //! Counters are exposed by name (`rdtp_router_counter_name`, `rdtp_router_counters`), in the
 //! order the core's statistics serialise, so C code never mirrors the core's structs.
 
+use crate::node::{Core, RdtpAddr, RdtpNode, view, view_mut};
 use crate::panic::guard;
 use std::ffi::{CStr, CString, c_char};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::slice;
 use std::sync::OnceLock;
 
 use rdtp_proto::NodeId;
-use rdtp_proto::Time;
 use rdtp_proto::router::cs::CsConfig;
 use rdtp_proto::router::fib::{Route, RouteKey};
 use rdtp_proto::router::{Router, RouterConfig, SourceLimits};
 use rdtp_proto::token::ValidationConfig;
-
-/// A UDP peer address: IPv4 (`family` 4, `ip[0..4]`) or IPv6 (`family` 6, `ip[0..16]`),
-/// bytes in network order.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RdtpAddr {
-    pub family: u8,
-    pub ip: [u8; 16],
-    pub port: u16,
-}
-
-impl RdtpAddr {
-    pub(crate) fn to_socket(self) -> Option<SocketAddr> {
-        let ip = match self.family {
-            4 => IpAddr::V4(Ipv4Addr::new(self.ip[0], self.ip[1], self.ip[2], self.ip[3])),
-            6 => IpAddr::V6(Ipv6Addr::from(self.ip)),
-            _ => return None,
-        };
-        Some(SocketAddr::new(ip, self.port))
-    }
-
-    fn from_socket(a: SocketAddr) -> RdtpAddr {
-        let mut ip = [0u8; 16];
-        let family = match a.ip() {
-            IpAddr::V4(v4) => {
-                ip[..4].copy_from_slice(&v4.octets());
-                4
-            }
-            IpAddr::V6(v6) => {
-                ip.copy_from_slice(&v6.octets());
-                6
-            }
-        };
-        RdtpAddr { family, ip, port: a.port() }
-    }
-}
-
-/// An IPv4 address (host-order integer, as ns-3's `Ipv4Address::Get`) and port.
-#[unsafe(no_mangle)]
-pub extern "C" fn rdtp_addr_v4(ip: u32, port: u16) -> RdtpAddr {
-    guard("rdtp_addr_v4", RdtpAddr::default(), || {
-        RdtpAddr::from_socket(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port))
-    })
-}
 
 /// The node id labelled `label` (1–8 printable characters, not starting with `0x`) as the
 /// big-endian integer of its 8 bytes; 0 if `label` is not a valid label.
@@ -98,11 +53,6 @@ pub unsafe extern "C" fn rdtp_node_id_label(id: u64, buf: *mut c_char, cap: usiz
         out[text.len()] = 0;
         text.len()
     })
-}
-
-/// A router (opaque to C).
-pub struct RdtpRouter {
-    router: Router,
 }
 
 /// The string at `p` (`default` if null), or `None` if it is not UTF-8.
@@ -148,7 +98,7 @@ pub unsafe extern "C" fn rdtp_router_new_from_spec(
     spec: *const c_char,
     err: *mut c_char,
     err_cap: usize,
-) -> *mut RdtpRouter {
+) -> *mut RdtpNode {
     guard("rdtp_router_new_from_spec", core::ptr::null_mut(), || {
         let mut config = base_config();
         let applied = if spec.is_null() {
@@ -160,7 +110,7 @@ pub unsafe extern "C" fn rdtp_router_new_from_spec(
             }
         };
         match applied {
-            Ok(()) => Box::into_raw(Box::new(RdtpRouter { router: Router::new(config) })),
+            Ok(()) => RdtpNode::into_raw(Core::Router(Router::new(config))),
             Err(message) => {
                 unsafe { crate::panic::write_message(&message, err, err_cap) };
                 core::ptr::null_mut()
@@ -183,44 +133,34 @@ pub extern "C" fn rdtp_router_help() -> *const c_char {
 /// `on` makes the router cache every unit it forwards as it arrives, unchecked and without
 /// proof requests — the non-verifying baseline that measures what verify-before-caching
 /// costs. Such a router can be made to serve forged bytes from its store. False if `r` is
-/// null.
+/// no router.
 #[cfg(feature = "experiments")]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_cache_unverified(r: *mut RdtpRouter, on: bool) -> bool {
+pub unsafe extern "C" fn rdtp_router_cache_unverified(r: *mut RdtpNode, on: bool) -> bool {
     guard("rdtp_router_cache_unverified", false, || {
-        let Some(r) = (unsafe { r.as_mut() }) else { return false };
-        r.router.cache_unverified_for_experiments(on);
+        let Some(r) = (unsafe { view_mut::<Router>(r) }) else { return false };
+        r.cache_unverified_for_experiments(on);
         true
-    })
-}
-
-/// Free a router (null is ignored).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_free(r: *mut RdtpRouter) {
-    guard("rdtp_router_free", (), || {
-        if !r.is_null() {
-            drop(unsafe { Box::from_raw(r) });
-        }
     })
 }
 
 /// Send what no other route matches to `next_hop`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_set_default_route(r: *mut RdtpRouter, next_hop: RdtpAddr) -> bool {
+pub unsafe extern "C" fn rdtp_router_set_default_route(r: *mut RdtpNode, next_hop: RdtpAddr) -> bool {
     guard("rdtp_router_set_default_route", false, || {
-        let (Some(r), Some(a)) = (unsafe { r.as_mut() }, next_hop.to_socket()) else { return false };
-        r.router.fib_mut().set_default(Some(a));
+        let (Some(r), Some(a)) = (unsafe { view_mut::<Router>(r) }, next_hop.to_socket()) else { return false };
+        r.fib_mut().set_default(Some(a));
         true
     })
 }
 
 /// Route `key` — an EID in hex (64 digits) or a name prefix — to `next_hop`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
+pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpNode, key: *const c_char, next_hop: RdtpAddr) -> bool {
     guard("rdtp_router_add_route", false, || {
-        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        let Some(r) = (unsafe { view_mut::<Router>(r) }) else { return false };
         let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
-        r.router.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
+        r.fib_mut().add(Route { key: RouteKey::parse(key), next_hop: a });
         true
     })
 }
@@ -230,81 +170,16 @@ pub unsafe extern "C" fn rdtp_router_add_route(r: *mut RdtpRouter, key: *const c
 /// `strategy`, e.g. `asf`); a route `key` did not have yet is created. A name prefix keeps one
 /// next hop: for one, this replaces it.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_add_next_hop(r: *mut RdtpRouter, key: *const c_char, next_hop: RdtpAddr) -> bool {
+pub unsafe extern "C" fn rdtp_router_add_next_hop(r: *mut RdtpNode, key: *const c_char, next_hop: RdtpAddr) -> bool {
     guard("rdtp_router_add_next_hop", false, || {
-        let Some(r) = (unsafe { r.as_mut() }) else { return false };
+        let Some(r) = (unsafe { view_mut::<Router>(r) }) else { return false };
         let (Some(key), Some(a)) = (unsafe { string(key, "") }, next_hop.to_socket()) else { return false };
         if key.is_empty() {
-            r.router.fib_mut().add_default_next_hop(a);
+            r.fib_mut().add_default_next_hop(a);
         } else {
-            r.router.fib_mut().add_next_hop(Route { key: RouteKey::parse(key), next_hop: a });
+            r.fib_mut().add_next_hop(Route { key: RouteKey::parse(key), next_hop: a });
         }
         true
-    })
-}
-
-/// Take one datagram from `from` at `now_ns`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_handle_datagram(
-    r: *mut RdtpRouter,
-    now_ns: u64,
-    from: RdtpAddr,
-    data: *const u8,
-    len: usize,
-) {
-    guard("rdtp_router_handle_datagram", (), || {
-        let (Some(r), Some(from)) = (unsafe { r.as_mut() }, from.to_socket()) else { return };
-        if data.is_null() {
-            return;
-        }
-        r.router.handle_datagram(Time::from_nanos(now_ns), from, unsafe { slice::from_raw_parts(data, len) });
-    })
-}
-
-/// The next datagram to send: written into `buf`, its destination into `*to`; returns its
-/// length, 0 if none is due. `cap` must be at least 65535 (a smaller buffer loses
-/// datagrams that do not fit).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_poll_transmit(
-    r: *mut RdtpRouter,
-    buf: *mut u8,
-    cap: usize,
-    to: *mut RdtpAddr,
-) -> usize {
-    guard("rdtp_router_poll_transmit", 0, || {
-        let Some(r) = (unsafe { r.as_mut() }) else { return 0 };
-        if buf.is_null() {
-            return 0;
-        }
-        let out = unsafe { slice::from_raw_parts_mut(buf, cap) };
-        // The router's sends are not paced: the time the contract passes is not read.
-        let Some(t) = r.router.poll_transmit(Time::ZERO, out) else { return 0 };
-        if let Some(to) = unsafe { to.as_mut() } {
-            *to = RdtpAddr::from_socket(t.to);
-        }
-        t.len
-    })
-}
-
-/// When `rdtp_router_handle_timeout` must next be called; false if never.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_poll_timeout(r: *const RdtpRouter, at_ns: *mut u64) -> bool {
-    guard("rdtp_router_poll_timeout", false, || {
-        let Some(t) = unsafe { r.as_ref() }.and_then(|r| r.router.poll_timeout()) else { return false };
-        if let Some(out) = unsafe { at_ns.as_mut() } {
-            *out = t.as_nanos();
-        }
-        true
-    })
-}
-
-/// Let time pass.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_handle_timeout(r: *mut RdtpRouter, now_ns: u64) {
-    guard("rdtp_router_handle_timeout", (), || {
-        if let Some(r) = unsafe { r.as_mut() } {
-            r.router.handle_timeout(Time::from_nanos(now_ns));
-        }
     })
 }
 
@@ -317,11 +192,11 @@ pub unsafe extern "C" fn rdtp_router_handle_timeout(r: *mut RdtpRouter, now_ns: 
 /// router looks each unit up as for a request, the first holding it answers, and the ones
 /// before it are offered it as Data from upstream (`Router::warm_fetch`). Writes how many
 /// units each router answered into `answered[0..n)` (may be null). False, and nothing
-/// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null or
-/// repeated.
+/// changes, if the bytes are not the EID's, `unit` is 0, or a router pointer is null,
+/// repeated or no router.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_routers_warm_fetch(
-    routers: *const *mut RdtpRouter,
+    routers: *const *mut RdtpNode,
     n: usize,
     eid: *const u8,
     object: *const u8,
@@ -339,8 +214,8 @@ pub unsafe extern "C" fn rdtp_routers_warm_fetch(
             if ptrs[..i].contains(&p) {
                 return false;
             }
-            let Some(r) = (unsafe { p.as_mut() }) else { return false };
-            path.push(&mut r.router);
+            let Some(r) = (unsafe { view_mut::<Router>(p) }) else { return false };
+            path.push(r);
         }
         let mut id = [0u8; 32];
         id.copy_from_slice(unsafe { slice::from_raw_parts(eid, 32) });
@@ -396,14 +271,14 @@ pub extern "C" fn rdtp_router_counter_name(i: usize) -> *const c_char {
 /// Fill `values[0..n)` with the counters, in the order of their names; returns how many
 /// were written.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_router_counters(r: *const RdtpRouter, values: *mut u64, n: usize) -> usize {
+pub unsafe extern "C" fn rdtp_router_counters(r: *const RdtpNode, values: *mut u64, n: usize) -> usize {
     guard("rdtp_router_counters", 0, || {
-        let Some(r) = (unsafe { r.as_ref() }) else { return 0 };
+        let Some(r) = (unsafe { view::<Router>(r) }) else { return 0 };
         if values.is_null() {
             return 0;
         }
         let out = unsafe { slice::from_raw_parts_mut(values, n) };
-        let c = counters(&r.router);
+        let c = counters(r);
         for (slot, (_, v)) in out.iter_mut().zip(&c) {
             *slot = *v;
         }
@@ -427,7 +302,7 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "names collide");
-        let a = rdtp_addr_v4(0x0a00_0001, 7447);
+        let a = crate::node::rdtp_addr_v4(0x0a00_0001, 7447);
         assert_eq!(a.to_socket(), Some("10.0.0.1:7447".parse().unwrap()));
         assert_eq!(unsafe { rdtp_node_id(c"ap".as_ptr()) }, NodeId::label("ap").unwrap().to_u64());
         assert_eq!(unsafe { rdtp_node_id(c"waytoolongid".as_ptr()) }, 0);
@@ -449,8 +324,8 @@ mod tests {
     fn routers_are_configured_by_spec() {
         let mut why = [0 as c_char; 128];
         let r = unsafe { rdtp_router_new_from_spec(c"seed=1;cs_units=7,strategy=asf".as_ptr(), why.as_mut_ptr(), 128) };
-        assert_eq!(unsafe { &*r }.router.strategy(), "asf");
-        unsafe { rdtp_router_free(r) };
+        assert_eq!(unsafe { view::<Router>(r) }.unwrap().strategy(), "asf");
+        unsafe { crate::node::rdtp_node_free(r) };
         let mut c = base_config();
         c.apply_spec("seed=1;cs_units=7").unwrap();
         assert_eq!((c.cs.capacity_units, c.cs.capacity_bytes, c.cs.seed), (7, u64::MAX, 1));
@@ -463,7 +338,8 @@ mod tests {
 
     #[test]
     fn a_path_is_warmed_with_an_object_read_from_its_producer() {
-        use crate::{rdtp_server_free, rdtp_server_new_pattern, rdtp_server_read, rdtp_server_resolve};
+        use crate::node::rdtp_node_free;
+        use crate::{rdtp_server_new_pattern, rdtp_server_read, rdtp_server_resolve};
         let names = [c"obj".as_ptr()];
         let s = unsafe { rdtp_server_new_pattern(names.as_ptr(), [10_000u64].as_ptr(), [7u64].as_ptr(), 1) };
         let (mut eid, mut size) = ([0u8; 32], 0u64);
@@ -475,7 +351,7 @@ mod tests {
         let (a, b) = (new(), new());
         let path = [a, b];
         let mut answered = [9u64; 2];
-        let warm = |path: &[*mut RdtpRouter], bytes: &[u8], answered: &mut [u64]| unsafe {
+        let warm = |path: &[*mut RdtpNode], bytes: &[u8], answered: &mut [u64]| unsafe {
             rdtp_routers_warm_fetch(
                 path.as_ptr(),
                 path.len(),
@@ -495,10 +371,10 @@ mod tests {
         assert!(warm(&path, &object, &mut answered));
         assert_eq!(answered, [10, 0]);
         unsafe {
-            assert_eq!(((*a).router.cs_len(), (*b).router.cs_len()), (10, 10));
-            rdtp_router_free(a);
-            rdtp_router_free(b);
-            rdtp_server_free(s);
+            assert_eq!((view::<Router>(a).unwrap().cs_len(), view::<Router>(b).unwrap().cs_len()), (10, 10));
+            rdtp_node_free(a);
+            rdtp_node_free(b);
+            rdtp_node_free(s);
         }
     }
 }

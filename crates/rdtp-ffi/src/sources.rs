@@ -7,7 +7,9 @@
 use crate::panic::guard;
 use std::slice;
 
-use crate::{RdtpReceiver, ns};
+use crate::node::{RdtpNode, view};
+use crate::ns;
+use rdtp_proto::receiver::Receiver;
 
 /// What one source delivered to a receiver.
 #[repr(C)]
@@ -31,10 +33,10 @@ pub struct RdtpSource {
 /// Copy the receiver's sources, in the order they first delivered, into `out[0..cap)`;
 /// returns how many there are (more than `cap` if `out` was too short; `cap` 0 counts).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_sources(rx: *const RdtpReceiver, out: *mut RdtpSource, cap: usize) -> usize {
+pub unsafe extern "C" fn rdtp_receiver_sources(rx: *const RdtpNode, out: *mut RdtpSource, cap: usize) -> usize {
     guard("rdtp_receiver_sources", 0, || {
-        let Some(r) = (unsafe { rx.as_ref() }) else { return 0 };
-        let sources = r.rx.sources();
+        let Some(r) = (unsafe { view::<Receiver>(rx) }) else { return 0 };
+        let sources = r.sources();
         if !out.is_null() && cap > 0 {
             let out = unsafe { slice::from_raw_parts_mut(out, cap) };
             for (slot, s) in out.iter_mut().zip(sources.iter()) {

@@ -12,7 +12,8 @@ use core::time::Duration;
 use rdtp_proto::Time;
 use rdtp_proto::wifi::{Estimator, EstimatorConfig, Model, Observation};
 
-use crate::RdtpReceiver;
+use crate::node::{RdtpNode, view_mut};
+use rdtp_proto::receiver::Receiver;
 
 /// Opaque estimator handle (the estimator and the newcomer-rate model it predicts with).
 pub struct RdtpWifiEstimator {
@@ -185,9 +186,9 @@ pub unsafe extern "C" fn rdtp_wifi_stations(
 /// about `bytes_per_sec` of payload is attainable. Returns whether the controller starts
 /// from it (false: its normal start).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rdtp_receiver_informed_start(rx: *mut RdtpReceiver, now_ns: u64, bytes_per_sec: f64) -> bool {
-    guard("rdtp_receiver_informed_start", false, || match unsafe { rx.as_mut() } {
-        Some(rx) => rx.rx.informed_start(Time::from_nanos(now_ns), bytes_per_sec),
+pub unsafe extern "C" fn rdtp_receiver_informed_start(rx: *mut RdtpNode, now_ns: u64, bytes_per_sec: f64) -> bool {
+    guard("rdtp_receiver_informed_start", false, || match unsafe { view_mut::<Receiver>(rx) } {
+        Some(rx) => rx.informed_start(Time::from_nanos(now_ns), bytes_per_sec),
         None => false,
     })
 }

@@ -1,14 +1,14 @@
 /* A receiver fetches a 1 MB object twice through a router, all over the C API only: the
  * first time the router forwards to the server, the second time it answers from its
- * content store. Datagrams are handed over directly (no loss); the counters are read by
- * name, and each fetch prints where its units came from (rdtp_receiver_sources). */
+ * content store. Datagrams are handed over directly (no loss), every node driven by the same
+ * rdtp_node_* calls; the counters are read by name, and each fetch prints where its units came from (rdtp_receiver_sources). */
 #include <stdio.h>
 #include <string.h>
 #include "rdtp.h"
 
 #define SIZE 1000000
 
-static uint64_t counter(RdtpRouter *r, const char *name) {
+static uint64_t counter(RdtpNode *r, const char *name) {
     uint64_t values[128];
     size_t n = rdtp_router_counters(r, values, 128);
     for (size_t i = 0; i < n; i++)
@@ -22,19 +22,21 @@ static int same(RdtpAddr a, RdtpAddr b) {
 
 /* Deliver everything the router sends until it has nothing more: to the receiver, or to
  * the server (whose answers go back into the router, as `me`'s upstream). 0, or an error. */
-static int pump(RdtpRouter *router, RdtpServer *srv, RdtpReceiver *rx, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me,
+static int pump(RdtpNode *router, RdtpNode *srv, RdtpNode *rx, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me,
                 uint64_t now) {
     static uint8_t dgram[65536], fwd[65536];
     RdtpAddr to;
     size_t m;
-    while ((m = rdtp_router_poll_transmit(router, fwd, sizeof fwd, &to)) > 0) {
+    while ((m = rdtp_node_poll_transmit(router, now, fwd, sizeof fwd, &to)) > 0) {
         if (same(to, rx_addr)) {
-            rdtp_receiver_handle_datagram(rx, now, fwd, m);
+            rdtp_node_handle_datagram(rx, now, me, fwd, m);
         } else if (same(to, up)) {
-            size_t replies = rdtp_server_handle(srv, now, me, fwd, m);
-            for (size_t i = 0; i < replies; i++) {
-                size_t k = rdtp_server_next(srv, dgram, sizeof dgram);
-                rdtp_router_handle_datagram(router, now, up, dgram, k);
+            rdtp_node_handle_datagram(srv, now, me, fwd, m);
+            size_t k;
+            RdtpAddr back;
+            while ((k = rdtp_node_poll_transmit(srv, now, dgram, sizeof dgram, &back)) > 0) {
+                if (!same(back, me)) return -3;
+                rdtp_node_handle_datagram(router, now, up, dgram, k);
             }
         } else {
             return -2;
@@ -44,19 +46,21 @@ static int pump(RdtpRouter *router, RdtpServer *srv, RdtpReceiver *rx, RdtpAddr 
 }
 
 /* One fetch; returns bytes read, or a negative error. */
-static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me, uint64_t seed) {
+static long fetch(RdtpNode *router, RdtpNode *srv, RdtpAddr rx_addr, RdtpAddr up, RdtpAddr me, uint64_t seed) {
     static uint8_t req[RDTP_MAX_REQUEST], out[65536];
     char spec[32];
     snprintf(spec, sizeof spec, "seed=%llu", (unsigned long long)seed);
-    RdtpReceiver *rx = rdtp_receiver_new_from_spec(NULL, spec, "object", 0, NULL, 0);
+    RdtpNode *rx = rdtp_receiver_new_from_spec(NULL, spec, "object", me, 0, NULL, 0);
     if (!rx) return -1;
     uint64_t now = 1000000;
     long read_total = 0;
     int finished = 0;
     for (int step = 0; step < 100000 && !finished; step++) {
         size_t n;
-        while ((n = rdtp_receiver_poll_transmit(rx, now, req, sizeof req)) > 0) {
-            rdtp_router_handle_datagram(router, now, rx_addr, req, n);
+        RdtpAddr to;
+        while ((n = rdtp_node_poll_transmit(rx, now, req, sizeof req, &to)) > 0) {
+            if (!same(to, me)) return -3;
+            rdtp_node_handle_datagram(router, now, rx_addr, req, n);
             int e = pump(router, srv, rx, rx_addr, up, me, now);
             if (e) return e;
         }
@@ -68,9 +72,9 @@ static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAdd
         }
         while ((n = rdtp_receiver_read(rx, out, sizeof out)) > 0) read_total += (long)n;
         uint64_t at;
-        if (!finished && rdtp_receiver_poll_timeout(rx, &at) && at > now) now = at;
-        rdtp_receiver_handle_timeout(rx, now);
-        rdtp_router_handle_timeout(router, now);
+        if (!finished && rdtp_node_poll_timeout(rx, &at) && at > now) now = at;
+        rdtp_node_handle_timeout(rx, now);
+        rdtp_node_handle_timeout(router, now);
     }
     /* Where the units came from, as the receiver counted them. */
     RdtpSource src[8];
@@ -81,7 +85,7 @@ static long fetch(RdtpRouter *router, RdtpServer *srv, RdtpAddr rx_addr, RdtpAdd
         printf("source %s cached=%d hops=%u units=%llu bytes=%llu\n", label, (int)src[i].cached,
                (unsigned)src[i].hops, (unsigned long long)src[i].units, (unsigned long long)src[i].bytes);
     }
-    rdtp_receiver_free(rx);
+    rdtp_node_free(rx);
     return finished ? read_total : -4;
 }
 
@@ -89,9 +93,9 @@ int main(void) {
     const char *names[] = {"object"};
     uint64_t sizes[] = {SIZE};
     uint64_t seeds[] = {7};
-    RdtpServer *srv = rdtp_server_new_pattern(names, sizes, seeds, 1);
+    RdtpNode *srv = rdtp_server_new_pattern(names, sizes, seeds, 1);
     char why[256];
-    RdtpRouter *router = rdtp_router_new_from_spec("id=ap,cs_policy=lru,validation=true", why, sizeof why);
+    RdtpNode *router = rdtp_router_new_from_spec("id=ap,cs_policy=lru,validation=true", why, sizeof why);
     if (!srv || !router) return 10;
     if (rdtp_router_new_from_spec("id=ap;cs_policy=no-such-policy", why, sizeof why) != NULL) return 11;
     if (!strstr(why, "router: cs_policy=no-such-policy: the value must be one of lru, lfu")) return 11;
@@ -113,7 +117,7 @@ int main(void) {
            (unsigned long long)counter(router, "cs_entries"), rdtp_router_counter_count());
     if (first != SIZE || second != SIZE) return 20;
     if (forwarded != units || hits != units || counter(router, "forwarded_units") != units) return 21;
-    rdtp_router_free(router);
-    rdtp_server_free(srv);
+    rdtp_node_free(router);
+    rdtp_node_free(srv);
     return 0;
 }

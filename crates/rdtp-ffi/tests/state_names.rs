@@ -7,7 +7,8 @@ use std::ffi::{CStr, CString};
 use std::net::SocketAddr;
 use std::ptr::null_mut;
 
-use rdtp_ffi::router::rdtp_addr_v4;
+use rdtp_ffi::node::{RdtpAddr, rdtp_addr_v4, rdtp_node_free, rdtp_node_handle_datagram, rdtp_node_handle_timeout};
+use rdtp_ffi::node::{rdtp_node_poll_timeout, rdtp_node_poll_transmit};
 use rdtp_ffi::*;
 use rdtp_proto::Time;
 
@@ -29,21 +30,27 @@ fn states_through_the_abi(cc: &str) -> Vec<String> {
     let mut out = Vec::new();
     unsafe {
         let srv = rdtp_server_new_pattern(names.as_ptr(), sizes.as_ptr(), seeds.as_ptr(), 1);
-        let rx = rdtp_receiver_new_from_spec(spec.as_ptr(), c"trace=true".as_ptr(), name.as_ptr(), 0, null_mut(), 0);
+        let (from, server) = (rdtp_addr_v4(0xc000_0201, 5000), rdtp_addr_v4(0xc000_0202, 6000));
+        let rx =
+            rdtp_receiver_new_from_spec(spec.as_ptr(), c"trace=true".as_ptr(), name.as_ptr(), server, 0, null_mut(), 0);
         assert!(!srv.is_null() && !rx.is_null(), "{cc}");
-        let from = rdtp_addr_v4(0xc000_0201, 5000);
+        let mut to = RdtpAddr::default();
         let (mut req, mut dgram, mut buf) = (vec![0u8; RDTP_MAX_REQUEST], vec![0u8; RDTP_MAX_DATAGRAM], [0u8; 65536]);
         let mut now = 1_000_000u64;
         let mut finished = false;
         for _ in 0..1_000_000 {
             loop {
-                let n = rdtp_receiver_poll_transmit(rx, now, req.as_mut_ptr(), req.len());
+                let n = rdtp_node_poll_transmit(rx, now, req.as_mut_ptr(), req.len(), &mut to);
                 if n == 0 {
                     break;
                 }
-                for _ in 0..rdtp_server_handle(srv, now, from, req.as_ptr(), n) {
-                    let m = rdtp_server_next(srv, dgram.as_mut_ptr(), dgram.len());
-                    rdtp_receiver_handle_datagram(rx, now + DELAY_NS, dgram.as_ptr(), m);
+                assert!(rdtp_node_handle_datagram(srv, now, from, req.as_ptr(), n));
+                loop {
+                    let m = rdtp_node_poll_transmit(srv, now, dgram.as_mut_ptr(), dgram.len(), &mut to);
+                    if m == 0 {
+                        break;
+                    }
+                    rdtp_node_handle_datagram(rx, now + DELAY_NS, server, dgram.as_ptr(), m);
                 }
             }
             now += DELAY_NS;
@@ -61,14 +68,14 @@ fn states_through_the_abi(cc: &str) -> Vec<String> {
                 break;
             }
             let mut at = 0;
-            if rdtp_receiver_poll_timeout(rx, &mut at) && at > now {
+            if rdtp_node_poll_timeout(rx, &mut at) && at > now {
                 now = at;
             }
-            rdtp_receiver_handle_timeout(rx, now);
+            rdtp_node_handle_timeout(rx, now);
         }
         assert!(finished, "{cc}: did not finish");
-        rdtp_receiver_free(rx);
-        rdtp_server_free(srv);
+        rdtp_node_free(rx);
+        rdtp_node_free(srv);
     }
     out
 }

@@ -9,7 +9,6 @@
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <algorithm>
 
@@ -24,7 +23,7 @@ RdtpConsumer::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::RdtpConsumer")
-            .SetParent<Application>()
+            .SetParent<RdtpNodeApp>()
             .SetGroupName("Applications")
             .AddConstructor<RdtpConsumer>()
             .AddAttribute("Remote",
@@ -118,39 +117,26 @@ RdtpConsumer::RdtpConsumer()
       m_rcvBufSize(8 << 20),
       m_initialRate(0.0),
       m_informedRate(0.0),
-      m_rx(nullptr),
       m_done(false),
       m_frozen(false),
       m_finishTime(NanoSeconds(-1)),
       m_delivered(0),
       m_error(RDTP_ERROR_NONE),
       m_stats(),
-      m_txBuf(RDTP_MAX_REQUEST),
-      m_rxBuf(RDTP_MAX_DATAGRAM),
       m_readBuf(1 << 20)
 {
 }
 
 RdtpConsumer::~RdtpConsumer()
 {
-    rdtp_receiver_free(m_rx);
-    m_rx = nullptr;
 }
 
 void
 RdtpConsumer::DoDispose()
 {
-    m_timer.Cancel();
-    if (m_socket)
-    {
-        // Release the port (a workload disposes of finished consumers without stopping them).
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
-    }
-    m_socket = nullptr;
-    rdtp_receiver_free(m_rx);
-    m_rx = nullptr;
-    Application::DoDispose();
+    // Release the port (a workload disposes of finished consumers without stopping them).
+    CloseSocket();
+    RdtpNodeApp::DoDispose();
 }
 
 static uint64_t
@@ -168,10 +154,15 @@ RdtpConsumer::StartApplication()
         "seed=" + std::to_string(m_seed) + ",trace=true" + (m_config.empty() ? "" : ";" + m_config);
     char why[512] = "";
     m_startTime = Simulator::Now();
+    if (!InetSocketAddress::IsMatchingType(m_remote))
+    {
+        NS_FATAL_ERROR("RdtpConsumer: Remote must be an InetSocketAddress");
+    }
+    const RdtpAddr peer = ToRdtp(InetSocketAddress::ConvertFrom(m_remote));
     if (m_objectEid.empty())
     {
-        m_rx = rdtp_receiver_new_from_spec(m_controller.c_str(), spec.c_str(), m_objectName.c_str(), NowNs(), why,
-                                           sizeof why);
+        m_core = rdtp_receiver_new_from_spec(m_controller.c_str(), spec.c_str(), m_objectName.c_str(), peer, NowNs(),
+                                             why, sizeof why);
     }
     else
     {
@@ -180,28 +171,21 @@ RdtpConsumer::StartApplication()
             NS_FATAL_ERROR("RdtpConsumer: ObjectEid must be 64 hex digits");
         for (int i = 0; i < 32; i++)
             eid[i] = static_cast<uint8_t>(std::stoi(m_objectEid.substr(2 * i, 2), nullptr, 16));
-        m_rx = rdtp_receiver_new_known_from_spec(m_controller.c_str(), spec.c_str(), eid, m_objectSize, NowNs(), why,
-                                                 sizeof why);
+        m_core = rdtp_receiver_new_known_from_spec(m_controller.c_str(), spec.c_str(), eid, m_objectSize, peer,
+                                                   NowNs(), why, sizeof why);
     }
-    if (m_rx == nullptr)
+    if (m_core == nullptr)
     {
         NS_FATAL_ERROR("RdtpConsumer: the core refused the configuration (Controller '"
                        << m_controller << "', Config '" << m_config << "'): " << why);
     }
     const double rate = m_initialRateSource ? m_initialRateSource() : m_initialRate;
-    if (rate > 0.0 && rdtp_receiver_informed_start(m_rx, NowNs(), rate))
+    if (rate > 0.0 && rdtp_receiver_informed_start(m_core, NowNs(), rate))
         m_informedRate = rate;
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
-    if (!InetSocketAddress::IsMatchingType(m_remote))
-    {
-        NS_FATAL_ERROR("RdtpConsumer: Remote must be an InetSocketAddress");
-    }
-    if (m_socket->Bind() != 0 || m_socket->Connect(m_remote) != 0)
+    if (!OpenSocket(0, m_rcvBufSize) || m_socket->Connect(m_remote) != 0)
     {
         NS_FATAL_ERROR("RdtpConsumer: cannot bind/connect the UDP socket");
     }
-    m_socket->SetRecvCallback(MakeCallback(&RdtpConsumer::HandleRead, this));
     Service();
 }
 
@@ -209,12 +193,8 @@ void
 RdtpConsumer::StopApplication()
 {
     NS_LOG_FUNCTION(this);
-    m_timer.Cancel();
-    if (m_socket)
-    {
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
-    }
+    CancelTimer();
+    CloseSocket();
     m_done = true;
     Freeze();
 }
@@ -222,58 +202,41 @@ RdtpConsumer::StopApplication()
 void
 RdtpConsumer::Freeze()
 {
-    if (m_rx != nullptr && !m_frozen)
+    if (m_core != nullptr && !m_frozen)
     {
-        rdtp_receiver_stats(m_rx, &m_stats);
+        rdtp_receiver_stats(m_core, &m_stats);
         m_frozen = true;
     }
 }
 
-void
-RdtpConsumer::HandleRead(Ptr<Socket> socket)
+bool
+RdtpConsumer::Active() const
 {
-    Ptr<Packet> packet;
-    Address from;
-    while ((packet = socket->RecvFrom(from)))
-    {
-        if (m_rx == nullptr || m_done)
-        {
-            continue;
-        }
-        m_rxTrace(packet);
-        uint32_t len = packet->CopyData(m_rxBuf.data(), m_rxBuf.size());
-        rdtp_receiver_handle_datagram(m_rx, NowNs(), m_rxBuf.data(), len);
-    }
-    Service();
+    return m_core != nullptr && !m_done;
 }
 
 void
-RdtpConsumer::HandleTimer()
+RdtpConsumer::OnReceive(Ptr<const Packet> packet, const Address& from)
 {
-    if (m_rx == nullptr || m_done)
-    {
-        return;
-    }
-    rdtp_receiver_handle_timeout(m_rx, NowNs());
-    Service();
+    m_rxTrace(packet);
+}
+
+void
+RdtpConsumer::OnSend(Ptr<const Packet> packet, const Address& to)
+{
+    m_txTrace(packet);
 }
 
 void
 RdtpConsumer::Service()
 {
-    if (m_rx == nullptr || m_done)
+    if (!Active())
     {
         return;
     }
-    const uint64_t now = NowNs();
+    Transmit();
     size_t n;
-    while ((n = rdtp_receiver_poll_transmit(m_rx, now, m_txBuf.data(), m_txBuf.size())) > 0)
-    {
-        Ptr<Packet> p = Create<Packet>(m_txBuf.data(), static_cast<uint32_t>(n));
-        m_txTrace(p);
-        m_socket->Send(p);
-    }
-    while ((n = rdtp_receiver_read(m_rx, m_readBuf.data(), m_readBuf.size())) > 0)
+    while ((n = rdtp_receiver_read(m_core, m_readBuf.data(), m_readBuf.size())) > 0)
     {
         m_delivered += n;
         m_deliveredTrace(n);
@@ -281,7 +244,7 @@ RdtpConsumer::Service()
     RdtpEvent ev;
     bool finished = false;
     bool failed = false;
-    while (rdtp_receiver_poll_event(m_rx, &ev))
+    while (rdtp_receiver_poll_event(m_core, &ev))
     {
         switch (ev.kind)
         {
@@ -312,7 +275,7 @@ RdtpConsumer::Service()
     if (finished || failed)
     {
         m_done = true;
-        m_timer.Cancel();
+        CancelTimer();
         Freeze();
         if (finished)
         {
@@ -325,37 +288,18 @@ RdtpConsumer::Service()
         }
         return;
     }
-    uint64_t at = 0;
-    if (rdtp_receiver_poll_timeout(m_rx, &at))
-    {
-        Time when = NanoSeconds(static_cast<int64_t>(at));
-        if (when < Simulator::Now())
-        {
-            when = Simulator::Now();
-        }
-        if (m_timer.IsRunning() && m_timerAt == when)
-        {
-            return;
-        }
-        m_timer.Cancel();
-        m_timerAt = when;
-        m_timer = Simulator::Schedule(when - Simulator::Now(), &RdtpConsumer::HandleTimer, this);
-    }
-    else
-    {
-        m_timer.Cancel();
-    }
+    ArmTimer();
 }
 
 RdtpStats
 RdtpConsumer::GetStats() const
 {
-    if (m_frozen || m_rx == nullptr)
+    if (m_frozen || m_core == nullptr)
     {
         return m_stats;
     }
     RdtpStats s;
-    rdtp_receiver_stats(m_rx, &s);
+    rdtp_receiver_stats(m_core, &s);
     return s;
 }
 
@@ -394,9 +338,9 @@ RdtpConsumer::GetError() const
 std::vector<RdtpSource>
 RdtpConsumer::GetSources() const
 {
-    std::vector<RdtpSource> sources(rdtp_receiver_sources(m_rx, nullptr, 0));
+    std::vector<RdtpSource> sources(rdtp_receiver_sources(m_core, nullptr, 0));
     if (!sources.empty())
-        rdtp_receiver_sources(m_rx, sources.data(), sources.size());
+        rdtp_receiver_sources(m_core, sources.data(), sources.size());
     return sources;
 }
 

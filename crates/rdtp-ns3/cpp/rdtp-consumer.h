@@ -1,16 +1,15 @@
 // RdtpConsumer: an ns-3 application that fetches one object with the real rdtp receiver.
 //
-// The protocol lives entirely in the Rust core behind the C ABI (rdtp.h). This class only
-// moves datagrams between a UDP socket and the core and keeps one Simulator event armed at
-// the core's poll_timeout. Attributes and trace sources follow the ndnSIM consumer idiom.
+// The protocol lives entirely in the Rust core behind the C ABI (rdtp.h). Moving datagrams
+// and time between a UDP socket and the core is RdtpNodeApp's; this class adds the
+// receiver's parts: creating it, reading its bytes and events after each step, its
+// statistics. Attributes and trace sources follow the ndnSIM consumer idiom.
 #ifndef RDTP_NS3_CONSUMER_H
 #define RDTP_NS3_CONSUMER_H
 
-#include "rdtp.h"
+#include "rdtp-node-app.h"
 
 #include "ns3/address.h"
-#include "ns3/application.h"
-#include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
@@ -25,7 +24,7 @@
 namespace ns3
 {
 
-class RdtpConsumer : public Application
+class RdtpConsumer : public RdtpNodeApp
 {
   public:
     static TypeId GetTypeId();
@@ -77,10 +76,11 @@ class RdtpConsumer : public Application
   private:
     void StartApplication() override;
     void StopApplication() override;
-    void HandleRead(Ptr<Socket> socket);
-    void HandleTimer();
     /// Send what the core wants sent, read bytes, drain events, re-arm the timer.
-    void Service();
+    void Service() override;
+    bool Active() const override;
+    void OnReceive(Ptr<const Packet> packet, const Address& from) override;
+    void OnSend(Ptr<const Packet> packet, const Address& to) override;
     void Freeze();
 
     // Attributes
@@ -97,10 +97,6 @@ class RdtpConsumer : public Application
     double m_informedRate;
 
     // State
-    Ptr<Socket> m_socket;
-    RdtpReceiver* m_rx;
-    EventId m_timer;
-    Time m_timerAt;
     bool m_done;
     bool m_frozen;
     Time m_startTime;
@@ -108,8 +104,6 @@ class RdtpConsumer : public Application
     uint64_t m_delivered;
     int m_error;
     RdtpStats m_stats;
-    std::vector<uint8_t> m_txBuf;
-    std::vector<uint8_t> m_rxBuf;
     std::vector<uint8_t> m_readBuf;
 
     // Trace sources

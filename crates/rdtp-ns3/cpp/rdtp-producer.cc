@@ -1,13 +1,9 @@
 #include "rdtp-producer.h"
 
 #include "ns3/boolean.h"
-#include "ns3/inet-socket-address.h"
-#include "ns3/ipv4-address.h"
 #include "ns3/log.h"
-#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <cctype>
 #include <sstream>
@@ -23,7 +19,7 @@ RdtpProducer::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::RdtpProducer")
-            .SetParent<Application>()
+            .SetParent<RdtpNodeApp>()
             .SetGroupName("Applications")
             .AddConstructor<RdtpProducer>()
             .AddAttribute("Port",
@@ -66,26 +62,18 @@ RdtpProducer::GetTypeId()
 RdtpProducer::RdtpProducer()
     : m_port(7447),
       m_validation(false),
-      m_rcvBufSize(8 << 20),
-      m_server(nullptr),
-      m_in(RDTP_MAX_DATAGRAM),
-      m_out(RDTP_MAX_DATAGRAM)
+      m_rcvBufSize(8 << 20)
 {
 }
 
 RdtpProducer::~RdtpProducer()
 {
-    rdtp_server_free(m_server);
-    m_server = nullptr;
 }
 
 void
 RdtpProducer::DoDispose()
 {
-    m_socket = nullptr;
-    rdtp_server_free(m_server);
-    m_server = nullptr;
-    Application::DoDispose();
+    RdtpNodeApp::DoDispose();
 }
 
 void
@@ -118,27 +106,27 @@ RdtpProducer::CreateServer()
     {
         cnames.push_back(n.c_str());
     }
-    m_server = rdtp_server_new_pattern(cnames.data(), sizes.data(), seeds.data(), names.size());
-    if (m_server == nullptr)
+    m_core = rdtp_server_new_pattern(cnames.data(), sizes.data(), seeds.data(), names.size());
+    if (m_core == nullptr)
     {
         NS_FATAL_ERROR("RdtpProducer: the core refused the object list");
     }
-    if (!rdtp_server_set_id(m_server, rdtp_node_id(m_label.c_str())))
+    if (!rdtp_server_set_id(m_core, rdtp_node_id(m_label.c_str())))
     {
         NS_FATAL_ERROR("RdtpProducer: Label '" << m_label << "' is not a node id (1-8 printable characters)");
     }
-    rdtp_server_set_validation(m_server, m_validation, nullptr);
+    rdtp_server_set_validation(m_core, m_validation, nullptr);
 }
 
 bool
 RdtpProducer::Resolve(const std::string& name, std::string& eidHex, uint64_t& size)
 {
-    if (m_server == nullptr)
+    if (m_core == nullptr)
     {
         CreateServer();
     }
     uint8_t eid[32];
-    if (!rdtp_server_resolve(m_server, name.c_str(), eid, &size))
+    if (!rdtp_server_resolve(m_core, name.c_str(), eid, &size))
     {
         return false;
     }
@@ -155,7 +143,7 @@ RdtpProducer::Resolve(const std::string& name, std::string& eidHex, uint64_t& si
 bool
 RdtpProducer::Read(const std::string& eidHex, uint64_t size, std::vector<uint8_t>& out)
 {
-    if (m_server == nullptr)
+    if (m_core == nullptr)
     {
         CreateServer();
     }
@@ -165,7 +153,7 @@ RdtpProducer::Read(const std::string& eidHex, uint64_t size, std::vector<uint8_t
         return false;
     }
     out.resize(size);
-    return rdtp_server_read(m_server, eid, 0, out.data(), out.size());
+    return rdtp_server_read(m_core, eid, 0, out.data(), out.size());
 }
 
 bool
@@ -191,63 +179,41 @@ void
 RdtpProducer::StartApplication()
 {
     NS_LOG_FUNCTION(this);
-    if (m_server == nullptr)
+    if (m_core == nullptr)
     {
         CreateServer();
     }
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
-    if (m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) != 0)
+    if (!OpenSocket(m_port, m_rcvBufSize))
     {
         NS_FATAL_ERROR("RdtpProducer: cannot bind UDP port " << m_port);
     }
-    m_socket->SetRecvCallback(MakeCallback(&RdtpProducer::HandleRead, this));
 }
 
 void
 RdtpProducer::StopApplication()
 {
-    if (m_socket)
-    {
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
-    }
+    CloseSocket();
 }
 
 void
-RdtpProducer::HandleRead(Ptr<Socket> socket)
+RdtpProducer::OnReceive(Ptr<const Packet> packet, const Address& from)
 {
-    Ptr<Packet> packet;
-    Address from;
-    while ((packet = socket->RecvFrom(from)))
-    {
-        m_rxTrace(packet, from);
-        uint32_t len = packet->CopyData(m_in.data(), m_in.size());
-        const InetSocketAddress src = InetSocketAddress::ConvertFrom(from);
-        const RdtpAddr addr = rdtp_addr_v4(src.GetIpv4().Get(), src.GetPort());
-        const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
-        size_t replies = rdtp_server_handle(m_server, now, addr, m_in.data(), len);
-        for (size_t i = 0; i < replies; i++)
-        {
-            size_t n = rdtp_server_next(m_server, m_out.data(), m_out.size());
-            if (n == 0)
-            {
-                break;
-            }
-            Ptr<Packet> reply = Create<Packet>(m_out.data(), static_cast<uint32_t>(n));
-            m_txTrace(reply, from);
-            socket->SendTo(reply, 0, from);
-        }
-    }
+    m_rxTrace(packet, from);
+}
+
+void
+RdtpProducer::OnSend(Ptr<const Packet> packet, const Address& to)
+{
+    m_txTrace(packet, to);
 }
 
 RdtpServerStats
 RdtpProducer::GetServerStats() const
 {
     RdtpServerStats s{};
-    if (m_server != nullptr)
+    if (m_core != nullptr)
     {
-        rdtp_server_stats(m_server, &s);
+        rdtp_server_stats(m_core, &s);
     }
     return s;
 }

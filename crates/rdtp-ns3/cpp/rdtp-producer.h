@@ -1,15 +1,14 @@
 // RdtpProducer: an ns-3 application around the stateless rdtp server core.
 //
-// Every datagram received on the UDP port goes to rdtp_server_handle; every reply datagram
-// goes back to the datagram's source with SendTo. The application keeps no per-client state:
-// one server handle, one socket, scratch buffers.
+// RdtpNodeApp moves the datagrams: every one received on the UDP port goes to the server
+// node, every reply back to the datagram's source. This class adds the server's parts: its
+// objects, node id and address validation, and its counters. It keeps no per-client state.
 #ifndef RDTP_NS3_PRODUCER_H
 #define RDTP_NS3_PRODUCER_H
 
-#include "rdtp.h"
+#include "rdtp-node-app.h"
 
 #include "ns3/address.h"
-#include "ns3/application.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
 #include "ns3/socket.h"
@@ -25,7 +24,7 @@ namespace ns3
 /// The 32 bytes of an EID written as 64 hex digits; false if `hex` is not that.
 bool HexToEid(const std::string& hex, uint8_t eid[32]);
 
-class RdtpProducer : public Application
+class RdtpProducer : public RdtpNodeApp
 {
   public:
     static TypeId GetTypeId();
@@ -50,7 +49,8 @@ class RdtpProducer : public Application
   private:
     void StartApplication() override;
     void StopApplication() override;
-    void HandleRead(Ptr<Socket> socket);
+    void OnReceive(Ptr<const Packet> packet, const Address& from) override;
+    void OnSend(Ptr<const Packet> packet, const Address& to) override;
     void CreateServer();
 
     uint16_t m_port;
@@ -58,11 +58,6 @@ class RdtpProducer : public Application
     std::string m_label;
     bool m_validation;
     uint32_t m_rcvBufSize;
-
-    Ptr<Socket> m_socket;
-    RdtpServer* m_server;
-    std::vector<uint8_t> m_in;
-    std::vector<uint8_t> m_out;
 
     TracedCallback<Ptr<const Packet>, const Address&> m_rxTrace;
     TracedCallback<Ptr<const Packet>, const Address&> m_txTrace;

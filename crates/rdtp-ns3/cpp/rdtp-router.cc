@@ -8,7 +8,6 @@
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "ns3/udp-socket-factory.h"
 
 #include <cstdio>
 #include <map>
@@ -24,7 +23,7 @@ RdtpRouter::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::RdtpRouter")
-            .SetParent<Application>()
+            .SetParent<RdtpNodeApp>()
             .SetGroupName("Applications")
             .AddConstructor<RdtpRouter>()
             .AddAttribute("Port",
@@ -112,48 +111,20 @@ RdtpRouter::RdtpRouter()
       m_validation(false),
       m_verify(true),
       m_rcvBufSize(8 << 20),
-      m_core(nullptr),
       m_hasDefault(false),
-      m_default(Ipv4Address::GetAny(), 0),
-      m_rxBuf(RDTP_MAX_DATAGRAM),
-      m_txBuf(RDTP_MAX_DATAGRAM)
+      m_default(Ipv4Address::GetAny(), 0)
 {
 }
 
 RdtpRouter::~RdtpRouter()
 {
-    rdtp_router_free(m_core);
-    m_core = nullptr;
 }
 
 void
 RdtpRouter::DoDispose()
 {
-    m_timer.Cancel();
     m_intervalEvent.Cancel();
-    m_socket = nullptr;
-    rdtp_router_free(m_core);
-    m_core = nullptr;
-    Application::DoDispose();
-}
-
-static uint64_t
-NowNs()
-{
-    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
-}
-
-static RdtpAddr
-ToRdtp(const InetSocketAddress& a)
-{
-    return rdtp_addr_v4(a.GetIpv4().Get(), a.GetPort());
-}
-
-static InetSocketAddress
-FromRdtp(const RdtpAddr& a)
-{
-    const uint32_t ip = (uint32_t(a.ip[0]) << 24) | (uint32_t(a.ip[1]) << 16) | (uint32_t(a.ip[2]) << 8) | a.ip[3];
-    return InetSocketAddress(Ipv4Address(ip), a.port);
+    RdtpNodeApp::DoDispose();
 }
 
 void
@@ -201,7 +172,7 @@ RdtpRouter::WarmFetch(const std::vector<Ptr<RdtpRouter>>& path,
                       uint16_t unit,
                       std::vector<uint64_t>& answered)
 {
-    std::vector<::RdtpRouter*> cores;
+    std::vector<RdtpNode*> cores;
     for (const auto& r : path)
     {
         if (r->m_core == nullptr)
@@ -246,11 +217,8 @@ RdtpRouter::StartApplication()
     NS_LOG_FUNCTION(this);
     if (m_core == nullptr)
         CreateCore();
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    m_socket->SetAttribute("RcvBufSize", UintegerValue(m_rcvBufSize));
-    if (m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) != 0)
+    if (!OpenSocket(m_port, m_rcvBufSize))
         NS_FATAL_ERROR("RdtpRouter: cannot bind UDP port " << m_port);
-    m_socket->SetRecvCallback(MakeCallback(&RdtpRouter::HandleRead, this));
     m_intervalStart = Simulator::Now();
     m_lastCounters = ReadCounters();
     if (m_traceInterval.IsStrictlyPositive())
@@ -260,62 +228,21 @@ RdtpRouter::StartApplication()
 void
 RdtpRouter::StopApplication()
 {
-    m_timer.Cancel();
+    CancelTimer();
     m_intervalEvent.Cancel();
-    if (m_socket)
-    {
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
-    }
+    CloseSocket();
 }
 
 void
-RdtpRouter::HandleRead(Ptr<Socket> socket)
+RdtpRouter::OnReceive(Ptr<const Packet> packet, const Address& from)
 {
-    Ptr<Packet> packet;
-    Address from;
-    while ((packet = socket->RecvFrom(from)))
-    {
-        if (!InetSocketAddress::IsMatchingType(from))
-            continue;
-        m_rxTrace(packet, from);
-        const uint32_t len = packet->CopyData(m_rxBuf.data(), m_rxBuf.size());
-        rdtp_router_handle_datagram(m_core, NowNs(), ToRdtp(InetSocketAddress::ConvertFrom(from)), m_rxBuf.data(), len);
-        Service();
-    }
+    m_rxTrace(packet, from);
 }
 
 void
-RdtpRouter::HandleTimer()
+RdtpRouter::OnSend(Ptr<const Packet> packet, const Address& to)
 {
-    rdtp_router_handle_timeout(m_core, NowNs());
-    Service();
-}
-
-void
-RdtpRouter::Service()
-{
-    RdtpAddr to;
-    size_t n;
-    while ((n = rdtp_router_poll_transmit(m_core, m_txBuf.data(), m_txBuf.size(), &to)) > 0)
-    {
-        Ptr<Packet> p = Create<Packet>(m_txBuf.data(), static_cast<uint32_t>(n));
-        const InetSocketAddress peer = FromRdtp(to);
-        m_txTrace(p, peer);
-        m_socket->SendTo(p, 0, peer);
-    }
-    uint64_t at = 0;
-    if (!rdtp_router_poll_timeout(m_core, &at))
-    {
-        m_timer.Cancel();
-        return;
-    }
-    Time when = std::max(NanoSeconds(static_cast<int64_t>(at)), Simulator::Now());
-    if (m_timer.IsRunning() && m_timerAt == when)
-        return;
-    m_timer.Cancel();
-    m_timerAt = when;
-    m_timer = Simulator::Schedule(when - Simulator::Now(), &RdtpRouter::HandleTimer, this);
+    m_txTrace(packet, to);
 }
 
 std::vector<uint64_t>

@@ -2,18 +2,17 @@
 // pending-request table with coalescing, forwarding table (docs/PROTOCOL.md "Routers";
 // seeds 001 §II and 003 §I: NDN-style forwarders between consumers and producers).
 //
-// Like RdtpConsumer and RdtpProducer it holds no protocol logic: one UDP socket (Port) serves
-// downstreams and upstreams alike; every datagram goes to rdtp_router_handle_datagram with
-// its source, every datagram rdtp_router_poll_transmit hands out is sent to its destination,
-// and one Simulator event stays armed at rdtp_router_poll_timeout. Routes are set by whoever
+// Like RdtpConsumer and RdtpProducer it holds no protocol logic, and RdtpNodeApp moves its
+// datagrams and time: one UDP socket (Port) serves downstreams and upstreams alike; every
+// datagram goes to the router node with its source, every datagram it hands out is sent to
+// its destination, one Simulator event stays armed at its timeout. Routes are set by whoever
 // builds the network (SetDefaultRoute, AddRoute). The counters are the core's, read by name;
 // every TraceInterval the trace sources fire with what happened in that interval.
 #ifndef RDTP_NS3_ROUTER_H
 #define RDTP_NS3_ROUTER_H
 
-#include "rdtp.h"
+#include "rdtp-node-app.h"
 
-#include "ns3/application.h"
 #include "ns3/event-id.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/nstime.h"
@@ -55,7 +54,7 @@ struct RdtpRouterInterval
 /// A node id as people read it: its label ("r1", "origin"), else 0x and 16 hex digits.
 std::string NodeIdLabel(uint64_t id);
 
-class RdtpRouter : public Application
+class RdtpRouter : public RdtpNodeApp
 {
   public:
     static TypeId GetTypeId();
@@ -107,10 +106,8 @@ class RdtpRouter : public Application
     void StartApplication() override;
     void StopApplication() override;
     void CreateCore();
-    void HandleRead(Ptr<Socket> socket);
-    void HandleTimer();
-    /// Send what the core wants sent, re-arm the timer.
-    void Service();
+    void OnReceive(Ptr<const Packet> packet, const Address& from) override;
+    void OnSend(Ptr<const Packet> packet, const Address& to) override;
     void IntervalTick();
     std::vector<uint64_t> ReadCounters() const;
 
@@ -126,10 +123,6 @@ class RdtpRouter : public Application
     Time m_traceInterval;
 
     // State
-    ::RdtpRouter* m_core; // the C ABI's router (rdtp.h), not this class
-    Ptr<Socket> m_socket;
-    EventId m_timer;
-    Time m_timerAt;
     EventId m_intervalEvent;
     Time m_intervalStart;
     std::vector<uint64_t> m_lastCounters;
@@ -137,8 +130,6 @@ class RdtpRouter : public Application
     InetSocketAddress m_default;
     std::vector<std::pair<std::string, InetSocketAddress>> m_routes;
     std::vector<std::pair<std::string, InetSocketAddress>> m_nextHops;
-    std::vector<uint8_t> m_rxBuf;
-    std::vector<uint8_t> m_txBuf;
 
     // Trace sources
     TracedCallback<uint64_t> m_csHitsTrace;

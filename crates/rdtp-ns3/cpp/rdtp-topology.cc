@@ -114,129 +114,174 @@ MonitorDropTail(Ptr<Queue<Packet>> queue)
     };
 }
 
-Net
-BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach)
+namespace
 {
-    Net net;
-    const bool emulated = static_cast<bool>(attach);
+
+/// The nodes of a dumbbell or chain. ns-3 numbers nodes (and devices, and their random
+/// streams) in creation order: the server, then the routers, then the clients.
+struct DumbbellNodes
+{
     NodeContainer server, routers, clients;
+};
+
+DumbbellNodes
+CreateDumbbellNodes(const TopologyParams& p, uint32_t nClients, bool emulated)
+{
+    DumbbellNodes n;
     if (!emulated)
-        server.Create(1);
+        n.server.Create(1);
     if (p.hops < 1 || p.hops > 200)
         Fail("Hops must be in 1..200");
-    routers.Create(p.hops + 1);
+    n.routers.Create(p.hops + 1);
     if (!emulated)
-        clients.Create(nClients);
+        n.clients.Create(nClients);
     InternetStackHelper stack;
-    stack.Install(server);
-    stack.Install(routers);
-    stack.Install(clients);
+    stack.Install(n.server);
+    stack.Install(n.routers);
+    stack.Install(n.clients);
+    return n;
+}
 
-    // Emulated, the real hosts sit right behind the routers: no access links, no access delay.
-    const Time accessDelay = emulated ? Time(0) : Time(p.accessDelay);
+/// Delays, rate and bottleneck queue of a dumbbell, from its parameters.
+struct DumbbellTiming
+{
+    Time accessDelay;
+    /// One-way delay of the bottleneck path (split over the hops).
     Time oneWay;
-    if (!p.delay.empty())
-        oneWay = Time(p.delay);
-    else
-        oneWay = Time(p.rtt) / 2 - accessDelay * 2;
-    if (oneWay.IsNegative())
-        Fail("Rtt is shorter than the access links' delay");
-    const Time baseRtt = (oneWay + accessDelay * 2) * 2;
-    const DataRate rate(p.rate);
-    const double bdpBytes = rate.GetBitRate() / 8.0 * baseRtt.GetSeconds();
-    uint32_t qPackets = p.queuePackets;
-    if (qPackets == 0)
-        qPackets = std::max<uint32_t>(2, static_cast<uint32_t>(std::ceil(p.queueBdp * bdpBytes / p.mtu)));
+    Time baseRtt;
+    DataRate rate;
+    double bdpBytes;
+    /// The bottleneck queue, packets.
+    uint32_t qPackets;
+};
 
+DumbbellTiming
+DumbbellTimingOf(const TopologyParams& p, bool emulated)
+{
+    DumbbellTiming t;
+    // Emulated, the real hosts sit right behind the routers: no access links, no access delay.
+    t.accessDelay = emulated ? Time(0) : Time(p.accessDelay);
+    if (!p.delay.empty())
+        t.oneWay = Time(p.delay);
+    else
+        t.oneWay = Time(p.rtt) / 2 - t.accessDelay * 2;
+    if (t.oneWay.IsNegative())
+        Fail("Rtt is shorter than the access links' delay");
+    t.baseRtt = (t.oneWay + t.accessDelay * 2) * 2;
+    t.rate = DataRate(p.rate);
+    t.bdpBytes = t.rate.GetBitRate() / 8.0 * t.baseRtt.GetSeconds();
+    t.qPackets = p.queuePackets;
+    if (t.qPackets == 0)
+        t.qPackets = std::max<uint32_t>(2, static_cast<uint32_t>(std::ceil(p.queueBdp * t.bdpBytes / p.mtu)));
+    return t;
+}
+
+/// The devices of a dumbbell: the server's access link, each bottleneck hop (router h to
+/// h + 1; hop 0 is the bottleneck), each client's access link.
+struct DumbbellLinks
+{
+    NetDeviceContainer server;
+    std::vector<NetDeviceContainer> hops;
+    std::vector<NetDeviceContainer> clients;
+};
+
+DumbbellLinks
+InstallDumbbellLinks(const TopologyParams& p, const DumbbellNodes& n, const DumbbellTiming& t, bool emulated)
+{
     PointToPointHelper access;
     access.SetDeviceAttribute("DataRate", StringValue(p.accessRate));
     access.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
-    access.SetChannelAttribute("Delay", TimeValue(accessDelay));
+    access.SetChannelAttribute("Delay", TimeValue(t.accessDelay));
     access.SetQueue("ns3::DropTailQueue<Packet>",
                     "MaxSize",
                     QueueSizeValue(QueueSize(std::to_string(p.accessQueue) + "p")));
     access.DisableFlowControl();
 
     PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(t.rate));
     bottleneck.SetDeviceAttribute("Mtu", UintegerValue(p.mtu));
     // A chain splits the one-way delay over its hops; the first hop's queue is the
     // bottleneck (later hops have the same rate, so nothing queues there).
-    bottleneck.SetChannelAttribute("Delay", TimeValue(oneWay / static_cast<int64_t>(p.hops)));
+    bottleneck.SetChannelAttribute("Delay", TimeValue(t.oneWay / static_cast<int64_t>(p.hops)));
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
                         "MaxSize",
-                        QueueSizeValue(QueueSize(std::to_string(qPackets) + "p")));
+                        QueueSizeValue(QueueSize(std::to_string(t.qPackets) + "p")));
     bottleneck.DisableFlowControl();
 
-    NetDeviceContainer dServer;
+    DumbbellLinks d;
     if (!emulated)
-        dServer = access.Install(server.Get(0), routers.Get(0));
-    std::vector<NetDeviceContainer> dHops;
+        d.server = access.Install(n.server.Get(0), n.routers.Get(0));
     for (uint32_t h = 0; h < p.hops; h++)
-        dHops.push_back(bottleneck.Install(routers.Get(h), routers.Get(h + 1)));
-    NetDeviceContainer dBottle = dHops[0];
-    Ptr<Node> last = routers.Get(p.hops);
+        d.hops.push_back(bottleneck.Install(n.routers.Get(h), n.routers.Get(h + 1)));
     if (!p.pcap.empty())
     {
         if (!emulated)
-            access.EnablePcap(p.pcap + "-server", dServer.Get(0), true);
-        bottleneck.EnablePcap(p.pcap + "-bottleneck", dBottle.Get(1), true);
+            access.EnablePcap(p.pcap + "-server", d.server.Get(0), true);
+        bottleneck.EnablePcap(p.pcap + "-bottleneck", d.hops[0].Get(1), true);
     }
-    std::vector<NetDeviceContainer> dClients;
-    for (uint32_t i = 0; i < nClients && !emulated; i++)
-        dClients.push_back(access.Install(last, clients.Get(i)));
+    for (uint32_t i = 0; i < n.clients.GetN() && !emulated; i++)
+        d.clients.push_back(access.Install(n.routers.Get(p.hops), n.clients.Get(i)));
+    return d;
+}
 
+/// Addresses (server 10.1.0.0/24, hop h 10.2.h.0/24, client i 10.(3 + i / 250).(i % 250).0/24)
+/// and the names and endpoints of `net`.
+void
+AssignDumbbellAddresses(Net& net, const TopologyParams& p, const DumbbellNodes& n, const DumbbellLinks& d,
+                        uint32_t nClients, bool emulated)
+{
     Ipv4AddressHelper addr;
     Ipv4InterfaceContainer iServer;
     if (!emulated)
     {
         addr.SetBase("10.1.0.0", "255.255.255.0");
-        iServer = addr.Assign(dServer);
+        iServer = addr.Assign(d.server);
     }
     for (uint32_t h = 0; h < p.hops; h++)
     {
         addr.SetBase(("10.2." + std::to_string(h) + ".0").c_str(), "255.255.255.0");
-        addr.Assign(dHops[h]);
+        addr.Assign(d.hops[h]);
     }
     // Scenario names: r1 is the clients' gateway, r{hops+1} the server's.
     for (uint32_t i = 1; i <= p.hops + 1; i++)
-        net.named["r" + std::to_string(i)] = routers.Get(p.hops + 1 - i);
+        net.named["r" + std::to_string(i)] = n.routers.Get(p.hops + 1 - i);
     if (emulated)
     {
         // The first router is the server's gateway, the last every client's.
-        net.server = routers.Get(0);
-        net.clients.assign(nClients, last);
+        net.server = n.routers.Get(0);
+        net.clients.assign(nClients, n.routers.Get(p.hops));
+        return;
     }
-    else
+    for (uint32_t i = 0; i < nClients; i++)
     {
-        for (uint32_t i = 0; i < nClients; i++)
-        {
-            std::string base = "10." + std::to_string(3 + i / 250) + "." + std::to_string(i % 250) + ".0";
-            addr.SetBase(base.c_str(), "255.255.255.0");
-            Ipv4InterfaceContainer ic = addr.Assign(dClients[i]);
-            net.clientAddrs.push_back(ic.GetAddress(1));
-            net.clients.push_back(clients.Get(i));
-        }
-        net.server = server.Get(0);
-        net.serverAddr = iServer.GetAddress(0);
-        net.named["server"] = net.server;
-        net.serverLink = {dServer.Get(0), dServer.Get(1)};
+        std::string base = "10." + std::to_string(3 + i / 250) + "." + std::to_string(i % 250) + ".0";
+        addr.SetBase(base.c_str(), "255.255.255.0");
+        Ipv4InterfaceContainer ic = addr.Assign(d.clients[i]);
+        net.clientAddrs.push_back(ic.GetAddress(1));
+        net.clients.push_back(n.clients.Get(i));
     }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-    NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
-    CheckNoQdisc(false);
-    if (emulated)
-        attach(net.server, net.clients);
+    net.server = n.server.Get(0);
+    net.serverAddr = iServer.GetAddress(0);
+    net.named["server"] = net.server;
+    net.serverLink = {d.server.Get(0), d.server.Get(1)};
+}
 
-    if (p.loss > 0.0)
-    {
-        Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-        em->SetAttribute("ErrorRate", DoubleValue(p.loss));
-        em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
-        dBottle.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
-    }
+/// Random packet loss on the bottleneck's receiving device (data direction), if any.
+void
+AddBottleneckLoss(const TopologyParams& p, const DumbbellLinks& d)
+{
+    if (p.loss <= 0.0)
+        return;
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorRate", DoubleValue(p.loss));
+    em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+    d.hops[0].Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+}
 
-    // Capacity timeline and the rate schedule (both directions change together).
+/// The capacity timeline and the rate schedule (every hop, both directions change together).
+void
+ScheduleRates(Net& net, const TopologyParams& p, const DataRate& rate, const DumbbellLinks& d)
+{
     net.capacity.push_back({0.0, static_cast<double>(rate.GetBitRate())});
     double maxRate = static_cast<double>(rate.GetBitRate());
     for (const auto& item : Split(p.rateSchedule, ','))
@@ -251,34 +296,60 @@ BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints&
             net.capacity[0].second = static_cast<double>(r.GetBitRate());
         else
             net.capacity.push_back({t, static_cast<double>(r.GetBitRate())});
-        for (const auto& hop : dHops)
-            for (uint32_t d = 0; d < 2; d++)
+        for (const auto& hop : d.hops)
+            for (uint32_t i = 0; i < 2; i++)
             {
-                Ptr<NetDevice> dev = hop.Get(d);
+                Ptr<NetDevice> dev = hop.Get(i);
                 Simulator::Schedule(Seconds(ScenarioOrigin() + std::max(t, 0.0)),
                                     [dev, r]() { dev->SetAttribute("DataRate", DataRateValue(r)); });
             }
     }
     net.capacityForSizing = maxRate;
+}
 
+/// The bottleneck queue's monitor and sampler, and the derived values run.toml records.
+void
+DescribeDumbbell(Net& net, const TopologyParams& p, const DumbbellTiming& t, const DumbbellLinks& d, bool emulated)
+{
     // The DropTail queue of router 1's bottleneck device (data direction) is the bottleneck
     // queue; flow control is disabled on every device so no queue disc sits in front of it.
-    Ptr<PointToPointNetDevice> bdev = DynamicCast<PointToPointNetDevice>(dBottle.Get(0));
+    Ptr<PointToPointNetDevice> bdev = DynamicCast<PointToPointNetDevice>(d.hops[0].Get(0));
     Ptr<Queue<Packet>> queue = bdev->GetQueue();
     net.attachQueue = MonitorDropTail(queue);
     net.derived["queue_sampled"] = "router1 bottleneck PointToPointNetDevice DropTail queue";
-    net.derived["bottleneck_delay_ms"] = Fmt(oneWay.GetSeconds() * 1e3, 6);
+    net.derived["bottleneck_delay_ms"] = Fmt(t.oneWay.GetSeconds() * 1e3, 6);
     net.derived["hops"] = std::to_string(p.hops);
-    net.derived["base_rtt_ms"] = Fmt(baseRtt.GetSeconds() * 1e3, 6);
-    net.derived["bdp_bytes"] = Fmt(bdpBytes, 0);
-    net.derived["queue_packets"] = std::to_string(qPackets);
+    net.derived["base_rtt_ms"] = Fmt(t.baseRtt.GetSeconds() * 1e3, 6);
+    net.derived["bdp_bytes"] = Fmt(t.bdpBytes, 0);
+    net.derived["queue_packets"] = std::to_string(t.qPackets);
     net.derived["qdisc"] = "none (flow control disabled: device DropTail queues only)";
-    net.derived["tcp_buffer_hint"] = Fmt(bdpBytes + qPackets * 1500.0, 0);
+    net.derived["tcp_buffer_hint"] = Fmt(t.bdpBytes + t.qPackets * 1500.0, 0);
     if (emulated)
-        net.derived["queue_bytes_max"] = Fmt(static_cast<double>(qPackets) * p.mtu, 0);
+        net.derived["queue_bytes_max"] = Fmt(static_cast<double>(t.qPackets) * p.mtu, 0);
     net.sampleQueue = [queue]() {
         return std::make_pair<uint64_t, uint64_t>(queue->GetNPackets(), queue->GetNBytes());
     };
+}
+
+} // namespace
+
+Net
+BuildDumbbell(const TopologyParams& p, uint32_t nClients, const AttachEndpoints& attach)
+{
+    Net net;
+    const bool emulated = static_cast<bool>(attach);
+    const DumbbellNodes nodes = CreateDumbbellNodes(p, nClients, emulated);
+    const DumbbellTiming timing = DumbbellTimingOf(p, emulated);
+    const DumbbellLinks links = InstallDumbbellLinks(p, nodes, timing, emulated);
+    AssignDumbbellAddresses(net, p, nodes, links, nClients, emulated);
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
+    CheckNoQdisc(false);
+    if (emulated)
+        attach(net.server, net.clients);
+    AddBottleneckLoss(p, links);
+    ScheduleRates(net, p, timing.rate, links);
+    DescribeDumbbell(net, p, timing, links, emulated);
     return net;
 }
 

@@ -58,22 +58,6 @@ impl<C: Catalog + ?Sized> ServerNode<C> {
         self.server = server;
     }
 
-    /// Datagrams waiting for [`ServerNode::poll_transmit`].
-    pub fn queued(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// The length of the next datagram [`ServerNode::poll_transmit`] gives, if any.
-    pub fn next_len(&self) -> Option<usize> {
-        self.queue.front().map(|&(_, _, len)| len)
-    }
-
-    /// Drop the datagrams not yet taken.
-    pub fn clear(&mut self) {
-        self.queue.clear();
-        self.bytes.clear();
-    }
-
     /// Answer one datagram from `from` (see [`Server::handle`]); the answer waits for
     /// [`ServerNode::poll_transmit`].
     pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
