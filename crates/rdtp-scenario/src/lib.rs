@@ -1640,6 +1640,8 @@ rate = 10
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
+                // Written in today's spelling: nothing that goes in the next release.
+                assert_eq!(deprecations(&run.scenario), Vec::<String>::new(), "{} {}", path.display(), run.id);
                 run_args(&run.scenario, "out").unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
             }
             checked += 1;

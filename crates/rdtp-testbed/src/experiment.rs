@@ -712,6 +712,8 @@ stop = 12.0
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
+                // Written in today's spelling: nothing that goes in the next release.
+                assert_eq!(deprecations(run), Vec::<String>::new(), "{} {}", path.display(), run.id);
                 layout(&run.experiment).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
                 let args = topology_args(run).unwrap_or_else(|e| panic!("{} {}: {e:#}", path.display(), run.id));
                 assert!(!args.iter().any(|a| a.starts_with("--Routers=")), "{} {}: {args:?}", path.display(), run.id);
