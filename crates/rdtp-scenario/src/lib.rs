@@ -3,6 +3,8 @@
 //! `rdtp-sim` (crates/rdtp-ns3) and `rdtp-testbed`, whose `[path]` is this crate's
 //! [`Topology`] and whose sweeps are [`sweep_points`]. [`network`] holds what both know about
 //! the emulated network beyond the schema (WiFi PHY rates, capacity, the testbed's addresses).
+//! [`flow`] holds the one `[[flow]]` schema both read ([`Flow`]; the testbed's own keys in
+//! `[flow.testbed]`).
 //!
 //! The schema is documented in crates/rdtp-ns3/README.md. Unknown keys are errors, so a typo
 //! in a scenario does not silently fall back to a default. Every failure is an [`Error`]: its
@@ -13,16 +15,19 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod flow;
 pub mod graph;
 pub mod network;
 pub mod routing;
 
 pub use error::{Error, Result};
+pub use flow::{Flow, TestbedFlow};
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use rdtp_proto::cc::{CcConfig, spec};
+use flow::{rdtp_cc, validate_receiver};
+use rdtp_proto::cc::CcConfig;
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -470,73 +475,6 @@ impl Size {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Flow {
-    /// "rdtp", "tcp" (with cc bbr|cubic), "tcp-bbr", "tcp-cubic", "udp".
-    pub kind: String,
-    /// rdtp: a controller spec (bbr, bbr-wifi, bbrp:probe_gain=2, fixed:window=32, …;
-    /// `rdtp fetch --cc help`); tcp: bbr, cubic.
-    pub cc: Option<String>,
-    /// Client / station index (default: the next unused one).
-    pub client: Option<u32>,
-    #[serde(default)]
-    pub start: f64,
-    /// Default: the end of the run.
-    pub stop: Option<f64>,
-    /// rdtp: object size (default: bulk, never runs out); tcp/udp: bytes to send (default unlimited).
-    pub size: Option<Size>,
-    /// udp: sending rate.
-    pub rate: Option<Quantity>,
-    pub max_aggregation: Option<u32>,
-    /// rdtp: short for the cc key probe_gain. Deprecated (removed in the next release): write
-    /// the key in `cc` (`cc = "bbrp:probe_gain=2"`); [`deprecations`] says so.
-    pub probe_gain: Option<f64>,
-    /// rdtp: short for the cc key window (of fixed). Deprecated as `probe_gain`
-    /// (`cc = "fixed:window=32"`).
-    pub fixed_window: Option<u32>,
-    pub unit: Option<u32>,
-    /// rdtp: RTTVAR multiplier K of the RTO (default 4, RFC 6298; ndnget's is 8).
-    pub rto_k: Option<u32>,
-    /// rdtp: seconds without a valid answer before the fetch gives up (default 10).
-    pub idle_timeout: Option<f64>,
-    /// rdtp, workload: any other receiver options, as a receiver spec `KEY=VALUE,...` handed
-    /// unchanged to the core (`rdtp fetch --receiver help` lists the keys: `rto_min=1s`,
-    /// `max_inflight=100`, …). `max_aggregation`, `unit`, `rto_k` and `idle_timeout` above
-    /// are short for keys of it and apply first; a key given here too wins.
-    pub config: Option<String>,
-    /// Replicate this flow on `count` consecutive clients.
-    #[serde(default = "one")]
-    pub count: u32,
-    /// Name of this flow definition in run ids, labels and plots (e.g. "bbrp-2"); read
-    /// from the TOML value by `show`, not from here.
-    pub label: Option<String>,
-    /// Graph topologies: the server node it fetches from or is sent by (default: the first).
-    pub server: Option<String>,
-    /// tcp/udp: "down" (server → client, default) or "up" (client → server: seed 002's
-    /// stations sending to the wired node).
-    pub direction: Option<String>,
-    /// rdtp: informed start (seed 002): "auto" (the rate the receiver's station predicts from
-    /// what it overhears; WiFi only; normal start when there is no estimate) or a rate.
-    pub initial_rate: Option<Quantity>,
-    /// workload (seed 003 §III; graph topologies): fetches started per second on the client
-    /// (a Poisson process), each for an object of a catalogue of `objects` objects of `size`
-    /// bytes spread over every server in turn, drawn from a Zipf(`alpha`) popularity.
-    pub requests: Option<f64>,
-    pub alpha: Option<f64>,
-    pub objects: Option<u32>,
-    /// workload: no fetch starts after this time (scenario seconds; default: none until the
-    /// flow stops). The fetches running then go on until the flow stops, so that the last
-    /// measured ones finish instead of being cut short by the end of the run (which would
-    /// leave the slowest out of the completion times).
-    pub last_start: Option<f64>,
-    /// workload: fetches replayed through the caching routers before the run, without
-    /// packets (Icarus' warm-up: each router on the way looks each unit up, those that miss
-    /// cache it as its Data passes back), drawn from this flow's popularity on a random
-    /// stream of their own; the run's own warm-up (`scenario.warmup`) follows. Needs `unit`.
-    pub prewarm: Option<u32>,
-}
-
 /// One expanded run: its id, the sweep assignment that made it, the scenario.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -725,6 +663,7 @@ pub fn expand(text: &str, overrides: &[(String, String)]) -> Result<(Vec<String>
     let (keys, points) = sweep_points(text, overrides, "scenario", short_key)?;
     let mut runs = Vec::with_capacity(points.len());
     for p in points {
+        flow::check_tables(&p.doc)?;
         let scenario: Scenario = Value::Table(p.doc)
             .try_into()
             .map_err(|e| Error::Toml { context: "scenario".into(), source: Box::new(e) })?;
@@ -949,17 +888,6 @@ fn validate(s: &Scenario) -> Result<(), Error> {
     validate_paths(s)
 }
 
-/// An rdtp flow's receiver options, checked by the core's parser.
-fn validate_receiver(i: usize, f: &Flow) -> Result<(), Error> {
-    if f.idle_timeout.is_some_and(|t| !(t.is_finite() && t > 0.0 && t <= 86_400.0)) {
-        return Err(Error::Invalid(format!("flow {i}: idle_timeout must be in (0, 86400] seconds")));
-    }
-    let spec = f.receiver_spec();
-    rdtp_proto::receiver::ReceiverConfig::from_spec(&spec)
-        .map(|_| ())
-        .map_err(|e| Error::Invalid(format!("flow {i}: {e} (the fields and config = \"{spec}\")")))
-}
-
 /// Only graph flows name a server; every flow's client reaches its server ([`flow_specs`]).
 fn validate_paths(s: &Scenario) -> Result<(), Error> {
     if s.topology.kind != "graph"
@@ -970,51 +898,11 @@ fn validate_paths(s: &Scenario) -> Result<(), Error> {
     flow_specs(s).map(|_| ())
 }
 
-impl Flow {
-    /// An rdtp or workload flow's receiver spec, as the core reads it: the keys the fields
-    /// are short for, then `;` and `config` (which may override them). A workload's fetches
-    /// take only `unit` of the fields (as they always did) and `config`.
-    pub fn receiver_spec(&self) -> String {
-        let mut keys = Vec::new();
-        if self.kind != "workload" {
-            keys.extend(self.max_aggregation.map(|v| format!("max_aggregation={v}")));
-        }
-        keys.extend(self.unit.map(|v| format!("unit={v}")));
-        if self.kind != "workload" {
-            keys.extend(self.rto_k.map(|v| format!("rto_k={v}")));
-            keys.extend(self.idle_timeout.filter(|t| t.is_finite() && *t > 0.0 && *t <= 86_400.0).map(|t| {
-                format!("idle_timeout={}", rdtp_units::format_duration(std::time::Duration::from_secs_f64(t)))
-            }));
-        }
-        let mut spec = keys.join(",");
-        if let Some(c) = self.config.as_deref().filter(|c| !c.trim().is_empty()) {
-            if !spec.is_empty() {
-                spec.push(';');
-            }
-            spec.push_str(c);
-        }
-        spec
-    }
-}
-
 /// A warning for every flow of `s` that uses the options that predate specs (`probe_gain`,
 /// `fixed_window`), naming the controller spec to write instead (they go in the next
 /// release). The caller prints them (this crate runs nothing).
 pub fn deprecations(s: &Scenario) -> Vec<String> {
-    s.flows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| {
-            let cc = f.cc.as_deref().unwrap_or("bbr");
-            spec::legacy_warning(cc, f.fixed_window, f.probe_gain, ["fixed_window", "probe_gain"])
-                .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
-        })
-        .collect()
-}
-
-/// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
-fn rdtp_cc(f: &Flow) -> String {
-    spec::with_legacy_options(f.cc.as_deref().unwrap_or("bbr"), f.fixed_window, f.probe_gain)
+    s.flows.iter().enumerate().filter_map(|(i, f)| f.legacy_warning(i, ["fixed_window", "probe_gain"])).collect()
 }
 
 /// The flows as the C++ runner sees them, after `count` replication and client assignment.
@@ -1671,6 +1559,11 @@ server = "s2"
         assert!(expand(&bad, &[]).unwrap_err().to_string().contains("queu"));
         let bad = FILE.replace("cc = \"cubic\"", "cc = \"vegas\"");
         assert!(expand(&bad, &[]).is_err());
+        // A flow's unknown key names the flow, in its own keys and in its [flow.testbed].
+        let bad = FILE.replace("start = 1.0", "strat = 1.0");
+        assert!(expand(&bad, &[]).unwrap_err().to_string().starts_with("flow 1: unknown field `strat`"));
+        let bad = FILE.replace("start = 1.0", "start = 1.0\ntestbed = { per_namspace = 2 }");
+        assert!(expand(&bad, &[]).unwrap_err().to_string().starts_with("flow 1: unknown field `per_namspace`"));
     }
 
     #[test]
@@ -1771,6 +1664,8 @@ rate = 10
             let (_, runs) = expand(&text, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!runs.is_empty(), "{}", path.display());
             for run in &runs {
+                // Written in today's spelling: nothing that goes in the next release.
+                assert_eq!(deprecations(&run.scenario), Vec::<String>::new(), "{} {}", path.display(), run.id);
                 run_args(&run.scenario, "out").unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), run.id));
             }
             checked += 1;

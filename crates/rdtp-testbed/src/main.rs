@@ -331,7 +331,7 @@ fn load_runs(o: &Options, path: &Path) -> Result<(String, Vec<String>, Vec<exper
         }
     };
     let mut warned = Vec::new();
-    for w in runs.iter().flat_map(|r| experiment::deprecations(&r.experiment)) {
+    for w in runs.iter().flat_map(experiment::deprecations) {
         if !warned.contains(&w) {
             eprintln!("rdtp-testbed: warning: {}: {w}", path.display());
             warned.push(w);
