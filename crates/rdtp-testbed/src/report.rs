@@ -336,12 +336,7 @@ fn write_flows_csv(
         if let Some(p) = &f.output {
             let _ = fs::remove_file(p);
         }
-        let status = match f.usage {
-            Some(u) if u.exit_code() == Some(0) => "completed".to_string(),
-            Some(u) if u.signal() == Some(libc::SIGTERM) => "stopped".to_string(),
-            Some(u) => format!("failed ({})", u.describe()),
-            None => "not started".to_string(),
-        };
+        let status = flow_status(f.usage);
         let j = |k: &str| json.as_ref().and_then(|v| v[k].as_f64());
         let count = |k: &str| json.as_ref().and_then(|v| v[k].as_u64()).map_or(String::new(), |b| b.to_string());
         let (ps, _) = ping_stats[f.inst.ns];
@@ -564,4 +559,36 @@ fn write_testbed_toml(
     tb.push('\n');
     fs::write(dir.join("testbed.toml"), tb)?;
     Ok(())
+}
+
+/// A flow's `status` column from how its process ended.
+fn flow_status(usage: Option<crate::procs::Usage>) -> String {
+    match usage {
+        Some(u) if u.exit_code() == Some(0) => "completed".to_string(),
+        // Stopped by the testbed's SIGTERM: a process may die of it, or (as `rdtp fetch`
+        // does) exit with 128 + SIGTERM after cleaning up.
+        Some(u) if u.signal() == Some(libc::SIGTERM) || u.exit_code() == Some(128 + libc::SIGTERM) => {
+            "stopped".to_string()
+        }
+        Some(u) => format!("failed ({})", u.describe()),
+        None => "not started".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::flow_status;
+    use crate::procs::Usage;
+
+    #[test]
+    fn a_fetch_that_exits_143_after_sigterm_was_stopped_not_failed() {
+        let exited = |code: i32| Some(Usage { status: code << 8, ..Usage::default() });
+        let killed = |sig: i32| Some(Usage { status: sig, ..Usage::default() });
+        assert_eq!(flow_status(exited(0)), "completed");
+        assert_eq!(flow_status(exited(143)), "stopped");
+        assert_eq!(flow_status(killed(libc::SIGTERM)), "stopped");
+        assert_eq!(flow_status(exited(1)), "failed (exit 1)");
+        assert_eq!(flow_status(killed(libc::SIGKILL)), "failed (signal 9)");
+        assert_eq!(flow_status(None), "not started");
+    }
 }
