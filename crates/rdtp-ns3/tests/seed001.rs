@@ -1,12 +1,13 @@
 //! Seed 001's setting in ns-3 (S1 §IV-A): consumers —802.11n— a caching AP —a second
 //! 802.11n network— the producer; receive losses by node role (§IV-C) and an outage of the
-//! producer's link (§IV-D); runs that end when every fetch is done; requests.csv.
+//! producer's link (§IV-D); runs that end when every fetch is done; requests.csv; and
+//! `experiments/smoke-t2.toml`, Topology 2 in miniature, in which every consumer must finish.
 
 mod common;
 
 use std::fs;
 
-use common::{TempDir, csv, num, sim};
+use common::{TempDir, csv, num, run_dirs, run_shipped, sim};
 
 /// Topology 1 or 2 (`clients`), S1's 8600-byte units, a small object; `extra` arguments.
 fn topology(out: &std::path::Path, cc: &str, clients: u32, size: u64, extra: &[&str]) -> Option<std::process::Output> {
@@ -169,14 +170,10 @@ fn a_malformed_outage_is_a_usage_error_before_any_run() {
 /// here such a consumer gives up after 10 s without an answer and shows as unfinished.
 #[test]
 fn the_topology_2_smoke_file_finishes_every_consumer() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/smoke-t2.toml");
     let dir = TempDir::new("smoke-t2");
-    let out = dir.0.join("out");
-    // rdtp-sim exits non-zero (and `sim` fails the test) when a run fails.
-    let Some(_) = sim(&[file, "--out", out.to_str().unwrap(), "--jobs", "1"]) else { return };
-    let mut runs: Vec<_> =
-        fs::read_dir(&out).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("run.toml").exists()).collect();
-    runs.sort();
+    // rdtp-sim exits non-zero (and the test fails) when a run fails.
+    let Some(out) = run_shipped(&dir, "smoke-t2.toml") else { return };
+    let runs = run_dirs(&out);
     assert_eq!(runs.len(), 10, "5 schemes × 2 unit sizes: {runs:?}");
     let mut stuck = Vec::new();
     for run in &runs {
