@@ -50,6 +50,7 @@ COLORS = {
     "rdtp-cctcp": "#d62728",
     "rdtp-cctcp-single": "#e377c2",
     "rdtp-icp": "#17becf",
+    "rdtp-icp-ss": "#9edae5",
     "rdtp-bbr3": "#bcbd22",
 }
 
@@ -128,6 +129,25 @@ def over(values, digits=3):
     if len(vs) == 1:
         return fmt(vs[0], digits)
     return f"{fmt(sum(vs) / len(vs), digits)} [{fmt(min(vs), digits)}–{fmt(max(vs), digits)}]"
+
+
+# Reconstructed baselines: the papers that specify them are not available here, so their tables
+# carry a one-line caveat (docs/EXPERIMENTS.md, Deviations; the sensitivity files
+# experiments/*-sirc.toml and *-icp.toml run the variants named here).
+CAVEATS = {
+    "sirc": "SIRC is our reconstruction (Amadeo et al.'s paper is not available here): its 1.125 gap gain and "
+            "its fast re-request are our choices; `sirc-gain1` (`sirc:gap_gain=1`) paces at the measured gap itself.",
+    "icp": "ICP is our reconstruction (Carofiglio et al.'s paper is not available here): growth W += η/W from a "
+           "window of 1 without slow start and a timer of 1.5 × the largest of the last 30 RTTs are our choices; "
+           "`icp:slow_start=true` adds a slow start.",
+}
+
+
+def caveats(names):
+    """The caveat lines (blank line first) for the reconstructed baselines among `names`
+    (schemes, controller specs or flow labels: `sirc-gain1`, `icp:slow_start=true`, `rdtp-icp`)."""
+    bare = {n.removeprefix("rdtp-").split(":")[0].split("-")[0] for n in names}
+    return [line for k, text in CAVEATS.items() if k in bare for line in ("", f"*{text}*")]
 
 
 def repeated(rows):
@@ -232,7 +252,7 @@ def fig7a(out, png):
         u = [pm(table.get((c[0], c[1], l), {}), "utilisation", 1, 100) + " %" for l in labels]
         t = [pm(table.get((c[0], c[1], l), {}), "mean_rtt_ms") for l in labels]
         lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(u + t) + " |")
-    return lines
+    return lines + caveats(labels)
 
 
 def fig7b(out, png):
@@ -785,8 +805,9 @@ def tb_table1(out, png):
 
 # --- Hu et al. (BBR-CD) --------------------------------------------------------------------
 
-S1_SCHEMES = ["bbr-cd", "sirc", "bbr-orig", "aimd", "cubic"]
-S1_COLORS = {"bbr-cd": "#d62728", "sirc": "#2ca02c", "bbr-orig": "#1f77b4", "aimd": "#ff7f0e", "cubic": "#9467bd"}
+S1_SCHEMES = ["bbr-cd", "sirc", "sirc-gain1", "bbr-orig", "aimd", "cubic"]
+S1_COLORS = {"bbr-cd": "#d62728", "sirc": "#2ca02c", "sirc-gain1": "#98df8a", "bbr-orig": "#1f77b4", "aimd": "#ff7f0e",
+             "cubic": "#9467bd"}
 S1_SIZE = 20e6  # bytes per consumer
 
 
@@ -897,7 +918,7 @@ def s1_goodput(out, png, title, lossy):
     fig.suptitle(title + (" — mean of the rounds, whiskers min/max" if rounds > 1 else " — one round"))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return lines
+    return lines + caveats(schemes)
 
 
 def s1_fig5_t1(out, png):
@@ -931,7 +952,7 @@ def s1_fig5_t1(out, png):
     fig.suptitle("Hu et al. Fig. 6: request pacing, Topology 1, no added loss (round 1)")
     fig.tight_layout()
     fig.savefig(png.replace(".png", "-fig6.png"), dpi=90)
-    return lines
+    return lines + caveats(s for s, _ in groups)
 
 
 def s1_fig5_t2(out, png):
@@ -1215,8 +1236,8 @@ KINDS.update({"s2fig": s2fig, "s2informed": s2informed})
 
 # ----- Saino et al. (CCTCP): flow completion times of a Poisson × Zipf workload -----
 
-S3_CC = ["cctcp", "cctcp-single", "icp"]
-S3_COLORS = {"cctcp": "#1f77b4", "cctcp-single": "#ff7f0e", "icp": "#2ca02c"}
+S3_CC = ["cctcp", "cctcp-single", "icp", "icp:slow_start=true"]
+S3_COLORS = {"cctcp": "#1f77b4", "cctcp-single": "#ff7f0e", "icp": "#2ca02c", "icp:slow_start=true": "#98df8a"}
 S3_ROUTERS = ["h1"] + [f"p{k}" for k in range(1, 7)] + ["h2"]
 
 
@@ -1357,7 +1378,7 @@ def s3fig4(out, png):
     fig.suptitle(f"Saino et al. Fig. 4, ours: {os.path.basename(os.path.normpath(out))}{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return table + reductions + hits
+    return table + caveats(s3_key(r, "flow.*.cc") for r in rows) + reductions + hits
 
 
 def s3fig5(out, png):
@@ -1398,7 +1419,7 @@ def s3fig5(out, png):
     fig.suptitle(f"Saino et al. Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return table + hits
+    return table + caveats(s3_key(r, "flow.*.cc") for r in rows) + hits
 
 
 # Saino et al.'s Fig. 4 has one file per caching policy: its files are named after OUT_DIR.

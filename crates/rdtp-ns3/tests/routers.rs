@@ -9,9 +9,9 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{TempDir, csv, num, run_scenario, run_toml, sim};
+use common::{TempDir, csv, num, run_dirs, run_scenario, run_shipped, run_toml};
 
 const UNIT: u64 = 1402;
 
@@ -23,14 +23,6 @@ fn chain(flows: &str, extra: &str) -> String {
          rtt = \"20ms\"\nqueue = \"1bdp\"\nhops = 2\n\n[[topology.router]]\nnode = \"r1\"\n\n\
          [[topology.router]]\nnode = \"r3\"\n\n{flows}\n{extra}"
     )
-}
-
-/// The run directories under `out`, in run order.
-fn runs(out: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> =
-        std::fs::read_dir(out).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("run.toml").exists()).collect();
-    dirs.sort();
-    dirs
 }
 
 /// A router's counter from run.toml.
@@ -97,7 +89,7 @@ fn a_second_fetch_is_served_from_the_first_routers_store() {
     let flows =
         format!("[[flow]]\nkind = \"rdtp\"\nsize = {size}\n\n[[flow]]\nkind = \"rdtp\"\nsize = {size}\nstart = 2.5\n");
     let Some(out) = run_scenario(&dir, &chain(&flows, "")) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     let f = csv(&run.join("flows.csv"));
     for flow in &f {
         assert_eq!((flow["completed"].as_str(), flow["bytes"].as_str()), ("1", "2000000"), "{flow:?}");
@@ -140,7 +132,7 @@ fn simultaneous_fetches_of_one_object_are_coalesced() {
     let sweep = "[sweep]\n\"topology.router.*.cs_size\" = [65536, 0]\n";
     let Some(out) = run_scenario(&dir, &chain(&flows, sweep)) else { return };
     let units = size.div_ceil(UNIT);
-    for run in runs(&out) {
+    for run in run_dirs(&out) {
         let label = run.file_name().unwrap().to_string_lossy().into_owned();
         let f = csv(&run.join("flows.csv"));
         let received: u64 = f.iter().map(|r| r["bytes"].parse::<u64>().unwrap()).sum();
@@ -173,13 +165,11 @@ fn simultaneous_fetches_of_one_object_are_coalesced() {
 /// the store on, flow 0 re-requested 2 188 of 3 567 units.
 #[test]
 fn the_smoke_routers_file_finishes_every_flow_near_the_paths_goodput() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/smoke-routers.toml");
     let dir = TempDir::new("smoke-routers");
-    let out = dir.0.join("out");
-    let Some(_) = sim(&[file, "--out", out.to_str().unwrap(), "--jobs", "1"]) else { return };
+    let Some(out) = run_shipped(&dir, "smoke-routers.toml") else { return };
     let near = 0.8 * 50.0 * 1402.0 / 1500.0;
     let units = 5_000_000u64.div_ceil(UNIT);
-    let runs = runs(&out);
+    let runs = run_dirs(&out);
     assert_eq!(runs.len(), 2, "store on and off");
     for run in runs {
         let label = run.file_name().unwrap().to_string_lossy().into_owned();
@@ -206,7 +196,7 @@ fn the_non_verifying_baseline_asks_for_no_proof() {
     let flows = "[[flow]]\nkind = \"rdtp\"\nsize = 1000000\n";
     let sweep = "[sweep]\n\"topology.router.0.verify\" = [true, false]\n";
     let Some(out) = run_scenario(&dir, &chain(flows, sweep)) else { return };
-    let runs = runs(&out);
+    let runs = run_dirs(&out);
     assert_eq!(runs.len(), 2);
     let blocks = 1_000_000u64.div_ceil(16_384);
     for run in &runs {
@@ -232,7 +222,7 @@ fn a_router_on_the_wifi_ap_serves_its_stations() {
                     [[flow]]\nkind = \"rdtp\"\ncc = \"bbr-wifi\"\nsize = 2000000\ncount = 2\n\n\
                     [[flow]]\nkind = \"rdtp\"\nsize = 2000000\nstart = 1.5\n";
     let Some(out) = run_scenario(&dir, scenario) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     let f = csv(&run.join("flows.csv"));
     for flow in &f {
         assert_eq!((flow["completed"].as_str(), flow["bytes"].as_str()), ("1", "2000000"), "{flow:?}");
@@ -281,7 +271,7 @@ fn graph() -> String {
 fn a_graph_with_two_servers_is_byte_exact_with_hits_in_the_shared_router() {
     let dir = TempDir::new("graph");
     let Some(out) = run_scenario(&dir, &graph()) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     let f = csv(&run.join("flows.csv"));
     for flow in &f {
         assert_eq!(flow["completed"], "1", "{flow:?}");
@@ -323,7 +313,7 @@ fn cs_csv_adds_up_to_the_router_counters_with_evictions() {
         "[[topology.router]]\nnode = \"r1\"\ncs_size = 300\ncs_insert = \"prob:0.5\"\n",
     );
     let Some(out) = run_scenario(&dir, &scenario) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     assert!(csv(&run.join("flows.csv")).iter().all(|r| r["completed"] == "1"));
     let sums = check_cs_totals(run);
     assert!(sums["r1"]["evictions"] > 0, "{sums:?}");
@@ -342,7 +332,7 @@ fn specs_in_the_file_reach_the_cores() {
                  config = \"max_inflight=2\"\n";
     let text = chain(flows, "").replacen("node = \"r1\"\n", "node = \"r1\"\nconfig = \"cs_insert=none\"\n", 1);
     let Some(out) = run_scenario(&dir, &text) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     assert_eq!(counter(run, "r1", "cs_entries"), 0, "r1 inserts nothing");
     let f = csv(&run.join("flows.csv"));
     assert_eq!(f[1]["sources"], "r3:100.0%", "{f:?}");
@@ -378,7 +368,7 @@ fn next_hops_give_a_strategy_two_paths() {
         { node = \"a\" },\n{ node = \"b\" },\n]\n\n[[flow]]\nkind = \"workload\"\nrequests = 5.0\nobjects = 20\n\
         size = 100000\nunit = 1402\nlast_start = 3.0\n";
     let Some(out) = run_scenario(&dir, text) else { return };
-    let run = &runs(&out)[0];
+    let run = &run_dirs(&out)[0];
     let fetches = csv(&run.join("fetches.csv"));
     assert!(!fetches.is_empty() && fetches.iter().all(|f| f["completed"] == "1"), "{fetches:?}");
     let (via_a, via_b) = (counter(run, "a", "units_requested"), counter(run, "b", "units_requested"));

@@ -71,6 +71,23 @@ pub fn run_scenario(dir: &TempDir, text: &str) -> Option<PathBuf> {
     Some(out)
 }
 
+/// Run the scenario file `experiments/<name>` as it is shipped into `dir` (one job); the
+/// output directory, or `None` if this build cannot simulate.
+pub fn run_shipped(dir: &TempDir, name: &str) -> Option<PathBuf> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments").join(name);
+    let out = dir.0.join("out");
+    sim(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--jobs", "1"])?;
+    Some(out)
+}
+
+/// The run directories under `out` (those with a run.toml), in run order.
+pub fn run_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        fs::read_dir(out).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("run.toml").exists()).collect();
+    dirs.sort();
+    dirs
+}
+
 /// A run's run.toml.
 pub fn run_toml(run: &Path) -> toml::Table {
     fs::read_to_string(run.join("run.toml")).unwrap().parse().unwrap()
