@@ -15,6 +15,10 @@
 //! * RDR, "Realtime Data Retrieval" (the `32=metadata` discovery of the latest version) and
 //!   segmented objects as ndnputchunks and NDNts publish them ([`segmented`]).
 //!
+//! Beside the codec, [`consumer`] fetches a segmented object from an NDN node with rdtp's
+//! receiver (every controller): a translator between the receiver's requests and Interests,
+//! and between NDN Data and Nacks and rdtp's.
+//!
 //! Signature types other than DigestSha256 (Ed25519, ECDSA, RSA, HMAC) are decoded (type,
 //! KeyLocator) and reported unverified ([`data::Verification`]); checking them is left to
 //! the front end that holds the trust anchors.
@@ -25,8 +29,10 @@
 //! no randomness (nonces are passed in), no file access. It must never panic on bytes from
 //! the network: every decoder returns [`Error`] on truncation, lengths past the end,
 //! unknown critical elements and malformed values, and the reassembler's memory is bounded
-//! whatever fragments arrive. Of the rest of the crate it imports only `Time`.
+//! whatever fragments arrive. Of the rest of the crate the codec imports only `Time`; the
+//! consumer also imports the receiver it wraps and rdtp's wire format it speaks to it.
 
+pub mod consumer;
 pub mod data;
 pub mod interest;
 pub mod lp;
@@ -34,6 +40,7 @@ pub mod name;
 pub mod segmented;
 pub mod tlv;
 
+pub use consumer::{Consumer, ConsumerConfig, NdnStats};
 pub use data::{Data, KeyLocator, MetaInfo, SignatureInfo, SignatureType, Verification};
 pub use interest::Interest;
 pub use lp::{LpPacket, Nack, NackReason, Reassembler, ReassemblerLimits};
