@@ -342,37 +342,44 @@ trait Core: Node + Send {
     fn ndn(&self) -> Option<NdnSummary>;
 }
 
+/// The [`Core`] methods both cores have under the same names (their inherent methods).
+macro_rules! delegate_core {
+    ($t:ident) => {
+        fn poll_event(&mut self) -> Option<Event> {
+            $t::poll_event(self)
+        }
+        fn is_finished(&self) -> bool {
+            $t::is_finished(self)
+        }
+        fn error(&self) -> Option<&FetchError> {
+            $t::error(self)
+        }
+        fn readable(&self) -> usize {
+            $t::readable(self)
+        }
+        fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
+            $t::read_buffers(self, max, out)
+        }
+        fn eid(&self) -> Option<Eid> {
+            $t::eid(self)
+        }
+        fn size(&self) -> Option<u64> {
+            $t::size(self)
+        }
+        fn name(&self) -> String {
+            $t::name(self).to_string()
+        }
+        fn delivered_bytes(&self) -> u64 {
+            $t::delivered_bytes(self)
+        }
+        fn stats(&self) -> Stats {
+            $t::stats(self)
+        }
+    };
+}
+
 impl Core for Receiver {
-    fn poll_event(&mut self) -> Option<Event> {
-        Receiver::poll_event(self)
-    }
-    fn is_finished(&self) -> bool {
-        Receiver::is_finished(self)
-    }
-    fn error(&self) -> Option<&FetchError> {
-        Receiver::error(self)
-    }
-    fn readable(&self) -> usize {
-        Receiver::readable(self)
-    }
-    fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
-        Receiver::read_buffers(self, max, out)
-    }
-    fn eid(&self) -> Option<Eid> {
-        Receiver::eid(self)
-    }
-    fn size(&self) -> Option<u64> {
-        Receiver::size(self)
-    }
-    fn name(&self) -> String {
-        Receiver::name(self).to_string()
-    }
-    fn delivered_bytes(&self) -> u64 {
-        Receiver::delivered_bytes(self)
-    }
-    fn stats(&self) -> Stats {
-        Receiver::stats(self)
-    }
+    delegate_core!(Receiver);
     fn cc_snapshot(&self, now: Time) -> CcSnapshot {
         Receiver::cc_snapshot(self, now)
     }
@@ -388,36 +395,7 @@ impl Core for Receiver {
 }
 
 impl Core for Consumer {
-    fn poll_event(&mut self) -> Option<Event> {
-        Consumer::poll_event(self)
-    }
-    fn is_finished(&self) -> bool {
-        Consumer::is_finished(self)
-    }
-    fn error(&self) -> Option<&FetchError> {
-        Consumer::error(self)
-    }
-    fn readable(&self) -> usize {
-        Consumer::readable(self)
-    }
-    fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
-        Consumer::read_buffers(self, max, out)
-    }
-    fn eid(&self) -> Option<Eid> {
-        Consumer::eid(self)
-    }
-    fn size(&self) -> Option<u64> {
-        Consumer::size(self)
-    }
-    fn name(&self) -> String {
-        Consumer::name(self).to_string()
-    }
-    fn delivered_bytes(&self) -> u64 {
-        Consumer::delivered_bytes(self)
-    }
-    fn stats(&self) -> Stats {
-        Consumer::stats(self)
-    }
+    delegate_core!(Consumer);
     fn cc_snapshot(&self, now: Time) -> CcSnapshot {
         Consumer::cc_snapshot(self, now).unwrap_or(CcSnapshot {
             time: now,

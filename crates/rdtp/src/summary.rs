@@ -322,6 +322,29 @@ mod tests {
         assert_eq!(json["busy"], 0);
     }
 
+    /// NDN fetches end with how their segments were checked; rdtp fetches have no such line
+    /// and no `ndn` key in their JSON.
+    #[test]
+    fn ndn_integrity_lines() {
+        let plain = Summary::default();
+        assert!(!plain.to_text().contains("Integrity") && !plain.to_json().contains("\"ndn\""));
+        let n = NdnSummary { integrity: "DigestSha256", digest_verified: 263, ..NdnSummary::default() };
+        let s = Summary { ndn: Some(n.clone()), ..Summary::default() };
+        assert!(s.to_text().ends_with("Integrity: DigestSha256 (every segment)\n"), "{}", s.to_text());
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["ndn"]["integrity"], "DigestSha256");
+        let n = NdnSummary { integrity: "unverified", unverified_segments: 244, bad_digest: 2, ..n };
+        let s = Summary { ndn: Some(n), ..Summary::default() };
+        assert!(
+            s.to_text().ends_with(
+                "Unverified: 244 segments (signed, no --trust-anchor)\n\
+                 Dropped: 2 Data with a bad DigestSha256 (never delivered)\n"
+            ),
+            "{}",
+            s.to_text()
+        );
+    }
+
     /// Issue 23 item 3: units a `Busy` refused are reported apart, not as retransmissions.
     #[test]
     fn busy_answers_are_reported_apart_from_retransmissions() {

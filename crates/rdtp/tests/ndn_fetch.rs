@@ -25,6 +25,18 @@ fn fetch(addr: &str, name: &str, out: &Path, extra: &[&str]) -> (i32, String) {
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
+/// `--bind` is for `--ndn` only, and NAME must be an NDN name: usage errors (exit 2), no
+/// node needed.
+#[test]
+fn bind_needs_ndn_and_names_must_parse() {
+    let run = |args: &[&str]| Command::new(RDTP).args(args).stdin(Stdio::null()).output().expect("run rdtp");
+    let o = run(&["fetch", "--bind", "127.0.0.1:0", "127.0.0.1", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["fetch", "--ndn", "127.0.0.1:9", "/a/%zz", "-o", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not an NDN name"));
+}
+
 /// NDNts's producer with its defaults (ndnputchunks's: 8000-byte segments, DigestSha256,
 /// RDR metadata); rdtp discovers the version by RDR and fetches byte-exact with each
 /// controller.
