@@ -294,9 +294,11 @@ impl Consumer {
     pub fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
         self.receiver_mut().map_or(0, |rx| rx.read_buffers(max, out))
     }
-    /// The receiver's statistics (before it starts: nothing but the start time).
+    /// The receiver's statistics, timed from the consumer's start (discovery included, as an
+    /// rdtp fetch's include its resolution; before the receiver starts: nothing else).
     pub fn stats(&self) -> Stats {
-        self.receiver().map_or_else(|| Stats { started: self.started, ..Stats::default() }, Receiver::stats)
+        let rx = self.receiver().map(Receiver::stats).unwrap_or_default();
+        Stats { started: self.started, ..rx }
     }
     /// What the consumer saw of NDN.
     pub fn ndn_stats(&self) -> NdnStats {
