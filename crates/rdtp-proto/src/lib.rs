@@ -26,7 +26,8 @@
 //!   addresses) and node ids: who served a unit (origin or router), carried in every Data.
 //! * [`ndn`] — the NDN packet codec beside rdtp's own format: NDN v0.3 TLV, names and
 //!   naming conventions, Interest, Data (DigestSha256), NDNLPv2 LpPacket with Nack and
-//!   fragmentation/reassembly, segmented objects and RDR metadata;
+//!   fragmentation/reassembly, segmented objects and RDR metadata; and the NDN consumer
+//!   ([`ndn::Consumer`]), a translator around the one receiver;
 //! * [`spec`] — key tables: the one parser of configuration strings, for controllers
 //!   (`bbr:probe_gain=2`), receivers (`rto_k=8`), routers (`cs_policy=lfu,pit_size=4096`)
 //!   and content stores (`lfu:units=1000`), with their help texts and canonical forms;
@@ -38,7 +39,8 @@
 //! `wire` < `recovery` < `cc` < `receiver` / `router` / `server` (and `lister`): a module
 //! imports only modules to its left (and the leaves `time`, `node`, `eid`, `tree`, `token`).
 //! No file under `cc/` imports `receiver/`; nothing under `recovery/` imports `cc/` or
-//! `receiver/`. [`ndn`] stands apart: it imports only `time`. The front ends (the `rdtp`
+//! `receiver/`. [`ndn`]'s codec stands apart: it imports only `time`; its consumer
+//! (`ndn/consumer/`) sits beside the receiver it wraps and imports `receiver` and `wire`. The front ends (the `rdtp`
 //! runtime, the C ABI, the harness, ns-3) sit above the whole crate.
 //!
 //! ## What this crate must not do

@@ -13,23 +13,28 @@ use crate::socket::DEFAULT_PORT;
 /// Resolve a server address: `host:port`, `host` (port 7447), `1.2.3.4[:port]`,
 /// `[::1]:port`, `[::1]` or `::1`. Takes the first address the resolver returns.
 pub fn parse_server(s: &str) -> Result<SocketAddr> {
+    parse_addr(s, DEFAULT_PORT)
+}
+
+/// [`parse_server`] with another default port (`rdtp fetch --ndn`: NDN's 6363).
+pub fn parse_addr(s: &str, default_port: u16) -> Result<SocketAddr> {
     let s = s.trim();
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(a);
     }
     if let Ok(ip) = s.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+        return Ok(SocketAddr::new(ip, default_port));
     }
     if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
         let ip = inner.parse::<IpAddr>().map_err(|_| Error::Usage(format!("invalid address {s:?}")))?;
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+        return Ok(SocketAddr::new(ip, default_port));
     }
     let (host, port) = match s.rsplit_once(':') {
         Some((h, p)) => {
             let port = p.parse::<u16>().map_err(|_| Error::Usage(format!("invalid port in {s:?}")))?;
             (h, port)
         }
-        None => (s, DEFAULT_PORT),
+        None => (s, default_port),
     };
     if host.is_empty() {
         return Err(Error::Usage(format!("missing host in {s:?}")));

@@ -14,6 +14,10 @@
 //! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
 //! out in-order bytes through [`std::io::Read`].
 //!
+//! [`Fetch::ndn`] fetches from an NDN node instead: the same driver moves datagrams and time
+//! for [`rdtp_proto::ndn::Consumer`], the translator around the same receiver (the driver
+//! sees either through the private `Core` trait, nothing more).
+//!
 //! With [`Fetch::stop_on_signals`] (what `rdtp fetch` does) SIGINT and SIGTERM end the
 //! fetch with [`Error::Interrupted`]: the driver waits with them unblocked and looks for
 //! pending ones on every turn ([`crate::signals`]), so the reader's caller can clean up
@@ -30,15 +34,16 @@ use std::time::Duration;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use quinn_udp::{Transmit, UdpSocketState};
 use rdtp_proto::cc::CcConfig;
-use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, MAX_DATAGRAM, Receiver, ReceiverConfig, Stats, Target};
+use rdtp_proto::ndn::{self, Consumer, ConsumerConfig};
+use rdtp_proto::receiver::{CcSnapshot, Event, FetchError, Receiver, ReceiverConfig, Stats, Target};
 use rdtp_proto::wire::{MAX_UNIT, MIN_UNIT, unit_for_mtu};
-use rdtp_proto::{Eid, Time};
+use rdtp_proto::{Eid, Node, Time};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result, unreachable};
 use crate::signals;
 use crate::socket::{self, RecvBatch};
-use crate::summary::Summary;
+use crate::summary::{NdnSummary, Summary};
 use crate::trace::TraceSinks;
 
 /// Default link MTU used to size units.
@@ -68,6 +73,10 @@ pub struct Fetch {
     trace: bool,
     initial_rate: Option<f64>,
     stop: Option<signals::Flag>,
+    /// Fetch this NDN name from an NDN node ([`Fetch::ndn`]).
+    ndn: Option<ndn::Name>,
+    /// The local address to send from ([`Fetch::bind`]).
+    bind: Option<SocketAddr>,
 }
 
 impl Fetch {
@@ -82,7 +91,21 @@ impl Fetch {
             trace: false,
             initial_rate: None,
             stop: None,
+            ndn: None,
+            bind: None,
         }
+    }
+    /// Fetch the segmented object `name` from the NDN node (a producer's or a forwarder's
+    /// UDP face) at `node`, with the same receiver and controllers
+    /// ([`rdtp_proto::ndn::Consumer`]); the unit is the object's segment size.
+    pub fn ndn(node: SocketAddr, name: ndn::Name) -> Self {
+        Fetch { ndn: Some(name), ..Fetch::new(node, Target::Name(String::new())) }
+    }
+    /// Send from this local address (an NDN forwarder's unicast UDP face expects its peer at
+    /// a fixed address); default: any port.
+    pub fn bind(mut self, local: SocketAddr) -> Self {
+        self.bind = Some(local);
+        self
     }
     /// Fetch the object called `name`.
     pub fn by_name(server: SocketAddr, name: impl Into<String>) -> Self {
@@ -234,10 +257,20 @@ impl Fetch {
         self.config.rto.initial = self.config.rto.initial.clamp(self.config.rto.min, self.config.rto.max);
         self.config.trace |= self.trace || self.sinks.needs_trace();
         let server = self.server;
-        let (sock, held_token) = crate::tokens::connect(server).map_err(|e| match unreachable(server, &e) {
-            Some(u) => u,
-            None => Error::network(format!("cannot open a UDP socket to {server}"), e),
-        })?;
+        let opened = match (&self.ndn, self.bind) {
+            // NDN nodes issue no address tokens.
+            (Some(_), _) | (None, Some(_)) => {
+                let local = self.bind.unwrap_or_else(|| match server {
+                    SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+                    SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
+                });
+                socket::bind(local)
+                    .map_err(|e| Error::network(format!("cannot bind a UDP socket to {local}"), e))
+                    .and_then(|s| s.connect(server).map(|()| (s, None)).map_err(|e| connect_error(server, e)))
+            }
+            (None, None) => crate::tokens::connect(server).map_err(|e| connect_error(server, e)),
+        };
+        let (sock, held_token) = opened?;
         let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
         let wake = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
             .map_err(|e| Error::network("eventfd", e.into()))?;
@@ -247,9 +280,18 @@ impl Fetch {
         if self.config.address_token.is_none() {
             self.config.address_token = held_token;
         }
-        let mut rx = Receiver::new(self.config, server, self.target, now);
-        let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
-        let cc_name = rx.controller().name();
+        let cc_name = self.config.cc.name();
+        let (rx, informed): (Box<dyn Core>, _) = match self.ndn {
+            Some(name) => {
+                let cfg = ConsumerConfig { receiver: self.config, ..ConsumerConfig::default() };
+                (Box::new(Consumer::new(cfg, server, name, now)), None)
+            }
+            None => {
+                let mut rx = Receiver::new(self.config, server, self.target, now);
+                let informed = self.initial_rate.filter(|&r| rx.informed_start(now, r));
+                (Box::new(rx), informed)
+            }
+        };
         let mut sinks = self.sinks;
         sinks.start(now).map_err(|e| Error::io("cannot write a log file", e))?;
         let shared = Arc::new(Shared {
@@ -279,8 +321,121 @@ impl Fetch {
     }
 }
 
+/// What the driver runs: rdtp's [`Receiver`], or the NDN consumer around one. The calls of
+/// the node contract ([`Node`]) and what the reader and the summary need, nothing more.
+trait Core: Node + Send {
+    fn poll_event(&mut self) -> Option<Event>;
+    fn is_finished(&self) -> bool;
+    fn error(&self) -> Option<&FetchError>;
+    fn readable(&self) -> usize;
+    fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize;
+    fn eid(&self) -> Option<Eid>;
+    fn size(&self) -> Option<u64>;
+    fn name(&self) -> String;
+    fn delivered_bytes(&self) -> u64;
+    fn stats(&self) -> Stats;
+    fn cc_snapshot(&self, now: Time) -> CcSnapshot;
+    fn address_token(&self) -> Option<&[u8]>;
+    /// The unit in use, once known (an NDN object's segment size is learnt first).
+    fn unit(&self) -> Option<u16>;
+    /// How an NDN fetch's segments were checked (`None` for rdtp).
+    fn ndn(&self) -> Option<NdnSummary>;
+}
+
+/// The [`Core`] methods both cores have under the same names (their inherent methods).
+macro_rules! delegate_core {
+    ($t:ident) => {
+        fn poll_event(&mut self) -> Option<Event> {
+            $t::poll_event(self)
+        }
+        fn is_finished(&self) -> bool {
+            $t::is_finished(self)
+        }
+        fn error(&self) -> Option<&FetchError> {
+            $t::error(self)
+        }
+        fn readable(&self) -> usize {
+            $t::readable(self)
+        }
+        fn read_buffers(&mut self, max: usize, out: &mut Vec<Vec<u8>>) -> usize {
+            $t::read_buffers(self, max, out)
+        }
+        fn eid(&self) -> Option<Eid> {
+            $t::eid(self)
+        }
+        fn size(&self) -> Option<u64> {
+            $t::size(self)
+        }
+        fn name(&self) -> String {
+            $t::name(self).to_string()
+        }
+        fn delivered_bytes(&self) -> u64 {
+            $t::delivered_bytes(self)
+        }
+        fn stats(&self) -> Stats {
+            $t::stats(self)
+        }
+    };
+}
+
+impl Core for Receiver {
+    delegate_core!(Receiver);
+    fn cc_snapshot(&self, now: Time) -> CcSnapshot {
+        Receiver::cc_snapshot(self, now)
+    }
+    fn address_token(&self) -> Option<&[u8]> {
+        Receiver::address_token(self)
+    }
+    fn unit(&self) -> Option<u16> {
+        Some(self.config().unit)
+    }
+    fn ndn(&self) -> Option<NdnSummary> {
+        None
+    }
+}
+
+impl Core for Consumer {
+    delegate_core!(Consumer);
+    fn cc_snapshot(&self, now: Time) -> CcSnapshot {
+        Consumer::cc_snapshot(self, now).unwrap_or(CcSnapshot {
+            time: now,
+            cwnd: 0,
+            pacing_rate: None,
+            aggregation: 1,
+            inflight: 0,
+            state: "discovery",
+        })
+    }
+    fn address_token(&self) -> Option<&[u8]> {
+        None
+    }
+    fn unit(&self) -> Option<u16> {
+        self.receiver().map(|rx| rx.config().unit)
+    }
+    fn ndn(&self) -> Option<NdnSummary> {
+        let s = self.ndn_stats();
+        Some(NdnSummary {
+            name: self.name().to_string(),
+            integrity: if s.unverified > 0 { "unverified" } else { "DigestSha256" },
+            digest_verified: s.digest_verified,
+            unverified_segments: s.unverified,
+            bad_digest: s.bad_digest,
+            interests: s.interests,
+            nacks: s.nacks.iter().sum(),
+        })
+    }
+}
+
+/// The error for a socket that cannot reach `server`.
+fn connect_error(server: SocketAddr, e: io::Error) -> Error {
+    match unreachable(server, &e) {
+        Some(u) => u,
+        None => Error::network(format!("cannot open a UDP socket to {server}"), e),
+    }
+}
+
 struct Inner {
-    rx: Receiver,
+    rx: Box<dyn Core>,
     /// A runtime failure (socket, log file); the receiver's own failures are in `rx`.
     failure: Option<Error>,
     /// An ICMP error seen (port or host unreachable). Not fatal by itself — anyone can forge
@@ -352,7 +507,7 @@ impl Driver {
     /// Run the fetch; with `signals`, until one of them comes (see the module docs).
     fn event_loop(&mut self, signals: Option<(&signals::Flag, &signals::Blocked)>) -> Result<()> {
         let sigmask = signals.map(|s| s.1.wait_mask());
-        let mut buf = [0u8; MAX_DATAGRAM];
+        let mut buf = vec![0u8; self.shared.lock().rx.max_datagram()];
         let mut batch = RecvBatch::new();
         let mut events = Vec::new();
         let mut sends = 0u64;
@@ -499,7 +654,7 @@ impl FetchReader {
     }
     /// The object's name (empty when fetched by EID and the server knows no name).
     pub fn name(&self) -> String {
-        self.shared.lock().rx.name().to_string()
+        self.shared.lock().rx.name()
     }
     /// The congestion controller's name.
     pub fn cc_name(&self) -> &'static str {
@@ -510,9 +665,9 @@ impl FetchReader {
     pub fn informed_start(&self) -> Option<f64> {
         self.informed
     }
-    /// Payload bytes per unit.
+    /// Payload bytes per unit (an NDN object's segment size once known).
     pub fn unit(&self) -> u16 {
-        self.unit
+        self.shared.lock().rx.unit().unwrap_or(self.unit)
     }
     /// Bytes delivered so far and the size.
     pub fn progress(&self) -> Progress {
@@ -548,12 +703,13 @@ impl FetchReader {
         let rx = &g.rx;
         Summary {
             server: self.server.to_string(),
-            name: rx.name().to_string(),
+            name: rx.name(),
             eid: rx.eid().map(|e| e.to_hex()),
             size: rx.size(),
             cc: self.cc_name.to_string(),
-            unit: self.unit,
+            unit: rx.unit().unwrap_or(self.unit),
             completed: rx.is_finished(),
+            ndn: rx.ndn(),
             ..Summary::from_stats(&rx.stats(), now)
         }
     }

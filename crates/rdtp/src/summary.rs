@@ -112,6 +112,44 @@ pub struct Summary {
     /// `origin 61.2 %, router ap 38.8 %`: each source's share (the text summary's "Served
     /// by" line says in addition how far each router is; `sources` has it as `hops`).
     pub served_by: String,
+    /// NDN fetches only (`rdtp fetch --ndn`): how the segments were checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ndn: Option<NdnSummary>,
+}
+
+/// How an NDN fetch's segments were checked, and what of NDN it saw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NdnSummary {
+    /// The versioned name fetched (`/prefix/v=<version>`).
+    pub name: String,
+    /// `DigestSha256` when every segment carried a valid one; `unverified` when some were
+    /// signed otherwise (Ed25519, ECDSA, …) and no trust anchor could check them.
+    pub integrity: &'static str,
+    /// Segments taken with a valid DigestSha256.
+    pub digest_verified: u64,
+    /// Segments taken signed with another type, unchecked.
+    pub unverified_segments: u64,
+    /// Data dropped because their DigestSha256 did not match (never delivered).
+    pub bad_digest: u64,
+    /// Interests sent (discovery included).
+    pub interests: u64,
+    /// Network Nacks received (NDNLPv2).
+    pub nacks: u64,
+}
+
+impl NdnSummary {
+    /// The summary's integrity line.
+    pub fn to_text(&self) -> String {
+        let mut s = if self.unverified_segments > 0 {
+            format!("Unverified: {} segments (signed, no --trust-anchor)\n", self.unverified_segments)
+        } else {
+            "Integrity: DigestSha256 (every segment)\n".to_string()
+        };
+        if self.bad_digest > 0 {
+            s.push_str(&format!("Dropped: {} Data with a bad DigestSha256 (never delivered)\n", self.bad_digest));
+        }
+        s
+    }
 }
 
 impl Summary {
@@ -178,6 +216,9 @@ impl Summary {
             s.push_str(&format!("Served by: {}\n", served_by_with_distances(&self.sources)));
         } else if !self.served_by.is_empty() {
             s.push_str(&format!("Served by: {}\n", self.served_by));
+        }
+        if let Some(n) = &self.ndn {
+            s.push_str(&n.to_text());
         }
         s
     }
@@ -279,6 +320,29 @@ mod tests {
         assert_eq!(json["units_received"], 7490);
         assert_eq!(json["rtt_min_ms"], 1.204);
         assert_eq!(json["busy"], 0);
+    }
+
+    /// NDN fetches end with how their segments were checked; rdtp fetches have no such line
+    /// and no `ndn` key in their JSON.
+    #[test]
+    fn ndn_integrity_lines() {
+        let plain = Summary::default();
+        assert!(!plain.to_text().contains("Integrity") && !plain.to_json().contains("\"ndn\""));
+        let n = NdnSummary { integrity: "DigestSha256", digest_verified: 263, ..NdnSummary::default() };
+        let s = Summary { ndn: Some(n.clone()), ..Summary::default() };
+        assert!(s.to_text().ends_with("Integrity: DigestSha256 (every segment)\n"), "{}", s.to_text());
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["ndn"]["integrity"], "DigestSha256");
+        let n = NdnSummary { integrity: "unverified", unverified_segments: 244, bad_digest: 2, ..n };
+        let s = Summary { ndn: Some(n), ..Summary::default() };
+        assert!(
+            s.to_text().ends_with(
+                "Unverified: 244 segments (signed, no --trust-anchor)\n\
+                 Dropped: 2 Data with a bad DigestSha256 (never delivered)\n"
+            ),
+            "{}",
+            s.to_text()
+        );
     }
 
     /// Issue 23 item 3: units a `Busy` refused are reported apart, not as retransmissions.

@@ -15,6 +15,10 @@
 //! * RDR, "Realtime Data Retrieval" (the `32=metadata` discovery of the latest version) and
 //!   segmented objects as ndnputchunks and NDNts publish them ([`segmented`]).
 //!
+//! Beside the codec, [`consumer`] fetches a segmented object from an NDN node with rdtp's
+//! receiver (every controller): a translator between the receiver's requests and Interests,
+//! and between NDN Data and Nacks and rdtp's.
+//!
 //! Signature types other than DigestSha256 (Ed25519, ECDSA, RSA, HMAC) are decoded (type,
 //! KeyLocator) and reported unverified ([`data::Verification`]); checking them is left to
 //! the front end that holds the trust anchors.
@@ -30,8 +34,10 @@
 //! the network: every decoder returns [`Error`] on truncation, lengths past the end,
 //! unknown critical elements and malformed values, and the reassembler's memory is bounded
 //! whatever fragments arrive. Of the rest of the crate the codec imports only `Time`; the
-//! producer also the server's catalogue and send budget (`server`), never the reverse.
+//! consumer also imports the receiver it wraps and rdtp's wire format it speaks to it, the
+//! producer the server's catalogue and send budget (`server`); never the reverse.
 
+pub mod consumer;
 pub mod data;
 pub mod interest;
 pub mod lp;
@@ -40,6 +46,7 @@ pub mod producer;
 pub mod segmented;
 pub mod tlv;
 
+pub use consumer::{Consumer, ConsumerConfig, NdnStats};
 pub use data::{Data, KeyLocator, MetaInfo, SignatureInfo, SignatureType, Verification};
 pub use interest::Interest;
 pub use lp::{LpPacket, Nack, NackReason, Reassembler, ReassemblerLimits};

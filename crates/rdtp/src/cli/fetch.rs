@@ -1,4 +1,5 @@
-//! `rdtp fetch ADDR NAME|EID` — the ndnget of rdtp.
+//! `rdtp fetch ADDR NAME|EID` — the ndnget of rdtp; `rdtp fetch --ndn ADDR NAME` fetches a
+//! segmented object from an NDN node with the same receiver ([`rdtp_proto::ndn::Consumer`]).
 //!
 //! Content goes to stdout (or `-o FILE`), everything else to stderr. At the end, unless
 //! `-q`, ndnget's summary goes to stderr. With `--json` the summary is one JSON object
@@ -14,7 +15,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rdtp::args::{parse_fetch_target, parse_server};
+use rdtp::args::{parse_addr, parse_fetch_target, parse_server};
 use rdtp::error::{EXIT_OK, Error, Result};
 use rdtp::interval::{Format, Reporter};
 use rdtp::output::Output;
@@ -171,6 +172,18 @@ pub struct Args {
         "log_cwnd", "log_rtt", "initial_rate", "interval", "receiver", "set",
     ])]
     pub tcp: bool,
+    /// Fetch from an NDN node (NDN packet format 0.3 over UDP, NDNLPv2): ADDR is a producer's
+    /// or forwarder's UDP face (port 6363 unless given), NAME an NDN name (`/example/file`,
+    /// typed components as `v=7`), fetched as a segmented object (`NAME/v=<version>/seg=<n>`,
+    /// version by RDR unless NAME ends in one) with the same receiver and controllers; the
+    /// unit is the segment size. Segments must carry a valid DigestSha256; others (signed)
+    /// are counted unverified in the summary.
+    #[arg(long, conflicts_with_all = ["tcp", "mtu", "unit", "initial_rate"])]
+    pub ndn: bool,
+    /// With --ndn: the local address to send from, IP:PORT (an NFD unicast UDP face expects
+    /// its peer at a fixed address).
+    #[arg(long, value_name = "LOCAL", requires = "ndn")]
+    pub bind: Option<String>,
 }
 
 /// The controller spec: `--cc`, or when it is not given the one controller the options
@@ -356,8 +369,20 @@ pub fn run(a: Args) -> Result<i32> {
     if a.tcp {
         return super::tcp::fetch(&a);
     }
-    let server = parse_server(&a.server)?;
-    let target = parse_fetch_target(&a.target)?;
+    let server =
+        if a.ndn { parse_addr(&a.server, rdtp_proto::ndn::consumer::DEFAULT_PORT)? } else { parse_server(&a.server)? };
+    let ndn_name = match a.ndn {
+        true => Some(
+            a.target
+                .parse::<rdtp_proto::ndn::Name>()
+                .map_err(|e| Error::Usage(format!("{:?} is not an NDN name: {e}", a.target)))?,
+        ),
+        false => None,
+    };
+    let target = match a.ndn {
+        true => Target::Name(a.target.clone()),
+        false => parse_fetch_target(&a.target)?,
+    };
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
     }
@@ -369,7 +394,14 @@ pub fn run(a: Args) -> Result<i32> {
         to_stderr(&format!("rdtp: warning: {w}\n"));
     }
     let cc = cc_config(&cc, a.window, a.probe_gain)?;
-    let mut fetch = Fetch::new(server, target.clone());
+    let mut fetch = match ndn_name {
+        Some(name) => Fetch::ndn(server, name),
+        None => Fetch::new(server, target.clone()),
+    };
+    if let Some(b) = &a.bind {
+        let local = b.parse().map_err(|_| Error::Usage(format!("--bind {b}: want IP:PORT")))?;
+        fetch = fetch.bind(local);
+    }
     if let Some(m) = a.mtu {
         fetch = fetch.mtu(m);
     }
@@ -406,7 +438,10 @@ pub fn run(a: Args) -> Result<i32> {
 
     if a.verbose {
         let what = describe(&target);
-        to_stderr(&format!("Fetching {what} from {server} (cc {spec}, unit {unit} bytes)\n"));
+        match a.ndn {
+            true => to_stderr(&format!("Fetching NDN name {} from {server} (cc {spec})\n", a.target)),
+            false => to_stderr(&format!("Fetching {what} from {server} (cc {spec}, unit {unit} bytes)\n")),
+        }
     }
     let bar = progress_bar(!a.quiet && !a.verbose && a.interval.is_none());
     let result = fetch.start().map(|mut reader| {
