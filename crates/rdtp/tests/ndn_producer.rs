@@ -108,3 +108,26 @@ fn python_ndn_fetches_from_rdtp_serve() {
     assert!(std::fs::read(&fetched).unwrap() == content, "not byte-exact: {said}");
     assert!(said.contains(&format!("{} bytes", content.len())), "{said}");
 }
+
+/// rdtp on both ends, over NDN only: `rdtp fetch --ndn` (the consumer translating its
+/// receiver's requests into Interests) from `rdtp serve --ndn-listen`, byte-exact, with the
+/// producer's budget low enough that some Interests get Nack "Congestion" (the consumer backs
+/// off and asks again).
+#[test]
+fn rdtp_fetch_ndn_from_rdtp_serve_ndn_listen() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let content = common::content(4 << 20, 47);
+    std::fs::write(tmp.path().join("c.bin"), &content).unwrap();
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let fetched = out_dir.path().join("fetched.bin");
+    let server = Server::start_ndn(tmp.path(), &["--ndn-max-rate", "200Mbps"]);
+    let o = std::process::Command::new(common::RDTP)
+        .args(["fetch", "--ndn", &server.addr, "/rdtp/c.bin", "-o", fetched.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run rdtp fetch --ndn");
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{summary}");
+    assert!(std::fs::read(&fetched).unwrap() == content, "not byte-exact: {summary}");
+    assert!(summary.contains("Integrity: DigestSha256 (every segment)"), "{summary}");
+}
