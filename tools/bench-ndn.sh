@@ -4,12 +4,12 @@
 # then the same consumers from `rdtp serve --ndn-listen`. Prints a Markdown table (one row per
 # fetch: goodput, wall time, client CPU, retransmissions, RTT as each consumer reports it).
 #
-#   tools/bench-ndn.sh [SIZE_MB] [RUNS] [SEGMENT]     defaults: 20 MB, 3 runs, 8000-byte segments
+#   tools/bench-ndn.sh [SIZE_MB] [RUNS] [SEGMENT]     defaults: 50 MB, 3 runs, 8000-byte segments
 #
 # Needs a release build (cargo build --release -p rdtp), node and the NDNts rig (tools/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size_mb=${1:-20}
+size_mb=${1:-50}
 runs=${2:-3}
 segment=${3:-8000}
 rdtp=target/release/rdtp
@@ -35,34 +35,46 @@ rdtp_addr=$(sed -n 's/.*NDN producer on \([0-9.:]*\) .*/\1/p' "$tmp/serve.out" |
 
 echo "Command: tools/bench-ndn.sh $size_mb $runs $segment ($(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores, $(date -u +%F))"
 echo
-echo "| producer | consumer | run | goodput (Mbit/s) | time (s) | client CPU (s) | retransmissions | RTT (ms) |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|"
-row() { # producer consumer run seconds cpu retx rtt
-    awk -v p="$1" -v c="$2" -v r="$3" -v t="$4" -v cpu="$5" -v x="$6" -v rtt="$7" -v b="$bytes" \
-        'BEGIN { printf "| %s | %s | %d | %.1f | %.2f | %.2f | %s | %s |\n", p, c, r, b * 8 / t / 1e6, t, cpu, x, rtt }'
+echo "Goodput and time are each consumer's own (from its first Interest to its last Data, discovery included); client CPU is user + system of the consumer process; RTT is its mean sample (rdtp) or its final smoothed RTT (NDNts); re-requests are Interests beyond one per segment (NDNts) or re-requested units (rdtp); Nacks are the units refused by a Congestion Nack (rdtp's units_refused; NDNts does not count them). rdtp serve's NDN face sends at most --ndn-max-rate, 1 Gbit/s by default."
+echo
+echo "| producer | consumer | run | goodput (Mbit/s) | time (s) | client CPU (s) | re-requests | Nacks | RTT (ms) |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+# One table row from a consumer's JSON summary ($1: ndnts or rdtp) and /usr/bin/time's output.
+row() { # producer consumer run kind
+    python3 - "$1" "$2" "$3" "$4" "$tmp/out.json" "$tmp/time" <<'PY'
+import json, sys
+producer, consumer, run, kind, out, timing = sys.argv[1:]
+s = json.load(open(out))
+user, system = (float(x) for x in open(timing).read().split()[1:3])
+if kind == "ndnts":
+    vals = (s["goodput_mbps"], s["seconds"], s["retransmissions"], "–", s["srtt_ms"])
+else:
+    vals = (s["goodput_bps"] / 1e6, s["elapsed_s"], s["units_rerequested"], s["units_refused"], s["rtt_avg_ms"])
+g, t, rr, nacks, rtt = vals
+print(f"| {producer} | {consumer} | {run} | {g:.1f} | {t:.3f} | {user + system:.2f} | {rr} | {nacks} | {rtt:.2f} |")
+PY
 }
-fetch_ndnts() { # producer-label addr run
-    local out=$tmp/ndnts.out
-    /usr/bin/time -f '%e %U %S' -o "$tmp/time" node "$rig/consumer.mjs" --connect "$2" --name /bench/obj \
-        -o "$tmp/got" --json > "$out" 2> "$tmp/err" || { echo "| $1 | NDNts | $3 | failed: $(tail -1 "$tmp/err") |||||"; return; }
-    cmp -s "$tmp/got" "$tmp/dir/obj" || { echo "| $1 | NDNts | $3 | NOT BYTE-EXACT |||||"; return; }
-    read -r t u s < "$tmp/time"
-    row "$1" "NDNts (TCP CUBIC window)" "$3" "$t" "$(awk -v a="$u" -v b="$s" 'BEGIN { print a + b }')" \
-        "$(grep -o '"retransmissions":[0-9]*' "$out" | cut -d: -f2)" "$(grep -o '"srtt_ms":[0-9.]*' "$out" | cut -d: -f2)"
-}
-fetch_rdtp() { # producer-label addr run cc
-    local out=$tmp/rdtp.out cc=$4
-    /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$rdtp" fetch --ndn "$2" /bench/obj ${cc:+--cc "$cc"} \
-        -o "$tmp/got" --json > "$out" 2> "$tmp/err" || { echo "| $1 | rdtp ${cc:-default} | $3 | failed: $(tail -1 "$tmp/err") |||||"; return; }
-    cmp -s "$tmp/got" "$tmp/dir/obj" || { echo "| $1 | rdtp ${cc:-default} | $3 | NOT BYTE-EXACT |||||"; return; }
-    read -r t u s < "$tmp/time"
-    row "$1" "rdtp --cc ${cc:-(default)}" "$3" "$t" "$(awk -v a="$u" -v b="$s" 'BEGIN { print a + b }')" \
-        "$(grep -o '"units_rerequested":[0-9]*' "$out" | cut -d: -f2)" "$(grep -o '"rtt_avg_ms":[0-9.]*' "$out" | cut -d: -f2)"
+fetch() { # producer-label addr run kind cc
+    local label=$1 addr=$2 run=$3 kind=$4 cc=${5:-} name
+    if [ "$kind" = ndnts ]; then
+        name="NDNts (TCP CUBIC window)"
+        cmd=(node "$rig/consumer.mjs" --connect "$addr" --name /bench/obj -o "$tmp/got" --json)
+    else
+        name="rdtp --cc ${cc:-(default)}"
+        cmd=("$rdtp" fetch --ndn "$addr" /bench/obj ${cc:+--cc "$cc"} -o "$tmp/got" --json)
+    fi
+    if ! /usr/bin/time -f '%e %U %S' -o "$tmp/time" "${cmd[@]}" > "$tmp/out.json" 2> "$tmp/err"; then
+        echo "| $label | $name | $run | failed: $(tail -n1 "$tmp/err") ||||||"
+    elif ! cmp -s "$tmp/got" "$tmp/dir/obj"; then
+        echo "| $label | $name | $run | NOT BYTE-EXACT ||||||"
+    else
+        row "$label" "$name" "$run" "$kind"
+    fi
 }
 for producer in "NDNts:$ndnts_addr" "rdtp serve:$rdtp_addr"; do
     label=${producer%%:*}; addr=${producer#*:}
     for r in $(seq "$runs"); do
-        fetch_ndnts "$label" "$addr" "$r"
-        for cc in "" bbr-cd cubic aimd; do fetch_rdtp "$label" "$addr" "$r" "$cc"; done
+        fetch "$label" "$addr" "$r" ndnts
+        for cc in "" bbr-cd cubic aimd; do fetch "$label" "$addr" "$r" rdtp "$cc"; done
     done
 done
