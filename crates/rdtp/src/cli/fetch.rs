@@ -369,65 +369,7 @@ pub fn run(a: Args) -> Result<i32> {
     if a.tcp {
         return super::tcp::fetch(&a);
     }
-    let server =
-        if a.ndn { parse_addr(&a.server, rdtp_proto::ndn::consumer::DEFAULT_PORT)? } else { parse_server(&a.server)? };
-    let ndn_name = match a.ndn {
-        true => Some(
-            a.target
-                .parse::<rdtp_proto::ndn::Name>()
-                .map_err(|e| Error::Usage(format!("{:?} is not an NDN name: {e}", a.target)))?,
-        ),
-        false => None,
-    };
-    let target = match a.ndn {
-        true => Target::Name(a.target.clone()),
-        false => parse_fetch_target(&a.target)?,
-    };
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
-    }
-    let spec = controller_spec(&a)?;
-    let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
-    if let Some(w) = rdtp_proto::cc::spec::legacy_warning(&cc, a.window, a.probe_gain, ["--window", "--probe-gain"])
-        && !a.quiet
-    {
-        to_stderr(&format!("rdtp: warning: {w}\n"));
-    }
-    let cc = cc_config(&cc, a.window, a.probe_gain)?;
-    let mut fetch = match ndn_name {
-        Some(name) => Fetch::ndn(server, name),
-        None => Fetch::new(server, target.clone()),
-    };
-    if let Some(b) = &a.bind {
-        let local = b.parse().map_err(|_| Error::Usage(format!("--bind {b}: want IP:PORT")))?;
-        fetch = fetch.bind(local);
-    }
-    if let Some(m) = a.mtu {
-        fetch = fetch.mtu(m);
-    }
-    for (option, spec) in receiver_specs(&a) {
-        fetch = fetch.spec(&spec).map_err(|e| Error::Usage(format!("{option}: {e}")))?;
-    }
-    if let Some(rate) = initial_rate(&a)? {
-        fetch = fetch.initial_rate(rate);
-    }
-    let unit = fetch.effective_unit()?;
-    let (cc, warning) = useful_window(cc, unit, fetch.receiver_config().recv_window);
-    if let Some(w) = warning
-        && !a.quiet
-    {
-        to_stderr(&format!("rdtp: warning: {w}\n"));
-    }
-    fetch = fetch.cc(cc);
-    if let Some(p) = &a.log_cwnd {
-        fetch = fetch.log_cwnd(log_file(p)?);
-    }
-    if let Some(p) = &a.log_rtt {
-        fetch = fetch.log_rtt(log_file(p)?);
-    }
-    if a.verbose {
-        fetch = fetch.verbose(io::stderr());
-    }
+    let Configured { mut fetch, server, target, spec, unit } = configure(&a)?;
 
     let to_stdout_content = a.output == "-";
     // From here on SIGINT/SIGTERM end the fetch (exit 130/143) through the driver, which
@@ -477,6 +419,79 @@ pub fn run(a: Args) -> Result<i32> {
         to_stderr(&summary.to_text());
     }
     Ok(EXIT_OK)
+}
+
+/// A fetch configured from the command line, and what the verbose line names.
+struct Configured {
+    fetch: Fetch,
+    server: std::net::SocketAddr,
+    target: Target,
+    spec: String,
+    unit: u16,
+}
+
+/// Parse and check the options and build the fetch (usage errors before anything starts).
+fn configure(a: &Args) -> Result<Configured> {
+    let server =
+        if a.ndn { parse_addr(&a.server, rdtp_proto::ndn::consumer::DEFAULT_PORT)? } else { parse_server(&a.server)? };
+    let ndn_name = match a.ndn {
+        true => Some(
+            a.target
+                .parse::<rdtp_proto::ndn::Name>()
+                .map_err(|e| Error::Usage(format!("{:?} is not an NDN name: {e}", a.target)))?,
+        ),
+        false => None,
+    };
+    let target = match a.ndn {
+        true => Target::Name(a.target.clone()),
+        false => parse_fetch_target(&a.target)?,
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
+    }
+    let spec = controller_spec(a)?;
+    let cc = ndnget_options(&spec, a.init_cwnd, a.aimd_step, a.aimd_beta, a.cubic_beta)?;
+    if let Some(w) = rdtp_proto::cc::spec::legacy_warning(&cc, a.window, a.probe_gain, ["--window", "--probe-gain"])
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
+    let cc = cc_config(&cc, a.window, a.probe_gain)?;
+    let mut fetch = match ndn_name {
+        Some(name) => Fetch::ndn(server, name),
+        None => Fetch::new(server, target.clone()),
+    };
+    if let Some(b) = &a.bind {
+        let local = b.parse().map_err(|_| Error::Usage(format!("--bind {b}: want IP:PORT")))?;
+        fetch = fetch.bind(local);
+    }
+    if let Some(m) = a.mtu {
+        fetch = fetch.mtu(m);
+    }
+    for (option, spec) in receiver_specs(a) {
+        fetch = fetch.spec(&spec).map_err(|e| Error::Usage(format!("{option}: {e}")))?;
+    }
+    if let Some(rate) = initial_rate(a)? {
+        fetch = fetch.initial_rate(rate);
+    }
+    let unit = fetch.effective_unit()?;
+    let (cc, warning) = useful_window(cc, unit, fetch.receiver_config().recv_window);
+    if let Some(w) = warning
+        && !a.quiet
+    {
+        to_stderr(&format!("rdtp: warning: {w}\n"));
+    }
+    fetch = fetch.cc(cc);
+    if let Some(p) = &a.log_cwnd {
+        fetch = fetch.log_cwnd(log_file(p)?);
+    }
+    if let Some(p) = &a.log_rtt {
+        fetch = fetch.log_rtt(log_file(p)?);
+    }
+    if a.verbose {
+        fetch = fetch.verbose(io::stderr());
+    }
+    Ok(Configured { fetch, server, target, spec, unit })
 }
 
 /// SIGINT and SIGTERM raise the returned flag instead of killing the process, and are
