@@ -77,6 +77,8 @@ pub struct Fetch {
     ndn: Option<ndn::Name>,
     /// The local address to send from ([`Fetch::bind`]).
     bind: Option<SocketAddr>,
+    /// The key NDN segments must be signed by ([`Fetch::trust_anchor`]).
+    trust: Option<ndn::trust::TrustAnchor>,
 }
 
 impl Fetch {
@@ -93,6 +95,7 @@ impl Fetch {
             stop: None,
             ndn: None,
             bind: None,
+            trust: None,
         }
     }
     /// Fetch the segmented object `name` from the NDN node (a producer's or a forwarder's
@@ -105,6 +108,13 @@ impl Fetch {
     /// a fixed address); default: any port.
     pub fn bind(mut self, local: SocketAddr) -> Self {
         self.bind = Some(local);
+        self
+    }
+    /// With [`Fetch::ndn`]: accept only segments signed by this key (Ed25519 or ECDSA P-256,
+    /// from an NDN certificate: [`ndn::trust::TrustAnchor::from_certificate`]); without one,
+    /// segments signed otherwise than with DigestSha256 are taken and reported unverified.
+    pub fn trust_anchor(mut self, anchor: ndn::trust::TrustAnchor) -> Self {
+        self.trust = Some(anchor);
         self
     }
     /// Fetch the object called `name`.
@@ -283,7 +293,7 @@ impl Fetch {
         let cc_name = self.config.cc.name();
         let (rx, informed): (Box<dyn Core>, _) = match self.ndn {
             Some(name) => {
-                let cfg = ConsumerConfig { receiver: self.config, ..ConsumerConfig::default() };
+                let cfg = ConsumerConfig { receiver: self.config, trust: self.trust, ..ConsumerConfig::default() };
                 (Box::new(Consumer::new(cfg, server, name, now)), None)
             }
             None => {
@@ -416,9 +426,15 @@ impl Core for Consumer {
         let s = self.ndn_stats();
         Some(NdnSummary {
             name: self.name().to_string(),
-            integrity: if s.unverified > 0 { "unverified" } else { "DigestSha256" },
+            integrity: match (s.unverified, s.key_verified) {
+                (0, 0) => "DigestSha256",
+                (0, _) => "trust-anchor",
+                _ => "unverified",
+            },
             digest_verified: s.digest_verified,
             unverified_segments: s.unverified,
+            key_verified: s.key_verified,
+            bad_signature: s.bad_signature,
             bad_digest: s.bad_digest,
             interests: s.interests,
             nacks: s.nacks.iter().sum(),

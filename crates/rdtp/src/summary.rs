@@ -122,6 +122,7 @@ pub struct Summary {
 pub struct NdnSummary {
     /// The versioned name fetched (`/prefix/v=<version>`).
     pub name: String,
+    /// `trust-anchor` when every segment was signed by the `--trust-anchor`'s key;
     /// `DigestSha256` when every segment carried a valid one; `unverified` when some were
     /// signed otherwise (Ed25519, ECDSA, …) and no trust anchor could check them.
     pub integrity: &'static str,
@@ -129,6 +130,10 @@ pub struct NdnSummary {
     pub digest_verified: u64,
     /// Segments taken signed with another type, unchecked.
     pub unverified_segments: u64,
+    /// Segments taken signed by the trust anchor's key.
+    pub key_verified: u64,
+    /// Data dropped because the trust anchor's key did not sign them (never delivered).
+    pub bad_signature: u64,
     /// Data dropped because their DigestSha256 did not match (never delivered).
     pub bad_digest: u64,
     /// Interests sent (discovery included).
@@ -142,9 +147,17 @@ impl NdnSummary {
     pub fn to_text(&self) -> String {
         let mut s = if self.unverified_segments > 0 {
             format!("Unverified: {} segments (signed, no --trust-anchor)\n", self.unverified_segments)
+        } else if self.key_verified > 0 {
+            "Integrity: signed by the --trust-anchor's key (every segment)\n".to_string()
         } else {
             "Integrity: DigestSha256 (every segment)\n".to_string()
         };
+        if self.bad_signature > 0 {
+            s.push_str(&format!(
+                "Dropped: {} Data not signed by the --trust-anchor's key (never delivered)\n",
+                self.bad_signature
+            ));
+        }
         if self.bad_digest > 0 {
             s.push_str(&format!("Dropped: {} Data with a bad DigestSha256 (never delivered)\n", self.bad_digest));
         }

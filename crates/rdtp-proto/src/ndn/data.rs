@@ -227,6 +227,11 @@ pub enum Verification {
     DigestInvalid,
     /// Another signature type: not checked here (needs a key the caller trusts).
     Unverified(SignatureType),
+    /// Signed by the trust anchor's key ([`super::trust::check`]).
+    KeyValid(SignatureType),
+    /// Not signed by the trust anchor's key (another key, another type, a KeyLocator naming
+    /// another key, or altered): never use it.
+    KeyInvalid(SignatureType),
 }
 
 const ORDER: &[u64] = &[types::NAME, types::META_INFO, types::CONTENT, types::SIGNATURE_INFO, types::SIGNATURE_VALUE];
@@ -258,12 +263,24 @@ impl Data {
     /// (DigestSha256; others are [`Verification::Unverified`]).
     pub fn decode_verified(wire: &[u8]) -> Result<(Self, Verification), Error> {
         let (d, signed) = Self::decode_inner(wire)?;
-        let v = match d.signature_info.sig_type {
-            SignatureType::DigestSha256 if d.signature_value == sha256(&[signed]) => Verification::DigestValid,
+        let v = d.digest_verification(signed);
+        Ok((d, v))
+    }
+
+    /// DigestSha256 checked against `signed` (the signed portion as received); another
+    /// signature type is [`Verification::Unverified`].
+    pub fn digest_verification(&self, signed: &[u8]) -> Verification {
+        match self.signature_info.sig_type {
+            SignatureType::DigestSha256 if self.signature_value == sha256(&[signed]) => Verification::DigestValid,
             SignatureType::DigestSha256 => Verification::DigestInvalid,
             t => Verification::Unverified(t),
-        };
-        Ok((d, v))
+        }
+    }
+
+    /// Decode a Data without checking its signature, with its signed portion (Name through
+    /// SignatureInfo, as received) for a check by a key ([`super::trust::TrustAnchor`]).
+    pub fn decode_with_signed(wire: &[u8]) -> Result<(Self, &[u8]), Error> {
+        Self::decode_inner(wire)
     }
 
     /// The Data and its signed portion (Name through SignatureInfo, as received).

@@ -20,8 +20,8 @@
 //! and between NDN Data and Nacks and rdtp's.
 //!
 //! Signature types other than DigestSha256 (Ed25519, ECDSA, RSA, HMAC) are decoded (type,
-//! KeyLocator) and reported unverified ([`data::Verification`]); checking them is left to
-//! the front end that holds the trust anchors.
+//! KeyLocator) and reported unverified ([`data::Verification`]), unless a trust anchor is
+//! given ([`trust`]: Ed25519 and ECDSA P-256 signatures checked against a certificate's key).
 //!
 //! Beside the packets, one node: the producer ([`producer`]) that `rdtp serve --ndn-listen`
 //! runs, answering Interests from a server's catalogue (`server::Catalog`) as
@@ -45,6 +45,7 @@ pub mod name;
 pub mod producer;
 pub mod segmented;
 pub mod tlv;
+pub mod trust;
 
 pub use consumer::{Consumer, ConsumerConfig, NdnStats};
 pub use data::{Data, KeyLocator, MetaInfo, SignatureInfo, SignatureType, Verification};

@@ -184,6 +184,12 @@ pub struct Args {
     /// its peer at a fixed address).
     #[arg(long, value_name = "LOCAL", requires = "ndn")]
     pub bind: Option<String>,
+    /// With --ndn: accept only segments signed by the key of this NDN certificate (Ed25519
+    /// or ECDSA P-256; the certificate as a Data TLV, or base64 as `ndnsec cert-dump` prints
+    /// it); others are dropped, never written. Without it, signed segments are taken and
+    /// reported unverified.
+    #[arg(long, value_name = "CERT", requires = "ndn")]
+    pub trust_anchor: Option<PathBuf>,
 }
 
 /// The controller spec: `--cc`, or when it is not given the one controller the options
@@ -421,6 +427,24 @@ pub fn run(a: Args) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// The trust anchor in the certificate file at `path`: a Data TLV, or its base64 (with line
+/// breaks) as `ndnsec cert-dump` prints it.
+fn trust_anchor(path: &PathBuf) -> Result<rdtp_proto::ndn::trust::TrustAnchor> {
+    use base64::Engine as _;
+    let bad = |what: String| Error::Usage(format!("--trust-anchor {}: {what}", path.display()));
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let wire = match bytes.first() {
+        Some(0x06) => bytes,
+        _ => {
+            let text: Vec<u8> = bytes.into_iter().filter(|b| !b.is_ascii_whitespace()).collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|_| bad("neither an NDN certificate (a Data TLV) nor its base64".into()))?
+        }
+    };
+    rdtp_proto::ndn::trust::TrustAnchor::from_certificate(&wire).map_err(|e| bad(e.to_string()))
+}
+
 /// A fetch configured from the command line, and what the verbose line names.
 struct Configured {
     fetch: Fetch,
@@ -464,6 +488,9 @@ fn configure(a: &Args) -> Result<Configured> {
     if let Some(b) = &a.bind {
         let local = b.parse().map_err(|_| Error::Usage(format!("--bind {b}: want IP:PORT")))?;
         fetch = fetch.bind(local);
+    }
+    if let Some(path) = &a.trust_anchor {
+        fetch = fetch.trust_anchor(trust_anchor(path)?);
     }
     if let Some(m) = a.mtu {
         fetch = fetch.mtu(m);

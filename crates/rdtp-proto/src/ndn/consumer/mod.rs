@@ -25,8 +25,9 @@
 //! 3. **Data → rdtp Data**: LpPacket fragments are reassembled first (NDNLPv2
 //!    "Fragmentation and Reassembly"); a Data must have exactly the name of a segment of the
 //!    object, the segment's exact length, and a valid DigestSha256 — or another signature
-//!    type, which is accepted and counted unverified (no trust anchors here yet); a bad
-//!    digest is dropped and never reaches the receiver. It is handed over for the tag its
+//!    type, which is accepted and counted unverified — unless a trust anchor is configured
+//!    ([`ConsumerConfig::trust`]): then every segment must be signed by its key; a bad
+//!    digest or signature is dropped and never reaches the receiver. It is handed over for the tag its
 //!    echoed PitToken names (a tag echo as rdtp's: Karn's rule keeps ambiguous samples out)
 //!    or else the latest tag of its segment.
 //! 4. **Nacks** (NDNLPv2 "Network NACK"), matched to our Interest by name and Nonce:
@@ -97,6 +98,10 @@ pub struct ConsumerConfig {
     pub rdr: bool,
     /// Bounds of the NDNLPv2 reassembler.
     pub reassembly: ReassemblerLimits,
+    /// The key every segment must be signed by (`--trust-anchor`): with one, a segment not
+    /// signed by it (DigestSha256 included) is dropped, never delivered; without, segments
+    /// signed otherwise than with DigestSha256 are taken and counted unverified.
+    pub trust: Option<super::trust::TrustAnchor>,
 }
 
 impl Default for ConsumerConfig {
@@ -106,6 +111,7 @@ impl Default for ConsumerConfig {
             lifetime: Duration::from_millis(super::interest::DEFAULT_LIFETIME_MS),
             rdr: true,
             reassembly: ReassemblerLimits::default(),
+            trust: None,
         }
     }
 }
@@ -121,6 +127,10 @@ pub struct NdnStats {
     pub unverified_type: Option<u64>,
     /// Segments the receiver took with a valid DigestSha256.
     pub digest_verified: u64,
+    /// Segments the receiver took signed by the trust anchor's key.
+    pub key_verified: u64,
+    /// Data dropped: not signed by the trust anchor's key (only with one).
+    pub bad_signature: u64,
     /// Data dropped: DigestSha256 did not match.
     pub bad_digest: u64,
     /// Data dropped: not a segment of this object (or not asked for), or a wrong length.
@@ -398,8 +408,11 @@ impl Consumer {
             }
             return;
         }
-        match NdnData::decode_verified(wire) {
-            Ok((d, v)) => self.on_data(now, &d, v, lp.pit_token.as_deref()),
+        match NdnData::decode_with_signed(wire) {
+            Ok((d, signed)) => {
+                let v = super::trust::check(&d, signed, self.cfg.trust.as_ref());
+                self.on_data(now, &d, v, lp.pit_token.as_deref())
+            }
             // An Interest (we produce nothing) or bytes that do not decode.
             Err(_) => self.stats.malformed += 1,
         }
@@ -592,6 +605,14 @@ impl Consumer {
             self.stats.bad_digest += 1; // altered or forged: never delivered
             return;
         }
+        // With a trust anchor, every segment (those discovery reads too: they give the size)
+        // must be signed by its key; RDR metadata only points at a version, whose segments
+        // are then checked.
+        let metadata = d.name.components().contains(&segmented::metadata_component());
+        if self.cfg.trust.is_some() && !metadata && !matches!(v, Verification::KeyValid(_)) {
+            self.stats.bad_signature += 1;
+            return;
+        }
         if matches!(self.phase, Phase::Discovering { .. }) {
             return self.on_discovery_data(now, d);
         }
@@ -639,6 +660,7 @@ impl Consumer {
                     self.stats.unverified += 1;
                     self.stats.unverified_type = Some(t.code());
                 }
+                Verification::KeyValid(_) => self.stats.key_verified += 1,
                 _ => self.stats.digest_verified += 1,
             }
             self.segs.remove(&u);

@@ -458,3 +458,61 @@ proptest! {
         prop_assert!(r.is_err() || r.as_deref() == Ok(&data[..]));
     }
 }
+
+/// Sign every segment of `p` with Ed25519 `key`, KeyLocator `/signed/KEY/%01`; return the
+/// trust anchor for `anchor_key` (an NDN certificate of ContentType KEY).
+fn sign_with(
+    p: &mut Producer,
+    key: &ed25519_dalek::SigningKey,
+    anchor_key: &ed25519_dalek::SigningKey,
+) -> crate::ndn::trust::TrustAnchor {
+    use ed25519_dalek::Signer as _;
+    use ed25519_dalek::pkcs8::EncodePublicKey as _;
+    let key_name: Name = "/signed/KEY/%01".parse().unwrap();
+    for w in &mut p.segments {
+        let mut d = NdnData::decode(w).unwrap();
+        d.signature_info = SignatureInfo {
+            sig_type: SignatureType::Ed25519,
+            key_locator: Some(crate::ndn::data::KeyLocator::Name(key_name.clone())),
+            extensions: Vec::new(),
+        };
+        let unsigned = d.encode();
+        let (_, signed) = NdnData::decode_with_signed(&unsigned).unwrap();
+        d.signature_value = key.sign(signed).to_bytes().to_vec();
+        *w = d.encode();
+    }
+    let spki = anchor_key.verifying_key().to_public_key_der().unwrap();
+    let mut cert =
+        NdnData::new(key_name.with(Component::generic(*b"self")).with(Component::version(1)), spki.as_bytes().to_vec());
+    cert.meta.content_type = Some(content_type::KEY);
+    crate::ndn::trust::TrustAnchor::from_certificate(&cert.encode_signed()).unwrap()
+}
+
+#[test]
+fn with_a_trust_anchor_only_segments_signed_by_its_key_are_delivered() {
+    let data = content(60_000);
+    let producer_key = ed25519_dalek::SigningKey::from_bytes(&[3; 32]);
+    // Signed by the anchor's key: every segment verified, byte-exact.
+    let mut p = Producer::new("/signed", Some(3), &data, 8000, Script::default());
+    let anchor = sign_with(&mut p, &producer_key, &producer_key);
+    let mut cfg = config("bbr");
+    cfg.trust = Some(anchor);
+    let mut pair = Pair::new(consumer(cfg.clone(), "/signed"), p);
+    assert_same(&run(&mut pair), &data);
+    let s = pair.a.ndn_stats();
+    assert_eq!((s.key_verified, s.unverified, s.digest_verified, s.bad_signature), (8, 0, 0, 0), "{s:?}");
+
+    // Signed by another key (or only with DigestSha256): nothing is delivered, the fetch
+    // times out, and every segment that came was dropped as badly signed.
+    let mut p = Producer::new("/signed", Some(3), &data, 8000, Script::default());
+    let forger = ed25519_dalek::SigningKey::from_bytes(&[4; 32]);
+    let anchor = sign_with(&mut p, &forger, &producer_key);
+    cfg.trust = Some(anchor.clone());
+    let mut pair = Pair::new(consumer(cfg.clone(), "/signed"), p);
+    assert_eq!(run(&mut pair).unwrap_err(), FetchError::Timeout(Duration::from_secs(5)));
+    assert!(pair.a.ndn_stats().bad_signature >= 1 && pair.a.stats().units_received == 0);
+    let digest_only = Producer::new("/signed", Some(3), &data, 8000, Script::default());
+    let mut pair = Pair::new(consumer(cfg, "/signed"), digest_only);
+    assert!(run(&mut pair).is_err());
+    assert_eq!(pair.a.stats().units_received, 0, "a DigestSha256 segment is not signed by the anchor");
+}
