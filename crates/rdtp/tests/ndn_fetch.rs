@@ -138,6 +138,22 @@ fn trust_anchor_checks_every_segment_against_the_producers_key() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--trust-anchor"));
 }
 
+/// A producer that publishes a version but no RDR metadata: the name as given is found by
+/// CanBePrefix (`NAME/v=<v>/seg=0`), as ndncatchunks finds it.
+#[test]
+fn an_unversioned_name_without_metadata_is_found_by_can_be_prefix() {
+    let Some(rig) = ndnts::rig() else { return };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let original = tmp.path().join("object.bin");
+    let content = common::content(300_000, 34);
+    std::fs::write(&original, &content).expect("write the object");
+    let producer = ndnts::Producer::start(&rig, "/rdtp/nometa", &original, &["--version", "5", "--no-metadata"]);
+    let out = tmp.path().join("fetched.bin");
+    let (code, summary) = fetch(&producer.addr, "/rdtp/nometa", &out, &[]);
+    assert_eq!(code, 0, "{summary}");
+    assert!(std::fs::read(&out).expect("read the fetched object") == content);
+}
+
 /// The producer dies mid-fetch: the fetch fails with a clear error (server unreachable, exit
 /// 6, once nothing answers for the idle timeout) and `-o FILE` is not written, nor is any temporary file left.
 #[test]

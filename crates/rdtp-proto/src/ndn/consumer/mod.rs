@@ -12,7 +12,8 @@
 //!    (`/prefix/32=metadata`, CanBePrefix, MustBeFresh) gives the versioned name; a name that
 //!    already ends in a version is used as given, and when no metadata comes within the
 //!    first retry interval (or a Nack refuses it) the name as given is asked for too
-//!    (`/prefix/seg=0`), whichever answers first winning. Segment 0 gives the segment size
+//!    (`/prefix/seg=0`, and `/prefix` with CanBePrefix, which finds `/prefix/v=<v>/seg=0` of
+//!    a producer that publishes versions without metadata), whichever answers first winning. Segment 0 gives the segment size
 //!    (its Content's length) and the last segment number (FinalBlockId); the last segment
 //!    gives the exact size. The receiver then starts on `Target::Known` with the segment as
 //!    its unit and EID verification off (the EID is BLAKE3 of the versioned name, a label:
@@ -448,6 +449,13 @@ impl Consumer {
                 }
                 if *as_given {
                     interests.push(Interest::new(self.name.clone().with(Component::segment(0))));
+                    // Version discovery by CanBePrefix (ndncatchunks' without RDR): any Data
+                    // under NAME, of which `NAME/v=<v>/seg=0` is taken.
+                    interests.push(Interest {
+                        can_be_prefix: true,
+                        must_be_fresh: true,
+                        ..Interest::new(self.name.clone())
+                    });
                 }
             }
             Step::First => interests.push(Interest::new(self.versioned_name().with(Component::segment(0)))),
@@ -477,6 +485,16 @@ impl Consumer {
     /// Whether `name` is one of this step's discovery Interests (any nonce).
     fn asked_for(&self, name: &Name, can_be_prefix: bool) -> bool {
         self.asked.iter().any(|(n, _)| n == name || (can_be_prefix && n.is_prefix_of(name)))
+    }
+
+    /// Whether `name` is `NAME/v=<v>/seg=0`, NAME the name as given: what a CanBePrefix
+    /// Interest for NAME finds when the producer publishes versions without RDR metadata.
+    fn is_versioned_first_segment(&self, name: &Name) -> bool {
+        let c = name.components();
+        c.len() == self.name.len() + 2
+            && self.name.is_prefix_of(name)
+            && c[self.name.len()].as_version().is_some()
+            && c[self.name.len() + 1].as_segment() == Some(0)
     }
 
     fn on_discovery_data(&mut self, now: Time, d: &NdnData) {
@@ -510,9 +528,12 @@ impl Consumer {
             Step::Metadata { .. } | Step::First => {
                 let versioned = match step {
                     Step::First => self.versioned_name(),
+                    // Segment 0 of the name as given, or of a version of it (CanBePrefix).
+                    _ if self.is_versioned_first_segment(&d.name) => d.name.prefix(d.name.len() - 1),
                     _ => self.name.clone(),
                 };
-                if d.name != versioned.clone().with(Component::segment(0)) || !self.asked_for(&d.name, false) {
+                let can_be_prefix = versioned != self.name && matches!(step, Step::Metadata { .. });
+                if d.name != versioned.clone().with(Component::segment(0)) || !self.asked_for(&d.name, can_be_prefix) {
                     self.stats.unexpected += 1;
                     return;
                 }

@@ -30,6 +30,8 @@ struct Script {
     tamper: Option<(u64, Tamper)>,
     /// Datagrams sent before the first answer (hostile extras).
     inject: Vec<Vec<u8>>,
+    /// Answer a CanBePrefix Interest for the prefix with segment 0.
+    can_be_prefix: bool,
 }
 
 struct Producer {
@@ -117,6 +119,8 @@ impl crate::Node for Producer {
         }
         let wire = if segmented::discovery_prefix(&i) == Some(self.prefix.clone()) {
             self.metadata.clone()
+        } else if i.can_be_prefix && i.name == self.prefix && self.script.can_be_prefix {
+            self.segments.first().cloned() // version discovery by CanBePrefix
         } else {
             segment.and_then(|u| self.segments.get(u as usize).cloned().map(|w| (u, w))).map(|(u, w)| {
                 match self.script.tamper.take() {
@@ -515,4 +519,20 @@ fn with_a_trust_anchor_only_segments_signed_by_its_key_are_delivered() {
     let mut pair = Pair::new(consumer(cfg, "/signed"), digest_only);
     assert!(run(&mut pair).is_err());
     assert_eq!(pair.a.stats().units_received, 0, "a DigestSha256 segment is not signed by the anchor");
+}
+
+/// A producer that publishes versions but no RDR metadata (python-ndn's and ndnputchunks'
+/// `--no-metadata` habit): the name as given is found by CanBePrefix, `NAME/v=<v>/seg=0`.
+#[test]
+fn a_versioned_object_without_metadata_is_found_by_can_be_prefix() {
+    let data = content(50_000);
+    let mut p = Producer::new("/nometa", Some(9), &data, 8000, Script { can_be_prefix: true, ..Script::default() });
+    p.metadata = None;
+    let (got, pair) = fetch("bbr", "/nometa", p);
+    assert_same(&got, &data);
+    assert_eq!(pair.a.name().to_string(), "/nometa/v=9");
+    // Without the CanBePrefix answer, nothing is found (the fetch times out).
+    let mut p = Producer::new("/nometa", Some(9), &data, 8000, Script::default());
+    p.metadata = None;
+    assert!(fetch("bbr", "/nometa", p).0.is_err());
 }
