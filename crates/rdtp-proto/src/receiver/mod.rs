@@ -988,7 +988,8 @@ impl Receiver {
         // spaces requests now). Kept, a slot charged at a rate that collapsed for want of
         // samples (BBR-CD's ProbeRTT: 64 units at 4 units/s) held every request for 16 s.
         self.path.pacer.retime(None);
-        if self.busy.on_busy(now, sent_at, n.tag) {
+        let refused = (units.first().copied().unwrap_or(0), units.last().copied().unwrap_or(0));
+        if self.busy.on_busy(now, sent_at, n.tag, refused) {
             self.congestion(now, LossKind::Fast);
         }
     }
@@ -1156,7 +1157,7 @@ impl Receiver {
         // request sent after a back-off ends it (`refusals`). Likewise a refusal waiting to be
         // confirmed is contradicted by a Data answering a request sent since (or the refused one).
         let latest = d.tag == rec.tag;
-        self.busy.on_served(now, if latest { rec.sent_at } else { Time::ZERO }, d.tag);
+        self.busy.on_served(now, if latest { rec.sent_at } else { Time::ZERO }, d.tag, u);
         if self
             .suspicion
             .as_ref()

@@ -78,6 +78,10 @@ pub(crate) struct BusyBackoff {
     until: Time,
     /// The tag of the request whose Busy last grew the hold.
     tag: u32,
+    /// The first and last unit that Busy refused: a Data for one of them with that tag
+    /// proves the Busy forged. (rdtp's Busy refuses a whole request; an NDN consumer's
+    /// Congestion Nack one unit of it, while the request's other units are served.)
+    refused: (u64, u64),
 }
 
 /// Growth of the hold per Busy round.
@@ -88,7 +92,7 @@ const BUSY_RELIEF: f64 = 0.9;
 impl BusyBackoff {
     /// A Busy answered the request with `tag` sent at `sent_at`. Returns whether it starts a
     /// new round (the hold grew; the controller should hear of congestion).
-    pub(crate) fn on_busy(&mut self, now: Time, sent_at: Time, tag: u32) -> bool {
+    pub(crate) fn on_busy(&mut self, now: Time, sent_at: Time, tag: u32, refused: (u64, u64)) -> bool {
         if !self.hold.is_zero() && sent_at < self.raised_at {
             return false; // sent before the hold last grew: that growth answered it
         }
@@ -97,6 +101,7 @@ impl BusyBackoff {
         self.raised_at = now;
         self.until = self.until.max(now + self.hold);
         self.tag = tag;
+        self.refused = refused;
         true
     }
 
@@ -107,12 +112,13 @@ impl BusyBackoff {
         }
     }
 
-    /// A Data answered the request with `tag`, sent at `sent_at` (`Time::ZERO` if unknown).
-    pub(crate) fn on_served(&mut self, now: Time, sent_at: Time, tag: u32) {
+    /// A Data for `unit` answered the request with `tag`, sent at `sent_at` (`Time::ZERO` if
+    /// unknown).
+    pub(crate) fn on_served(&mut self, now: Time, sent_at: Time, tag: u32, unit: u64) {
         if self.hold.is_zero() {
             return;
         }
-        if tag == self.tag {
+        if tag == self.tag && (self.refused.0..=self.refused.1).contains(&unit) {
             // The request whose Busy grew the hold was served: that Busy was forged.
             self.tag = 0;
             self.shrink(1.0 / BUSY_GROWTH);
@@ -257,46 +263,60 @@ mod tests {
     fn busy_holds_grow_by_half_per_round_and_shrink_per_round_trip_served() {
         let us = Duration::from_micros;
         let mut b = BusyBackoff::default();
-        assert!(b.on_busy(at(10), at(9), 1));
+        assert!(b.on_busy(at(10), at(9), 1, (0, 63)));
         assert_eq!((b.hold(), b.until()), (us(1000), at(11)));
         // Another Busy of the same burst (sent before the hold grew): same round.
-        assert!(!b.on_busy(at(10), at(9), 2));
+        assert!(!b.on_busy(at(10), at(9), 2, (0, 63)));
         assert_eq!(b.hold(), us(1000));
         // Requests are spaced by the hold while backing off.
         b.on_sent(at(11));
         assert_eq!(b.until(), at(12));
-        assert!(b.on_busy(at(12), at(11), 3));
+        assert!(b.on_busy(at(12), at(11), 3, (0, 63)));
         assert_eq!(b.hold(), us(1500));
-        assert!(b.on_busy(at(14), at(13), 4));
+        assert!(b.on_busy(at(14), at(13), 4, (0, 63)));
         assert_eq!(b.hold(), us(2250));
         // Served after the hold grew: a tenth less, once per round trip.
-        b.on_served(at(20), at(19), 5);
+        b.on_served(at(20), at(19), 5, 0);
         assert_eq!(b.hold(), us(2025));
-        b.on_served(at(20), at(19), 6);
+        b.on_served(at(20), at(19), 6, 0);
         assert_eq!(b.hold(), us(2025), "sent before the last change");
-        b.on_served(at(21), at(20), 7);
+        b.on_served(at(21), at(20), 7, 0);
         assert_eq!(b.hold(), us(1822) + Duration::from_nanos(500));
         // Below MIN_BUSY_HOLD it ends: requests leave as the controller sends them.
         for i in 0..100 {
-            b.on_served(at(22 + i), at(22 + i), 8);
+            b.on_served(at(22 + i), at(22 + i), 8, 0);
         }
         assert_eq!(b.hold(), Duration::ZERO);
         b.on_sent(at(300));
         assert!(b.until() < at(300));
         // Never longer than MAX_BUSY_HOLD.
         for i in 0..100 {
-            b.on_busy(at(400 + 2 * i), at(400 + 2 * i), 7);
+            b.on_busy(at(400 + 2 * i), at(400 + 2 * i), 7, (0, 63));
         }
         assert_eq!(b.hold(), MAX_BUSY_HOLD);
     }
 
     #[test]
+    fn a_busy_for_one_unit_is_not_disproved_by_the_other_units_of_its_request() {
+        // An NDN consumer's Congestion Nack refuses one Interest, that is one unit (5) of a
+        // request (tag 42) whose other units are served: the back-off stands.
+        let mut b = BusyBackoff::default();
+        b.on_busy(at(10), at(9), 42, (5, 5));
+        let hold = b.hold();
+        b.on_served(at(10), at(9), 42, 6);
+        assert_eq!(b.hold(), hold, "unit 6 was not refused");
+        // The refused unit itself served with that tag: forged.
+        b.on_served(at(10), at(9), 42, 5);
+        assert!(b.hold() < hold);
+    }
+
+    #[test]
     fn a_busy_whose_request_is_served_was_forged() {
         let mut b = BusyBackoff::default();
-        b.on_busy(at(10), at(9), 42);
-        b.on_busy(at(12), at(11), 43);
+        b.on_busy(at(10), at(9), 42, (0, 63));
+        b.on_busy(at(12), at(11), 43, (0, 63));
         assert_eq!(b.hold(), Duration::from_micros(1500));
-        b.on_served(at(12), at(11), 43);
+        b.on_served(at(12), at(11), 43, 0);
         assert_eq!((b.hold(), b.until()), (Duration::from_millis(1), at(12)), "the step is undone and the hold lifted");
     }
 
