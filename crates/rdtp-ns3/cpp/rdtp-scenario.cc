@@ -7,9 +7,11 @@
 // fetches of a catalogue, seed 003 §III; fetches.csv), tcp-bbr / tcp-cubic
 // (BulkSendApplication + PacketSink with ns-3's TCP models), udp (saturating OnOff CBR). Caching routers
 // (RdtpRouter, placed by rdtp-placement.cc) on the nodes --Routers names. Writes
-// timeseries.csv, flows.csv, queue.csv, cs.csv (with routers) and run.toml into --Out. No
+// timeseries.csv, flows.csv, queue.csv, cs.csv (with routers), drops.csv (with DropTrace)
+// and run.toml into --Out. No
 // protocol logic here: see rdtp-consumer.cc / rdtp-producer.cc / rdtp-router.cc.
 #include "rdtp-consumer.h"
+#include "rdtp-drop-trace.h"
 #include "rdtp-impair.h"
 #include "rdtp-placement.h"
 #include "rdtp-producer.h"
@@ -65,6 +67,8 @@ struct Params : RunParams
     std::string routers;
     /// Write requests.csv (every rdtp request).
     bool requests = false;
+    /// Write drops.csv (rdtp-drop-trace.h: sent, received and dropped per device and layer).
+    bool dropTrace = false;
     /// End the run once every flow (all sized rdtp fetches) finished or failed.
     bool stopWhenDone = false;
     // tcp
@@ -286,6 +290,10 @@ ParseRunArguments(int argc, char** argv)
                  "wifi: server-AP link and every station, radiotap)",
                  p.pcap);
     cmd.AddValue("Requests", "Write requests.csv: every request of every rdtp flow", p.requests);
+    cmd.AddValue("DropTrace",
+                 "Write drops.csv: what every WiFi/p2p device and IPv4 stack sent, received and dropped, "
+                 "per node, by reason",
+                 p.dropTrace);
     cmd.AddValue("StopWhenDone",
                  "End the run when every flow finished or failed (all flows must be sized rdtp fetches)",
                  p.stopWhenDone);
@@ -1253,6 +1261,9 @@ RunScenario(int argc, char** argv)
     qmon.Start();
     recorder.Start();
     CountUnassociated(p, net, o.unassociated);
+    DropTrace drops;
+    if (p.dropTrace)
+        drops.Attach(net);
 
     Simulator::Stop(AtScenario(p, p.duration));
     Simulator::Run();
@@ -1270,6 +1281,8 @@ RunScenario(int argc, char** argv)
     }
     recorder.Finish();
     WriteJoins(p, wifi, consumers);
+    if (p.dropTrace)
+        drops.Write(p.out);
 
     // Bottleneck utilisation and queueing delay over [warmup, busy end).
     o.window = BottleneckWindow(net, qmon, p.warmup, std::max(p.warmup, recorder.BusyEnd()));

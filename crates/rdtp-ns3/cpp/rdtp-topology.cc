@@ -661,6 +661,18 @@ AddressWifiNodes(const TopologyParams& p,
     NeighborCacheHelper().PopulateNeighborCache(); // static ARP: no resolution delays or drops
 }
 
+} // namespace
+
+const char*
+WifiMacDropReasonName(int reason)
+{
+    static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
+    return reason >= 0 && reason < 4 ? names[reason] : "other";
+}
+
+namespace
+{
+
 /// Count the MPDUs the stations' MACs drop (uplink: requests, TCP ACKs), by reason, into
 /// `net.stationDrops`.
 void
@@ -673,8 +685,7 @@ MonitorStationDrops(const NetDeviceContainer& dStas, Net& net)
         Must(mac->TraceConnectWithoutContext(
                  "DroppedMpdu",
                  Callback<void, WifiMacDropReason, Ptr<const WifiMpdu>>([drops](WifiMacDropReason r, Ptr<const WifiMpdu>) {
-                     static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
-                     (*drops)[r < 4 ? names[r] : "other"]++;
+                     (*drops)[WifiMacDropReasonName(r)]++;
                  })),
              "station WifiMac DroppedMpdu");
         Must(mac->GetTxopQueue(AC_BE)->TraceConnectWithoutContext(
@@ -705,9 +716,8 @@ MonitorApQueue(const NetDeviceContainer& dAp, Net& net)
                  "DroppedMpdu",
                  Callback<void, WifiMacDropReason, Ptr<const WifiMpdu>>(
                      [m](WifiMacDropReason reason, Ptr<const WifiMpdu> q) {
-                         static const char* names[] = {"failed_enqueue", "expired_lifetime", "retry_limit", "qos_old_packet"};
                          m->OnDrop(q->GetPacket()->GetUid(), true);
-                         m->dropReasons[reason < 4 ? names[reason] : "other"]++;
+                         m->dropReasons[WifiMacDropReasonName(reason)]++;
                      })),
              "WifiMac DroppedMpdu");
         // Every MPDU the MAC queue itself drops (DropOldest eviction) or lets expire.

@@ -180,6 +180,9 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const std::string& it
 /// device queues (and the WiFi MAC queue) must be the only queues, so the sampled queue is
 /// the bottleneck queue.
 void CheckNoQdisc(bool allowWifi);
+/// The name of an 802.11 MAC drop reason (`WifiMacDropReason`, passed as its value):
+/// failed_enqueue, expired_lifetime, retry_limit, qos_old_packet, else "other".
+const char* WifiMacDropReasonName(int reason);
 /// A TOML basic string.
 std::string TomlString(const std::string& s);
 

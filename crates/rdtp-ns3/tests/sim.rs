@@ -163,6 +163,72 @@ fn same_scenario_and_seed_give_identical_csvs() {
     assert!(a != c, "seed 8 reproduced seed 7 exactly");
 }
 
+/// Hu et al.'s Topology 1 in miniature: the producer behind a second 802.11n network, a
+/// caching AP, one consumer fetching 2 MB in 8600-byte units.
+const TWO_HOPS: &str = r#"
+[scenario]
+name = "drops"
+duration = 20.0
+stop_when_done = true
+settle = 2.0
+
+[topology]
+kind = "wifi"
+standard = "80211n"
+channel_width = 20
+mcs = 6
+server_link = "wifi"
+
+[[topology.router]]
+node = "ap"
+cs_size = 65536
+
+[[flow]]
+kind = "rdtp"
+cc = "bbr-orig"
+size = "2MB"
+unit = 8600
+"#;
+
+#[test]
+fn drop_trace_counts_each_hop_and_changes_no_other_output() {
+    let dir = TempDir::new("drops");
+    let scenario = dir.0.join("drops.toml");
+    fs::write(&scenario, TWO_HOPS).unwrap();
+    let (plain, traced) = (dir.0.join("plain"), dir.0.join("traced"));
+    if sim(&[scenario.to_str().unwrap(), "--out", plain.to_str().unwrap(), "--jobs", "1"]).is_none() {
+        return;
+    }
+    let s = scenario.to_str().unwrap();
+    sim(&[s, "--out", traced.to_str().unwrap(), "--jobs", "1", "--set", "scenario.drop_trace=true"]).unwrap();
+    let (plain, traced) = (plain.join("000"), traced.join("000"));
+    assert!(!plain.join("drops.csv").exists(), "drops.csv written without drop_trace");
+    for file in ["timeseries.csv", "flows.csv", "queue.csv", "cs.csv"] {
+        let a = fs::read(plain.join(file)).unwrap();
+        assert!(a == fs::read(traced.join(file)).unwrap(), "{file} changed with drop_trace");
+    }
+    let f = &csv(&traced.join("flows.csv"))[0];
+    assert_eq!(f["completed"], "1", "{f:?}");
+    let rows = csv(&traced.join("drops.csv"));
+    let count = |node: &str, device: &str, event: &str, detail: &str| -> u64 {
+        let r = rows
+            .iter()
+            .find(|r| r["node"] == node && r["device"] == device && r["event"] == event && r["detail"] == detail);
+        r.map(|r| r["count"].parse().unwrap()).unwrap_or_else(|| panic!("no {node} {device} {event} {detail}"))
+    };
+    // Every unit reached the consumer as one datagram (2 MB / 8600 B = 233 units), through the
+    // AP, and the producer sent each once more per re-request.
+    let units = 2_000_000u64.div_ceil(8600);
+    let delivered = count("client0", "if1", "LocalDeliver", "large");
+    assert!(delivered >= units, "consumer got {delivered} Data datagrams of {units}");
+    assert_eq!(count("ap", "if2", "SendOutgoing", "large"), delivered);
+    let resent = num(f, "retransmissions") as u64;
+    assert_eq!(count("server", "if1", "SendOutgoing", "large"), count("ap", "if1", "LocalDeliver", "large") + resent);
+    // Both radios of the AP are named by their network.
+    assert!(rows.iter().any(|r| r["node"] == "ap" && r["device"].ends_with(":wifi-ap:rdtp-up")), "{rows:?}");
+    assert!(rows.iter().all(|r| r["detail"] != "unavailable"), "a trace source is missing");
+}
+
 #[test]
 fn tcp_bbr_and_cubic_baselines_carry_traffic() {
     let dir = TempDir::new("tcp");

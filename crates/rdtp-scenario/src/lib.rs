@@ -76,6 +76,10 @@ pub struct General {
     /// Write pcap captures into each run's directory (`capture-*.pcap`).
     #[serde(default)]
     pub pcap: bool,
+    /// Write `drops.csv` in each run directory: what every device and IPv4 stack sent,
+    /// received and dropped, per node (rdtp-sim only; `crates/rdtp-ns3/README.md`).
+    #[serde(default)]
+    pub drop_trace: bool,
     /// Figure to draw after the runs: `python3 <scenario dir>/plot.py <plot> <out dir>` (crate
     /// `rdtp-plot` finds the script and runs it, for the testbed's `[testbed] plot` too).
     pub plot: Option<String>,
@@ -1029,6 +1033,9 @@ pub fn run_args(s: &Scenario, out: &str) -> Result<Vec<String>, Error> {
     if g.requests {
         a.push("--Requests=1".to_string());
     }
+    if g.drop_trace {
+        a.push("--DropTrace=1".to_string());
+    }
     if g.stop_when_done {
         a.push("--StopWhenDone=1".to_string());
     }
@@ -1232,6 +1239,11 @@ start = 1.0
         ] {
             assert!(args.contains(&want.to_string()), "{want}: {args:?}");
         }
+        // drops.csv only when asked for (rdtp-ns3's DropTrace).
+        assert!(!args.iter().any(|a| a.starts_with("--DropTrace")), "{args:?}");
+        let set = [("scenario.drop_trace".to_string(), "true".to_string())];
+        let (_, traced) = expand(wifi, &set).unwrap();
+        assert!(run_args(&traced[0].scenario, "/tmp/x").unwrap().contains(&"--DropTrace=1".to_string()));
         // Two WiFi hops: the capacity is the PHY's, not the unused wired link's 10 Mbit/s.
         let t = &runs[0].scenario.topology;
         assert_eq!(network::capacity_bps(t).unwrap(), network::wifi_phy_max_bps("80211n", 20, 1));
