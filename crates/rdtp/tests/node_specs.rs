@@ -118,3 +118,23 @@ fn the_options_that_predate_controller_specs_warn_naming_the_spec() {
     let o = rdtp(&["fetch", "127.0.0.1:1", "x", "--cc", "bbr", "-q", "--probe-gain", "2", "--timeout", "1"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "-q says nothing");
 }
+
+/// Without a unit bound given, `rdtp route` derives it from the byte budget, whichever option
+/// or spec set the budget; a unit bound given anywhere is kept.
+#[test]
+fn the_routers_default_unit_bound_follows_its_byte_budget() {
+    let per_unit = u64::from(rdtp_proto::wire::DEFAULT_UNIT) + rdtp_proto::router::CACHED_UNIT_OVERHEAD as u64;
+    for (extra, says) in [
+        (&[][..], format!("256.0 MiB or {} units", (256u64 << 20) / per_unit)),
+        (&["--set", "cs_bytes=1GiB"][..], format!("1.0 GiB or {} units", (1u64 << 30) / per_unit)),
+        (&["--cs", "bytes=512MiB"][..], format!("512.0 MiB or {} units", (512u64 << 20) / per_unit)),
+        (&["--cs-bytes", "8MiB"][..], "8.0 MiB or 65536 units".to_string()),
+        (&["--cs", "units=500"][..], "256.0 MiB or 500 units".to_string()),
+        (&["--router", "cs_units=700"][..], "256.0 MiB or 700 units".to_string()),
+    ] {
+        let mut args = vec!["--upstream", "127.0.0.1:9", "--workers", "1"];
+        args.extend_from_slice(extra);
+        let r = Server::route(&args);
+        assert!(r.line.contains(&says), "{extra:?}: {says}: {}", r.line);
+    }
+}

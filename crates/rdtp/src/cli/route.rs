@@ -243,7 +243,9 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     let apply = |c: &mut RouterConfig, spec: &str| c.apply_spec(spec);
     let options = "the router options".to_string();
     super::apply_specs(&mut config, &[(options.clone(), &cs_keys)], apply)?;
-    config.cs.capacity_units = a.cs_size.unwrap_or_else(|| default_cs_units(config.cs.capacity_bytes));
+    // Until every spec is applied, "not given" (a spec may still set units, or the bytes the
+    // default is derived from).
+    config.cs.capacity_units = a.cs_size.unwrap_or(UNITS_NOT_GIVEN);
     if let Some(cs) = &a.cs {
         config.cs.apply_spec(cs).map_err(|e| Error::Usage(format!("--cs {cs}: {e}")))?;
     }
@@ -252,8 +254,14 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     specs.extend(a.set.iter().map(|kv| (format!("--set {kv}"), kv.clone())));
     let specs: Vec<(String, &str)> = specs.iter().map(|(o, s)| (o.clone(), s.as_str())).collect();
     super::apply_specs(&mut config, &specs, apply)?;
+    if config.cs.capacity_units == UNITS_NOT_GIVEN {
+        config.cs.capacity_units = default_cs_units(config.cs.capacity_bytes);
+    }
     Ok(config)
 }
+
+/// `--cs-size` and the specs left the unit bound unset: it is derived from the byte budget.
+const UNITS_NOT_GIVEN: usize = usize::MAX;
 
 pub fn run(a: Args) -> Result<i32> {
     let config = config(&a)?;
