@@ -185,6 +185,14 @@ impl CachedUnit {
 /// with glibc's malloc).
 pub const CACHED_UNIT_OVERHEAD: usize = cs::entry_overhead::<(Eid, u64), CachedUnit>() + 24;
 
+/// A unit bound that lets a byte budget of `bytes` bound the store: as many units of the
+/// default size ([`crate::wire::DEFAULT_UNIT`]) and their bookkeeping as it holds, at least
+/// NFD's 65 536 (`rdtp route`'s default when no unit bound is given).
+pub fn units_for_budget(bytes: u64) -> usize {
+    let unit = (usize::from(crate::wire::DEFAULT_UNIT) + CACHED_UNIT_OVERHEAD) as u64;
+    usize::try_from(bytes / unit).unwrap_or(usize::MAX).max(cs::CsConfig::DEFAULT_CAPACITY_UNITS)
+}
+
 impl Weigh for CachedUnit {
     /// What holding the unit costs: its payload and [`CACHED_UNIT_OVERHEAD`], so that
     /// [`cs::CsConfig::capacity_bytes`] bounds the store's memory, not only its payload.

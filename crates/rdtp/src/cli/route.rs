@@ -178,13 +178,6 @@ fn cs_spec(text: &str) -> std::result::Result<String, String> {
     RouterConfig::default().cs.apply_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
 }
 
-/// `--cs-size`'s default for a byte budget: as many units of the default size as it holds
-/// (each with its bookkeeping), at least NFD's 65 536.
-fn default_cs_units(bytes: u64) -> usize {
-    let unit = (rdtp_proto::wire::DEFAULT_UNIT as usize + rdtp_proto::router::CACHED_UNIT_OVERHEAD) as u64;
-    usize::try_from(bytes / unit).unwrap_or(usize::MAX).max(CsConfig::DEFAULT_CAPACITY_UNITS)
-}
-
 fn cs_policy(text: &str) -> std::result::Result<Replacement, String> {
     if text == "help" {
         print_and_exit(&cs::help());
@@ -255,7 +248,7 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     let specs: Vec<(String, &str)> = specs.iter().map(|(o, s)| (o.clone(), s.as_str())).collect();
     super::apply_specs(&mut config, &specs, apply)?;
     if config.cs.capacity_units == UNITS_NOT_GIVEN {
-        config.cs.capacity_units = default_cs_units(config.cs.capacity_bytes);
+        config.cs.capacity_units = rdtp_proto::router::units_for_budget(config.cs.capacity_bytes);
     }
     Ok(config)
 }
