@@ -8,6 +8,7 @@
 //!
 //! Environment: `TRACE_DELIVERED=1` adds the bytes delivered in order to each line;
 //! `TRACE_RTO_K=K` sets the RTO's RTTVAR multiplier (ndnget's `--rto-k`).
+//! `TRACE_LOSS=P` drops a fraction P of data datagrams at random on the bottleneck.
 
 use core::time::Duration;
 
@@ -22,7 +23,11 @@ fn main() {
     let num = |i: usize, d: f64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
     let (rate, rtt_ms, secs, qbdp, every_ms) =
         (num(1, 10.0) * 1e6, num(2, 100.0), num(3, 10.0), num(4, 1.0), num(5, 100.0));
-    let path = PathConfig::new(rate, Duration::from_secs_f64(rtt_ms / 1e3)).with_queue_bdp(qbdp);
+    let mut path = PathConfig::new(rate, Duration::from_secs_f64(rtt_ms / 1e3)).with_queue_bdp(qbdp);
+    // Random loss of data datagrams on the bottleneck, a fraction.
+    if let Some(p) = std::env::var("TRACE_LOSS").ok().and_then(|p| p.parse().ok()) {
+        path.data_loss = p;
+    }
     let duration = Duration::from_secs_f64(secs);
     let size = (rate / 8.0 * secs * 1.2) as u64;
     let mut cfg = ReceiverConfig { cc, seed: 1, ..ReceiverConfig::default() };

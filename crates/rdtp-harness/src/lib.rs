@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod net;
 pub mod path;
 pub mod sim;
+pub mod suite;
 
 pub use link::{LinkConfig, LinkStats};
 pub use metrics::{DelayStats, Series, jain_index};

@@ -50,12 +50,21 @@ pub struct FlowSpec {
     pub config: ReceiverConfig,
     /// Stop the flow (abandon the fetch) at this time, if it has not finished.
     pub stop: Option<Duration>,
+    /// A rate estimate, bytes/s, given to the receiver before its first request
+    /// ([`Receiver::informed_start`], Hiorth and Welzl's informed start).
+    pub informed_rate: Option<f64>,
 }
 
 impl FlowSpec {
     /// Fetch `name` from time zero with `config` (trace events on).
     pub fn new(name: &str, config: ReceiverConfig) -> Self {
-        FlowSpec { start: Duration::ZERO, target: Target::Name(name.to_string()), config, stop: None }
+        FlowSpec {
+            start: Duration::ZERO,
+            target: Target::Name(name.to_string()),
+            config,
+            stop: None,
+            informed_rate: None,
+        }
     }
 }
 
@@ -442,7 +451,11 @@ impl Net {
                 let f = &mut self.flows[flow];
                 let mut cfg = f.spec.config.clone();
                 cfg.trace = true;
-                f.rx = Some(Receiver::new(cfg, f.first_hop, f.spec.target.clone(), self.now));
+                let mut rx = Receiver::new(cfg, f.first_hop, f.spec.target.clone(), self.now);
+                if let Some(rate) = f.spec.informed_rate {
+                    rx.informed_start(self.now, rate);
+                }
+                f.rx = Some(rx);
                 f.started_at = Some(self.now);
                 let node = f.node;
                 self.service(node);

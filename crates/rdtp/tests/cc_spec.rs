@@ -36,7 +36,7 @@ fn cc_help_lists_controllers_and_keys() {
 #[test]
 fn bad_specs_are_usage_errors_saying_what_is_accepted() {
     for (spec, says) in [
-        ("reno", "controllers: bbr, bbr-wifi, bbrp, bbr3, aimd, fixed, bbr-orig, bbr-cd, sirc, cubic"),
+        ("reno", "controllers: bbr, bbr-wifi, bbrp, bbr3, bbr3-rdtp, aimd, fixed, bbr-orig, bbr-cd, sirc, cubic"),
         ("bbr:window=3", "its keys: init_cwnd, probe_rtt, lt_bw, wifi, probe_gain"),
         ("bbrp:probe_gain=9", "a number in 1.0..=4.0"),
     ] {

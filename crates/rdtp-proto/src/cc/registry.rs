@@ -41,6 +41,12 @@ pub const CONTROLLERS: &[Entry] = &[
         base: || CcConfig::new(bbr3::Bbr3Config::default()),
     },
     Entry {
+        name: "bbr3-rdtp",
+        about: "bbr3 with rdtp's changes (docs/CONTROLLER.md): random loss below the path's base rate is not congestion, \
+                a standing queue is, ProbeRTT only when no RTT sample confirms the minimum, informed start",
+        base: || CcConfig::new(bbr3::Bbr3Config::rdtp()),
+    },
+    Entry {
         name: "aimd",
         about: "ndnget's AIMD pipeline (slow start, +1/cwnd, ×β on loss, one decrease per window), unpaced",
         base: || CcConfig::new(aimd::AimdConfig::default()),

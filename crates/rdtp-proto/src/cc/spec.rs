@@ -188,7 +188,7 @@ mod tests {
     fn errors_say_what_is_accepted() {
         let e = parse("reno").unwrap_err().to_string();
         assert_eq!(e, format!("unknown controller 'reno' (controllers: {})", CcConfig::NAMES.join(", ")));
-        assert!(e.contains("bbr, bbr-wifi, bbrp, bbr3, aimd, fixed"), "{e}");
+        assert!(e.contains("bbr, bbr-wifi, bbrp, bbr3, bbr3-rdtp, aimd, fixed"), "{e}");
         assert!(e.contains("cctcp, cctcp-single, icp"), "{e}");
         let e = parse("aimd:probe_gain=2").unwrap_err().to_string();
         assert_eq!(

@@ -76,7 +76,7 @@ impl Bbr3 {
     }
 
     /// `UpdateMaxInflight` (BBR.extra_acked is not kept: see the module docs).
-    fn max_inflight(&self) -> u64 {
+    pub(super) fn max_inflight(&self) -> u64 {
         self.quantization_budget(self.bdp_multiple(self.bw, self.cwnd_gain))
     }
 

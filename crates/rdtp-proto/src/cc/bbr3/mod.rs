@@ -23,6 +23,8 @@
 //! | [`probe_bw_refill`] | §5.3.3.3 | one round at gain 1.0 with the short-term bounds reset |
 //! | [`probe_bw_up`] | §5.3.3.4–7 | gain 1.25 (window gain 2.25), `inflight_hi` grown 1, 2, 4 … units per round |
 //! | [`probe_rtt`] | §5.3.4 | every 5 s without a lower RTT: window ½ BDP for 200 ms and a round |
+//! | [`informed`] | — | informed start (Hiorth and Welzl): a predicted rate skips Startup and Drain |
+//! | [`congestion`] | — | which rounds were congested beyond the draft's rule: loss above the path's base rate, a standing queue |
 //! | [`model`] | §5.5 | rounds, `max_bw` (two cycles), loss rounds, `bw_lo`/`inflight_lo`, loss too high? |
 //! | [`cwnd`] | §5.6 | pacing rate, send quantum, `max_inflight`, the window and its bounds, recovery |
 //!
@@ -46,8 +48,10 @@
 //!   rate, it adds up to a whole window of in-flight; `bbr` leaves it out as well.
 //! * Spurious-recovery undo (§5.5.11): the receiver does not detect spurious recoveries.
 
+mod congestion;
 mod cwnd;
 mod drain;
+mod informed;
 mod model;
 mod probe_bw;
 mod probe_bw_cruise;
@@ -94,11 +98,40 @@ pub struct Bbr3Config {
     pub init_cwnd: u64,
     /// Enter ProbeRTT when no lower RTT was seen for 5 s (§5.3.4).
     pub probe_rtt: bool,
+    /// Count as congestion only the loss above the rate the path loses without a queue
+    /// ([`congestion`]); `false`: every loss, as the draft.
+    pub random_loss: bool,
+    /// Window gain of ProbeBW's DOWN, CRUISE and REFILL (the draft's 2).
+    pub cwnd_gain: f64,
+    /// An RTT sample at most this fraction above the ProbeRTT minimum confirms it (no
+    /// ProbeRTT while the path shows no queue); 0: only a lower sample, as the draft.
+    pub min_rtt_slack: f64,
+    /// Seconds from one bandwidth probe to the next, before the random part (the draft's 2).
+    pub probe_wait: f64,
+    /// A round whose smallest RTT sample exceeds the minimum by this fraction counts as
+    /// congested, as a lossy one does (0: off, the draft).
+    pub queue_signal: f64,
 }
 
 impl Default for Bbr3Config {
     fn default() -> Self {
-        Bbr3Config { init_cwnd: 10, probe_rtt: true }
+        Bbr3Config {
+            init_cwnd: 10,
+            probe_rtt: true,
+            random_loss: false,
+            cwnd_gain: CWND_GAIN,
+            min_rtt_slack: 0.0,
+            probe_wait: 2.0,
+            queue_signal: 0.0,
+        }
+    }
+}
+
+impl Bbr3Config {
+    /// `bbr3-rdtp`, the receivers' default: BBRv3 with rdtp's changes (docs/CONTROLLER.md),
+    /// each constant chosen from the controller suite (`rdtp_harness::suite`).
+    pub fn rdtp() -> Self {
+        Bbr3Config { random_loss: true, min_rtt_slack: 0.02, queue_signal: 0.1, ..Bbr3Config::default() }
     }
 }
 
@@ -110,12 +143,38 @@ impl Keyed for Bbr3Config {
             "initial window and BDP before an RTT sample, units (the draft's C.InitialCwnd)"
         ),
         key!(probe_rtt, Kind::Bool, "enter ProbeRTT (½ BDP) when no lower RTT was seen for 5 s"),
+        key!(
+            random_loss,
+            Kind::Bool,
+            "count as congestion only loss above the rate the path loses without a queue (not the draft)"
+        ),
+        key!(
+            cwnd_gain,
+            Kind::Float { min: 1.0, max: 4.0 },
+            "window gain of ProbeBW DOWN, CRUISE and REFILL (the draft's 2)"
+        ),
+        key!(
+            min_rtt_slack,
+            Kind::Float { min: 0.0, max: 1.0 },
+            "an RTT sample within this fraction of the minimum postpones ProbeRTT (0: the draft)"
+        ),
+        key!(
+            queue_signal,
+            Kind::Float { min: 0.0, max: 10.0 },
+            "a round whose least RTT is this fraction above the minimum is congested (0: off)"
+        ),
+        key!(
+            probe_wait,
+            Kind::Float { min: 0.05, max: 10.0 },
+            "seconds between bandwidth probes, plus up to half as much at random (the draft's 2 + 0–1)"
+        ),
     ];
 }
 
 impl ControllerSpec for Bbr3Config {
     fn name(&self) -> &'static str {
-        "bbr3"
+        // The defining change names it (as `bbr`'s `wifi` names `bbr-wifi`).
+        if self.random_loss { "bbr3-rdtp" } else { "bbr3" }
     }
     fn build(&self, params: CcParams) -> Built {
         Built::Standard(Box::new(Bbr3::new(self.clone(), params)))
@@ -208,6 +267,10 @@ pub struct Bbr3 {
     is_loss_in_round: bool,
     /// Arrivals of this round that declared losses (Startup's "discontiguous lost ranges").
     loss_events_in_round: u32,
+    /// The base loss rate and this round's counts (`random_loss`).
+    random_loss: congestion::RandomLoss,
+    /// The round that just ended kept a queue throughout (`queue_signal`).
+    queue_round: bool,
     min_rtt: Option<Duration>,
     min_rtt_stamp: Time,
     probe_rtt_min_delay: Option<Duration>,
@@ -233,6 +296,8 @@ pub struct Bbr3 {
     /// unit arrived (§5.6.4.4); it ends once a unit requested after this C.delivered arrives.
     packet_conservation: Option<u64>,
     idle_restart: bool,
+    /// Informed start waits for the first min RTT to open the window ([`informed`]).
+    informed_window_pending: bool,
 }
 
 impl Bbr3 {
@@ -263,6 +328,8 @@ impl Bbr3 {
             loss_round_delivered: 0,
             is_loss_in_round: false,
             loss_events_in_round: 0,
+            random_loss: congestion::RandomLoss::default(),
+            queue_round: false,
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
             probe_rtt_min_delay: None,
@@ -276,6 +343,7 @@ impl Bbr3 {
             recovery_round: None,
             packet_conservation: None,
             idle_restart: false,
+            informed_window_pending: false,
             cfg,
             params,
         };
@@ -357,7 +425,7 @@ impl Bbr3 {
 
 impl Controller for Bbr3 {
     fn name(&self) -> &'static str {
-        "bbr3"
+        ControllerSpec::name(&self.cfg)
     }
     fn cwnd(&self) -> u64 {
         self.cwnd
@@ -404,9 +472,13 @@ impl Controller for Bbr3 {
         // UpdateControlParameters (§5.2.3); the send quantum is computed when asked for.
         self.set_pacing_rate();
         self.set_cwnd(&s);
+        self.open_informed_window();
     }
     fn on_congestion(&mut self, e: &CongestionEvent) {
         self.handle_congestion(e);
+    }
+    fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
+        self.start_informed(now, bytes_per_sec)
     }
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt // HandleProbeRTT: MarkConnectionAppLimited

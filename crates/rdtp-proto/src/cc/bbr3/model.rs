@@ -2,7 +2,8 @@
 //! delivery signals of the latest round, and how loss moves the short-term bounds
 //! (`bw_lo`, `inflight_lo`) and tells whether in-flight was too high for `inflight_hi`.
 
-use super::{BETA, Bbr3, LOSS_THRESH, Sample};
+use super::congestion::QUEUE_CUT;
+use super::{BETA, Bbr3, Sample};
 
 /// BBR.max_bw_filter (§5.5.3, §5.5.6): the max delivery rate over two ProbeBW cycles, the
 /// current and the previous one. The draft notes it needs only two slots, one per cycle;
@@ -17,7 +18,7 @@ impl MaxBwFilter {
     pub(super) fn get(&self) -> f64 {
         self.slots[0].max(self.slots[1])
     }
-    fn update(&mut self, bw: f64) {
+    pub(super) fn update(&mut self, bw: f64) {
         self.slots[1] = self.slots[1].max(bw);
     }
     /// `AdvanceMaxBwFilter`: BBR.cycle_count++.
@@ -81,16 +82,19 @@ impl Bbr3 {
     /// `UpdateCongestionSignals` (§5.5.10.3): once per round, adapt the short-term bounds.
     pub(super) fn update_congestion_signals(&mut self, s: &Sample) {
         self.update_max_bw(s);
+        self.note_random_loss_sample(s);
         if !self.loss_round_start {
             return;
         }
-        self.adapt_lower_bounds_from_congestion();
+        let congested = self.end_loss_round();
+        self.adapt_lower_bounds_from_congestion(congested);
         self.is_loss_in_round = false;
     }
 
     /// `AdaptLowerBoundsFromCongestion`: not while probing, where loss goes to `inflight_hi`.
-    fn adapt_lower_bounds_from_congestion(&mut self) {
-        if self.mode().is_probing_bw() || !self.is_loss_in_round {
+    fn adapt_lower_bounds_from_congestion(&mut self, congested: bool) {
+        if self.mode().is_probing_bw() || !congested {
+            self.queue_round = false;
             return;
         }
         // InitLowerBounds: the first congestion episode of this cycle.
@@ -103,6 +107,11 @@ impl Bbr3 {
         // LossLowerBounds: follow the latest delivery, down by at most β per round.
         self.bw_lo = self.bw_latest.max(BETA * self.bw_lo);
         self.inflight_lo = self.inflight_latest.max((BETA * self.inflight_lo as f64) as u64);
+        if std::mem::take(&mut self.queue_round) {
+            // A standing queue: go below what the path delivered, to drain it.
+            self.bw_lo = QUEUE_CUT * self.bw_lo.min(self.bw_latest);
+            self.inflight_lo = (QUEUE_CUT * self.inflight_lo.min(self.inflight_latest) as f64) as u64;
+        }
     }
 
     /// `ResetShortTermModel` (§5.5.10.3).
@@ -114,6 +123,11 @@ impl Bbr3 {
     /// `BoundBWForModel` (§5.5.10.3): BBR.bw = min(max_bw, bw_lo).
     pub(super) fn bound_bw_for_model(&mut self) {
         self.bw = self.max_bw.get().min(self.bw_lo);
+        if self.cfg.random_loss {
+            // Delivery rates count only the units that survived; the path carried the lost
+            // ones too (congestion.rs).
+            self.bw /= 1.0 - self.random_loss.base;
+        }
     }
 
     /// `NoteLoss` (§5.5.10.2): an arrival declared units lost.
@@ -136,7 +150,7 @@ impl Bbr3 {
     /// 2 % of what was in flight when it was requested. The receiver sees every unit (it has
     /// "selective acknowledgments"), so a single loss is not enough.
     pub(super) fn is_inflight_too_high(&self, s: &Sample) -> bool {
-        s.lost as f64 > s.tx_in_flight as f64 * LOSS_THRESH
+        s.lost as f64 > self.tolerated_loss(s.tx_in_flight)
     }
 
     /// `HandleInflightTooHigh` (§5.5.10.2). Returns whether it left ProbeBW_UP.

@@ -12,7 +12,7 @@ use super::{Bbr3, HEADROOM, MIN_PIPE_CWND, Mode, Sample};
 use crate::time::Time;
 
 /// T_bbr: probe again after 2 s plus a random fraction of a second (§5.3.3.8.2).
-const PROBE_WAIT_BASE: Duration = Duration::from_secs(2);
+pub(super) const PROBE_WAIT_BASE: Duration = Duration::from_secs(2);
 /// T_reno's bound: at most this many rounds between probes (§5.3.3.8.2).
 const RENO_ROUNDS_MAX: u64 = 63;
 
@@ -54,6 +54,8 @@ pub(super) struct Cycle {
     pub(super) prev_probe_too_high: bool,
     /// BBR.prev_probe_precautionary: the latest UP stopped at `inflight_hi` as a precaution.
     pub(super) prev_probe_precautionary: bool,
+    /// The round count when DOWN began (not the draft's: `random_loss`'s queue signal).
+    pub(super) down_round: u64,
 }
 
 impl Default for Cycle {
@@ -69,6 +71,7 @@ impl Default for Cycle {
             is_bw_probe_sample: false,
             prev_probe_too_high: false,
             prev_probe_precautionary: false,
+            down_round: 0,
         }
     }
 }
@@ -126,7 +129,10 @@ impl Bbr3 {
     pub(super) fn pick_probe_wait(&mut self) {
         self.cycle.rounds_since_probe_up = u64::from(self.rng.next_u32() & 1);
         let frac = f64::from(self.rng.next_u32()) / (f64::from(u32::MAX) + 1.0);
-        self.cycle.bw_probe_wait = PROBE_WAIT_BASE + Duration::from_secs_f64(frac);
+        let base = Duration::from_secs_f64(self.cfg.probe_wait);
+        // The draft's 2–3 s; a shorter base keeps the random part at half of it.
+        let spread = if base == PROBE_WAIT_BASE { Duration::from_secs(1) } else { base / 2 };
+        self.cycle.bw_probe_wait = base + spread.mul_f64(frac);
     }
 
     /// `IsRenoCoexistenceProbeTime` (§5.3.3.8): a Reno flow would have grown its window by

@@ -21,6 +21,7 @@ impl Bbr3 {
         self.cycle.stamp = now;
         self.cycle.ack_phase = AckPhase::ProbeStopping;
         self.start_round();
+        self.cycle.down_round = self.rounds.count();
         self.transition_to(State::ProbeBwDown);
     }
 

@@ -29,6 +29,13 @@ impl Bbr3 {
         {
             self.probe_rtt_min_delay = Some(rtt);
             self.probe_rtt_min_stamp = s.now;
+        } else if let (Some(rtt), Some(m)) = (s.rtt, self.probe_rtt_min_delay)
+            && self.cfg.min_rtt_slack > 0.0
+            && rtt.as_secs_f64() <= m.as_secs_f64() * (1.0 + self.cfg.min_rtt_slack)
+        {
+            // Not the draft: a sample within the slack confirms the minimum (no queue now),
+            // so ProbeRTT, which would only measure it again, waits (docs/CONTROLLER.md).
+            self.probe_rtt_min_stamp = s.now;
         }
         let min_rtt_expired = s.now > self.min_rtt_stamp + MIN_RTT_FILTER_LEN;
         if let Some(d) = self.probe_rtt_min_delay

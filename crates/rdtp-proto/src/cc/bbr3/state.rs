@@ -147,6 +147,9 @@ impl Bbr3 {
         );
         self.state = next;
         (self.pacing_gain, self.cwnd_gain) = next.gains();
+        if matches!(next, State::ProbeBwDown | State::ProbeBwCruise | State::ProbeBwRefill) {
+            self.cwnd_gain = self.cfg.cwnd_gain;
+        }
     }
 
     /// `HasElapsedInPhase(interval)`: time since the ProbeBW cycle began.

@@ -1,0 +1,135 @@
+//! Which rounds were congested — rdtp's two signals beyond the draft's (docs/CONTROLLER.md):
+//! random loss below the path's base rate is not congestion, and a standing queue is.
+//!
+//! **Loss that is not congestion** (`random_loss`). BBRv3 takes
+//! every loss above 2 % of in-flight as a full queue (draft §5.5.10.2), so on a path that
+//! drops a share of packets at random (a radio link, Hu et al.'s Fig. 7 at 12 %) it cuts
+//! `inflight_hi`, `bw_lo` and `inflight_lo` round after round and ends far below the path's
+//! rate. With `random_loss` on, the controller learns the loss rate the path has when no
+//! queue is building — rounds outside a bandwidth probe whose largest RTT sample stays within
+//! [`QUIET_RTT`] of the minimum — and only loss *above* that base counts as congestion.
+//! Random loss is binomial: a round of `n` units loses `n·p ± √(n·p(1−p))`, so the test is
+//! "more than the base explains": a probe is too high when it lost more than
+//! `(2 % + p)·n + Z·√(n·p(1−p))` of its in-flight `n`, and a round lowers the short-term
+//! bounds only when it lost more than `n·p + Z·√(n·p(1−p))`. A queue that overflows builds
+//! delay first, so loss at a full drop-tail queue never feeds the base; with no random loss
+//! the base stays 0, both tests are the draft's (more than 2 %; any loss in the round), and
+//! the controller is BBRv3.
+//!
+//! **A standing queue** (`queue_signal`). BBR's bandwidth filter keeps the largest delivery
+//! rate of two ProbeBW cycles, so flows sharing a bottleneck together pace above its rate and
+//! the surplus sits in the queue until the window stops it (four `bbr3` flows: mean RTT
+//! 1.7–2.1 × RTprop, Jain 0.82–0.92 in the harness suite). A steady round — ProbeBW_CRUISE,
+//! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
+//! *smallest* RTT sample stays `queue_signal` above the minimum never saw the queue empty: it
+//! counts as congested, and the short-term bounds go to [`QUEUE_CUT`] × what the path
+//! delivered in it, below it, so the queue drains. Like the loss response it only lowers
+//! the short-term model, which REFILL resets before each probe.
+
+use core::time::Duration;
+
+use super::{Bbr3, LOSS_THRESH, Sample};
+
+/// A round is quiet (no queue) when its largest RTT sample is at most this factor of the
+/// minimum RTT.
+pub const QUIET_RTT: f64 = 1.125;
+/// The base loss rate is the ratio of units lost to units sent in quiet rounds, both counts
+/// decayed by this factor per quiet round (a memory of about ten rounds).
+pub const BASE_DECAY: f64 = 0.9;
+/// A round that kept a queue throughout (`queue_signal`) sets the short-term bounds to this
+/// share of what the path delivered in it, so the queue drains (0.9 cost 2–6 % of goodput
+/// among four flows in the harness suite, 0.95 1–3 %, with the same RTT and fairness).
+pub const QUEUE_CUT: f64 = 0.95;
+/// Rounds of ProbeBW_DOWN the queue of this flow's own probe may take to drain: UP stops
+/// at in-flight 1.25 × BDP (or a little above), and DOWN's 0.9 drains 0.1 BDP a round.
+pub const DOWN_DRAIN_ROUNDS: u64 = 3;
+/// Standard deviations of binomial noise a round's loss may exceed the base by before it
+/// counts as congestion (3: about one round in 700 of pure random loss).
+pub const Z: f64 = 3.0;
+/// The base loss rate is never taken above this: beyond it, loss is not "random" but a
+/// path that cannot carry the flow.
+pub const BASE_MAX: f64 = 0.25;
+
+/// The base loss rate and what the current round showed so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct RandomLoss {
+    /// Loss rate of quiet rounds.
+    pub(super) base: f64,
+    /// Decayed units lost and units sent (lost + arrived) of quiet rounds.
+    quiet_lost: f64,
+    quiet_sent: f64,
+    lost: u64,
+    acked: u64,
+    max_rtt: Option<Duration>,
+    min_rtt: Option<Duration>,
+    probed: bool,
+    /// Some of the round was not steady ProbeBW: outside DOWN and CRUISE, or in DOWN's first
+    /// [`DOWN_DRAIN_ROUNDS`] rounds (where this flow's own probe may still be draining).
+    unsteady: bool,
+}
+
+impl Bbr3 {
+    /// Count one arrival into the current loss round.
+    pub(super) fn note_random_loss_sample(&mut self, s: &Sample) {
+        let r = &mut self.random_loss;
+        r.lost += s.newly_lost;
+        r.acked += s.newly_acked;
+        r.max_rtt = r.max_rtt.max(s.rtt);
+        if let Some(rtt) = s.rtt {
+            r.min_rtt = Some(r.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        r.probed |= self.state.mode().is_probing_bw() || !self.full_bw_reached;
+        let steady = match self.state.mode() {
+            super::Mode::ProbeBwCruise => true,
+            super::Mode::ProbeBwDown => self.rounds.count() >= self.cycle.down_round + DOWN_DRAIN_ROUNDS,
+            _ => false,
+        };
+        r.unsteady |= !steady;
+    }
+
+    /// The most units a probe with `n` in flight may lose (`IsInflightTooHigh`): 2 % of
+    /// them, plus what the base loss rate explains.
+    pub(super) fn tolerated_loss(&self, n: u64) -> f64 {
+        let n = n as f64;
+        if !self.cfg.random_loss {
+            return n * LOSS_THRESH;
+        }
+        let p = self.random_loss.base;
+        n * (LOSS_THRESH + p) + Z * (n * p * (1.0 - p)).sqrt()
+    }
+
+    /// At the end of a loss round: was it congested (for the short-term bounds)? Then learn
+    /// the base from it if it was quiet, and start counting the next round.
+    pub(super) fn end_loss_round(&mut self) -> bool {
+        let r = self.random_loss;
+        let (n, p) = ((r.lost + r.acked) as f64, r.base);
+        let mut congested = if self.cfg.random_loss {
+            r.lost as f64 > n * p + Z * (n * p * (1.0 - p)).sqrt()
+        } else {
+            self.is_loss_in_round // the draft: any loss in the round
+        };
+        if self.cfg.queue_signal > 0.0
+            && !r.unsteady
+            && let (Some(round_min), Some(min)) = (r.min_rtt, self.min_rtt)
+            && round_min.as_secs_f64() > min.as_secs_f64() * (1.0 + self.cfg.queue_signal)
+        {
+            // The queue did not empty once in a steady round: not this flow's probe (DOWN's
+            // first round drains that), so flows together ask for more than the path carries.
+            congested = true;
+            self.queue_round = true;
+        }
+        let quiet = match (r.max_rtt, self.min_rtt) {
+            (Some(max), Some(min)) => max.as_secs_f64() <= min.as_secs_f64() * QUIET_RTT,
+            _ => false,
+        };
+        let mut next =
+            RandomLoss { base: r.base, quiet_lost: r.quiet_lost, quiet_sent: r.quiet_sent, ..RandomLoss::default() };
+        if self.cfg.random_loss && quiet && !r.probed && n > 0.0 {
+            next.quiet_lost = BASE_DECAY * r.quiet_lost + r.lost as f64;
+            next.quiet_sent = BASE_DECAY * r.quiet_sent + n;
+            next.base = (next.quiet_lost / next.quiet_sent).min(BASE_MAX);
+        }
+        self.random_loss = next;
+        congested
+    }
+}
