@@ -292,7 +292,30 @@ def fig7a(out, png):
         u = [pm(table.get((c[0], c[1], l), {}), "utilisation", 1, 100) + " %" for l in labels]
         t = [pm(table.get((c[0], c[1], l), {}), "mean_rtt_ms") for l in labels]
         lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(u + t) + " |")
-    return lines + caveats(labels)
+    return lines + fig7a_comparisons(out, configs, labels) + caveats(labels)
+
+
+def fig7a_comparisons(out, configs, labels):
+    """Liu et al.'s claim, rdtp's utilisation "same to TCP", tested run by run: rdtp (the first
+    label) against each other flow, paired by ns-3 run (the same run number of a point)."""
+    per_run = runs(out)
+    if len(labels) < 2 or max((reps(r) for r in points(out)), default=1) < 2:
+        return []
+    first = labels[0]
+    lines = ["", f"{first} against each other flow, utilisation %, paired by ns-3 run: first = {first}, "
+             "second = the other; difference = first − other",
+             "", "| bottleneck | base RTT | vs | " + COMPARE_HEADER, "|---:|---:|---|" + COMPARE_ALIGN]
+    for c in configs:
+        def by_run(label):
+            return {r["run"]: 100 * num(r.get("utilisation")) for r in per_run
+                    if (rate_mbps(r["topology.rate"]), r["topology.rtt"], r["flow.0"]) == (c[0], c[1], label)}
+        mine = by_run(first)
+        for label in labels[1:]:
+            theirs = by_run(label)
+            keys = sorted(set(mine) & set(theirs), key=num)
+            lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | {label} | "
+                         + compare_cells([mine[k] for k in keys], [theirs[k] for k in keys], 2))
+    return lines
 
 
 def fig7b(out, png):
