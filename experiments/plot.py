@@ -23,6 +23,13 @@ totals over a window) are given per repetition as mean [min–max]: the statisti
 rdtp-sim, this script only draws. Where it does derive a quantile or an interval (the
 request gaps of Hu et al.'s Fig. 6, Saino et al.'s pooled fetch-completion tables, a y-axis
 limit) it uses rdtp_stats.py, the Rust tools' definitions: nearest rank and Student t.
+
+Comparisons between schemes take the run as the independent unit (Hu et al.'s rounds, Saino
+et al.'s ns-3 runs; not the fetches or consumers inside a run): a metric per run, its mean over
+the runs with the 95 % t-interval over runs (n = runs), and for the comparisons the papers make
+(BBR-CD against each other scheme, CCTCP against cctcp-single and ICP) a paired test over the
+runs of the same seed or ns-3 run — Student's paired t, which decides "significant at 5 %",
+and Wilcoxon's exact signed-rank p beside it (rdtp_stats.compare).
 """
 
 import csv
@@ -33,7 +40,7 @@ import sys
 
 import matplotlib
 
-from rdtp_stats import quantile, spread
+from rdtp_stats import compare, quantile, spread
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -204,6 +211,39 @@ def fmt(x, digits=1):
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
+def fmt_p(p):
+    """A p-value: two decimals, three below 0.01, `< 0.001` below that."""
+    if p is None or math.isnan(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+
+
+def over_runs(values, digits=1):
+    """`mean ± ci95 (n)` over per-run values (the run the unit; NaNs left out), `mean (1)` for one."""
+    vs = [v for v in values if not math.isnan(v)]
+    st = spread(vs)
+    if st is None:
+        return "–"
+    n, mean, half = st
+    return f"{fmt(mean, digits)} (1)" if n == 1 else f"{fmt(mean, digits)} ± {fmt(half, digits)} ({n})"
+
+
+COMPARE_HEADER = ("runs paired | mean, first | mean, second | difference ± 95 % | first / second − 1 | p (paired t) | "
+                  "p (Wilcoxon) | significant at 5 % |")
+COMPARE_ALIGN = "---:|---:|---:|---:|---:|---:|---:|---|"
+
+
+def compare_cells(xs, ys, digits=1, sign=1.0):
+    """The COMPARE_HEADER cells of first (xs) against second (ys), paired run by run (NaN pairs
+    left out); with `sign` = −1 the relative column is the reduction 1 − first / second."""
+    c = compare(xs, ys)
+    if c is None:
+        return "– | – | – | – | – | – | – | – |"
+    return (f"{c['n']} | {fmt(c['mean_x'], digits)} | {fmt(c['mean_y'], digits)} | {fmt(c['diff'], digits)} ± "
+            f"{fmt(c['ci95'], digits)} | {fmt(sign * 100 * c['relative'], 1)} % | {fmt_p(c['p_t'])} | "
+            f"{fmt_p(c['p_wilcoxon'])} | {'yes' if c['significant'] else 'no'} |")
+
+
 # --- figures ------------------------------------------------------------------------------
 
 
@@ -252,7 +292,30 @@ def fig7a(out, png):
         u = [pm(table.get((c[0], c[1], l), {}), "utilisation", 1, 100) + " %" for l in labels]
         t = [pm(table.get((c[0], c[1], l), {}), "mean_rtt_ms") for l in labels]
         lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | " + " | ".join(u + t) + " |")
-    return lines + caveats(labels)
+    return lines + fig7a_comparisons(out, configs, labels) + caveats(labels)
+
+
+def fig7a_comparisons(out, configs, labels):
+    """Liu et al.'s claim, rdtp's utilisation "same to TCP", tested run by run: rdtp (the first
+    label) against each other flow, paired by ns-3 run (the same run number of a point)."""
+    per_run = runs(out)
+    if len(labels) < 2 or max((reps(r) for r in points(out)), default=1) < 2:
+        return []
+    first = labels[0]
+    lines = ["", f"{first} against each other flow, utilisation %, paired by ns-3 run: first = {first}, "
+             "second = the other; difference = first − other",
+             "", "| bottleneck | base RTT | vs | " + COMPARE_HEADER, "|---:|---:|---|" + COMPARE_ALIGN]
+    for c in configs:
+        def by_run(label):
+            return {r["run"]: 100 * num(r.get("utilisation")) for r in per_run
+                    if (rate_mbps(r["topology.rate"]), r["topology.rtt"], r["flow.0"]) == (c[0], c[1], label)}
+        mine = by_run(first)
+        for label in labels[1:]:
+            theirs = by_run(label)
+            keys = sorted(set(mine) & set(theirs), key=num)
+            lines.append(f"| {int(c[0])} Mbit/s | {c[1]} | {label} | "
+                         + compare_cells([mine[k] for k in keys], [theirs[k] for k in keys], 2))
+    return lines
 
 
 def fig7b(out, png):
@@ -877,6 +940,9 @@ def s1_goodput(out, png, title, lossy):
         rule += "---:|---|---:|"
     head += " mean RTT ms |" + (" re-requests % |" if lossy else "")
     rule += "---:|" + ("---:|" if lossy else "")
+    # Over the rounds (the round the unit): mean ± 95 % t-interval (rounds with a result).
+    head += " goodput ± 95 % over rounds (n) |" + (" aggregate ± 95 % over rounds (n) |" if multi else "")
+    rule += "---:|" + ("---:|" if multi else "")
     lines = [head, rule]
     for ax, unit in zip(axes[0], units):
         for i, s in enumerate(schemes):
@@ -906,6 +972,9 @@ def s1_goodput(out, png, title, lossy):
             if lossy:
                 share, _, _ = s1_stats([s1_rerequest_share(r["dir"]) for r in rs])
                 row += f" {fmt(100 * share)} |"
+            row += f" {over_runs([r['goodput'] if r['per_flow'] else float('nan') for r in rs])} |"
+            if multi:
+                row += f" {over_runs([r['aggregate'] for r in rs])} |"
             lines.append(row)
         ax.set_xticks(range(len(schemes)))
         ax.set_xticklabels(schemes)
@@ -918,7 +987,34 @@ def s1_goodput(out, png, title, lossy):
     fig.suptitle(title + (" — mean of the rounds, whiskers min/max" if rounds > 1 else " — one round"))
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return lines + caveats(schemes)
+    return lines + s1_comparisons(groups, units, schemes, multi) + caveats(schemes)
+
+
+def s1_by_seed(rs, metric):
+    """{seed: metric of that round} (NaN where no consumer finished)."""
+    return {r["seed"]: (metric(r) if r["per_flow"] else float("nan")) for r in rs}
+
+
+def s1_comparisons(groups, units, schemes, multi):
+    """Hu et al.'s claim, BBR-CD's goodput above each other scheme's, tested round by round:
+    the rounds of the same seed paired (paired t decides; Wilcoxon's exact p beside it)."""
+    if "bbr-cd" not in schemes or max((len(rs) for rs in groups.values()), default=0) < 2:
+        return []
+    metrics = [("goodput", lambda r: r["goodput"])] + ([("aggregate", lambda r: r["aggregate"])] if multi else [])
+    lines = ["", "BBR-CD against each scheme, Mbit/s, paired by round (seed): first = bbr-cd, second = the scheme; "
+             "difference = bbr-cd − scheme",
+             "", "| unit | metric | bbr-cd vs | " + COMPARE_HEADER, "|---:|---|---|" + COMPARE_ALIGN]
+    for unit in units:
+        for name, metric in metrics:
+            mine = s1_by_seed(groups.get(("bbr-cd", unit), []), metric)
+            for s in schemes:
+                if s == "bbr-cd" or (s, unit) not in groups:
+                    continue
+                theirs = s1_by_seed(groups[(s, unit)], metric)
+                seeds = sorted(set(mine) & set(theirs))
+                lines.append(f"| {unit} | {name} | {s} | "
+                             + compare_cells([mine[k] for k in seeds], [theirs[k] for k in seeds]))
+    return lines
 
 
 def s1_fig5_t1(out, png):
@@ -986,8 +1082,8 @@ def s1_table1(out, png):
             if "with" in d and "without" in d:
                 table.setdefault((s, unit), []).append((seed, d["without"], d["with"]))
     lines = ["| scheme | unit | rounds | T min / mean / max without (s) | with outage (s) | ratio min | ratio mean | ratio max "
-             "| ratio mean, lowest–highest round |",
-             "|---|---:|---:|---|---|---:|---:|---:|---|"]
+             "| ratio mean, lowest–highest round | ratio min / mean / max ± 95 % over rounds (n) |",
+             "|---|---:|---:|---|---|---:|---:|---:|---|---|"]
     keys = sorted(table, key=lambda k: (-k[1], S1_SCHEMES.index(k[0]) if k[0] in S1_SCHEMES else 99))
     fig, ax = plt.subplots(figsize=(3.2 * max(2, len(keys)), 3.8))
     for i, (s, unit) in enumerate(keys):
@@ -999,7 +1095,8 @@ def s1_table1(out, png):
         ratios = [avg(xs) for xs in per_round]
         lines.append(f"| {s} | {unit} | {len(rows)} | {' / '.join(fmt(x) for x in wo)} | {' / '.join(fmt(x) for x in wi)} "
                      f"| {fmt(ratios[0], 2)} | {fmt(ratios[1], 2)} | {fmt(ratios[2], 2)} "
-                     f"| {fmt(min(per_round[1]), 2)}–{fmt(max(per_round[1]), 2)} |")
+                     f"| {fmt(min(per_round[1]), 2)}–{fmt(max(per_round[1]), 2)} "
+                     f"| {' / '.join(over_runs(xs, 2) for xs in per_round)} |")
         for k, name in enumerate(["min", "mean", "max"]):
             # Whiskers: the lowest and highest round (with more than one round).
             err = [[ratios[k] - min(per_round[k])], [max(per_round[k]) - ratios[k]]] if len(rows) > 1 else None
@@ -1012,7 +1109,19 @@ def s1_table1(out, png):
     ax.set_title("Hu et al. Table I: producer disconnected 32 s, Topology 2\n(mean of the rounds, whiskers lowest/highest round)")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return lines
+    # Hu et al.'s claim, BBR-CD's ratios below AIMD's: paired by round (seed), rounds where both
+    # schemes have both runs.
+    cmp = ["", "BBR-CD against AIMD, increase ratio, paired by round (seed): first = bbr-cd, second = aimd; "
+           "difference = bbr-cd − aimd", "", "| unit | ratio | " + COMPARE_HEADER, "|---:|---|" + COMPARE_ALIGN]
+    for unit in sorted({u for _, u in table}, reverse=True):
+        if ("bbr-cd", unit) not in table or ("aimd", unit) not in table:
+            continue
+        ratio = lambda rows, k: {r[0]: (r[2][0][k] - r[1][0][k]) / outage_s for r in rows}  # noqa: E731
+        for k, name in enumerate(["min", "mean", "max"]):
+            a, b = ratio(table[("bbr-cd", unit)], k), ratio(table[("aimd", unit)], k)
+            seeds = sorted(set(a) & set(b))
+            cmp.append(f"| {unit} | {name} | " + compare_cells([a[x] for x in seeds], [b[x] for x in seeds], 2))
+    return lines + (cmp if len(cmp) > 5 else [])
 
 
 KINDS = {"fig7a": fig7a, "fig7b": fig7b, "fig8": fig8, "fig9": fig9, "fig10": fig10, "fig10multi": fig10multi,
@@ -1324,13 +1433,46 @@ def s3_row(st):
     return (f"{st['n']} | {st['done']} | {s3_mean_cell(st)} | {fmt(st['median'], 2)} | {fmt(st['p90'], 2)} | "
             f"{fmt(st['timeouts'], 1)} | {fmt(st['spurious'], 1)} | {fmt(100 * st['spurious_share'], 0)} % | "
             f"{fmt(st['sources'], 2)} | {fmt(100 * st['one'], 0)} / {fmt(100 * st['two'], 0)} / "
-            f"{fmt(100 * st['more'], 0)} % | {fmt(100 * st['cached'], 1)} % |")
+            f"{fmt(100 * st['more'], 0)} % | {fmt(100 * st['cached'], 1)} % | {over_runs(st['run_means'], 2)} |")
 
 
 S3_HEADER = ("measured fetches | completed | mean FCT (s) ± 95 % [per-run means] | median | p90 | timeouts / fetch | "
              "spurious / fetch | spurious share of timeouts | sources / fetch | fetches from 1 / 2 / ≥ 3 sources | "
-             "bytes from caches |")
-S3_ALIGN = "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             "bytes from caches | mean FCT over runs (s) ± 95 % over runs (n) |")
+S3_ALIGN = "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+
+
+def s3_run_means(sel):
+    """{ns-3 run: mean FCT of that run's completed measured fetches} (NaN for none)."""
+    out = {}
+    for r in sel:
+        fct = s3_fct(s3_fetches(r["_dir"]))
+        out[r["run"]] = sum(fct) / len(fct) if fct else float("nan")
+    return out
+
+
+def s3_comparisons(label, per_run):
+    """Saino et al.'s claims, CCTCP's mean FCT below cctcp-single's and icp's, tested run by run:
+    `per_run` {(point cells, cc): {run: mean FCT}}; the runs of the same ns-3 run (the same
+    arrivals, popularity draws and warm-up) are paired. Reduction = 1 − cctcp / other."""
+    lines = ["", "CCTCP against cctcp-single and icp, mean FCT per run (s), paired by ns-3 run: first = cctcp, "
+             "second = the other; difference = cctcp − other; reduction = 1 − cctcp / other (positive: cctcp faster)",
+             "", f"| {label} | cctcp vs | " + COMPARE_HEADER.replace("first / second − 1", "reduction"),
+             "|" + "---:|" * label.count("|") + "---:|---|" + COMPARE_ALIGN]
+    points = []
+    for point, _ in per_run:
+        if point not in points:
+            points.append(point)
+    for point in points:
+        mine = per_run.get((point, "cctcp"))
+        for other in ("cctcp-single", "icp"):
+            theirs = per_run.get((point, other))
+            if not mine or not theirs:
+                continue
+            keys = sorted(set(mine) & set(theirs), key=lambda k: num(k))
+            lines.append(f"| {point} | {other} | "
+                         + compare_cells([mine[k] for k in keys], [theirs[k] for k in keys], 2, sign=-1.0))
+    return lines if len(lines) > 5 and max(len(v) for v in per_run.values()) > 1 else []
 
 
 def s3fig4(out, png):
@@ -1346,6 +1488,7 @@ def s3fig4(out, png):
     hits = ["", "| cache size (units) | α | protocol | hit ratio per router (" + ", ".join(S3_ROUTERS) + "), after warm-up |",
             "|---:|---:|---|---|"]
     nreps = 1
+    per_run = {}
     for i, size in enumerate(sizes):
         for j, alpha in enumerate(alphas):
             ax = axes[i][j]
@@ -1360,6 +1503,7 @@ def s3fig4(out, png):
                 fct = s3_fct([f for fs in by_run for f in fs])
                 st = s3_stats(by_run)
                 means[cc] = st["mean"]
+                per_run[(f"{size} | {alpha}", cc)] = s3_run_means(sel)
                 if fct:
                     ax.step(fct, [(k + 1) / len(fct) for k in range(len(fct))], where="post",
                             color=S3_COLORS[cc], label=f"{cc} (mean {fmt(st['mean'], 2)} s)")
@@ -1378,12 +1522,14 @@ def s3fig4(out, png):
     fig.suptitle(f"Saino et al. Fig. 4, ours: {os.path.basename(os.path.normpath(out))}{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return table + caveats(s3_key(r, "flow.*.cc") for r in rows) + reductions + hits
+    return (table + caveats(s3_key(r, "flow.*.cc") for r in rows) + reductions
+            + s3_comparisons("cache size (units) | α", per_run) + hits)
 
 
 def s3fig5(out, png):
-    """Saino et al. Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P), every
-    repetition's measured fetches pooled."""
+    """Saino et al. Fig. 5: mean FCT vs link delay T_link (ALL+LRU, α = 0.8, C = 0.04 P): the
+    figure the mean over runs with its 95 % interval over runs; the table also the pooled
+    fetches' statistics."""
     rows = runs(out, per_run=True)
     warmup = num(run_params(rows[0]["_dir"]).get("Warmup", "0"))
     delays = sorted({s3_key(r, "topology.link.*.delay") for r in rows}, key=lambda v: num(v.rstrip("ms")))
@@ -1391,6 +1537,7 @@ def s3fig5(out, png):
     table = ["| T_link | protocol | " + S3_HEADER, "|---:|---|" + S3_ALIGN]
     hits = ["", "| T_link | protocol | hit ratio per router (" + ", ".join(S3_ROUTERS) + "), after warm-up |", "|---:|---|---|"]
     nreps = 1
+    per_run = {}
     for cc in S3_CC:
         xs, ys, es, sp = [], [], [], []
         for d in delays:
@@ -1399,9 +1546,13 @@ def s3fig5(out, png):
                 continue
             nreps = max(nreps, len(sel))
             st = s3_stats([s3_fetches(r["_dir"]) for r in sel])
+            per_run[(d, cc)] = s3_run_means(sel)
             xs.append(num(d.rstrip("ms")))
-            ys.append(st["mean"])
-            es.append(st["ci"])
+            # The mean over runs and its 95 % interval over runs (the run the unit); with one
+            # run, the mean over its fetches and their interval.
+            over = spread(st["run_means"]) if len(st["run_means"]) > 1 else None
+            ys.append(over[1] if over else st["mean"])
+            es.append(over[2] if over else st["ci"])
             sp.append(st["spurious"])
             table.append(f"| {d} | {cc} | " + s3_row(st))
             hr = s3_hit_ratios([r["_dir"] for r in sel], warmup)
@@ -1409,17 +1560,17 @@ def s3fig5(out, png):
         ax[0].errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=S3_COLORS[cc], label=cc)
         ax[1].plot(xs, sp, marker="o", color=S3_COLORS[cc], label=cc)
     ax[0].set_xlabel("T_link (ms)")
-    ax[0].set_ylabel("mean flow completion time (s), 95 % CI over fetches")
+    ax[0].set_ylabel("mean flow completion time (s), 95 % CI " + ("over runs" if nreps > 1 else "over fetches"))
     ax[1].set_xlabel("T_link (ms)")
     ax[1].set_ylabel("spurious losses per fetch (late arrivals + duplicates)")
     for a in ax:
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    reps_note = f", {nreps} runs pooled" if nreps > 1 else ""
+    reps_note = f", mean of {nreps} runs" if nreps > 1 else ""
     fig.suptitle(f"Saino et al. Fig. 5, ours: ALL+LRU, α = 0.8, C = 0.04 P{reps_note}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
-    return table + caveats(s3_key(r, "flow.*.cc") for r in rows) + hits
+    return table + caveats(s3_key(r, "flow.*.cc") for r in rows) + s3_comparisons("T_link", per_run) + hits
 
 
 # Saino et al.'s Fig. 4 has one file per caching policy: its files are named after OUT_DIR.
