@@ -155,7 +155,7 @@ fn main() {
 
     let cand = a.ccs.iter().position(|c| *c == a.candidate).unwrap();
     println!(
-        "Goodput in Mbit/s (for `fetch` rows: completion time in s); mean over {} seed(s). Margin: the candidate `{}` against the best in the row (its goodput or 1/FCT over the best's, − 1). Goals: margin ≥ −3 %, mean RTT ≤ 1.15 × RTprop, spurious re-requests ≤ 1 %, Jain ≥ 0.98 among its own flows; ✗ marks each one missed.\n",
+        "Goodput in Mbit/s (for `fetch` rows: completion time in s); mean over {} seed(s). Margin: the candidate `{}` against the best in the row (its goodput or 1/FCT over the best's, − 1). Goals: margin ≥ −3 %, mean RTT ≤ 1.15 × RTprop (not for `fetch` rows), spurious re-requests ≤ 1 %, Jain ≥ 0.98 among its own flows; ✗ marks each one missed.\n",
         a.seeds, a.candidate
     );
     let mut head = String::from("| scenario |");
@@ -189,7 +189,8 @@ fn main() {
         if margin < -0.03 {
             missed.push("✗ margin");
         }
-        if me.rtt_ratio > 1.15 {
+        // A fetch's RTT is mostly Startup's (completion time is its measure).
+        if me.rtt_ratio > 1.15 && !matches!(sc.kind, Kind::Fetch { .. }) {
             missed.push("✗ RTT");
         }
         if me.spurious_pct > 1.0 {

@@ -2,8 +2,10 @@
 //! it even begins to transmit"), as `bbr`'s [`crate::cc::bbr`] has it: with a predicted rate,
 //! skip Startup and Drain. The bandwidth filter is seeded with the rate (it ages out after two
 //! ProbeBW cycles like any sample unless the path confirms it), the pipe counts as full, the
-//! ProbeBW cycle starts, and the window opens to `cwnd_gain × bw × min_rtt` as soon as the
-//! first RTT sample gives a min RTT (before that the BDP is `init_cwnd`, as without a rate).
+//! ProbeBW cycle starts in CRUISE, and until the first RTT sample gives a min RTT only the
+//! pacing rate limits requesting (the window, which needs the min RTT, does not: pacing at
+//! the rate keeps in-flight at rate × RTT by itself, as `bbr-wifi` relies on in ProbeBW);
+//! then the window opens to `cwnd_gain × bw × min_rtt`.
 //! Not in the draft, which has no informed start.
 
 use super::state::State;
@@ -25,6 +27,8 @@ impl Bbr3 {
         // Startup → Drain → ProbeBW_DOWN: the draft's edges, with nothing to drain.
         self.transition_to(State::Drain { start_round: self.rounds.count() });
         self.enter_probe_bw(now);
+        // DOWN would pace at 0.9 to drain a queue there is not: cruise at once.
+        self.start_probe_bw_cruise();
         self.set_pacing_rate();
         self.informed_window_pending = true;
         true

@@ -480,6 +480,9 @@ impl Controller for Bbr3 {
     fn informed_start(&mut self, now: Time, bytes_per_sec: f64) -> bool {
         self.start_informed(now, bytes_per_sec)
     }
+    fn cwnd_limits(&self) -> bool {
+        !self.informed_window_pending // informed.rs: paced only until the first min RTT
+    }
     fn wants_app_limited(&self) -> bool {
         self.mode() == Mode::ProbeRtt // HandleProbeRTT: MarkConnectionAppLimited
     }
