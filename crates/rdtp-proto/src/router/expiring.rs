@@ -5,9 +5,11 @@
 //! O(log n) (an ordered index of expiry times). Memory is bounded by the capacity given at
 //! creation: a full map refuses new keys.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
+
+use super::hashing::{Map, TableHasher};
 
 use crate::time::Time;
 
@@ -20,15 +22,16 @@ struct Slot<V> {
 /// A map of at most `capacity` entries, each with an expiry time.
 #[derive(Debug)]
 pub(crate) struct ExpiringMap<K, V> {
-    map: HashMap<K, Slot<V>>,
+    map: Map<K, Slot<V>>,
     order: BTreeMap<(Time, u64), K>,
     seq: u64,
     capacity: usize,
 }
 
 impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
-    pub(crate) fn new(capacity: usize) -> Self {
-        ExpiringMap { map: HashMap::new(), order: BTreeMap::new(), seq: 0, capacity }
+    /// An empty map of at most `capacity` entries, hashing keys with `h`.
+    pub(crate) fn new(capacity: usize, h: &TableHasher) -> Self {
+        ExpiringMap { map: Map::with_hasher(h.clone()), order: BTreeMap::new(), seq: 0, capacity }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -57,14 +60,20 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     }
 
     /// Insert a new key expiring at `at`; gives the value back if the map is full or the key
-    /// is present.
+    /// is present. One hash of the key.
     pub(crate) fn insert(&mut self, k: K, value: V, at: Time) -> Result<&mut V, V> {
-        if self.is_full() || self.map.contains_key(&k) {
+        if self.is_full() {
             return Err(value);
         }
-        let expires = self.stamp(at);
-        self.order.insert(expires, k.clone());
-        Ok(&mut self.map.entry(k).or_insert(Slot { value, expires }).value)
+        match self.map.entry(k) {
+            Entry::Occupied(_) => Err(value),
+            Entry::Vacant(e) => {
+                self.seq += 1;
+                let expires = (at, self.seq);
+                self.order.insert(expires, e.key().clone());
+                Ok(&mut e.insert(Slot { value, expires }).value)
+            }
+        }
     }
 
     /// Move the expiry of `k` to `at`.
@@ -123,7 +132,7 @@ mod tests {
 
     #[test]
     fn bounded_and_expires_in_order() {
-        let mut m = ExpiringMap::new(2);
+        let mut m = ExpiringMap::new(2, &TableHasher::default());
         assert!(m.insert("a", 1, Time::from_millis(30)).is_ok());
         assert!(m.insert("b", 2, Time::from_millis(10)).is_ok());
         assert_eq!(m.insert("c", 3, Time::from_millis(5)).unwrap_err(), 3, "full");

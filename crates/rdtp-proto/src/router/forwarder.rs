@@ -320,10 +320,7 @@ impl Router {
         let mut matched = false;
         for &unit in &candidates[..n] {
             let key = PitKey { eid: d.eid, offset: d.offset, unit };
-            if !self.pit.get(&key).is_some_and(|e| e.answered_by(d.tag, from)) {
-                continue;
-            }
-            let Some(entry) = self.pit.remove(&key) else { continue };
+            let Some(entry) = self.pit.remove_if(&key, |e| e.answered_by(d.tag, from)) else { continue };
             if !matched {
                 // Verify before caching: the unit waits in staging for its blocks.
                 let value = CachedUnit { total_size: d.total_size, payload: d.payload.into() };

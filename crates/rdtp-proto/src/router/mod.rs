@@ -35,6 +35,7 @@
 //! | [`cs`] | the content store, its [`cs::Policy`] trait and registry ([`cs::policies`]); one file per replacement policy (`cs/{lru,lfu,fifo,random,clock}.rs`) | know about packets |
 //! | [`fib`], `pit.rs`, `expiring.rs` | the tables (FIB with several next hops per route, PIT, expiring maps) | decide |
 //! | `limits.rs`, `liveness.rs`, `annotate.rs`, `output.rs` | per-source shares, next-hop liveness, CCTCP's annotations, the transmit queue and Nacks | |
+//! | `hashing.rs` | the keyed hash of every table above (foldhash, keyed from the token secret and the seed) | draw randomness of its own |
 //!
 //! **Adding a forwarding strategy**: a file `strategy/NAME.rs` implementing
 //! [`strategy::Strategy`] with a `build` function, its `mod` line and one row in
@@ -84,6 +85,7 @@ pub mod cs;
 mod expiring;
 pub mod fib;
 mod forwarder;
+mod hashing;
 mod limits;
 mod liveness;
 mod output;
@@ -111,6 +113,7 @@ use cs::{CsStats, SharedStore, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
 use forwarder::Refusal;
+use hashing::TableHasher;
 #[cfg(test)]
 use limits::SOURCE_SHARE_DETAIL;
 pub use limits::SourceLimits;
@@ -385,19 +388,23 @@ impl Router {
             let c = store.lock();
             c.config().admission == cs::Admission::Never || c.config().capacity_units == 0
         };
+        // Every table's keyed hash (hashing.rs): from the token secret and the seed.
+        let h = TableHasher::for_router(&cfg.validation.secret, cfg.seed);
+        let mut fib = cfg.fib;
+        fib.rekey(&h);
         Router {
             id: cfg.id,
-            fib: cfg.fib,
+            fib,
             cs: store,
             stores_nothing,
-            pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
-            upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: Held::new(cfg.control_capacity, &cfg.source_limits),
+            pit: Held::new(cfg.pit_capacity, &cfg.source_limits, &h),
+            upstream: ExpiringMap::new(cfg.pit_capacity.max(1), &h),
+            control: Held::new(cfg.control_capacity, &cfg.source_limits, &h),
             limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
-            liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
+            liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO), &h),
             silent: Vec::new(),
-            staging: Staging::new(cfg.verify),
-            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime),
+            staging: Staging::new(cfg.verify, &h),
+            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime, &h),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
             strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),
@@ -407,7 +414,7 @@ impl Router {
             max_units_per_request: cfg.max_units_per_request,
             max_reply_bytes: cfg.max_reply_bytes,
             validator: Validator::new(cfg.validation),
-            tokens: TokenJar::default(),
+            tokens: TokenJar::new(&h),
             unit_sizes: Vec::new(),
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
             tags: cfg.tags,

@@ -10,7 +10,6 @@
 //! It chooses no next hop for units (the strategy does) and answers nothing from the store
 //! (the pipelines do).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use crate::eid::Eid;
@@ -22,6 +21,7 @@ use crate::wire::{
     RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 
+use super::hashing::{Map, TableHasher, map};
 use super::limits::SOURCE_SHARE_DETAIL;
 use super::limits::{SlotIx, Sourced};
 use super::pit::PitKey;
@@ -98,10 +98,14 @@ const TOKENS: usize = 1024;
 
 /// The address token each next hop issued to this router (hop by hop: a downstream's token
 /// is never forwarded), at most [`TOKENS`] of them.
-#[derive(Debug, Default)]
-pub(super) struct TokenJar(HashMap<SocketAddr, Box<[u8]>>);
+#[derive(Debug)]
+pub(super) struct TokenJar(Map<SocketAddr, Box<[u8]>>);
 
 impl TokenJar {
+    pub(super) fn new(h: &TableHasher) -> Self {
+        TokenJar(map(h))
+    }
+
     /// The token `hop` issued, if any.
     pub(super) fn get(&self, hop: SocketAddr) -> Option<&[u8]> {
         self.0.get(&hop).map(|t| &t[..])

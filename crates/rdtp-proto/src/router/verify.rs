@@ -24,7 +24,8 @@
 //! proof: `request_proof`, timed and asked again by `proofs.rs`), and `on_own_proof` takes
 //! the answer.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 
 use crate::eid::Eid;
@@ -34,6 +35,7 @@ use crate::tree::{BLOCK_LEN, Cv, block_cv, blocks, check_block, proof_nodes, spa
 use crate::wire::tlv::address_token_len;
 use crate::wire::{self, OptionsWriter, ProofRequest, RequestFlags};
 
+use super::hashing::{Map, TableHasher, map};
 use super::proofs;
 use super::{CachedUnit, Router};
 
@@ -128,31 +130,31 @@ struct Waiting {
 #[derive(Debug)]
 pub(crate) struct Staging {
     cfg: VerifyConfig,
-    blocks: HashMap<(Eid, u64), BlockBuf>,
+    blocks: Map<(Eid, u64), BlockBuf>,
     /// Blocks in the order they were opened, with their serial (may name blocks gone).
     order: VecDeque<((Eid, u64), u64)>,
     serial: u64,
-    units: HashMap<(Eid, u64), Waiting>,
+    units: Map<(Eid, u64), Waiting>,
     bytes: usize,
-    known: HashMap<(Eid, u32, u64), Cv>,
+    known: Map<(Eid, u32, u64), Cv>,
     known_order: VecDeque<(Eid, u32, u64)>,
     /// Sizes of the objects with known nodes (to answer proof requests from them).
-    sizes: HashMap<Eid, u64>,
+    sizes: Map<Eid, u64>,
     pub(crate) stats: VerifyStats,
 }
 
 impl Staging {
-    pub(crate) fn new(cfg: VerifyConfig) -> Self {
+    pub(crate) fn new(cfg: VerifyConfig, h: &TableHasher) -> Self {
         Staging {
             cfg,
-            blocks: HashMap::new(),
+            blocks: map(h),
             order: VecDeque::new(),
             serial: 0,
-            units: HashMap::new(),
+            units: map(h),
             bytes: 0,
-            known: HashMap::new(),
+            known: map(h),
             known_order: VecDeque::new(),
-            sizes: HashMap::new(),
+            sizes: map(h),
             stats: VerifyStats::default(),
         }
     }
@@ -205,9 +207,9 @@ impl Staging {
         }
         let mut ok = true;
         for b in first..=last {
-            let buf = match self.blocks.get_mut(&(eid, b)) {
-                Some(buf) => buf,
-                None => {
+            let buf = match self.blocks.entry((eid, b)) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
                     let n = (size - b * BLOCK_LEN).min(BLOCK_LEN) as usize;
                     self.bytes += n;
                     self.serial += 1;
@@ -220,7 +222,7 @@ impl Staging {
                         proving: None,
                         serial: self.serial,
                     };
-                    self.blocks.entry((eid, b)).or_insert(buf)
+                    e.insert(buf)
                 }
             };
             if !buf.units.contains(&offset) {
@@ -328,10 +330,10 @@ impl Staging {
         }
         let Some(buf) = self.remove_block((eid, b)) else { return };
         for offset in buf.units {
-            let Some(w) = self.units.get_mut(&(eid, offset)) else { continue };
-            w.remaining -= 1;
-            if w.remaining == 0 {
-                let w = self.units.remove(&(eid, offset)).expect("present");
+            let Entry::Occupied(mut w) = self.units.entry((eid, offset)) else { continue };
+            w.get_mut().remaining -= 1;
+            if w.get().remaining == 0 {
+                let w = w.remove();
                 self.bytes -= w.unit.payload.len();
                 out.push(Step::Cache(eid, offset, w.unit));
             }
@@ -510,7 +512,7 @@ mod tests {
     fn run(data: &[u8], u: usize, order: &[usize], cfg: VerifyConfig, tamper: impl Fn(&mut Vec<Cv>)) -> Vec<u64> {
         let eid = Eid::of(data);
         let ob = Outboard::of(data);
-        let mut s = Staging::new(cfg);
+        let mut s = Staging::new(cfg, &TableHasher::default());
         let mut cached = vec![];
         for &k in order {
             let mut out = vec![];
@@ -568,7 +570,7 @@ mod tests {
         // One wrong byte in block 2's units.
         let eid = Eid::of(&data);
         let ob = Outboard::of(&data);
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut cached = vec![];
         for k in 0..data.len() / u {
             let mut c = unit(&data, k * u, u);
@@ -597,7 +599,7 @@ mod tests {
     fn units_that_disagree_where_they_overlap_are_dropped() {
         let data = object(3 * BLOCK_LEN as usize);
         let eid = Eid::of(&data);
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut out = vec![];
         s.add(eid, 0, unit(&data, 0, 1000), &mut out);
         // Another unit size, overlapping the first, with a different byte in the overlap.
@@ -621,7 +623,7 @@ mod tests {
         let eid = Eid::of(&data);
         let ob = Outboard::of(&data);
         let b = BLOCK_LEN as usize;
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut cached = vec![];
         let mut add = |s: &mut Staging, offset: usize, c: CachedUnit| {
             let mut out = vec![];
@@ -663,7 +665,7 @@ mod tests {
         let cached = run(&data, u, &order, cfg, |_| {});
         assert_eq!(cached.len(), order.len());
         let eid = Eid::of(&data);
-        let mut s = Staging::new(cfg);
+        let mut s = Staging::new(cfg, &TableHasher::default());
         for b in 0..64u64 {
             let mut out = vec![];
             let start = (b * BLOCK_LEN) as usize;
