@@ -2,10 +2,19 @@
 //! content store (pending requests, upstream requests, forwarded resolves).
 //!
 //! Lookups are O(1) (hash map); insertion, removal and changing an entry's expiry are
-//! O(log n) (an ordered index of expiry times). Memory is bounded by the capacity given at
-//! creation: a full map refuses new keys.
+//! O(log n) amortized (a binary heap of expiry stamps). Memory is bounded by the capacity
+//! given at creation: a full map refuses new keys.
+//!
+//! The heap keeps a stamp `(time, sequence)` per insertion or change of expiry; an entry
+//! removed or given a new expiry leaves its old stamp behind, which is dropped when it
+//! reaches the top (the top is always a live entry's current stamp) or when stale stamps
+//! outnumber the live entries (then all are swept at once). Stamps are unique and ordered as
+//! an ordered index of them would be, so entries expire in the same order; unlike an
+//! ordered tree, the heap's storage is reused, so a table whose size is steady allocates
+//! nothing (a router's pending table inserts and removes an entry per unit forwarded).
 
-use std::collections::BTreeMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
@@ -19,11 +28,35 @@ struct Slot<V> {
     expires: (Time, u64),
 }
 
+/// A key's expiry stamp in the heap, ordered by the stamp alone (earliest on top).
+#[derive(Debug)]
+struct Stamp<K> {
+    at: Reverse<(Time, u64)>,
+    key: K,
+}
+
+impl<K> PartialEq for Stamp<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at
+    }
+}
+impl<K> Eq for Stamp<K> {}
+impl<K> PartialOrd for Stamp<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K> Ord for Stamp<K> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at.cmp(&other.at)
+    }
+}
+
 /// A map of at most `capacity` entries, each with an expiry time.
 #[derive(Debug)]
 pub(crate) struct ExpiringMap<K, V> {
     map: Map<K, Slot<V>>,
-    order: BTreeMap<(Time, u64), K>,
+    order: BinaryHeap<Stamp<K>>,
     seq: u64,
     capacity: usize,
 }
@@ -31,7 +64,7 @@ pub(crate) struct ExpiringMap<K, V> {
 impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     /// An empty map of at most `capacity` entries, hashing keys with `h`.
     pub(crate) fn new(capacity: usize, h: &TableHasher) -> Self {
-        ExpiringMap { map: Map::with_hasher(h.clone()), order: BTreeMap::new(), seq: 0, capacity }
+        ExpiringMap { map: Map::with_hasher(h.clone()), order: BinaryHeap::new(), seq: 0, capacity }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -59,6 +92,27 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
         (at, self.seq)
     }
 
+    /// The stamp `gone` is no longer an entry's: keep the top a live entry's stamp (no look-up
+    /// unless `gone` was on top), and sweep the stale stamps once they outnumber the live
+    /// entries.
+    fn settle(&mut self, gone: (Time, u64)) {
+        if self.order.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.order.retain(|s| map.get(&s.key).is_some_and(|slot| slot.expires == s.at.0));
+        } else if self.order.peek().is_some_and(|s| s.at.0 == gone) {
+            self.order.pop();
+            self.settle_top();
+        }
+    }
+
+    /// Drop stale stamps from the top until it is a live entry's.
+    fn settle_top(&mut self) {
+        let map = &self.map;
+        while self.order.peek().is_some_and(|s| map.get(&s.key).is_none_or(|slot| slot.expires != s.at.0)) {
+            self.order.pop();
+        }
+    }
+
     /// Insert a new key expiring at `at`; gives the value back if the map is full or the key
     /// is present. One hash of the key.
     pub(crate) fn insert(&mut self, k: K, value: V, at: Time) -> Result<&mut V, V> {
@@ -70,7 +124,7 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
             Entry::Vacant(e) => {
                 self.seq += 1;
                 let expires = (at, self.seq);
-                self.order.insert(expires, e.key().clone());
+                self.order.push(Stamp { at: Reverse(expires), key: e.key().clone() });
                 Ok(&mut e.insert(Slot { value, expires }).value)
             }
         }
@@ -80,15 +134,15 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     pub(crate) fn set_expiry(&mut self, k: &K, at: Time) {
         let stamp = self.stamp(at);
         if let Some(slot) = self.map.get_mut(k) {
-            self.order.remove(&slot.expires);
-            slot.expires = stamp;
-            self.order.insert(stamp, k.clone());
+            let gone = std::mem::replace(&mut slot.expires, stamp);
+            self.order.push(Stamp { at: Reverse(stamp), key: k.clone() });
+            self.settle(gone);
         }
     }
 
     pub(crate) fn remove(&mut self, k: &K) -> Option<V> {
         let slot = self.map.remove(k)?;
-        self.order.remove(&slot.expires);
+        self.settle(slot.expires);
         Some(slot.value)
     }
 
@@ -97,7 +151,7 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
         match self.map.entry(k.clone()) {
             Entry::Occupied(e) if pred(&e.get().value) => {
                 let slot = e.remove();
-                self.order.remove(&slot.expires);
+                self.settle(slot.expires);
                 Some(slot.value)
             }
             _ => None,
@@ -106,7 +160,7 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
 
     /// The earliest expiry, if any entry exists.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
-        self.order.first_key_value().map(|((t, _), _)| *t)
+        self.order.peek().map(|s| s.at.0.0)
     }
 
     /// Keys of the entries `pred` picks, in no particular order (a scan of the whole map).
@@ -116,13 +170,13 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
 
     /// Remove and return one entry that expired at or before `now`.
     pub(crate) fn pop_expired(&mut self, now: Time) -> Option<(K, V)> {
-        let (&(t, _), _) = self.order.first_key_value()?;
-        if t > now {
+        if self.order.peek()?.at.0.0 > now {
             return None;
         }
-        let (_, k) = self.order.pop_first()?;
-        let slot = self.map.remove(&k)?;
-        Some((k, slot.value))
+        let Stamp { key, .. } = self.order.pop()?;
+        let slot = self.map.remove(&key)?;
+        self.settle_top();
+        Some((key, slot.value))
     }
 }
 

@@ -119,7 +119,7 @@ use limits::SOURCE_SHARE_DETAIL;
 pub use limits::SourceLimits;
 use limits::{Held, Limiter};
 use liveness::Liveness;
-use pit::{PitEntry, PitKey};
+use pit::{PitEntry, PitKey, SpareLists};
 use proofs::OwnProofs;
 use strategy::{Strategy, StrategyParams};
 use upstream::{Forwarded, OutRequest, TokenJar};
@@ -329,6 +329,8 @@ pub struct Router {
     fib: Fib,
     cs: RouterStore,
     pit: Held<PitKey, PitEntry>,
+    /// Lists of answered pending entries, for new ones (no allocation per unit).
+    spare_lists: SpareLists,
     upstream: ExpiringMap<u32, OutRequest>,
     control: Held<u32, Forwarded>,
     /// Per-source shares of the pending tables and of the forwarding rate.
@@ -359,6 +361,8 @@ pub struct Router {
     /// The tags this router picks ([`RouterConfig::tags`]).
     tags: TagClass,
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Offset lists of forgotten upstream requests, for new ones (`upstream.rs`).
+    spare_offsets: Vec<Vec<u64>>,
     pool: Vec<Vec<u8>>,
     stats: RouterStats,
     /// Routes learned since the last [`Router::poll_learned_route`] (when exported).
@@ -371,6 +375,8 @@ pub struct Router {
     /// Scratch lists for one request: units to forward, and to refuse.
     forward: Vec<u64>,
     refused: Vec<(Refusal, u64)>,
+    /// Scratch list of the ranges of one upstream request (`upstream.rs`).
+    ranges: Vec<wire::ByteRange>,
 }
 
 crate::node::impl_node!(Router, MAX_DATAGRAM);
@@ -398,6 +404,7 @@ impl Router {
             cs: store,
             stores_nothing,
             pit: Held::new(cfg.pit_capacity, &cfg.source_limits, &h),
+            spare_lists: SpareLists::default(),
             upstream: ExpiringMap::new(cfg.pit_capacity.max(1), &h),
             control: Held::new(cfg.control_capacity, &cfg.source_limits, &h),
             limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
@@ -419,6 +426,7 @@ impl Router {
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
             tags: cfg.tags,
             queue: VecDeque::new(),
+            spare_offsets: Vec::new(),
             pool: Vec::new(),
             stats: RouterStats::default(),
             learned: cfg.export_learned_routes.then(VecDeque::new),
@@ -426,6 +434,7 @@ impl Router {
             cache_unverified: false,
             forward: Vec::new(),
             refused: Vec::new(),
+            ranges: Vec::new(),
         }
     }
 
@@ -576,7 +585,9 @@ impl Router {
         while self.pit.pop_expired(now).is_some() {
             self.stats.expired += 1;
         }
-        while self.upstream.pop_expired(now).is_some() {}
+        while let Some((_, o)) = self.upstream.pop_expired(now) {
+            self.recycle_offsets(o.offsets);
+        }
         while self.control.pop_expired(now).is_some() {}
         while let Some(((eid, block), a)) = self.own_proofs.pop_expired(now) {
             if !self.staging.is_proving(eid, block) {

@@ -106,14 +106,19 @@ impl BlockBuf {
         self.data[at..end].copy_from_slice(piece);
         self.have.push((at, end));
         self.have.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.have.len());
-        for &(s, e) in &self.have {
-            match merged.last_mut() {
+        // Merge touching and overlapping intervals in place (no allocation per unit).
+        let mut kept = 0usize;
+        for i in 0..self.have.len() {
+            let (s, e) = self.have[i];
+            match kept.checked_sub(1).map(|k| &mut self.have[k]) {
                 Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
+                _ => {
+                    self.have[kept] = (s, e);
+                    kept += 1;
+                }
             }
         }
-        self.have = merged;
+        self.have.truncate(kept);
         true
     }
 }
@@ -140,8 +145,16 @@ pub(crate) struct Staging {
     known_order: VecDeque<(Eid, u32, u64)>,
     /// Sizes of the objects with known nodes (to answer proof requests from them).
     sizes: Map<Eid, u64>,
+    /// Buffers of whole blocks that went, for new ones (at most [`SPARE_BLOCKS`]).
+    spare: Vec<BlockLists>,
     pub(crate) stats: VerifyStats,
 }
+
+/// A whole block's buffers: its bytes, the intervals filled, the units over it.
+type BlockLists = (Box<[u8]>, Vec<(usize, usize)>, Vec<u64>);
+
+/// Whole blocks' buffers kept for reuse, beyond [`VerifyConfig::staging_bytes`]: 256 KiB.
+const SPARE_BLOCKS: usize = 16;
 
 impl Staging {
     pub(crate) fn new(cfg: VerifyConfig, h: &TableHasher) -> Self {
@@ -155,6 +168,7 @@ impl Staging {
             known: map(h),
             known_order: VecDeque::new(),
             sizes: map(h),
+            spare: Vec::new(),
             stats: VerifyStats::default(),
         }
     }
@@ -214,14 +228,16 @@ impl Staging {
                     self.bytes += n;
                     self.serial += 1;
                     self.order.push_back(((eid, b), self.serial));
-                    let buf = BlockBuf {
-                        size,
-                        data: vec![0; n].into_boxed_slice(),
-                        have: Vec::new(),
-                        units: Vec::new(),
-                        proving: None,
-                        serial: self.serial,
+                    // A whole block's buffers come from those of blocks that went (its
+                    // bytes are written before they are read: `have` says which are).
+                    let (data, have, units) = match self.spare.pop() {
+                        Some(s) if n == BLOCK_LEN as usize => s,
+                        other => {
+                            self.spare.extend(other);
+                            (vec![0; n].into_boxed_slice(), Vec::new(), Vec::new())
+                        }
                     };
+                    let buf = BlockBuf { size, data, have, units, proving: None, serial: self.serial };
                     e.insert(buf)
                 }
             };
@@ -329,7 +345,7 @@ impl Staging {
             self.learn((eid, l, j), cv);
         }
         let Some(buf) = self.remove_block((eid, b)) else { return };
-        for offset in buf.units {
+        for &offset in &buf.units {
             let Entry::Occupied(mut w) = self.units.entry((eid, offset)) else { continue };
             w.get_mut().remaining -= 1;
             if w.get().remaining == 0 {
@@ -338,6 +354,7 @@ impl Staging {
                 out.push(Step::Cache(eid, offset, w.unit));
             }
         }
+        self.recycle(buf);
     }
 
     fn learn(&mut self, key: (Eid, u32, u64), cv: Cv) {
@@ -363,7 +380,7 @@ impl Staging {
 
     fn drop_block(&mut self, k: (Eid, u64)) {
         let Some(buf) = self.remove_block(k) else { return };
-        for offset in buf.units {
+        for &offset in &buf.units {
             let Some(w) = self.units.remove(&(k.0, offset)) else { continue };
             self.bytes -= w.unit.payload.len();
             // The unit's other blocks stop waiting for it: a unit staged later at the same
@@ -376,12 +393,23 @@ impl Staging {
                 }
             }
         }
+        self.recycle(buf);
     }
 
     fn remove_block(&mut self, k: (Eid, u64)) -> Option<BlockBuf> {
         let buf = self.blocks.remove(&k)?;
         self.bytes -= buf.data.len();
         Some(buf)
+    }
+
+    /// Keep the buffers of a whole block that went (verified or dropped) for the next one.
+    fn recycle(&mut self, buf: BlockBuf) {
+        if buf.data.len() == BLOCK_LEN as usize && self.spare.len() < SPARE_BLOCKS {
+            let BlockBuf { data, mut have, mut units, .. } = buf;
+            have.clear();
+            units.clear();
+            self.spare.push((data, have, units));
+        }
     }
 }
 
@@ -402,15 +430,25 @@ impl Router {
     /// A unit that answered a pending entry: to staging, which caches it once its blocks
     /// verified — unless the store caches nothing (switched off: no unit would ever be
     /// cached, so no proof is worth asking for).
-    pub(super) fn stage(&mut self, now: Time, from: SocketAddr, eid: Eid, offset: u64, value: CachedUnit) {
+    pub(super) fn stage(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        eid: Eid,
+        offset: u64,
+        total_size: u64,
+        payload: &[u8],
+    ) {
         #[cfg(feature = "unverified-cache")]
         if self.cache_unverified {
-            self.cs.lock().offer((eid, offset), value);
+            self.cs.lock().offer((eid, offset), CachedUnit { total_size, payload: payload.into() });
             return;
         }
         if self.stores_nothing {
             return;
         }
+        // The store's own copy of the unit (it moves into the store once verified).
+        let value = CachedUnit { total_size, payload: payload.into() };
         let mut steps = std::mem::take(&mut self.steps);
         self.staging.add(eid, offset, value, &mut steps);
         self.run_steps(now, from, &mut steps);
