@@ -621,6 +621,12 @@ impl Router {
         }
     }
 
+    /// Where the datagram the next [`Router::poll_transmit`] returns goes, if one is queued
+    /// (a runtime that batches sends per destination picks the batch before writing it).
+    pub fn next_transmit_to(&self) -> Option<SocketAddr> {
+        self.queue.front().map(|&(to, _)| to)
+    }
+
     /// Take one datagram from `from`.
     pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
         let ty = match wire::check_prefix(datagram) {
