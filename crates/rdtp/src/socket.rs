@@ -309,6 +309,16 @@ impl GsoBatch {
         self.src_ip = src_ip;
     }
 
+    /// Whether datagrams to `destination` from `src_ip` are batched now (waiting to be sent).
+    pub fn holds(&self, destination: SocketAddr, src_ip: Option<IpAddr>) -> bool {
+        self.count > 0 && self.destination == Some(destination) && self.src_ip == src_ip
+    }
+
+    /// Whether nothing is batched.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Room for the next datagram (at least 64 KiB).
     pub fn space(&mut self) -> &mut [u8] {
         &mut self.buf[self.len..]

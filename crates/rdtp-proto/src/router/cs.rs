@@ -58,12 +58,13 @@
 
 use core::fmt;
 use core::str::FromStr;
-use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+
+use super::hashing::{Map, TableHasher};
 
 /// The size a cached value occupies, counted against [`CsConfig::capacity_bytes`].
 pub trait Weigh {
@@ -595,9 +596,9 @@ pub struct ContentStore<K, V> {
     cfg: CsConfig,
     /// The entries, densely packed (removal swaps the last one in).
     entries: Vec<Entry<K, V>>,
-    /// Key → index in `entries`. (Its `RandomState` keys do not make behaviour vary between
-    /// runs: nothing ever iterates the map.)
-    index: HashMap<K, usize>,
+    /// Key → index in `entries`, hashed with keys derived from [`CsConfig::seed`]
+    /// ([`super::hashing`]; nothing ever iterates the map).
+    index: Map<K, usize>,
     bytes: u64,
     /// Front (most recent) and back (next victim) of the recency list; `lru`/`fifo` only.
     head: usize,
@@ -626,11 +627,12 @@ impl<K: Hash + Eq + Clone, V: Weigh> ContentStore<K, V> {
             .into_iter()
             .find(|p| p.name == cfg.replacement.name())
             .map_or_else(|| lru::build(&cfg), |p| (p.build)(&cfg));
+        let seed = cfg.seed;
         ContentStore {
             rng: Pcg64::seed_from_u64(cfg.seed),
             cfg,
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: Map::with_hasher(TableHasher::from_seed(seed)),
             bytes: 0,
             head: NIL,
             tail: NIL,

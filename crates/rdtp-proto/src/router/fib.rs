@@ -13,10 +13,11 @@
 //! the forwarding strategy ([`super::strategy`]) chooses among them. [`Fib::route_eid`] and
 //! the other single-hop lookups give the first.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::str::FromStr;
 
+use super::hashing::{Map, TableHasher, map};
 use crate::eid::Eid;
 
 /// Learned routes kept at most.
@@ -75,9 +76,9 @@ fn normalize(prefix: &str) -> &str {
 pub struct Fib {
     /// The default route's next hops, first added first.
     default: Vec<SocketAddr>,
-    eids: HashMap<Eid, Vec<SocketAddr>>,
+    eids: Map<Eid, Vec<SocketAddr>>,
     names: Vec<(String, SocketAddr)>,
-    learned: HashMap<Eid, SocketAddr>,
+    learned: Map<Eid, SocketAddr>,
     learned_order: VecDeque<Eid>,
 }
 
@@ -85,6 +86,16 @@ impl Fib {
     /// A table whose default route is `upstream`, if any.
     pub fn new(upstream: Option<SocketAddr>) -> Self {
         Fib { default: upstream.into_iter().collect(), ..Fib::default() }
+    }
+
+    /// Hash its tables with `h` (its router's keyed hash, [`super::hashing`]) from now on.
+    pub(crate) fn rekey(&mut self, h: &TableHasher) {
+        let mut eids = map(h);
+        eids.extend(self.eids.drain());
+        self.eids = eids;
+        let mut learned = map(h);
+        learned.extend(self.learned.drain());
+        self.learned = learned;
     }
 
     /// Set or clear the default route (its only next hop).

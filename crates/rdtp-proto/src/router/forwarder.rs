@@ -21,7 +21,7 @@ use crate::wire::{self, ByteRange, DATA_HEADER_LEN, Data, DataFlags, Nack, NackC
 
 use super::annotate::Anticipation;
 use super::limits::{self, SOURCE_SHARE_DETAIL, SlotIx};
-use super::pit::{PitEntry, PitKey};
+use super::pit::PitKey;
 use super::strategy::{Candidates, Pending};
 use super::upstream::{Upstream, forwarded_hop_limit};
 use super::{CachedUnit, Router, UNIT_SIZES};
@@ -268,12 +268,14 @@ impl Router {
             self.stats.source_limited += 1;
             return Verdict::Refused(Refusal::SourceShare);
         }
-        match self.pit.insert(key, PitEntry::new(from, req.tag, req.nonce, now, slot), now + self.lifetime) {
+        let entry = self.spare_lists.entry(from, req.tag, req.nonce, now, slot);
+        match self.pit.insert(key, entry, now + self.lifetime) {
             Ok(_) => {
                 self.stats.forwarded_units += 1;
                 Verdict::Forward
             }
-            Err(_) => {
+            Err(entry) => {
+                self.spare_lists.recycle(entry);
                 self.stats.busy += 1;
                 Verdict::Refused(Refusal::TableFull)
             }
@@ -320,14 +322,10 @@ impl Router {
         let mut matched = false;
         for &unit in &candidates[..n] {
             let key = PitKey { eid: d.eid, offset: d.offset, unit };
-            if !self.pit.get(&key).is_some_and(|e| e.answered_by(d.tag, from)) {
-                continue;
-            }
-            let Some(entry) = self.pit.remove(&key) else { continue };
+            let Some(entry) = self.pit.remove_if(&key, |e| e.answered_by(d.tag, from)) else { continue };
             if !matched {
                 // Verify before caching: the unit waits in staging for its blocks.
-                let value = CachedUnit { total_size: d.total_size, payload: d.payload.into() };
-                self.stage(now, from, d.eid, d.offset, value);
+                self.stage(now, from, d.eid, d.offset, d.total_size, d.payload);
                 matched = true;
             }
             let hops = d.hops.saturating_add(1);
@@ -350,6 +348,7 @@ impl Router {
                 self.stats.data_out += 1;
                 self.stats.bytes_out += len as u64;
             }
+            self.spare_lists.recycle(entry);
         }
         if !matched {
             self.on_data_unsolicited();

@@ -46,6 +46,7 @@ use std::net::SocketAddr;
 use core::time::Duration;
 
 use super::expiring::ExpiringMap;
+use super::hashing::TableHasher;
 use crate::fair::{Asked, Bucket, SourceSlots};
 use crate::time::Time;
 
@@ -212,8 +213,8 @@ pub(crate) struct Held<K, V> {
 
 impl<K: Hash + Eq + Clone, V: Sourced> Held<K, V> {
     /// A table of `capacity` entries, counted per slot of `limits`.
-    pub(crate) fn new(capacity: usize, limits: &SourceLimits) -> Self {
-        Held { map: ExpiringMap::new(capacity), held: vec![0; limits.slot_count()], joined: 0 }
+    pub(crate) fn new(capacity: usize, limits: &SourceLimits, h: &TableHasher) -> Self {
+        Held { map: ExpiringMap::new(capacity, h), held: vec![0; limits.slot_count()], joined: 0 }
     }
 
     /// Entries charged to `slot`.
@@ -363,7 +364,8 @@ mod tests {
         let mut l = Limiter::new(SourceLimits { slots: 64, ..SourceLimits::default() }, &[1; 32]);
         let t0 = Time::ZERO;
         let a = l.ask(t0, addr(1));
-        let mut table: Held<u32, V> = Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() });
+        let mut table: Held<u32, V> =
+            Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() }, &TableHasher::default());
         for k in 0..1000 {
             assert!(l.may_hold_more(&table, a.slot, a.active), "alone: the whole table ({k})");
             table.insert(k, V(a.slot), t0).unwrap();
@@ -377,7 +379,8 @@ mod tests {
         }
         assert!(l.may_hold_more(&table, a.slot, 2), "334 held: within its share again");
         // Beyond its share, a source may add while more than a third of the table is free.
-        let mut c: Held<u32, V> = Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() });
+        let mut c: Held<u32, V> =
+            Held::new(1000, &SourceLimits { slots: 64, ..SourceLimits::default() }, &TableHasher::default());
         for k in 0..600 {
             c.insert(k, V(a.slot), t0).unwrap();
         }
@@ -420,7 +423,8 @@ mod tests {
 
     #[test]
     fn held_counts_follow_every_way_out() {
-        let mut h: Held<u32, V> = Held::new(8, &SourceLimits { slots: 4, ..SourceLimits::default() });
+        let mut h: Held<u32, V> =
+            Held::new(8, &SourceLimits { slots: 4, ..SourceLimits::default() }, &TableHasher::default());
         let t = |ms| Time::from_millis(ms);
         assert!(h.insert(1, V(2), t(10)).is_ok());
         assert!(h.insert(2, V(2), t(20)).is_ok());

@@ -29,11 +29,11 @@
 //! receivers), two words each, and the earliest deadline; a scan of them when a deadline
 //! passes (about once per timeout while requests are unanswered).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use core::time::Duration;
 
+use super::hashing::{Map, TableHasher, map};
 use crate::time::Time;
 
 /// Next hops whose liveness is followed at most (beyond, new ones are not: their pending
@@ -59,14 +59,14 @@ struct Hop {
 #[derive(Debug)]
 pub(crate) struct Liveness {
     timeout: Duration,
-    hops: HashMap<SocketAddr, Hop>,
+    hops: Map<SocketAddr, Hop>,
     /// No hop's deadline is earlier than this (`None`: no hop is waited for).
     due: Option<Time>,
 }
 
 impl Liveness {
-    pub(crate) fn new(timeout: Duration) -> Self {
-        Liveness { timeout, hops: HashMap::new(), due: None }
+    pub(crate) fn new(timeout: Duration, h: &TableHasher) -> Self {
+        Liveness { timeout, hops: map(h), due: None }
     }
 
     pub(crate) fn timeout(&self) -> Duration {
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn silence_for_a_whole_timeout_and_nothing_less_presumes_a_hop_dead() {
-        let mut l = Liveness::new(Duration::from_secs(2));
+        let mut l = Liveness::new(Duration::from_secs(2), &TableHasher::default());
         let mut dead = vec![];
         l.sent(t(0), a(1));
         l.sent(t(500), a(1)); // still the first unanswered request that counts the time
@@ -222,7 +222,7 @@ mod tests {
     /// to fetch), its request lost twice while the receiver's re-requests back off.
     #[test]
     fn a_hop_is_not_presumed_dead_for_fewer_than_three_attempts_unanswered() {
-        let mut l = Liveness::new(Duration::from_secs(2));
+        let mut l = Liveness::new(Duration::from_secs(2), &TableHasher::default());
         let mut dead = vec![];
         l.sent(t(0), a(1));
         l.sent(t(50), a(1)); // too close to the first: the same attempt
@@ -236,7 +236,7 @@ mod tests {
         l.expire(t(3000), &mut dead);
         assert_eq!(dead, [a(1)]);
         // The answer to a re-request comes before the third attempt: alive.
-        let mut l = Liveness::new(Duration::from_secs(2));
+        let mut l = Liveness::new(Duration::from_secs(2), &TableHasher::default());
         dead.clear();
         l.sent(t(0), a(2));
         l.sent(t(1000), a(2));
@@ -251,7 +251,7 @@ mod tests {
         assert!(dead.is_empty(), "the attempt at 3 s is too old to count");
         assert_eq!(l.next_deadline(), Some(t(10_000)));
         // A hop asked once and never again is forgotten two timeouts after.
-        let mut l = Liveness::new(Duration::from_secs(2));
+        let mut l = Liveness::new(Duration::from_secs(2), &TableHasher::default());
         l.sent(t(0), a(4));
         l.expire(t(2000), &mut dead);
         assert_eq!((l.next_deadline(), l.hops.len()), (Some(t(4000)), 1));
@@ -262,12 +262,12 @@ mod tests {
 
     #[test]
     fn bounded_and_off_with_a_zero_timeout() {
-        let mut l = Liveness::new(Duration::from_secs(1));
+        let mut l = Liveness::new(Duration::from_secs(1), &TableHasher::default());
         for p in 0..(HOPS as u16 + 50) {
             l.sent(t(0), a(p));
         }
         assert_eq!(l.hops.len(), HOPS);
-        let mut off = Liveness::new(Duration::ZERO);
+        let mut off = Liveness::new(Duration::ZERO, &TableHasher::default());
         off.sent(t(0), a(1));
         assert_eq!(off.next_deadline(), None);
         assert_eq!(human(Duration::from_secs(2)), "2 s");

@@ -35,6 +35,7 @@
 //! | [`cs`] | the content store, its [`cs::Policy`] trait and registry ([`cs::policies`]); one file per replacement policy (`cs/{lru,lfu,fifo,random,clock}.rs`) | know about packets |
 //! | [`fib`], `pit.rs`, `expiring.rs` | the tables (FIB with several next hops per route, PIT, expiring maps) | decide |
 //! | `limits.rs`, `liveness.rs`, `annotate.rs`, `output.rs` | per-source shares, next-hop liveness, CCTCP's annotations, the transmit queue and Nacks | |
+//! | `hashing.rs` | the keyed hash of every table above (foldhash, keyed from the token secret and the seed) | draw randomness of its own |
 //!
 //! **Adding a forwarding strategy**: a file `strategy/NAME.rs` implementing
 //! [`strategy::Strategy`] with a `build` function, its `mod` line and one row in
@@ -84,6 +85,7 @@ pub mod cs;
 mod expiring;
 pub mod fib;
 mod forwarder;
+mod hashing;
 mod limits;
 mod liveness;
 mod output;
@@ -111,12 +113,13 @@ use cs::{CsStats, SharedStore, Weigh};
 use expiring::ExpiringMap;
 use fib::Fib;
 use forwarder::Refusal;
+use hashing::TableHasher;
 #[cfg(test)]
 use limits::SOURCE_SHARE_DETAIL;
 pub use limits::SourceLimits;
 use limits::{Held, Limiter};
 use liveness::Liveness;
-use pit::{PitEntry, PitKey};
+use pit::{PitEntry, PitKey, SpareLists};
 use proofs::OwnProofs;
 use strategy::{Strategy, StrategyParams};
 use upstream::{Forwarded, OutRequest, TokenJar};
@@ -326,6 +329,8 @@ pub struct Router {
     fib: Fib,
     cs: RouterStore,
     pit: Held<PitKey, PitEntry>,
+    /// Lists of answered pending entries, for new ones (no allocation per unit).
+    spare_lists: SpareLists,
     upstream: ExpiringMap<u32, OutRequest>,
     control: Held<u32, Forwarded>,
     /// Per-source shares of the pending tables and of the forwarding rate.
@@ -356,6 +361,8 @@ pub struct Router {
     /// The tags this router picks ([`RouterConfig::tags`]).
     tags: TagClass,
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Offset lists of forgotten upstream requests, for new ones (`upstream.rs`).
+    spare_offsets: Vec<Vec<u64>>,
     pool: Vec<Vec<u8>>,
     stats: RouterStats,
     /// Routes learned since the last [`Router::poll_learned_route`] (when exported).
@@ -368,6 +375,8 @@ pub struct Router {
     /// Scratch lists for one request: units to forward, and to refuse.
     forward: Vec<u64>,
     refused: Vec<(Refusal, u64)>,
+    /// Scratch list of the ranges of one upstream request (`upstream.rs`).
+    ranges: Vec<wire::ByteRange>,
 }
 
 crate::node::impl_node!(Router, MAX_DATAGRAM);
@@ -385,19 +394,24 @@ impl Router {
             let c = store.lock();
             c.config().admission == cs::Admission::Never || c.config().capacity_units == 0
         };
+        // Every table's keyed hash (hashing.rs): from the token secret and the seed.
+        let h = TableHasher::for_router(&cfg.validation.secret, cfg.seed);
+        let mut fib = cfg.fib;
+        fib.rekey(&h);
         Router {
             id: cfg.id,
-            fib: cfg.fib,
+            fib,
             cs: store,
             stores_nothing,
-            pit: Held::new(cfg.pit_capacity, &cfg.source_limits),
-            upstream: ExpiringMap::new(cfg.pit_capacity.max(1)),
-            control: Held::new(cfg.control_capacity, &cfg.source_limits),
+            pit: Held::new(cfg.pit_capacity, &cfg.source_limits, &h),
+            spare_lists: SpareLists::default(),
+            upstream: ExpiringMap::new(cfg.pit_capacity.max(1), &h),
+            control: Held::new(cfg.control_capacity, &cfg.source_limits, &h),
             limiter: Limiter::new(cfg.source_limits.clone(), &cfg.validation.secret),
-            liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO)),
+            liveness: Liveness::new(cfg.upstream_timeout.unwrap_or(Duration::ZERO), &h),
             silent: Vec::new(),
-            staging: Staging::new(cfg.verify),
-            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime),
+            staging: Staging::new(cfg.verify, &h),
+            own_proofs: OwnProofs::new(cfg.control_capacity, cfg.lifetime, &h),
             steps: Vec::new(),
             lifetime: cfg.lifetime,
             strategy: cfg.strategy.build(&StrategyParams { retx: cfg.retx }),
@@ -407,11 +421,12 @@ impl Router {
             max_units_per_request: cfg.max_units_per_request,
             max_reply_bytes: cfg.max_reply_bytes,
             validator: Validator::new(cfg.validation),
-            tokens: TokenJar::default(),
+            tokens: TokenJar::new(&h),
             unit_sizes: Vec::new(),
             rng: Pcg32::seed_from_u64(cfg.seed ^ 0x726f_7574_6572),
             tags: cfg.tags,
             queue: VecDeque::new(),
+            spare_offsets: Vec::new(),
             pool: Vec::new(),
             stats: RouterStats::default(),
             learned: cfg.export_learned_routes.then(VecDeque::new),
@@ -419,6 +434,7 @@ impl Router {
             cache_unverified: false,
             forward: Vec::new(),
             refused: Vec::new(),
+            ranges: Vec::new(),
         }
     }
 
@@ -569,7 +585,9 @@ impl Router {
         while self.pit.pop_expired(now).is_some() {
             self.stats.expired += 1;
         }
-        while self.upstream.pop_expired(now).is_some() {}
+        while let Some((_, o)) = self.upstream.pop_expired(now) {
+            self.recycle_offsets(o.offsets);
+        }
         while self.control.pop_expired(now).is_some() {}
         while let Some(((eid, block), a)) = self.own_proofs.pop_expired(now) {
             if !self.staging.is_proving(eid, block) {
@@ -601,6 +619,12 @@ impl Router {
             }
             self.stats.dropped += 1;
         }
+    }
+
+    /// Where the datagram the next [`Router::poll_transmit`] returns goes, if one is queued
+    /// (a runtime that batches sends per destination picks the batch before writing it).
+    pub fn next_transmit_to(&self) -> Option<SocketAddr> {
+        self.queue.front().map(|&(to, _)| to)
     }
 
     /// Take one datagram from `from`.

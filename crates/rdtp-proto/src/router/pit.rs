@@ -68,18 +68,43 @@ impl Sourced for PitEntry {
     }
 }
 
-impl PitEntry {
-    pub(crate) fn new(peer: SocketAddr, tag: u32, nonce: u64, now: Time, source: SlotIx) -> Self {
-        PitEntry {
-            downstream: vec![InRecord { peer, tag, joined: None }],
-            out: Vec::new(),
-            nonces: vec![(nonce, peer)],
-            last_forwarded: now,
-            reforwards: 0,
-            source,
-        }
+/// The lists of entries that were answered, kept for new entries, so that a pending unit
+/// costs no allocation in steady state. At most [`SpareLists::KEPT`] sets, each of lists no
+/// longer than a new entry's usually grow to ([`SpareLists::SMALL`]): what a full table
+/// holds is what it held without them.
+#[derive(Debug, Default)]
+pub(crate) struct SpareLists(Vec<Lists>);
+
+type Lists = (Vec<InRecord>, Vec<(u32, SocketAddr)>, Vec<(u64, SocketAddr)>);
+
+impl SpareLists {
+    pub(crate) const KEPT: usize = 1024;
+    pub(crate) const SMALL: usize = 4;
+
+    /// A new entry for the unit `peer` asked for with `tag` and `nonce` (lists reused).
+    pub(crate) fn entry(&mut self, peer: SocketAddr, tag: u32, nonce: u64, now: Time, source: SlotIx) -> PitEntry {
+        // Fresh lists are as small as a new entry's always were.
+        let (mut downstream, out, mut nonces) =
+            self.0.pop().unwrap_or_else(|| (Vec::with_capacity(1), Vec::new(), Vec::with_capacity(1)));
+        downstream.push(InRecord { peer, tag, joined: None });
+        nonces.push((nonce, peer));
+        PitEntry { downstream, out, nonces, last_forwarded: now, reforwards: 0, source }
     }
 
+    /// Keep the lists of an entry that left (if small, and while fewer than `KEPT` are kept).
+    pub(crate) fn recycle(&mut self, e: PitEntry) {
+        let PitEntry { mut downstream, mut out, mut nonces, .. } = e;
+        let small = downstream.capacity().max(out.capacity()).max(nonces.capacity()) <= Self::SMALL;
+        if small && self.0.len() < Self::KEPT {
+            downstream.clear();
+            out.clear();
+            nonces.clear();
+            self.0.push((downstream, out, nonces));
+        }
+    }
+}
+
+impl PitEntry {
     /// The next hop of the latest upstream request it went out in.
     pub(crate) fn last_next_hop(&self) -> Option<SocketAddr> {
         self.out.last().map(|&(_, p)| p)

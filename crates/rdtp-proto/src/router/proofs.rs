@@ -23,12 +23,12 @@
 //! for every block — ≈ 9 500 proof requests for 1 221 blocks, ≈ 10 of them verified, in half
 //! of seed 001's Topology 1 rounds (docs/EXPERIMENTS.md §8).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use core::time::Duration;
 
 use super::expiring::ExpiringMap;
+use super::hashing::{Map, TableHasher, map};
 use crate::eid::Eid;
 use crate::recovery::{RtoConfig, RttEstimator};
 use crate::time::Time;
@@ -64,13 +64,13 @@ impl Asking {
 pub(crate) struct OwnProofs {
     asking: ExpiringMap<(Eid, u64), Asking>,
     /// Which block each outstanding attempt's tag asked for.
-    tags: HashMap<u32, (Eid, u64)>,
+    tags: Map<u32, (Eid, u64)>,
     rtt: RttEstimator,
 }
 
 impl OwnProofs {
     /// At most `capacity` blocks at once; timeouts at most `lifetime` (the pending lifetime).
-    pub(crate) fn new(capacity: usize, lifetime: Duration) -> Self {
+    pub(crate) fn new(capacity: usize, lifetime: Duration, h: &TableHasher) -> Self {
         let max = lifetime.max(MIN_TIMEOUT);
         let cfg = RtoConfig {
             initial: (lifetime / 4).clamp(MIN_TIMEOUT, max),
@@ -79,7 +79,7 @@ impl OwnProofs {
             k: 4,
             granularity: Duration::ZERO,
         };
-        OwnProofs { asking: ExpiringMap::new(capacity.max(1)), tags: HashMap::new(), rtt: RttEstimator::new(cfg) }
+        OwnProofs { asking: ExpiringMap::new(capacity.max(1), h), tags: map(h), rtt: RttEstimator::new(cfg) }
     }
 
     /// The estimator of proof round trips (its RTO is the next first attempt's timeout).
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn timeouts_back_off_once_per_generation_until_a_fresh_sample() {
-        let mut p = OwnProofs::new(16, Duration::from_secs(4));
+        let mut p = OwnProofs::new(16, Duration::from_secs(4), &TableHasher::default());
         let e = Eid([7; 32]);
         assert_eq!(p.timeout(), Duration::from_secs(1), "before any sample: a quarter of the lifetime");
         p.first(Time::ZERO, e, 0, hop(), 1, 100);
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn a_block_gets_at_most_its_attempts_and_a_retry_is_obeyed_once() {
-        let mut p = OwnProofs::new(16, Duration::from_secs(4));
+        let mut p = OwnProofs::new(16, Duration::from_secs(4), &TableHasher::default());
         let e = Eid([3; 32]);
         p.first(Time::ZERO, e, 5, hop(), 2, 1);
         let (key, a) = p.take_for_retry(1, hop()).unwrap();
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn a_full_table_forgets_the_earliest_timeout() {
-        let mut p = OwnProofs::new(2, Duration::from_secs(4));
+        let mut p = OwnProofs::new(2, Duration::from_secs(4), &TableHasher::default());
         let e = Eid([1; 32]);
         p.first(Time::ZERO, e, 0, hop(), 1, 10);
         p.first(Time::from_millis(1), e, 1, hop(), 1, 11);

@@ -10,18 +10,18 @@
 //! It chooses no next hop for units (the strategy does) and answers nothing from the store
 //! (the pipelines do).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use crate::eid::Eid;
 use crate::time::Time;
 use crate::token::MAX_TOKEN_LEN;
-use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges};
+use crate::wire::tlv::{address_token_len, extra_ranges_len, unit_ranges_into};
 use crate::wire::{
     self, ByteRange, DATA_HEADER_LEN, ListRequest, NackCode, OptionsWriter, PacketType, ProofRequest, Query, Request,
     RequestFlags, ResolveRequest, ResolveResponse, Retry,
 };
 
+use super::hashing::{Map, TableHasher, map};
 use super::limits::SOURCE_SHARE_DETAIL;
 use super::limits::{SlotIx, Sourced};
 use super::pit::PitKey;
@@ -93,15 +93,24 @@ impl Sourced for Forwarded {
     }
 }
 
+/// Lists of offsets kept for the next upstream requests, and the longest kept (a request of
+/// 32 units; a list a request forgot when it expired costs no allocation the next time).
+const SPARE_OFFSETS: usize = 1024;
+const SMALL_OFFSETS: usize = 32;
+
 /// Next hops whose address tokens are remembered.
 const TOKENS: usize = 1024;
 
 /// The address token each next hop issued to this router (hop by hop: a downstream's token
 /// is never forwarded), at most [`TOKENS`] of them.
-#[derive(Debug, Default)]
-pub(super) struct TokenJar(HashMap<SocketAddr, Box<[u8]>>);
+#[derive(Debug)]
+pub(super) struct TokenJar(Map<SocketAddr, Box<[u8]>>);
 
 impl TokenJar {
+    pub(super) fn new(h: &TableHasher) -> Self {
+        TokenJar(map(h))
+    }
+
     /// The token `hop` issued, if any.
     pub(super) fn get(&self, hop: SocketAddr) -> Option<&[u8]> {
         self.0.get(&hop).map(|t| &t[..])
@@ -134,8 +143,9 @@ impl Router {
         let by_bytes = self.max_reply_bytes / (u64::from(up.unit) + DATA_HEADER_LEN as u64);
         let max_units = max_units.min(by_bytes.max(1) as usize);
         let mut rest = offsets;
+        let mut ranges = std::mem::take(&mut self.ranges);
         while !rest.is_empty() {
-            let (ranges, used) = unit_ranges(rest.iter().copied(), u32::from(up.unit), MAX_RANGES, max_units);
+            let used = unit_ranges_into(rest.iter().copied(), u32::from(up.unit), MAX_RANGES, max_units, &mut ranges);
             let (sent, later) = rest.split_at(used);
             rest = later;
             let tag = self.new_tag();
@@ -165,13 +175,26 @@ impl Router {
                     e.note_forwarded(tag, next_hop, now);
                 }
             }
-            let record =
-                OutRequest { next_hop, up: up.clone(), offsets: sent.to_vec(), retried, sent: now, sampled: false };
+            let mut offsets = self.spare_offsets.pop().unwrap_or_default();
+            offsets.extend_from_slice(sent);
+            let record = OutRequest { next_hop, up: up.clone(), offsets, retried, sent: now, sampled: false };
             if self.upstream.is_full() {
                 // Forget the oldest: a Nack answering it will find nothing (its units expire).
-                self.upstream.pop_expired(Time::MAX);
+                if let Some((_, o)) = self.upstream.pop_expired(Time::MAX) {
+                    self.recycle_offsets(o.offsets);
+                }
             }
             let _ = self.upstream.insert(tag, record, now + self.lifetime);
+        }
+        self.ranges = ranges;
+    }
+
+    /// Keep the list of offsets of an upstream request that was forgotten, for the next
+    /// (small lists only, and a bounded number of them: memory stays what it was without).
+    pub(super) fn recycle_offsets(&mut self, mut offsets: Vec<u64>) {
+        if self.spare_offsets.len() < SPARE_OFFSETS && offsets.capacity() <= SMALL_OFFSETS {
+            offsets.clear();
+            self.spare_offsets.push(offsets);
         }
     }
 

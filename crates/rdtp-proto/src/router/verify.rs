@@ -24,7 +24,8 @@
 //! proof: `request_proof`, timed and asked again by `proofs.rs`), and `on_own_proof` takes
 //! the answer.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 
 use crate::eid::Eid;
@@ -34,6 +35,7 @@ use crate::tree::{BLOCK_LEN, Cv, block_cv, blocks, check_block, proof_nodes, spa
 use crate::wire::tlv::address_token_len;
 use crate::wire::{self, OptionsWriter, ProofRequest, RequestFlags};
 
+use super::hashing::{Map, TableHasher, map};
 use super::proofs;
 use super::{CachedUnit, Router};
 
@@ -104,14 +106,19 @@ impl BlockBuf {
         self.data[at..end].copy_from_slice(piece);
         self.have.push((at, end));
         self.have.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.have.len());
-        for &(s, e) in &self.have {
-            match merged.last_mut() {
+        // Merge touching and overlapping intervals in place (no allocation per unit).
+        let mut kept = 0usize;
+        for i in 0..self.have.len() {
+            let (s, e) = self.have[i];
+            match kept.checked_sub(1).map(|k| &mut self.have[k]) {
                 Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
+                _ => {
+                    self.have[kept] = (s, e);
+                    kept += 1;
+                }
             }
         }
-        self.have = merged;
+        self.have.truncate(kept);
         true
     }
 }
@@ -128,31 +135,40 @@ struct Waiting {
 #[derive(Debug)]
 pub(crate) struct Staging {
     cfg: VerifyConfig,
-    blocks: HashMap<(Eid, u64), BlockBuf>,
+    blocks: Map<(Eid, u64), BlockBuf>,
     /// Blocks in the order they were opened, with their serial (may name blocks gone).
     order: VecDeque<((Eid, u64), u64)>,
     serial: u64,
-    units: HashMap<(Eid, u64), Waiting>,
+    units: Map<(Eid, u64), Waiting>,
     bytes: usize,
-    known: HashMap<(Eid, u32, u64), Cv>,
+    known: Map<(Eid, u32, u64), Cv>,
     known_order: VecDeque<(Eid, u32, u64)>,
     /// Sizes of the objects with known nodes (to answer proof requests from them).
-    sizes: HashMap<Eid, u64>,
+    sizes: Map<Eid, u64>,
+    /// Buffers of whole blocks that went, for new ones (at most [`SPARE_BLOCKS`]).
+    spare: Vec<BlockLists>,
     pub(crate) stats: VerifyStats,
 }
 
+/// A whole block's buffers: its bytes, the intervals filled, the units over it.
+type BlockLists = (Box<[u8]>, Vec<(usize, usize)>, Vec<u64>);
+
+/// Whole blocks' buffers kept for reuse, beyond [`VerifyConfig::staging_bytes`]: 256 KiB.
+const SPARE_BLOCKS: usize = 16;
+
 impl Staging {
-    pub(crate) fn new(cfg: VerifyConfig) -> Self {
+    pub(crate) fn new(cfg: VerifyConfig, h: &TableHasher) -> Self {
         Staging {
             cfg,
-            blocks: HashMap::new(),
+            blocks: map(h),
             order: VecDeque::new(),
             serial: 0,
-            units: HashMap::new(),
+            units: map(h),
             bytes: 0,
-            known: HashMap::new(),
+            known: map(h),
             known_order: VecDeque::new(),
-            sizes: HashMap::new(),
+            sizes: map(h),
+            spare: Vec::new(),
             stats: VerifyStats::default(),
         }
     }
@@ -205,22 +221,24 @@ impl Staging {
         }
         let mut ok = true;
         for b in first..=last {
-            let buf = match self.blocks.get_mut(&(eid, b)) {
-                Some(buf) => buf,
-                None => {
+            let buf = match self.blocks.entry((eid, b)) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
                     let n = (size - b * BLOCK_LEN).min(BLOCK_LEN) as usize;
                     self.bytes += n;
                     self.serial += 1;
                     self.order.push_back(((eid, b), self.serial));
-                    let buf = BlockBuf {
-                        size,
-                        data: vec![0; n].into_boxed_slice(),
-                        have: Vec::new(),
-                        units: Vec::new(),
-                        proving: None,
-                        serial: self.serial,
+                    // A whole block's buffers come from those of blocks that went (its
+                    // bytes are written before they are read: `have` says which are).
+                    let (data, have, units) = match self.spare.pop() {
+                        Some(s) if n == BLOCK_LEN as usize => s,
+                        other => {
+                            self.spare.extend(other);
+                            (vec![0; n].into_boxed_slice(), Vec::new(), Vec::new())
+                        }
                     };
-                    self.blocks.entry((eid, b)).or_insert(buf)
+                    let buf = BlockBuf { size, data, have, units, proving: None, serial: self.serial };
+                    e.insert(buf)
                 }
             };
             if !buf.units.contains(&offset) {
@@ -327,15 +345,16 @@ impl Staging {
             self.learn((eid, l, j), cv);
         }
         let Some(buf) = self.remove_block((eid, b)) else { return };
-        for offset in buf.units {
-            let Some(w) = self.units.get_mut(&(eid, offset)) else { continue };
-            w.remaining -= 1;
-            if w.remaining == 0 {
-                let w = self.units.remove(&(eid, offset)).expect("present");
+        for &offset in &buf.units {
+            let Entry::Occupied(mut w) = self.units.entry((eid, offset)) else { continue };
+            w.get_mut().remaining -= 1;
+            if w.get().remaining == 0 {
+                let w = w.remove();
                 self.bytes -= w.unit.payload.len();
                 out.push(Step::Cache(eid, offset, w.unit));
             }
         }
+        self.recycle(buf);
     }
 
     fn learn(&mut self, key: (Eid, u32, u64), cv: Cv) {
@@ -361,7 +380,7 @@ impl Staging {
 
     fn drop_block(&mut self, k: (Eid, u64)) {
         let Some(buf) = self.remove_block(k) else { return };
-        for offset in buf.units {
+        for &offset in &buf.units {
             let Some(w) = self.units.remove(&(k.0, offset)) else { continue };
             self.bytes -= w.unit.payload.len();
             // The unit's other blocks stop waiting for it: a unit staged later at the same
@@ -374,12 +393,23 @@ impl Staging {
                 }
             }
         }
+        self.recycle(buf);
     }
 
     fn remove_block(&mut self, k: (Eid, u64)) -> Option<BlockBuf> {
         let buf = self.blocks.remove(&k)?;
         self.bytes -= buf.data.len();
         Some(buf)
+    }
+
+    /// Keep the buffers of a whole block that went (verified or dropped) for the next one.
+    fn recycle(&mut self, buf: BlockBuf) {
+        if buf.data.len() == BLOCK_LEN as usize && self.spare.len() < SPARE_BLOCKS {
+            let BlockBuf { data, mut have, mut units, .. } = buf;
+            have.clear();
+            units.clear();
+            self.spare.push((data, have, units));
+        }
     }
 }
 
@@ -400,15 +430,25 @@ impl Router {
     /// A unit that answered a pending entry: to staging, which caches it once its blocks
     /// verified — unless the store caches nothing (switched off: no unit would ever be
     /// cached, so no proof is worth asking for).
-    pub(super) fn stage(&mut self, now: Time, from: SocketAddr, eid: Eid, offset: u64, value: CachedUnit) {
+    pub(super) fn stage(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        eid: Eid,
+        offset: u64,
+        total_size: u64,
+        payload: &[u8],
+    ) {
         #[cfg(feature = "unverified-cache")]
         if self.cache_unverified {
-            self.cs.lock().offer((eid, offset), value);
+            self.cs.lock().offer((eid, offset), CachedUnit { total_size, payload: payload.into() });
             return;
         }
         if self.stores_nothing {
             return;
         }
+        // The store's own copy of the unit (it moves into the store once verified).
+        let value = CachedUnit { total_size, payload: payload.into() };
         let mut steps = std::mem::take(&mut self.steps);
         self.staging.add(eid, offset, value, &mut steps);
         self.run_steps(now, from, &mut steps);
@@ -510,7 +550,7 @@ mod tests {
     fn run(data: &[u8], u: usize, order: &[usize], cfg: VerifyConfig, tamper: impl Fn(&mut Vec<Cv>)) -> Vec<u64> {
         let eid = Eid::of(data);
         let ob = Outboard::of(data);
-        let mut s = Staging::new(cfg);
+        let mut s = Staging::new(cfg, &TableHasher::default());
         let mut cached = vec![];
         for &k in order {
             let mut out = vec![];
@@ -568,7 +608,7 @@ mod tests {
         // One wrong byte in block 2's units.
         let eid = Eid::of(&data);
         let ob = Outboard::of(&data);
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut cached = vec![];
         for k in 0..data.len() / u {
             let mut c = unit(&data, k * u, u);
@@ -597,7 +637,7 @@ mod tests {
     fn units_that_disagree_where_they_overlap_are_dropped() {
         let data = object(3 * BLOCK_LEN as usize);
         let eid = Eid::of(&data);
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut out = vec![];
         s.add(eid, 0, unit(&data, 0, 1000), &mut out);
         // Another unit size, overlapping the first, with a different byte in the overlap.
@@ -621,7 +661,7 @@ mod tests {
         let eid = Eid::of(&data);
         let ob = Outboard::of(&data);
         let b = BLOCK_LEN as usize;
-        let mut s = Staging::new(VerifyConfig::default());
+        let mut s = Staging::new(VerifyConfig::default(), &TableHasher::default());
         let mut cached = vec![];
         let mut add = |s: &mut Staging, offset: usize, c: CachedUnit| {
             let mut out = vec![];
@@ -663,7 +703,7 @@ mod tests {
         let cached = run(&data, u, &order, cfg, |_| {});
         assert_eq!(cached.len(), order.len());
         let eid = Eid::of(&data);
-        let mut s = Staging::new(cfg);
+        let mut s = Staging::new(cfg, &TableHasher::default());
         for b in 0..64u64 {
             let mut out = vec![];
             let start = (b * BLOCK_LEN) as usize;

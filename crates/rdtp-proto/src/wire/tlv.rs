@@ -252,6 +252,20 @@ pub fn unit_ranges(
     max_units: usize,
 ) -> (Vec<ByteRange>, usize) {
     let mut ranges: Vec<ByteRange> = Vec::with_capacity(4);
+    let used = unit_ranges_into(offsets, unit, max_ranges, max_units, &mut ranges);
+    (ranges, used)
+}
+
+/// [`unit_ranges`] into `ranges` (cleared first; a caller's scratch list, so that a router
+/// forwarding requests allocates nothing): returns how many of `offsets` they cover.
+pub fn unit_ranges_into(
+    offsets: impl IntoIterator<Item = u64>,
+    unit: u32,
+    max_ranges: usize,
+    max_units: usize,
+    ranges: &mut Vec<ByteRange>,
+) -> usize {
+    ranges.clear();
     let mut used = 0;
     for o in offsets.into_iter().take(max_units) {
         let full = ranges.len() >= max_ranges.max(1);
@@ -262,7 +276,7 @@ pub fn unit_ranges(
         }
         used += 1;
     }
-    (ranges, used)
+    used
 }
 
 /// Bytes an `ADDRESS_TOKEN` item for `token` occupies (0 for none).

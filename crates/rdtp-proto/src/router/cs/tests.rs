@@ -3,7 +3,7 @@
 
 use super::*;
 use proptest::prelude::*;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// A value of a chosen size, tagged so a test can tell which offer it came from.
 #[derive(Clone, Debug, PartialEq)]

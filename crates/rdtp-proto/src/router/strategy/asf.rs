@@ -22,17 +22,17 @@
 //! It changes nothing when a route has one next hop: then it is `best-route`.
 
 use core::time::Duration;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use super::{Candidates, RetxSuppression, Strategy, StrategyParams};
+use crate::router::hashing::Map;
 use crate::time::Time;
 
 pub(super) const ABOUT: &str =
     "adaptive (NFD's ASF): the next hop with the lowest measured RTT, the others probed every 60 s";
 
 pub(super) fn build(p: &StrategyParams) -> Box<dyn Strategy> {
-    Box::new(Asf { retx: p.retx, hops: HashMap::new(), next_probe: None, probe: None, usable: Vec::new() })
+    Box::new(Asf { retx: p.retx, hops: Map::default(), next_probe: None, probe: None, usable: Vec::new() })
 }
 
 /// How often a next hop other than the best is probed once every hop was measured.
@@ -54,7 +54,7 @@ struct Measure {
 #[derive(Debug)]
 struct Asf {
     retx: RetxSuppression,
-    hops: HashMap<SocketAddr, Measure>,
+    hops: Map<SocketAddr, Measure>,
     /// When a measured hop may be probed next (from the first request on).
     next_probe: Option<Time>,
     /// The probe the last choice added, until a request goes there ([`Strategy::after_send`]).
