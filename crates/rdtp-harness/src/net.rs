@@ -84,6 +84,10 @@ pub struct FlowState {
     pub rtt: DelayStats,
     /// `(time, cwnd units, pacing rate bytes/s, state)` at every controller change.
     pub cc_trace: Vec<(Time, u64, Option<f64>, &'static str)>,
+    /// `(time, units, re-request)` of every request the receiver sent ([`Event::Requested`]).
+    pub requested: Vec<(Time, Vec<u64>, bool)>,
+    /// `(time, unit, RTT sample)` of every unit's first arrival ([`Event::Received`]).
+    pub received: Vec<(Time, u64, Option<Duration>)>,
     /// Bytes the application read so far.
     pub read_bytes: u64,
     /// First offset whose byte differed from the catalogue's content, if any.
@@ -348,6 +352,8 @@ impl Net {
             goodput: Series::new(self.bin),
             rtt: DelayStats::default(),
             cc_trace: Vec::new(),
+            requested: Vec::new(),
+            received: Vec::new(),
             read_bytes: 0,
             mismatch_at: None,
             started_at: None,
@@ -591,7 +597,10 @@ impl Net {
                         Event::Congestion(c) => f.cc_trace.push((c.time, c.cwnd, c.pacing_rate, c.state)),
                         Event::Finished => f.finished_at = Some(now),
                         Event::Failed(e) => f.error = Some(e),
-                        Event::Requested { .. } | Event::Received { .. } => {}
+                        Event::Requested { time, units, retransmission } => {
+                            f.requested.push((time, units, retransmission))
+                        }
+                        Event::Received { time, unit, rtt, .. } => f.received.push((time, unit, rtt)),
                     }
                 }
             }

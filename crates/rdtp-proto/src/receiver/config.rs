@@ -92,7 +92,7 @@ impl Keyed for ReceiverConfig {
         ),
         key!("rto_initial" => rto.initial, Kind::Duration { min: Duration::from_nanos(1), max: HOUR }, "RTO before the first RTT sample (RFC 6298: 1 s)"),
         key!("rto_min" => rto.min, Kind::Duration { min: Duration::ZERO, max: HOUR }, "floor of the RTO (RFC 6298: 1 s; Liu et al. and ndnget: 200 ms)"),
-        key!("rto_max" => rto.max, Kind::Duration { min: Duration::from_nanos(1), max: HOUR }, "ceiling of the RTO's back-off (ndnget: 60 s)"),
+        key!("rto_max" => rto.max, Kind::Duration { min: Duration::from_nanos(1), max: HOUR }, "ceiling of the RTO's back-off, and of BBR-CD's per-unit back-off (ndnget: 60 s)"),
         key!("rto_k" => rto.k, Kind::Int { min: 0, max: u32::MAX as u64 }, "RTTVAR multiplier K of RTO = SRTT + max(G, K·RTTVAR) (RFC 6298: 4; ndnget: 8)"),
         key!("rto_granularity" => rto.granularity, Kind::Duration { min: Duration::ZERO, max: HOUR }, "clock granularity G of RFC 6298 §2.3: the least margin of the RTO above SRTT"),
         key!(recv_window, Kind::Size { min: 1, max: u64::MAX }, "most bytes requested but not yet read (flow control)"),

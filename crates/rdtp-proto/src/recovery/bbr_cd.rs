@@ -20,6 +20,18 @@
 //! re-requests for 2 326 units, 1 647 duplicates, 2 662 drops at a full AP queue and the AP
 //! sending 42 MB for a 20 MB object.
 //!
+//! **The back-off stops at the receiver's RTO ceiling** (`rto_max`, 60 s by default: RFC
+//! 6298 §2.5's bound, which the receiver's own RTO back-off obeys too): a unit waits
+//! `min(2^(k−1) · threshold, max(threshold, rto_max))`. Without the bound a threshold
+//! inflated to tens of seconds put a unit's next request minutes away, after the receiver's
+//! idle timeout, so the receiver gave up with re-requests still due — Hu et al.'s Topology 2
+//! under loss (docs/EXPERIMENTS.md §8c): a consumer's first-time request that joined a
+//! caching router's pending entry whose upstream Data was lost waits there until some
+//! consumer re-requests the unit, which BBR-CD does only after its first-time requests
+//! (§IV-D); that wait, seconds long, is a valid RTT sample for the threshold
+//! (`crates/rdtp-harness/tests/bbr_cd_through_a_lossy_cache.rs` reproduces it). The threshold
+//! itself (the first request's wait) is not bounded: that is Hu et al.'s rule.
+//!
 //! Units are checked in request order per back-off level: within a level the threshold is the
 //! same for every unit, so its oldest request is the next to expire. Records that were
 //! answered or re-requested since are skipped when they reach the front. This is why the
@@ -63,9 +75,11 @@ impl BbrCdLoss {
         threshold.unwrap_or(self.fallback)
     }
 
-    /// How long a unit at back-off `level` may be outstanding.
-    fn limit_at(&self, threshold: Option<Duration>, level: usize) -> Duration {
-        self.limit(threshold) * (1u32 << level)
+    /// How long a unit at back-off `level` may be outstanding: the threshold doubled per
+    /// level, but no longer than the receiver's RTO `ceiling` (`rto_max`) once backed off.
+    fn limit_at(&self, threshold: Option<Duration>, level: usize, ceiling: Duration) -> Duration {
+        let first = self.limit(threshold);
+        if level == 0 { first } else { (first * (1u32 << level)).min(ceiling.max(first)) }
     }
 
     /// The back-off level of a unit's `tx`-th request.
@@ -106,7 +120,8 @@ impl LossDetector for BbrCdLoss {
     }
 
     fn deadline(&self, view: &LossView<'_>) -> Option<Time> {
-        let limit = |l| self.limit_at(view.threshold, l);
+        let ceiling = view.rtt.config().max;
+        let limit = |l| self.limit_at(view.threshold, l, ceiling);
         (0..=MAX_BACKOFF).filter_map(|l| self.sent[l].front().map(|&(at, _)| at + limit(l))).min()
     }
 
@@ -114,7 +129,7 @@ impl LossDetector for BbrCdLoss {
         self.fallback = ctx.rtt.rto();
         let mut lost = false;
         for level in 0..=MAX_BACKOFF {
-            let limit = self.limit_at(ctx.threshold, level);
+            let limit = self.limit_at(ctx.threshold, level, ctx.rtt.config().max);
             // S1 §III-B: "resends an interest that was sent at time T … if the corresponding
             // data has not been received by T + RTprop + α·δ".
             while let Some(&(at, unit)) = self.sent[level].front() {
@@ -248,5 +263,46 @@ mod tests {
         d.on_timeout(&mut ctx);
         assert_eq!(lost, [1, 0]);
         assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(646)));
+    }
+
+    #[test]
+    fn the_back_off_stops_at_the_receivers_rto_ceiling() {
+        let mut d = BbrCdLoss::new(true);
+        let mut w = Window::default();
+        let mut rtt = RttEstimator::new(RtoConfig::default()); // rto_max 60 s
+        let mut lost = vec![];
+        // Unit 0 on its fourth request at 0 s (level 3).
+        let mut r = rec(0);
+        r.tx = 4;
+        w.push_requested(r);
+        let thr = Some(Duration::from_secs(20));
+        let mut ctx = LossCtx { now: Time::ZERO, window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
+        d.on_request(&mut ctx, &[0], true);
+        // 8 thresholds would be 160 s, after a 120 s idle timeout: capped at 60 s.
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(60_000)));
+        let mut ctx =
+            LossCtx { now: Time::from_millis(60_000), window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
+        assert_eq!(d.on_timeout(&mut ctx), Some(LossKind::Timeout));
+        assert_eq!(lost, [0]);
+        // A threshold above the ceiling is kept (Hu et al.'s rule), not doubled.
+        let thr = Some(Duration::from_secs(70));
+        let mut d = BbrCdLoss::new(true);
+        let mut w = Window::default();
+        let mut r = rec(0);
+        r.tx = 2;
+        w.push_requested(r);
+        let mut ctx = LossCtx { now: Time::ZERO, window: &mut w, rtt: &mut rtt, lost: &mut lost, threshold: thr };
+        d.on_request(&mut ctx, &[0], true);
+        assert_eq!(d.deadline(&LossView { rtt: &rtt, threshold: thr }), Some(Time::from_millis(70_000)));
+        // rto_max=10s lowers the ceiling.
+        let rtt = RttEstimator::new(RtoConfig { max: Duration::from_secs(10), ..RtoConfig::default() });
+        assert_eq!(
+            d.deadline(&LossView { rtt: &rtt, threshold: Some(Duration::from_secs(4)) }),
+            Some(Time::from_millis(8_000))
+        );
+        assert_eq!(
+            d.deadline(&LossView { rtt: &rtt, threshold: Some(Duration::from_secs(6)) }),
+            Some(Time::from_millis(10_000))
+        );
     }
 }

@@ -1,0 +1,132 @@
+//! BBR-CD consumers that gave up partway in Hu et al.'s Topology 2 with loss (docs/EXPERIMENTS.md
+//! §8c), reproduced: ten `bbr-cd` receivers fetch one object at once through a caching
+//! router (Hu et al.'s AP) with ≈ 3–4 % loss per hop and direction (Hu et al. §IV-C).
+//!
+//! The mechanism. A consumer's request whose Data is lost upstream leaves a pending entry at
+//! the AP; the other consumers' first-time requests for that unit join it and are not
+//! forwarded (only a re-request is). BBR-CD re-requests only after all its first-time requests
+//! (Hu et al. §IV-D), so the entry waits until the fastest consumer reaches the end of the
+//! object and re-requests the unit; then every consumer waiting on it gets the Data at once.
+//! For all of them but that one it answers a first-time request: a valid RTT sample (Hu et
+//! al.'s filter drops only re-requested units), seconds long on a path of tens of
+//! milliseconds. BBR-CD's loss threshold, the average RTT plus 10 standard deviations,
+//! becomes tens of seconds, and its per-unit back-off (2^(k−1) thresholds for a unit's k-th
+//! request, rdtp's addition) put a unit's next request after the receiver's 120 s idle
+//! timeout: the consumer gave up with re-requests still due. Now the back-off stops at the
+//! receiver's RTO ceiling (`rto_max`, 60 s, RFC 6298 §2.5; `recovery/bbr_cd.rs`).
+
+use core::time::Duration;
+
+use rdtp_harness::{FlowSpec, LinkConfig, Net, NodeIx};
+use rdtp_proto::NodeId;
+use rdtp_proto::cc::CcConfig;
+use rdtp_proto::receiver::ReceiverConfig;
+use rdtp_proto::router::RouterConfig;
+use rdtp_proto::router::fib::Fib;
+use rdtp_proto::server::{PatternCatalog, ServerConfig};
+
+const SIZE: u64 = 5_000_000;
+const CONSUMERS: usize = 10;
+
+/// origin —(50 Mbit/s, 2 ms)— ap —(one shared 50 Mbit/s link, the "air")— ten consumers;
+/// Hu et al.'s losses: 4 % of what the origin receives, 3 % of what the AP and each consumer
+/// receive. Returns the net and the AP.
+fn topology2(seed: u64) -> (Net, NodeIx) {
+    let mut net = Net::new(seed, Duration::from_millis(100));
+    let catalog = PatternCatalog::new([("obj".to_string(), SIZE, 42)]);
+    let origin = net.add_server("origin", ServerConfig::default(), catalog);
+    let ap_cfg = RouterConfig {
+        id: NodeId::label("ap").unwrap(),
+        fib: Fib::new(Some(net.addr(origin))),
+        seed,
+        ..RouterConfig::default()
+    };
+    let ap = net.add_router("ap", ap_cfg);
+    let lossy = |loss: f64, bps: f64| LinkConfig { loss, ..LinkConfig::new(bps, Duration::from_millis(2)) };
+    net.link(ap, origin, lossy(0.04, 50e6));
+    net.link(origin, ap, lossy(0.03, 50e6));
+    let air = net.add_switch("air");
+    net.link(ap, air, lossy(0.0, 50e6));
+    net.link(air, ap, lossy(0.03, 50e6));
+    for i in 0..CONSUMERS {
+        let cfg = ReceiverConfig {
+            cc: CcConfig::from_name("bbr-cd").unwrap(),
+            seed: seed * 100 + i as u64,
+            unit: 8600,
+            idle_timeout: Duration::from_secs(120),
+            ..ReceiverConfig::default()
+        };
+        let mut spec = FlowSpec::new("obj", cfg);
+        spec.start = Duration::from_millis(7 * i as u64);
+        let f = net.add_flow(spec, ap);
+        let node = net.flows[f].node;
+        net.link(node, air, LinkConfig::wire(Duration::ZERO));
+        net.link(air, node, lossy(0.03, 1e9));
+    }
+    net.run(Duration::from_secs(900));
+    (net, ap)
+}
+
+#[test]
+fn first_time_requests_wait_in_the_aps_pending_table_for_another_consumers_re_request() {
+    // Seed 4: the round in which a consumer gave up before the fix.
+    let (net, _) = topology2(4);
+    let mut long = 0;
+    let mut gaps = vec![];
+    for (i, f) in net.flows.iter().enumerate() {
+        for &(at, unit, rtt) in &f.received {
+            let Some(rtt) = rtt.filter(|r| *r > Duration::from_secs(1)) else { continue };
+            long += 1;
+            // A first-time request (an RTT sample only comes from one) …
+            let asked: Vec<_> = f.requested.iter().filter(|r| r.1.contains(&unit) && r.0 < at).collect();
+            assert_eq!(asked.len(), 1, "flow {i} unit {unit}: {asked:?}");
+            // … answered after another consumer re-requested the same unit.
+            let refire = net
+                .flows
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .flat_map(|(_, g)| g.requested.iter())
+                .filter(|r| r.2 && r.1.contains(&unit) && r.0 > asked[0].0 && r.0 < at)
+                .map(|r| r.0)
+                .min();
+            assert!(refire.is_some(), "flow {i} unit {unit}: {rtt:?} without another's re-request");
+            gaps.push(at - refire.unwrap());
+        }
+    }
+    // 77 such samples in this round, each 25 ms (median) to 106 ms after the re-request that
+    // freed it; the path's RTT is 10–40 ms.
+    gaps.sort();
+    eprintln!(
+        "{long} RTT samples above 1 s, {:?} (median) to {:?} after the re-request",
+        gaps[gaps.len() / 2],
+        gaps.last()
+    );
+    assert!(long >= 20, "{long} RTT samples above 1 s");
+    assert!(gaps.last() < Some(&Duration::from_millis(200)), "{:?}", gaps.last());
+}
+
+#[test]
+fn no_consumer_gives_up_while_a_re_request_is_due() {
+    for seed in 1..=4 {
+        let (net, _) = topology2(seed);
+        for (i, f) in net.flows.iter().enumerate() {
+            // Before the fix flow 6 of seed 4 gave up (120 s without an answer) while its unit
+            // 10, on its seventh request, waited 64 thresholds of ≈ 20 s.
+            assert!(f.is_byte_exact(), "seed {seed} flow {i}: {:?}", f.error);
+            // No unit waits longer than the RTO ceiling (60 s) between two of its requests (and
+            // the pacer's gap: the declared loss leaves at the next sending time).
+            let mut last = std::collections::HashMap::new();
+            for (at, units, _) in &f.requested {
+                for u in units {
+                    if let Some(prev) = last.insert(*u, *at) {
+                        assert!(
+                            *at - prev <= Duration::from_secs(61),
+                            "seed {seed} flow {i} unit {u}: {prev:?}, {at:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
