@@ -18,8 +18,8 @@
 //!
 //! **A standing queue** (`queue_signal`). BBR's bandwidth filter keeps the largest delivery
 //! rate of two ProbeBW cycles, so flows sharing a bottleneck together pace above its rate and
-//! the surplus sits in the queue until the window stops it (four `bbr3` flows: mean RTT
-//! 1.7–2.1 × RTprop, Jain 0.82–0.92 in the harness suite). A steady round — ProbeBW_CRUISE,
+//! the surplus sits in the queue until the window stops it (four `bbr3` flows in the harness
+//! suite: mean RTT 1.2–2.1 × RTprop, Jain 0.80–0.97). A steady round — ProbeBW_CRUISE,
 //! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
 //! *smallest* RTT sample stays `queue_signal` above the minimum never saw the queue empty: it
 //! counts as congested, and the short-term bounds go to [`QUEUE_CUT`] × what the path
