@@ -128,8 +128,9 @@ impl Default for Bbr3Config {
 }
 
 impl Bbr3Config {
-    /// `bbr3-rdtp`, the receivers' default: BBRv3 with rdtp's changes (docs/CONTROLLER.md),
-    /// each constant chosen from the controller suite (`rdtp_harness::suite`).
+    /// `bbr3-rdtp`: BBRv3 with rdtp's changes (docs/CONTROLLER.md), each constant chosen
+    /// from the controller suite (`rdtp_harness::suite`) — the candidate for the receivers'
+    /// default, not the default yet (its WiFi rows are not within goals).
     pub fn rdtp() -> Self {
         Bbr3Config { random_loss: true, min_rtt_slack: 0.02, queue_signal: 0.1, ..Bbr3Config::default() }
     }
