@@ -89,7 +89,7 @@ pub fn single_flow_with(
     warmup: Duration,
 ) -> SingleFlowReport {
     let seed = cfg.seed;
-    let unit = f64::from(cfg.unit);
+    let unit = cfg.unit;
     // 20 % more than the path can carry in `duration`.
     let size = (path.rate_bps / 8.0 * duration.as_secs_f64() * 1.2) as u64;
     let catalog = PatternCatalog::new([("object".to_string(), size, seed)]);
@@ -99,8 +99,6 @@ pub fn single_flow_with(
     let f = &sim.flows[id];
     let stats = f.stats().unwrap_or_default();
     let capacity = path.rate_bps / 8.0 * (duration - warmup).as_secs_f64();
-    let serialisation =
-        Duration::from_secs_f64((unit + (rdtp_proto::wire::DATA_HEADER_LEN + 28) as f64) * 8.0 / path.rate_bps);
     SingleFlowReport {
         controller: f.rx.as_ref().map_or("?", |r| r.controller().name()).to_string(),
         utilisation: sim.bottleneck().departed.bytes_between(warmup, duration) as f64 / capacity,
@@ -110,7 +108,7 @@ pub fn single_flow_with(
         mean_queue_delay: sim.bottleneck().queue_delay.mean_between(warmup, duration).unwrap_or_default(),
         p99_queue_delay: sim.bottleneck().queue_delay.quantile_between(warmup, duration, 0.99).unwrap_or_default(),
         mean_rtt: f.rtt.mean_between(warmup, duration).unwrap_or_default(),
-        rtprop: path.rtt() + serialisation,
+        rtprop: path.rtprop(unit),
         units_requested: stats.units_requested,
         units_rerequested: stats.units_rerequested,
         units_lost: stats.units_lost,

@@ -62,6 +62,24 @@ impl PathConfig {
         self.one_way_delay * 2
     }
 
+    /// Bytes one Data datagram carrying a `unit`-byte payload takes on the bottleneck
+    /// (rdtp's Data header and this path's per-datagram overhead included).
+    pub fn data_wire_bytes(&self, unit: u16) -> f64 {
+        f64::from(unit) + (rdtp_proto::wire::DATA_HEADER_LEN as f64) + f64::from(self.header_overhead)
+    }
+
+    /// RTprop: the base RTT plus one `unit`-byte Data datagram's serialisation at the
+    /// bottleneck.
+    pub fn rtprop(&self, unit: u16) -> Duration {
+        self.rtt() + Duration::from_secs_f64(self.data_wire_bytes(unit) * 8.0 / self.rate_bps)
+    }
+
+    /// Payload bytes per second the bottleneck carries with `unit`-byte units (what an exact
+    /// estimate of the path would tell a receiver).
+    pub fn payload_rate(&self, unit: u16) -> f64 {
+        self.rate_bps / 8.0 * f64::from(unit) / self.data_wire_bytes(unit)
+    }
+
     /// Set the buffer to `k` bandwidth-delay products.
     pub fn with_queue_bdp(mut self, k: f64) -> Self {
         self.queue_bytes = ((self.bdp_bytes() as f64 * k) as u64).max(2 * 1500);

@@ -172,6 +172,7 @@ pub fn run(sc: &Scenario, cc: &CcConfig, seed: u64) -> Outcome {
         // 20 % more than the path can carry in the run: it never runs out.
         _ => (p.rate_bps / 8.0 * sc.duration.as_secs_f64() * 1.2) as u64,
     };
+    let unit = ReceiverConfig::default().unit;
     let names: Vec<String> = (0..n).map(|i| format!("object{i}")).collect();
     let catalog = PatternCatalog::new(names.iter().enumerate().map(|(i, name)| (name.clone(), size, seed + i as u64)));
     let mut sim = Sim::new(p.clone(), catalog, Duration::from_millis(10));
@@ -181,7 +182,7 @@ pub fn run(sc: &Scenario, cc: &CcConfig, seed: u64) -> Outcome {
             let mut spec = FlowSpec::new(&names[i], cfg);
             spec.start = stagger * i as u32;
             if let Kind::Fetch { informed: true, .. } = sc.kind {
-                spec.informed_rate = Some(payload_rate(&p, u64::from(ReceiverConfig::default().unit)));
+                spec.informed_rate = Some(p.payload_rate(unit));
             }
             sim.add_flow(spec)
         })
@@ -193,9 +194,7 @@ pub fn run(sc: &Scenario, cc: &CcConfig, seed: u64) -> Outcome {
     let at_warmup: Vec<u64> = ids.iter().map(|&id| sim.flows[id].stats().map_or(0, |st| st.bytes_received)).collect();
     sim.run(sc.duration);
     let (from, to) = (sc.warmup, sc.duration);
-    let unit = f64::from(ReceiverConfig::default().unit);
-    let serialisation = (unit + (rdtp_proto::wire::DATA_HEADER_LEN + 28) as f64) * 8.0 / p.rate_bps;
-    let rtprop = p.rtt().as_secs_f64() + serialisation;
+    let rtprop = p.rtprop(unit).as_secs_f64();
     let mut out = Outcome { exact: true, ..Outcome::default() };
     let (mut requested, mut rereq, mut spurious, mut rtt_sum, mut rtt_n) = (0u64, 0u64, 0u64, 0.0, 0usize);
     let mut goodputs = Vec::new();
@@ -233,11 +232,4 @@ pub fn run(sc: &Scenario, cc: &CcConfig, seed: u64) -> Outcome {
     out.rerequested_pct = 100.0 * rereq as f64 / requested.max(1) as f64;
     out.spurious_pct = 100.0 * spurious as f64 / requested.max(1) as f64;
     out
-}
-
-/// The payload rate `path` carries with `unit`-byte units, bytes/s (what an exact estimate
-/// of the path would tell the receiver).
-pub fn payload_rate(path: &PathConfig, unit: u64) -> f64 {
-    let wire = unit as f64 + (rdtp_proto::wire::DATA_HEADER_LEN as u64 + u64::from(path.header_overhead)) as f64;
-    path.rate_bps / 8.0 * unit as f64 / wire
 }

@@ -27,9 +27,8 @@ fn random_loss_is_not_congestion() {
         let rdtp = run(name, "bbr3-rdtp");
         let v3 = run(name, "bbr3");
         // Payload the path can deliver at this loss rate (the datagram overhead included).
-        let p = scenario(name).path.data_loss;
-        let wire = 1402.0 + (rdtp_proto::wire::DATA_HEADER_LEN + 28) as f64;
-        let deliverable = 100e6 * (1.0 - p) * 1402.0 / wire;
+        let path = scenario(name).path;
+        let deliverable = path.payload_rate(1402) * 8.0 * (1.0 - path.data_loss);
         assert!(
             rdtp.goodput_bps >= 0.8 * deliverable,
             "{name}: {:.1} Mbit/s < 80 % of the {:.1} Mbit/s the path delivers",
