@@ -97,6 +97,23 @@ pub struct General {
     /// Figure to draw after the runs (`experiments/plot.py <plot> <out dir>`, e.g.
     /// "tb-fig7a"), as rdtp-sim's `[scenario] plot`: crate `rdtp-plot`.
     pub plot: Option<String>,
+    /// The NDN producer that `ndn` and `ndnts` flows fetch from, in the server namespace:
+    /// "rdtp" (`rdtp serve --ndn-listen`, the default) or "ndnts" (NDNts's producer,
+    /// `tests/ndnts/producer.mjs`, one per object). Objects are published as
+    /// `/testbed/<object>`, versioned, with RDR metadata; Data larger than the path MTU go
+    /// in NDNLPv2 fragments.
+    #[serde(default = "default_ndn_producer")]
+    pub ndn_producer: String,
+    /// Content bytes per NDN segment (ndnputchunks' 8000 by default; Hu et al. use 8600).
+    #[serde(default = "default_ndn_segment")]
+    pub ndn_segment: u32,
+}
+
+fn default_ndn_producer() -> String {
+    "rdtp".into()
+}
+fn default_ndn_segment() -> u32 {
+    8000
 }
 
 fn default_name() -> String {
@@ -272,9 +289,19 @@ fn validate(e: &Experiment) -> Result<()> {
     if e.flows.is_empty() {
         bail!("no [[flow]]");
     }
+    if !matches!(g.ndn_producer.as_str(), "rdtp" | "ndnts") {
+        bail!("testbed.ndn_producer must be \"rdtp\" (rdtp serve --ndn-listen) or \"ndnts\" (NDNts's producer)");
+    }
+    if !(64..=8800).contains(&g.ndn_segment) {
+        bail!("testbed.ndn_segment must be 64..8800 bytes");
+    }
+    let ndn = e.flows.iter().any(|f| kind_and_cc(f).is_ok_and(|(k, _)| k.is_ndn()));
+    if ndn && !e.path.routers.is_empty() {
+        bail!("ndn and ndnts flows fetch from the NDN producer directly: rdtp's routers do not forward NDN");
+    }
     for (i, f) in e.flows.iter().enumerate() {
         match kind_and_cc(f) {
-            Ok((Kind::Rdtp, cc)) => {
+            Ok((Kind::Rdtp | Kind::Ndn, cc)) => {
                 // As `rdtp fetch` will read --cc, --window and --probe-gain.
                 spec::with_legacy_options(&cc, f.fixed_window, f.probe_gain)
                     .parse::<CcConfig>()
@@ -282,9 +309,12 @@ fn validate(e: &Experiment) -> Result<()> {
                 // As `rdtp fetch --receiver` will read it.
                 scenario::flow::validate_receiver(i, f).map_err(Error::msg)?;
             }
-            Ok((Kind::Tcp, cc)) => {
+            Ok((kind @ (Kind::Tcp | Kind::Ndnts), cc)) => {
                 if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                     bail!("flow {i}: tcp cc '{cc}'");
+                }
+                if kind == Kind::Ndnts && !f.testbed.args.is_empty() {
+                    bail!("flow {i}: testbed.args are `rdtp fetch` arguments; kind 'ndnts' runs NDNts's consumer");
                 }
                 if f.probe_gain.is_some()
                     || f.fixed_window.is_some()
@@ -294,7 +324,7 @@ fn validate(e: &Experiment) -> Result<()> {
                 {
                     bail!(
                         "flow {i}: probe_gain, fixed_window, config (and the receiver keys max_aggregation, unit, \
-                         rto_k, idle_timeout) and testbed.log apply to rdtp flows only"
+                         rto_k, idle_timeout) and testbed.log apply to rdtp and ndn flows only"
                     );
                 }
             }
@@ -367,6 +397,11 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
 pub enum Kind {
     Rdtp,
     Tcp,
+    /// rdtp's NDN consumer (`rdtp fetch --ndn`) fetching from the run's NDN producer.
+    Ndn,
+    /// NDNts's own consumer (`tests/ndnts/consumer.mjs`: its `fetch`, a TCP CUBIC window)
+    /// fetching from the run's NDN producer.
+    Ndnts,
 }
 
 impl Kind {
@@ -374,19 +409,34 @@ impl Kind {
         match self {
             Kind::Rdtp => "rdtp",
             Kind::Tcp => "tcp",
+            Kind::Ndn => "ndn",
+            Kind::Ndnts => "ndnts",
         }
+    }
+
+    /// A consumer of the run's NDN producer ([`General::ndn_producer`]).
+    pub fn is_ndn(self) -> bool {
+        matches!(self, Kind::Ndn | Kind::Ndnts)
     }
 }
 
-/// A testbed flow's kind and congestion control (a controller spec for rdtp, the server's
-/// TCP_CONGESTION for tcp; `tcp-NAME` is short for `tcp` with `cc = NAME`).
+/// A testbed flow's kind and congestion control (a controller spec for rdtp and ndn, the
+/// server's TCP_CONGESTION for tcp; `tcp-NAME` is short for `tcp` with `cc = NAME`; NDNts's
+/// consumer has its own, "ndnts").
 pub fn kind_and_cc(f: &scenario::Flow) -> Result<(Kind, String)> {
     match f.kind.as_str() {
         "rdtp" => Ok((Kind::Rdtp, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
+        "ndn" => Ok((Kind::Ndn, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
+        "ndnts" if f.cc.is_some() => {
+            Err(anyhow!("kind 'ndnts' is NDNts's own consumer with its own TCP CUBIC window: it takes no cc"))
+        }
+        "ndnts" => Ok((Kind::Ndnts, "ndnts".into())),
         "tcp" => Ok((Kind::Tcp, f.cc.clone().unwrap_or_else(|| "cubic".into()))),
         "tcp-bbr" | "tcp-cubic" | "tcp-reno" => Ok((Kind::Tcp, f.kind[4..].to_string())),
-        k @ ("udp" | "workload") => Err(anyhow!("kind '{k}' is for rdtp sim only (the testbed: rdtp, tcp)")),
-        k => Err(anyhow!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, tcp-reno)")),
+        k @ ("udp" | "workload") => {
+            Err(anyhow!("kind '{k}' is for rdtp sim only (the testbed: rdtp, tcp, ndn, ndnts)"))
+        }
+        k => Err(anyhow!("kind '{k}' (rdtp, tcp, tcp-bbr, tcp-cubic, tcp-reno, ndn, ndnts)")),
     }
 }
 
@@ -626,6 +676,32 @@ stop = 12.0
         assert_eq!(scenario::flow_specs(&bare[0].scenario).unwrap().0, specs);
     }
 
+    /// NDN flows: rdtp's NDN consumer takes a controller, NDNts's none; they need a producer
+    /// this testbed starts and no rdtp router between.
+    #[test]
+    fn ndn_flows_are_checked() {
+        let ndn = FILE
+            .replacen("kind = \"rdtp\"\ncc = \"bbr\"", "kind = \"ndn\"\ncc = \"bbr-cd\"", 1)
+            .replace("kind = \"tcp\"\ncc = \"cubic\"", "kind = \"ndnts\"")
+            .replace("\"flow.0.cc\" = [\"bbr\", \"bbrp\"]", "\"flow.0.cc\" = [\"bbr-cd\", \"cubic\"]")
+            .replace("warmup = 5.0", "warmup = 5.0\nndn_producer = \"ndnts\"\nndn_segment = 8600");
+        let (_, runs) = expand(&ndn, &[]).unwrap();
+        let l = layout(&runs[1].experiment).unwrap();
+        assert_eq!((l.flows[0].kind, l.flows[0].cc.as_str()), (Kind::Ndn, "cubic"));
+        assert_eq!((l.flows[1].kind, l.flows[1].cc.as_str()), (Kind::Ndnts, "ndnts"));
+        assert_eq!(runs[0].experiment.testbed.ndn_segment, 8600);
+        for (bad, says) in [
+            (ndn.replace("kind = \"ndnts\"", "kind = \"ndnts\"\ncc = \"bbr\""), "it takes no cc"),
+            (ndn.replace("\"ndnts\"\nndn_segment", "\"nfd\"\nndn_segment"), "testbed.ndn_producer must be"),
+            (ndn.replace("ndn_segment = 8600", "ndn_segment = 9000"), "testbed.ndn_segment must be"),
+            (ndn.replace("queue = \"1bdp\"", "queue = \"1bdp\"\n[[path.router]]\nnode = \"r1\""), "do not forward NDN"),
+            (ndn.replace("[\"bbr-cd\", \"cubic\"]", "[\"nope\"]"), "flow 0: rdtp cc"),
+        ] {
+            let e = msg(expand(&bad, &[]).map(|_| ()).unwrap_err());
+            assert!(e.contains(says), "{says}: {e}");
+        }
+    }
+
     /// Testbed files written before one Flow schema still run, with a warning naming the new
     /// spelling; a key given both ways, a typo and a field only rdtp-sim honours are refused.
     #[test]
@@ -663,7 +739,7 @@ stop = 12.0
                 "flow 1: client, direction are",
             ),
             (FILE.replace("kind = \"tcp\"", "kind = \"udp\""), "'udp' is for rdtp sim only"),
-            (FILE.replace("cc = \"cubic\"", "cc = \"cubic\"\nrto_k = 8"), "apply to rdtp flows only"),
+            (FILE.replace("cc = \"cubic\"", "cc = \"cubic\"\nrto_k = 8"), "apply to rdtp and ndn flows only"),
             (
                 FILE.replacen("cc = \"bbr\"\n", "cc = \"bbr\"\nconfig = \"nope=1\"\n", 1),
                 "flow 0: receiver has no key 'nope'",

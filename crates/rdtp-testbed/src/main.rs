@@ -75,6 +75,22 @@ struct ToolArgs {
     /// rdtp-sim built with ns-3 (default: next to this program, then PATH).
     #[arg(long = "rdtp-sim", value_name = "PATH", env = "RDTP_TESTBED_SIM", global = true)]
     sim: Option<PathBuf>,
+    /// The NDNts rig for `ndnts` flows and `ndn_producer = "ndnts"` (default: tests/ndnts
+    /// of the checkout this program was built in, or of the current directory).
+    #[arg(long, value_name = "DIR", env = "RDTP_TESTBED_NDNTS", global = true)]
+    ndnts: Option<PathBuf>,
+}
+
+/// The NDNts rig: `explicit`, or `tests/ndnts` beside the current directory or above this
+/// program (`target/release/..`), wherever its producer and node_modules are.
+fn find_ndnts(explicit: &Option<PathBuf>) -> Option<PathBuf> {
+    let usable = |d: &Path| d.join("producer.mjs").is_file() && d.join("node_modules").is_dir();
+    if let Some(d) = explicit {
+        return usable(d).then(|| d.clone());
+    }
+    let mut starts: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    starts.extend(std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)));
+    starts.iter().flat_map(|s| s.ancestors().map(|a| a.join("tests").join("ndnts"))).find(|d| usable(d))
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -188,7 +204,7 @@ fn prerequisites(o: &ToolArgs, need_ping: bool) -> Result<Tools> {
         }
     }
     match (rdtp, sim) {
-        (Some(rdtp), Some(sim)) if missing.is_empty() => Ok(Tools { rdtp, sim }),
+        (Some(rdtp), Some(sim)) if missing.is_empty() => Ok(Tools { rdtp, sim, ndnts: find_ndnts(&o.ndnts) }),
         _ => {
             let mut text = format!("this machine cannot run the testbed; missing ({}):", missing.len());
             for m in &missing {

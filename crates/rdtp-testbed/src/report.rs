@@ -214,10 +214,28 @@ struct Window {
 }
 
 /// Goodput a client namespace received over [from, to) (testbed time): the header of rdtp
-/// Data packets removed when `kind` is rdtp.
+/// Data packets removed when `kind` is rdtp (for NDN flows the Data's TLV name, MetaInfo,
+/// signature and NDNLPv2 headers still count: their own `fetch_goodput_mbps` excludes them).
 fn goodput(series: &[Delivered], ns: usize, w: &Window, from: f64, to: f64, kind: Option<Kind>) -> Option<f64> {
     let header = if kind == Some(Kind::Rdtp) { rdtp_proto::wire::DATA_HEADER_LEN as u64 } else { 0 };
     results::goodput(series, &format!("client{ns}"), w.interval, from + w.offset, to + w.offset, header)
+}
+
+/// A client's JSON summary in `rdtp fetch --json`'s terms. NDNts's consumer names its fields
+/// otherwise, prints a summary only for a whole object, and reports its final smoothed RTT
+/// (RFC 6298 SRTT) where rdtp reports the mean of its samples.
+fn fetch_summary(kind: Kind, size: u64, json: serde_json::Value) -> serde_json::Value {
+    if kind != Kind::Ndnts {
+        return json;
+    }
+    serde_json::json!({
+        "completed": json["bytes"].as_u64() == Some(size),
+        "goodput_bps": json["goodput_mbps"].as_f64().map(|m| m * 1e6),
+        "elapsed_s": json["seconds"],
+        "bytes_received": json["bytes"],
+        "rtt_avg_ms": json["srtt_ms"],
+        "units_rerequested": json["retransmissions"],
+    })
 }
 
 /// One row of clients.csv.
@@ -315,7 +333,8 @@ fn write_flows_csv(
     for f in flows {
         let json: Option<serde_json::Value> = fs::read_to_string(logs.join(format!("flow-{}.json", f.inst.index)))
             .ok()
-            .and_then(|t| t.lines().last().and_then(|l| serde_json::from_str(l).ok()));
+            .and_then(|t| t.lines().last().and_then(|l| serde_json::from_str(l).ok()))
+            .map(|j| fetch_summary(f.inst.kind, f.inst.size, j));
         let completed = json.as_ref().and_then(|j| j["completed"].as_bool()).unwrap_or(false)
             && f.usage.is_some_and(|u| u.exit_code() == Some(0));
         let started = f.started.unwrap_or(f.inst.start);

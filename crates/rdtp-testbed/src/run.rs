@@ -24,6 +24,23 @@ use rdtp_signals::Signal;
 pub struct Tools {
     pub rdtp: PathBuf,
     pub sim: PathBuf,
+    /// The NDNts rig (`tests/ndnts`: producer.mjs, consumer.mjs and their node_modules) and
+    /// `node`, for runs with an NDNts producer or consumer; `None` where it is not installed
+    /// (such runs then fail with what to install).
+    pub ndnts: Option<PathBuf>,
+}
+
+impl Tools {
+    /// The NDNts rig, or what to do to get it.
+    fn ndnts(&self) -> Result<&Path> {
+        match &self.ndnts {
+            Some(p) if procs::on_path("node") => Ok(p),
+            _ => bail!(
+                "NDNts producer or consumer: needs node and the NDNts rig tests/ndnts with its node_modules \
+                 (tools/setup.sh; --ndnts DIR or RDTP_TESTBED_NDNTS point at it)"
+            ),
+        }
+    }
 }
 
 /// Generated objects shared by the runs of one experiment (in a temporary directory,
@@ -260,6 +277,9 @@ pub(crate) struct Bed {
     pub routers: Vec<Router>,
     /// TCP server port per congestion control.
     tcp_ports: BTreeMap<String, u16>,
+    /// The NDN producer's UDP port per object (one port for `rdtp serve`, one NDNts
+    /// producer per object).
+    ndn_ports: BTreeMap<String, u16>,
     emulator: Option<Proc>,
     pings: Vec<Proc>,
     pub flows: Vec<FlowRun>,
@@ -323,7 +343,7 @@ impl Bed {
         let mut tap_args = bed.create_namespaces(&ctx.prefix, layout.namespaces.len(), &plans, g.mtu, tcp_buffer)?;
         tap_args.extend(routers::emulator_arg(&plans, netns::TAP));
         bed.steer_receive(cpus)?;
-        bed.start_servers(ctx, layout, !plans.is_empty(), serve_dir, cpus.server.as_deref())?;
+        bed.start_servers(ctx, g, layout, !plans.is_empty(), serve_dir, cpus.server.as_deref())?;
         bed.start_routers(ctx, plans, g.socket_sample_interval, dir, cpus.clients.as_deref())?;
         bed.start_emulator(ctx, run, &tap_args, dir, cpus.emulator.as_deref())?;
         Ok(bed)
@@ -398,10 +418,13 @@ impl Bed {
         Ok(())
     }
 
-    /// rdtp over UDP if any rdtp flow or any router, one TCP server per congestion control.
+    /// rdtp over UDP if any rdtp flow or any router (answering NDN too if `rdtp` is the NDN
+    /// producer and any flow is NDN), one TCP server per congestion control, one NDNts
+    /// producer per object NDN flows fetch if `ndnts` is the NDN producer.
     fn start_servers(
         &mut self,
         ctx: &Context,
+        g: &experiment::General,
         layout: &Layout,
         routers: bool,
         serve_dir: &Path,
@@ -409,21 +432,63 @@ impl Bed {
     ) -> Result<()> {
         let srv_ns = self.namespaces[0].clone();
         let logs = &self.logs;
-        if routers || layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
-            self.servers.push(start_server(ctx, &srv_ns, serve_dir, Kind::Rdtp, None, UDP_PORT, logs, cpus)?);
+        let ndn_objects: Vec<&String> = layout.flows.iter().filter(|f| f.kind.is_ndn()).map(|f| &f.object).collect();
+        // NDN Data are fragmented (NDNLPv2) to fit one IPv4 UDP datagram in the path MTU.
+        let ndn = (!ndn_objects.is_empty()).then(|| Ndn { segment: g.ndn_segment, mtu: g.mtu - 28 });
+        let rdtp_ndn = ndn.filter(|_| g.ndn_producer == "rdtp");
+        if routers || rdtp_ndn.is_some() || layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
+            self.servers.push(start_server(ctx, &srv_ns, serve_dir, Kind::Rdtp, None, UDP_PORT, rdtp_ndn, logs, cpus)?);
+            if rdtp_ndn.is_some() {
+                self.ndn_ports.extend(ndn_objects.iter().map(|o| ((*o).clone(), NDN_PORT)));
+            }
+        }
+        if let Some(n) = ndn.filter(|_| g.ndn_producer == "ndnts") {
+            let rig = ctx.tools.ndnts()?;
+            for object in ndn_objects {
+                if self.ndn_ports.contains_key(object) {
+                    continue;
+                }
+                let port = NDN_PORT + self.ndn_ports.len() as u16;
+                self.ndn_ports.insert(object.clone(), port);
+                let label = format!("ndnts_producer_{}", self.ndn_ports.len() - 1);
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", &srv_ns, "node"]).arg(rig.join("producer.mjs"));
+                cmd.args(["--prefix", &format!("{NDN_PREFIX}/{object}"), "--file"]).arg(serve_dir.join(object));
+                cmd.args(["--listen", &format!("0.0.0.0:{port}"), "--segment-size", &n.segment.to_string()]);
+                cmd.args(["--mtu", &n.mtu.to_string()]);
+                // Its ready line ("ndnts-producer: serving … on HOST:PORT") is on stdout.
+                let d = start_daemon(cmd, &label, Stream::Stdout, "ndnts-producer: serving", logs, cpus)?;
+                self.servers.push(Server { d, kind: Kind::Ndnts, port, flows: 0 });
+            }
         }
         for f in layout.flows.iter().filter(|f| f.kind == Kind::Tcp) {
             if !self.tcp_ports.contains_key(&f.cc) {
                 let port = UDP_PORT + self.tcp_ports.len() as u16;
                 self.tcp_ports.insert(f.cc.clone(), port);
-                self.servers.push(start_server(ctx, &srv_ns, serve_dir, Kind::Tcp, Some(&f.cc), port, logs, cpus)?);
+                self.servers.push(start_server(
+                    ctx,
+                    &srv_ns,
+                    serve_dir,
+                    Kind::Tcp,
+                    Some(&f.cc),
+                    port,
+                    None,
+                    logs,
+                    cpus,
+                )?);
             }
         }
         for s in &mut self.servers {
             s.flows = layout
                 .flows
                 .iter()
-                .filter(|f| f.kind == s.kind && (f.kind == Kind::Rdtp || self.tcp_ports.get(&f.cc) == Some(&s.port)))
+                .filter(|f| match (s.kind, f.kind) {
+                    (Kind::Rdtp, Kind::Rdtp) => true,
+                    (Kind::Rdtp, Kind::Ndn | Kind::Ndnts) => rdtp_ndn.is_some(),
+                    (Kind::Tcp, Kind::Tcp) => self.tcp_ports.get(&f.cc) == Some(&s.port),
+                    (Kind::Ndnts, Kind::Ndn | Kind::Ndnts) => self.ndn_ports.get(&f.object) == Some(&s.port),
+                    _ => false,
+                })
                 .count();
         }
         Ok(())
@@ -456,7 +521,9 @@ impl Bed {
                 args.extend(["--stats-interval".to_string(), stats_interval.to_string()]);
             }
             args.extend(plan.args.iter().cloned());
-            let d = start_daemon(ctx, &plan.ns, &label, &args, "rdtp: routing on", &self.logs, cpus)?;
+            let mut cmd = Command::new("ip");
+            cmd.args(["netns", "exec", &plan.ns]).arg(&ctx.tools.rdtp).args(&args);
+            let d = start_daemon(cmd, &label, Stream::Stderr, "rdtp: routing on", &self.logs, cpus)?;
             self.routers.push(Router { d, plan, stats_json });
         }
         Ok(())
@@ -677,7 +744,7 @@ fn schedule(
                     &f.inst,
                     &bed.namespaces,
                     rdtp_to,
-                    &bed.tcp_ports,
+                    (&bed.tcp_ports, &bed.ndn_ports),
                     dir,
                     &logs,
                     cpus.clients.as_deref(),
@@ -724,6 +791,18 @@ fn schedule(
     Ok(during)
 }
 
+/// What an NDN producer publishes: segments of this size, in datagrams of at most `mtu`.
+#[derive(Clone, Copy, Debug)]
+struct Ndn {
+    segment: u32,
+    mtu: u32,
+}
+
+/// The NDN producer's port (NDN's 6363), and the next ones for more NDNts producers.
+pub(crate) const NDN_PORT: u16 = 6363;
+/// The NDN name prefix under which the producer publishes the run's objects.
+pub(crate) const NDN_PREFIX: &str = "/testbed";
+
 #[allow(clippy::too_many_arguments)]
 fn start_server(
     ctx: &Context,
@@ -732,13 +811,14 @@ fn start_server(
     kind: Kind,
     cc: Option<&str>,
     port: u16,
+    ndn: Option<Ndn>,
     logs: &Path,
     cpus: Option<&[usize]>,
 ) -> Result<Server> {
     let label = match (kind, cc) {
-        (Kind::Rdtp, _) => "rdtp_server".to_string(),
         (Kind::Tcp, Some(c)) => format!("tcp_{c}_server"),
         (Kind::Tcp, None) => "tcp_server".to_string(),
+        _ => "rdtp_server".to_string(),
     };
     let mut args =
         vec!["serve".to_string(), serve_dir.display().to_string(), "--listen".into(), format!("0.0.0.0:{port}")];
@@ -752,28 +832,52 @@ fn start_server(
         // single event loop and seed 000's server): CPU time is what is compared.
         args.extend(["--workers".to_string(), cpus.map_or(1, <[usize]>::len).max(1).to_string()]);
     }
-    let d = start_daemon(ctx, ns, &label, &args, "rdtp: serving", logs, cpus)?;
+    if let Some(n) = ndn {
+        // The testbed's namespaces are private addresses, which --ndn-allow admits by default.
+        args.extend(["--ndn-listen".to_string(), format!("0.0.0.0:{NDN_PORT}"), "--ndn-prefix".into()]);
+        args.extend([NDN_PREFIX.to_string(), "--ndn-segment-size".into(), n.segment.to_string()]);
+        args.extend(["--ndn-mtu".to_string(), n.mtu.to_string()]);
+    }
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).args(&args);
+    let d = start_daemon(cmd, &label, Stream::Stderr, "rdtp: serving", logs, cpus)?;
     Ok(Server { d, kind, port, flows: 0 })
 }
 
-/// `ip netns exec NS rdtp ARGS…` with its stderr in logs/LABEL.log, up to the line starting
-/// with `ready`; its idle RSS then.
+/// Where a daemon says it is ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// `cmd` (an `ip netns exec NS …`) with that stream in logs/LABEL.log, up to the line
+/// starting with `ready`; its idle RSS then.
 fn start_daemon(
-    ctx: &Context,
-    ns: &str,
+    mut cmd: Command,
     label: &str,
-    args: &[String],
+    stream: Stream,
     ready: &str,
     logs: &Path,
     cpus: Option<&[usize]>,
 ) -> Result<Daemon> {
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).args(args);
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let log = || log_file(logs, &format!("{label}.err"));
+    match stream {
+        Stream::Stderr => cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()),
+        Stream::Stdout => cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::from(log()?)),
+    };
     // If anything below fails, dropping `proc` stops the process.
     let mut proc = procs::spawn_on(label, &mut cmd, cpus, None)?;
-    let stderr = proc.take_stderr().with_context(|| format!("no {label} stderr"))?;
-    let lines = procs::forward_lines(stderr, &logs.join(format!("{label}.log")))?;
+    let lines = match stream {
+        Stream::Stderr => {
+            let stderr = proc.take_stderr().with_context(|| format!("no {label} stderr"))?;
+            procs::forward_lines(stderr, &logs.join(format!("{label}.log")))?
+        }
+        Stream::Stdout => {
+            let stdout = proc.take_stdout().with_context(|| format!("no {label} stdout"))?;
+            procs::forward_lines(stdout, &logs.join(format!("{label}.log")))?
+        }
+    };
     procs::wait_line(&lines, Duration::from_secs(600), &format!("{label} to listen"), |l| {
         l.starts_with(ready).then_some(())
     })
@@ -837,29 +941,48 @@ fn start_flow(
     f: &FlowInstance,
     all_ns: &[String],
     rdtp_to: Ipv4Addr,
-    tcp_ports: &BTreeMap<String, u16>,
+    (tcp_ports, ndn_ports): (&BTreeMap<String, u16>, &BTreeMap<String, u16>),
     dir: &Path,
     logs: &Path,
     cpus: Option<&[usize]>,
 ) -> Result<(Proc, Option<PathBuf>)> {
     let ns = &all_ns[f.ns + 1];
     let output = if f.save { Some(dir.join(format!("flow-{}.bin", f.index))) } else { None };
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns]).arg(&ctx.tools.rdtp).arg("fetch");
-    match f.kind {
-        Kind::Rdtp => {
-            cmd.arg(format!("{rdtp_to}:{UDP_PORT}")).arg(&f.object);
-            cmd.args(["--cc", &f.cc]).arg("--mtu").arg(g.mtu.to_string());
-        }
-        Kind::Tcp => {
-            let port = tcp_ports.get(&f.cc).copied().unwrap_or(UDP_PORT);
-            cmd.arg(format!("{}:{port}", server_addr())).arg(&f.object).arg("--tcp");
-        }
-    }
     let out_arg = output.as_ref().map_or("/dev/null".to_string(), |p| p.display().to_string());
-    cmd.args(["-o", &out_arg, "--json", "-q"]);
-    for a in flow_extra_args(f, logs) {
-        cmd.arg(a);
+    let ndn_at = || {
+        let port = ndn_ports.get(&f.object).copied().unwrap_or(NDN_PORT);
+        (format!("{}:{port}", server_addr()), format!("{NDN_PREFIX}/{}", f.object))
+    };
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns]);
+    if f.kind == Kind::Ndnts {
+        // NDNts's consumer: RDR discovery, its own window; one JSON line on stdout.
+        let (addr, name) = ndn_at();
+        cmd.arg("node").arg(ctx.tools.ndnts()?.join("consumer.mjs"));
+        cmd.args(["--connect", &addr, "--name", &name, "--json"]);
+        if output.is_some() {
+            cmd.args(["-o", &out_arg]);
+        }
+    } else {
+        cmd.arg(&ctx.tools.rdtp).arg("fetch");
+        match f.kind {
+            Kind::Rdtp => {
+                cmd.arg(format!("{rdtp_to}:{UDP_PORT}")).arg(&f.object);
+                cmd.args(["--cc", &f.cc]).arg("--mtu").arg(g.mtu.to_string());
+            }
+            Kind::Ndn => {
+                let (addr, name) = ndn_at();
+                cmd.arg("--ndn").arg(addr).arg(name).args(["--cc", &f.cc]);
+            }
+            _ => {
+                let port = tcp_ports.get(&f.cc).copied().unwrap_or(UDP_PORT);
+                cmd.arg(format!("{}:{port}", server_addr())).arg(&f.object).arg("--tcp");
+            }
+        }
+        cmd.args(["-o", &out_arg, "--json", "-q"]);
+        for a in flow_extra_args(f, logs) {
+            cmd.arg(a);
+        }
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(log_file(logs, &format!("flow-{}.json", f.index))?))
