@@ -34,6 +34,7 @@ and Wilcoxon's exact signed-rank p beside it (rdtp_stats.compare).
 
 import csv
 import glob
+import json
 import math
 import os
 import sys
@@ -1575,6 +1576,183 @@ def s3fig5(out, png):
 
 # Saino et al.'s Fig. 4 has one file per caching policy: its files are named after OUT_DIR.
 KINDS.update({"s3fig4": s3fig4, "s3fig5": s3fig5})
+
+
+# ----- The default-controller suite (tools/suite.sh): every controller on every scenario -----
+
+SUITE_GOALS = "margin ≥ −3 %, mean RTT ≤ 1.15 × RTprop on wired rows and ≤ the best controller's on WiFi rows (not beside TCP, whose queue it is), Jain ≥ 0.98 among its own flows, no side below 10 % of the link against TCP, spurious re-requests ≤ 1 % (harness rows)"
+
+
+def suite_harness(path):
+    """The harness part (harness.csv of the suite example): {scenario: {controller: cell}}, each
+    cell the mean over seeds; `fetch` rows are scored by 1 / completion time."""
+    rows, order = {}, []
+    for r in read_csv(path):
+        if r["scenario"] not in rows:
+            rows[r["scenario"]] = {}
+            order.append(r["scenario"])
+        rows[r["scenario"]].setdefault(r["controller"], []).append(r)
+    table = {}
+    for name in order:
+        table[name] = {}
+        for cc, rs in rows[name].items():
+            fct = [num(r["fct_s"]) for r in rs]
+            is_fct = rs[0]["group"] == "fetch"
+            done = [f for f in fct if not math.isnan(f)]
+            value = (sum(done) / len(done)) if is_fct and len(done) == len(fct) else (
+                float("nan") if is_fct else sum(num(r["goodput_mbps"]) for r in rs) / len(rs))
+            jains = [num(r["jain"]) for r in rs if r["jain"]]
+            table[name][cc] = {
+                "value": value, "fct": is_fct, "score": (1 / value if is_fct else value) if value == value else 0.0,
+                "rtt": None if is_fct else sum(num(r["rtt_ratio"]) for r in rs) / len(rs), "rtt_kind": "ratio",
+                "spurious": max(num(r["spurious_pct"]) for r in rs), "jain": min(jains) if jains else None,
+                "share": None, "wifi": False, "note": "" if all(r["exact"] == "true" for r in rs) else "not exact",
+            }
+    return table
+
+
+def suite_sim_cell(d):
+    """One controller's runs of one suite file (an `rdtp sim` output directory): per sweep point
+    (its runs' summary rows), the scored cell."""
+    import tomllib
+    with open(os.path.join(d, "scenario.toml"), "rb") as f:
+        scen = tomllib.load(f)
+    wifi = scen.get("topology", {}).get("kind") == "wifi"
+    by_point = {}
+    for r in read_csv(os.path.join(d, "summary.csv")):
+        point = " ".join(r[k] for k in suite_sweep_keys(r))
+        by_point.setdefault(point, {}).setdefault(r["run_id"], []).append(r)
+    cells = {}
+    for point, per_run in by_point.items():
+        values, rtts, mins, jains, shares, notes = [], [], [], [], [], []
+        is_fct = False
+        for run_id, rs in per_run.items():
+            own = [r for r in rs if r["kind"] in ("rdtp", "workload")]
+            other = [r for r in rs if r["kind"].startswith("tcp")]
+            run_dir = os.path.join(d, run_id)
+            if own and own[0]["kind"] == "workload":
+                is_fct = True
+                fct = s3_fct(s3_fetches(run_dir))
+                values.append(sum(fct) / len(fct) if fct else float("nan"))
+            elif any(r["finish_s"] or r["completed"] == "1" for r in own) or scen.get("scenario", {}).get("stop_when_done"):
+                is_fct = True
+                done = [num(r["finish_s"]) - num(r["start_s"]) for r in own if r["completed"] == "1"]
+                if len(done) < len(own):
+                    notes.append(f"{len(own) - len(done)} of {len(own)} unfinished")
+                values.append(sum(done) / len(done) if done else float("nan"))
+            else:
+                values.append(sum(num(r["goodput_mbps"]) for r in own))
+            rtt = [num(r["mean_rtt_ms"]) for r in own if r["mean_rtt_ms"]]
+            rtts.extend(rtt)
+            mins.extend(num(r["min_rtt_ms"]) for r in own if r["min_rtt_ms"])
+            if len(own) > 1:
+                jains.append(jain([num(r["goodput_mbps"]) for r in own]))
+            if other and not is_fct:
+                mine, theirs = sum(num(r["goodput_mbps"]) for r in own), sum(num(r["goodput_mbps"]) for r in other)
+                shares.append(mine / (mine + theirs) if mine + theirs > 0 else float("nan"))
+        ok = [v for v in values if v == v]
+        value = sum(ok) / len(ok) if ok and len(ok) == len(values) else float("nan")
+        rtt = sum(rtts) / len(rtts) if rtts else None
+        cells[point] = {
+            "value": value, "fct": is_fct, "score": (1 / value if is_fct else value) if value == value and value > 0 else 0.0,
+            "rtt": (rtt if wifi else rtt / min(mins)) if rtt and mins else None, "rtt_kind": "ms" if wifi else "ratio",
+            "spurious": None, "jain": min(jains) if jains else None, "share": min(shares) if shares else None,
+            "wifi": wifi, "note": "; ".join(sorted(set(notes))),
+        }
+    return cells
+
+
+def suite_sweep_keys(row):
+    """The sweep columns of a summary row: dotted keys before `seed` (run_id comes first)."""
+    keys = list(row)
+    return keys[1:keys.index("seed")] if "seed" in keys else []
+
+
+def suite(out, png):
+    """The default-controller suite: one row per scenario (harness grid, then every
+    experiments/suite file and sweep point), one column per controller; the candidate's margin
+    to the best in the row and the goals it misses. Heat map: each cell's score over the row's
+    best (goodput, or 1 / completion time)."""
+    with open(os.path.join(out, "suite.json")) as f:
+        meta = json.load(f)
+    ccs, cand = meta["controllers"], meta["candidate"]
+    table = {}
+    if os.path.exists(os.path.join(out, "harness.csv")):
+        for name, cells in suite_harness(os.path.join(out, "harness.csv")).items():
+            table[f"harness: {name}"] = cells
+    for f in sorted(glob.glob(os.path.join(out, "sim", "*"))):
+        per_cc = {}
+        for cc in ccs:
+            d = os.path.join(f, cc.replace("/", "_"))
+            if os.path.exists(os.path.join(d, "summary.csv")):
+                for point, cell in suite_sim_cell(d).items():
+                    per_cc.setdefault(point, {})[cc] = cell
+        for point, cells in per_cc.items():
+            table[f"{os.path.basename(f)}{' ' + point if point else ''}"] = cells
+    lines = [f"Default-controller suite: candidate `{cand}`; {len(table)} scenarios × {len(ccs)} controllers. "
+             "Cells: goodput in Mbit/s, or completion time in s (rows marked FCT); mean over the runs "
+             f"({meta.get('runs', '?')} per point in ns-3, {meta.get('seeds', '?')} seeds in the harness). "
+             f"Margin: the candidate's goodput or 1 / FCT over the row's best, − 1. Goals: {SUITE_GOALS}; ✗ marks each one missed.", "",
+             "| scenario | " + " | ".join(ccs) + " | best | margin | RTT | Jain | share vs TCP | goals |",
+             "|---|" + "---:|" * len(ccs) + "---|---:|---:|---:|---:|---|"]
+    heat, labels = [], []
+    for name, cells in table.items():
+        scores = {cc: c["score"] for cc, c in cells.items()}
+        if not scores:
+            continue
+        best = max(scores, key=scores.get)
+        fct = any(c["fct"] for c in cells.values())
+        row = [name + (" (FCT)" if fct else "")]
+        for cc in ccs:
+            c = cells.get(cc)
+            row.append("" if c is None else ("—" if c["value"] != c["value"] else f"{c['value']:.2f}") + (" †" if c and c["note"] else ""))
+        me = cells.get(cand)
+        if me is None:
+            row += [best, "", "", "", "", "not run"]
+        else:
+            margin = me["score"] / scores[best] - 1 if scores[best] > 0 else 0.0
+            missed = []
+            if margin < -0.03:
+                missed.append("✗ margin")
+            # A TCP flow beside it fills the buffer whatever the controller does: no RTT goal there.
+            if me["rtt"] is not None and me["share"] is None:
+                if me["wifi"]:
+                    wifi_best = min(c["rtt"] for c in cells.values() if c["rtt"] is not None)
+                    if me["rtt"] > wifi_best * 1.0001:
+                        missed.append("✗ RTT")
+                elif me["rtt"] > 1.15:
+                    missed.append("✗ RTT")
+            if me["jain"] is not None and me["jain"] < 0.98:
+                missed.append("✗ Jain")
+            if me["share"] is not None and not (0.1 <= me["share"] <= 0.9):
+                missed.append("✗ starvation")
+            if me["spurious"] is not None and me["spurious"] > 1.0:
+                missed.append("✗ spurious")
+            rtt = "" if me["rtt"] is None else (f"{me['rtt']:.1f} ms" if me["rtt_kind"] == "ms" else f"{me['rtt']:.2f}")
+            row += [best, f"{margin * 100:+.1f} %", rtt, "" if me["jain"] is None else f"{me['jain']:.3f}",
+                    "" if me["share"] is None else f"{me['share']:.2f}", " ".join(missed) or "✓"]
+        lines.append("| " + " | ".join(row) + " |")
+        heat.append([scores[cc] / scores[best] if cc in scores and scores[best] > 0 else float("nan") for cc in ccs])
+        labels.append(row[0])
+    lines += ["", "† a run of the cell did not finish every fetch, or delivered bytes that were not exact; see its directory."]
+    if heat:
+        fig, ax = plt.subplots(figsize=(1.1 * len(ccs) + 4, 0.32 * len(heat) + 1.5))
+        im = ax.imshow(heat, cmap="RdYlGn", vmin=0.5, vmax=1.0, aspect="auto")
+        ax.set_xticks(range(len(ccs)), ccs, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        for i, r in enumerate(heat):
+            for j, v in enumerate(r):
+                if v == v:
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6)
+        fig.colorbar(im, ax=ax, label="score / best in row (goodput or 1 / FCT)")
+        ax.set_title(f"Default-controller suite: every controller, every scenario (candidate {cand})")
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+    return lines
+
+
+KINDS.update({"suite": suite})
 
 
 def main():
