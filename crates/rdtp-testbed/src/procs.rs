@@ -295,6 +295,19 @@ pub fn cpu_seconds(pid: i32) -> Option<f64> {
     Some((utime + stime) / clock_ticks())
 }
 
+/// Seconds a live process's threads have run on a CPU and waited on a run queue, summed
+/// over its threads (`/proc/PID/task/*/schedstat`: the scheduler's own nanosecond counts).
+pub fn sched_seconds(pid: i32) -> Option<(f64, f64)> {
+    let (mut run, mut wait) = (0u64, 0u64);
+    for task in fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let Ok(text) = fs::read_to_string(task.path().join("schedstat")) else { continue };
+        let mut f = text.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
+        run += f.next().unwrap_or(0);
+        wait += f.next().unwrap_or(0);
+    }
+    Some((run as f64 / 1e9, wait as f64 / 1e9))
+}
+
 /// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM), in KiB.
 pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
     let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

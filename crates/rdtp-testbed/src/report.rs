@@ -69,6 +69,15 @@ pub(crate) fn write(
         ),
         ("ping_rtt_mean_ms".into(), fmt(ping0.mean, 3)),
         ("ping_rtt_p95_ms".into(), fmt(ping0.p95, 3)),
+        (
+            "clients_run_queue_wait_pct".into(),
+            fmt(
+                mean(flow_rows.iter().filter_map(|r| {
+                    r.iter().find(|(k, _)| k == "run_queue_wait_pct").and_then(|(_, v)| v.parse::<f64>().ok())
+                })),
+                2,
+            ),
+        ),
     ]);
     run_cols.extend(server_cols);
     let skmem_per_conn = match (mean_skmem, mean_sockets) {
@@ -378,6 +387,12 @@ fn write_flows_csv(
             ("ping_rtt_p95_ms".into(), fmt(ps.p95, 3)),
             ("retransmitted".into(), count("units_rerequested")),
             ("cpu_s".into(), fmt(f.usage.map(|u| u.cpu_s), 3)),
+            // Waiting for a CPU while runnable, as a share of its time alive: a client whose
+            // requests wait here is starved by what shares its CPU (the emulator above all).
+            (
+                "run_queue_wait_pct".into(),
+                fmt(f.sched.filter(|_| active_end > started).map(|(_, wait)| wait / (active_end - started) * 100.0), 2),
+            ),
             ("max_rss_mib".into(), fmt(f.usage.map(|u| u.max_rss_mib), 1)),
             ("byte_exact".into(), byte_exact.map_or(String::new(), |b| b.to_string())),
         ]);

@@ -182,6 +182,9 @@ pub(crate) struct FlowRun {
     pub ended: Option<f64>,
     pub usage: Option<Usage>,
     pub output: Option<PathBuf>,
+    /// Seconds on a CPU and waiting on a run queue (threads summed) at the end of the run,
+    /// for a client still running then (`procs::sched_seconds`).
+    pub sched: Option<(f64, f64)>,
 }
 
 /// The per-run numbers that go into runs.csv / summary.csv.
@@ -636,6 +639,7 @@ impl Bed {
             if let Some(p) = &mut f.proc
                 && f.usage.is_none()
             {
+                f.sched = procs::sched_seconds(p.pid);
                 f.usage = Some(p.stop(Signal::SIGTERM, Duration::from_secs(2)));
                 f.ended = Some(at);
             }
@@ -716,7 +720,15 @@ fn schedule(
     bed.flows = layout
         .flows
         .iter()
-        .map(|f| FlowRun { inst: f.clone(), proc: None, started: None, ended: None, usage: None, output: None })
+        .map(|f| FlowRun {
+            inst: f.clone(),
+            proc: None,
+            started: None,
+            ended: None,
+            usage: None,
+            output: None,
+            sched: None,
+        })
         .collect();
     let mut during = During::default();
     let mut next_sample = g.warmup;
