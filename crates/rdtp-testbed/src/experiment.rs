@@ -107,6 +107,9 @@ pub struct General {
     /// Content bytes per NDN segment (ndnputchunks' 8000 by default; Hu et al. use 8600).
     #[serde(default = "default_ndn_segment")]
     pub ndn_segment: u32,
+    /// More `rdtp serve` arguments for the rdtp server (e.g. ["--coalesce", "500us"]).
+    #[serde(default)]
+    pub server_args: Vec<String>,
 }
 
 fn default_ndn_producer() -> String {

@@ -440,7 +440,18 @@ impl Bed {
         let ndn = (!ndn_objects.is_empty()).then(|| Ndn { segment: g.ndn_segment, mtu: g.mtu - 28 });
         let rdtp_ndn = ndn.filter(|_| g.ndn_producer == "rdtp");
         if routers || rdtp_ndn.is_some() || layout.flows.iter().any(|f| f.kind == Kind::Rdtp) {
-            self.servers.push(start_server(ctx, &srv_ns, serve_dir, Kind::Rdtp, None, UDP_PORT, rdtp_ndn, logs, cpus)?);
+            self.servers.push(start_server(
+                ctx,
+                &srv_ns,
+                serve_dir,
+                Kind::Rdtp,
+                None,
+                UDP_PORT,
+                &g.server_args,
+                rdtp_ndn,
+                logs,
+                cpus,
+            )?);
             if rdtp_ndn.is_some() {
                 self.ndn_ports.extend(ndn_objects.iter().map(|o| ((*o).clone(), NDN_PORT)));
             }
@@ -475,6 +486,7 @@ impl Bed {
                     Kind::Tcp,
                     Some(&f.cc),
                     port,
+                    &[],
                     None,
                     logs,
                     cpus,
@@ -823,6 +835,7 @@ fn start_server(
     kind: Kind,
     cc: Option<&str>,
     port: u16,
+    more: &[String],
     ndn: Option<Ndn>,
     logs: &Path,
     cpus: Option<&[usize]>,
@@ -844,6 +857,7 @@ fn start_server(
         // single event loop and seed 000's server): CPU time is what is compared.
         args.extend(["--workers".to_string(), cpus.map_or(1, <[usize]>::len).max(1).to_string()]);
     }
+    args.extend(more.iter().cloned());
     if let Some(n) = ndn {
         // The testbed's namespaces are private addresses, which --ndn-allow admits by default.
         args.extend(["--ndn-listen".to_string(), format!("0.0.0.0:{NDN_PORT}"), "--ndn-prefix".into()]);

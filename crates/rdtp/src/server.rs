@@ -30,6 +30,7 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
+use std::time::Duration;
 
 use nix::sys::signal::SigSet;
 use quinn_udp::UdpSocketState;
@@ -52,6 +53,12 @@ pub struct ServeOptions {
     pub config: ServerConfig,
     /// Serving threads, each with its own socket (see the module docs); 0 counts as 1.
     pub workers: usize,
+    /// Wake-up coalescing (interrupt moderation, as `ethtool -C rx-usecs` for a NIC): after
+    /// answering a batch, a worker whose socket is empty sleeps this long before it looks
+    /// again, so the requests that come meanwhile are taken in one batch instead of one
+    /// wake-up each; it waits in `poll` only if they did not come. Each request may wait up
+    /// to this long more. Zero (the default): wait in `poll` at once.
+    pub coalesce: Duration,
 }
 
 /// Serving threads that use every core this process may run on.
@@ -72,6 +79,10 @@ pub struct RunStats {
     pub send_drops: u64,
     /// Datagrams received by each worker, in the order of their sockets.
     pub datagrams_per_worker: Vec<u64>,
+    /// Waits in `poll` for a datagram (each ends in a wake-up).
+    pub waits: u64,
+    /// Sleeps of [`ServeOptions::coalesce`] after a batch.
+    pub coalesced_sleeps: u64,
 }
 
 impl RunStats {
@@ -82,6 +93,8 @@ impl RunStats {
         self.sends += o.sends;
         self.send_drops += o.send_drops;
         self.datagrams_per_worker.extend_from_slice(&o.datagrams_per_worker);
+        self.waits += o.waits;
+        self.coalesced_sleeps += o.coalesced_sleeps;
     }
 }
 
@@ -91,7 +104,7 @@ impl std::fmt::Display for RunStats {
         write!(
             f,
             "{} datagrams in; {} requests, {} resolves, {} lists; {} data packets ({:.1} kB) in {} sends; \
-             {} nacks, {} malformed, {} dropped, {} send drops",
+             {} nacks, {} malformed, {} dropped, {} send drops; {} waits, {} coalescing sleeps",
             self.datagrams_in,
             c.requests,
             c.resolves,
@@ -102,7 +115,9 @@ impl std::fmt::Display for RunStats {
             c.nacks,
             c.malformed,
             c.dropped,
-            self.send_drops
+            self.send_drops,
+            self.waits,
+            self.coalesced_sleeps
         )
     }
 }
@@ -152,6 +167,8 @@ struct Worker<S> {
     source: S,
     stop: StopSignal,
     stats: RunStats,
+    /// [`ServeOptions::coalesce`].
+    coalesce: Duration,
 }
 
 /// A bound server, ready to run: its first worker runs in the thread that runs it, the
@@ -182,10 +199,10 @@ impl<S: Parallel> ServerRuntime<S> {
             for core in cores {
                 let s = socket::bind_reuse_port(local)
                     .map_err(|e| Error::network(format!("cannot add a worker socket on {local}"), e))?;
-                others.push(Worker::new(s, core, clock, source.worker())?);
+                others.push(Worker::new(s, core, clock, source.worker(), options.coalesce)?);
             }
         }
-        Ok(ServerRuntime { first: Worker::new(sock, first_core, clock, source)?, others })
+        Ok(ServerRuntime { first: Worker::new(sock, first_core, clock, source, options.coalesce)?, others })
     }
 
     /// The address the sockets are bound to.
@@ -244,9 +261,10 @@ fn cores(config: ServerConfig, workers: usize) -> Vec<Server> {
 }
 
 impl<S: Served> Worker<S> {
-    fn new(sock: UdpSocket, core: Server, clock: Clock, source: S) -> Result<Self> {
+    fn new(sock: UdpSocket, core: Server, clock: Clock, source: S, coalesce: Duration) -> Result<Self> {
         let state = socket::udp_state(&sock).map_err(|e| Error::network("cannot set up the UDP socket", e))?;
-        Ok(Worker { sock, state, core, clock, source, stop: StopSignal::new()?, stats: RunStats::default() })
+        let stats = RunStats::default();
+        Ok(Worker { sock, state, core, clock, source, stop: StopSignal::new()?, stats, coalesce })
     }
 
     /// Whether to stop: asked by the handle, or (with `signals`) one of the signals came —
@@ -267,10 +285,13 @@ impl<S: Served> Worker<S> {
         let sigmask: Option<SigSet> = signals.map(|s| s.1.wait_mask());
         let mut batch = RecvBatch::new();
         let mut out = GsoBatch::new();
+        // A batch was answered since the last wait: with coalescing, sleep before waiting.
+        let mut answered = false;
         'serve: while !self.should_stop(signals) {
             self.source.refresh();
             match batch.recv(&self.state, &self.sock) {
                 Ok(_) => {
+                    answered = true;
                     let now = self.clock.now();
                     for (i, (src, dst_ip, dgram)) in batch.datagrams().enumerate() {
                         // A batch can hold hundreds of requests (GRO), each answered with up
@@ -287,7 +308,14 @@ impl<S: Served> Worker<S> {
                         out.flush(&self.state, &self.sock);
                     }
                 }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && answered && !self.coalesce.is_zero() => {
+                    answered = false;
+                    self.stats.coalesced_sleeps += 1;
+                    std::thread::sleep(self.coalesce);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    answered = false;
+                    self.stats.waits += 1;
                     let r = socket::wait(&self.sock, false, Some(self.stop.wake_fd()), None, sigmask)
                         .map_err(|e| Error::network("poll", e))?;
                     if r.wake {

@@ -59,7 +59,7 @@ fn the_workers_of_a_server_share_one_budget() {
     let eid = Eid::of(&data);
     let config =
         ServerConfig { share: ShareConfig { rate: Some(100.0), ..ShareConfig::default() }, ..ServerConfig::default() };
-    let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), workers: 2, config };
+    let opts = ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), workers: 2, config, ..Default::default() };
     let server = spawn(Arc::new(MemoryCatalog::new([("obj".to_string(), data)])), opts).unwrap();
     let request = |tag: u32, token: Option<&[u8]>| {
         let mut o = [0u8; 80];

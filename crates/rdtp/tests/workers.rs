@@ -174,3 +174,36 @@ mod cli {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--workers must be at least 1"));
     }
 }
+
+/// Wake-up coalescing (`ServeOptions::coalesce`): concurrent fetches are served byte-exact,
+/// the worker sleeps between batches instead of waiting in `poll` for each request, and
+/// without it no sleep is taken.
+#[test]
+fn coalescing_sleeps_between_batches_and_serves_the_same_bytes() {
+    let data = content(400_000, 7);
+    for (coalesce, label) in [(std::time::Duration::from_micros(500), "on"), (std::time::Duration::ZERO, "off")] {
+        let opts =
+            ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), workers: 1, coalesce, ..Default::default() };
+        let server = spawn(Arc::new(MemoryCatalog::new(vec![("obj".into(), data.clone())])), opts).unwrap();
+        let addr = server.local_addr();
+        let fetches: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut got).unwrap();
+                    got
+                })
+            })
+            .collect();
+        for f in fetches {
+            assert!(f.join().unwrap() == data, "coalescing {label}: a fetch was not byte-exact");
+        }
+        let stats = server.stop().unwrap();
+        if coalesce.is_zero() {
+            assert_eq!(stats.coalesced_sleeps, 0, "{stats}");
+        } else {
+            assert!(stats.coalesced_sleeps > 0, "coalescing on: no sleep taken: {stats}");
+        }
+        assert!(stats.waits > 0, "the worker waited in poll at least before the first request: {stats}");
+    }
+}

@@ -56,6 +56,12 @@ pub struct Args {
     /// spreads receivers over them; they share one --max-rate). Default: one per CPU core.
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Wake-up coalescing: after answering, a worker that finds no more requests sleeps this
+    /// long (e.g. 200us, 1ms) before it looks again, taking what came meanwhile in one
+    /// batch — fewer wake-ups with many slow receivers, up to this much more delay per
+    /// request. Default 0: off.
+    #[arg(long, value_name = "DURATION")]
+    pub coalesce: Option<String>,
     #[command(flatten)]
     pub validation: super::ValidationArgs,
     /// Serve over kernel TCP instead (comparison baseline, not rdtp: see `rdtp fetch --tcp`).
@@ -175,9 +181,18 @@ pub fn run(a: Args) -> Result<i32> {
     if a.workers == Some(0) {
         return Err(Error::Usage("--workers must be at least 1".into()));
     }
+    let coalesce = match a.coalesce.as_deref() {
+        None => std::time::Duration::ZERO,
+        Some(t) => match rdtp_units::parse_duration(t) {
+            Ok(d) if d <= std::time::Duration::from_millis(100) => d,
+            Ok(_) => return Err(Error::Usage("--coalesce is at most 100ms".into())),
+            Err(e) => return Err(Error::Usage(format!("invalid --coalesce '{t}': {e}"))),
+        },
+    };
     let options = ServeOptions {
         listen: a.listen.as_deref().map(parse_listen).transpose()?,
         workers: a.workers.unwrap_or_else(rdtp::server::default_workers),
+        coalesce,
         config: ServerConfig {
             id: a.id,
             max_units_per_request: a.max_units,
