@@ -53,6 +53,12 @@ fn bad_specs_are_usage_errors_naming_the_key() {
         (&["route", "--upstream", "127.0.0.1:1", "--cs", "lifo"], "content store: policy=lifo"),
         (&["route", "--upstream", "127.0.0.1:1", "--cs", "lru:insert=sometimes"], "insert=sometimes"),
         (&["route", "--upstream", "127.0.0.1:1", "--lifetime", "0"], "router: lifetime=0ms"),
+        // Caching without verification exists in simulation only.
+        (&["route", "--upstream", "127.0.0.1:1", "--router", "cs_units=9,verify=false"], "always verifies blocks"),
+        (
+            &["route", "--upstream", "127.0.0.1:1", "--set", "verify=false"],
+            "--set verify=false: verify: rdtp route always",
+        ),
     ] {
         let o = rdtp(args);
         let err = String::from_utf8_lossy(&o.stderr);

@@ -38,9 +38,10 @@ pub struct RouterConfig {
     pub pit_capacity: usize,
     /// How long a pending entry lives after its last request (NDN's Interest lifetime).
     pub lifetime: Duration,
-    /// A re-request for a pending unit is forwarded again only if the unit was last
-    /// forwarded at least this long ago (NFD's retransmission suppression): the interval,
-    /// or the first interval of an exponential [`RouterConfig::retx`].
+    /// A request for a pending unit (from anyone, re-request or not) is forwarded again
+    /// only if the unit was last forwarded at least this long ago (NFD's retransmission
+    /// suppression): the interval, or the first interval of an exponential
+    /// [`RouterConfig::retx`].
     pub retx_suppression: Duration,
     /// Whether the suppression interval stays fixed or grows with each re-forwarding.
     pub retx: RetxSuppression,
@@ -174,7 +175,7 @@ impl Keyed for RouterConfig {
         ),
         key!("strategy" => strategy, spec::Text::of::<StrategyName>(), "forwarding strategy: which of a route's next hops a request goes to"),
         key!("retx_suppression" => retx, spec::Text::of::<RetxSuppression>(), "fixed, or exponential (× 2 per re-forwarding, at most 250 ms; NFD's)"),
-        key!("retx_interval" => retx_suppression, Kind::Duration { min: Duration::ZERO, max: HOUR }, "a re-request is forwarded again only this long after the last forwarding"),
+        key!("retx_interval" => retx_suppression, Kind::Duration { min: Duration::ZERO, max: HOUR }, "a request for a pending unit is forwarded again only this long after the last forwarding"),
         key!(max_waiting, Kind::Int { min: 1, max: u64::MAX }, "most downstreams waiting for one unit (beyond: Busy)"),
         key!(max_units_per_request, Kind::Int { min: 1, max: u32::MAX as u64 }, "most units one request may ask for"),
         key!(max_reply_bytes, Kind::Size { min: 1, max: u64::MAX }, "most Data bytes one request is answered with"),

@@ -68,12 +68,7 @@ impl Router {
             }
             return;
         }
-        let admit = Admit {
-            slot: standing.slot,
-            active: standing.active,
-            hop_dead: self.liveness.refuses(next_hop),
-            retransmission: req.flags.contains(RequestFlags::RETRANSMISSION),
-        };
+        let admit = Admit { slot: standing.slot, active: standing.active, hop_dead: self.liveness.refuses(next_hop) };
         // S3 §II-A: which anticipated units this store holds (looked at, not counted as lookups).
         let cs = self.cs.lock();
         let anticipation = Anticipation::of(req, self.id, now, |o| {
@@ -217,8 +212,9 @@ impl Router {
     }
 
     /// A unit the store could not answer: join it to its pending entry (forwarded again if
-    /// it is a retransmission the suppression interval lets through), or create the entry
-    /// and mark it for forwarding.
+    /// the suppression interval lets it through, whoever asks and whether or not it is a
+    /// re-request, as NFD's strategies decide: see below), or create the entry and mark it
+    /// for forwarding.
     fn on_cs_miss(&mut self, now: Time, from: SocketAddr, req: &Request<'_>, offset: u64, admit: &Admit) -> Verdict {
         self.stats.cs_misses += 1;
         let key = PitKey { eid: req.eid, offset, unit: req.unit };
@@ -237,13 +233,23 @@ impl Router {
                 return Verdict::Refused(Refusal::TableFull);
             };
             e.note_nonce(req.nonce, from);
-            // Forwarded again (upstream work, paid from the source's share).
+            // Forwarded again once the suppression interval has passed since the entry was
+            // last forwarded, whoever asks: NFD's best-route asks its retransmission
+            // suppression about every Interest that finds a pending entry
+            // (`RetxSuppressionExponential::decidePerPitEntry`: suppressed within the interval
+            // since the last out-record, forwarded after it), and an Interest carries no mark
+            // of being a re-request. Forwarding only requests flagged RETRANSMISSION left a
+            // unit whose request or Data was lost upstream waiting for the first asker's
+            // re-request while everybody else's first-time requests joined it (seconds with
+            // BBR-CD, which re-requests only after all its first-time requests: Hu et al.
+            // §IV-D; docs/EXPERIMENTS.md §8c). The bound is the suppression's, per entry: a
+            // flood of joins from any number of sources sends the unit upstream at most once
+            // per interval, and each time it is paid from the asker's share (limits.rs), as a
+            // re-request always was.
             let pending = Pending { last_forwarded: e.last_forwarded, reforwards: e.reforwards };
-            let refire = admit.retransmission
-                && self.strategy.retx_allowed(now, self.retx_suppression, pending)
-                && !admit.hop_dead;
+            let refire = self.strategy.retx_allowed(now, self.retx_suppression, pending) && !admit.hop_dead;
             if refire {
-                e.forwarded_for(from);
+                e.reforwarded();
             }
             self.pit.set_expiry(&key, now + self.lifetime);
             if new {
@@ -330,14 +336,15 @@ impl Router {
             }
             let hops = d.hops.saturating_add(1);
             let (id, has_annotations) = (self.id, d.options.annotations().next().is_some());
+            let sent = entry.forwarded_at(d.tag, from);
             for w in &entry.downstream {
-                let early = entry.early(w, now);
+                let early = entry.early(w, now, sent);
                 self.enqueue(w.peer, datagram.len(), |b| {
                     b.copy_from_slice(datagram);
                     wire::rewrite_response(b, w.tag);
                     wire::set_hops(b, hops);
                     if early {
-                        // It joined a request that had gone upstream well before its own.
+                        // It answers a request that had gone upstream well before its own.
                         wire::set_data_flags(b, DataFlags::COALESCED);
                     }
                     if has_annotations {
@@ -532,7 +539,6 @@ pub(super) struct Admit {
     pub(super) active: usize,
     /// Its next hop is presumed dead and already probed: new units are refused.
     pub(super) hop_dead: bool,
-    pub(super) retransmission: bool,
 }
 
 /// A refusal passed to the downstreams of pending units.

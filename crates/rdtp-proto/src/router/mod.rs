@@ -7,8 +7,8 @@
 //! entry if the unit is already requested upstream (coalescing), or forwards the request
 //! through its forwarding table ([`fib`]) to the next hops its forwarding strategy
 //! ([`strategy`]) chooses. Data coming back fills the pending entries'
-//! downstreams, each with its own tag (and flag `COALESCED` for those whose request joined
-//! the entry after it went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
+//! downstreams, each with its own tag (and flag `COALESCED` for those whose request reached
+//! the entry well after the request it answers went upstream: no RTT sample for them), and may be kept in the store. `docs/PROTOCOL.md`
 //! ("Routers") states every rule; this module implements them.
 //!
 //! Its only state is the content store, the pending tables, the address tokens its next
@@ -223,7 +223,8 @@ pub struct RouterStats {
     pub coalesced: u64,
     /// Units forwarded upstream (first time).
     pub forwarded_units: u64,
-    /// Units forwarded upstream again (a re-request after the suppression interval).
+    /// Units forwarded upstream again (a request for a pending unit after the suppression
+    /// interval).
     pub reforwarded_units: u64,
     /// Request datagrams sent upstream.
     pub upstream_requests: u64,

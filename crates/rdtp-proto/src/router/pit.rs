@@ -7,8 +7,8 @@
 //! next hop: only a Data or Nack answering one of those satisfies it), the nonces it has seen
 //! and from whom (a nonce coming back from another peer is a loop; from the same peer it is
 //! the network duplicating a datagram, as NFD treats point-to-point faces), when it was
-//! last forwarded (retransmissions are forwarded again only after the suppression interval),
-//! and the source it is charged to ([`super::limits`]: the downstream whose request created
+//! last forwarded (a further request for it, from anyone, is forwarded again only after the
+//! suppression interval), and the source it is charged to ([`super::limits`]: the downstream whose request created
 //! it; a source holds at most its share of the table).
 
 use std::net::SocketAddr;
@@ -37,18 +37,18 @@ pub(crate) struct InRecord {
     pub peer: SocketAddr,
     /// The tag of its latest request for the unit.
     pub tag: u32,
-    /// When its latest request joined the entry without being forwarded itself (coalesced),
-    /// `None` if it was forwarded: the Data then answers an earlier request, and its copy may
+    /// When its latest request reached the entry: a Data answering an upstream request
+    /// forwarded well before that answers an earlier request than its own, and its copy may
     /// be marked `COALESCED` ([`PitEntry::early`]).
-    pub joined: Option<Time>,
+    pub asked: Time,
 }
 
 /// One pending unit.
 #[derive(Clone, Debug)]
 pub(crate) struct PitEntry {
     pub downstream: Vec<InRecord>,
-    /// `(tag, next hop)` of the upstream requests it was forwarded in, oldest first.
-    pub out: Vec<(u32, SocketAddr)>,
+    /// `(tag, next hop, when)` of the upstream requests it was forwarded in, oldest first.
+    pub out: Vec<(u32, SocketAddr, Time)>,
     /// Nonces seen, with the peer each came from.
     pub nonces: Vec<(u64, SocketAddr)>,
     pub last_forwarded: Time,
@@ -75,7 +75,7 @@ impl Sourced for PitEntry {
 #[derive(Debug, Default)]
 pub(crate) struct SpareLists(Vec<Lists>);
 
-type Lists = (Vec<InRecord>, Vec<(u32, SocketAddr)>, Vec<(u64, SocketAddr)>);
+type Lists = (Vec<InRecord>, Vec<(u32, SocketAddr, Time)>, Vec<(u64, SocketAddr)>);
 
 impl SpareLists {
     pub(crate) const KEPT: usize = 1024;
@@ -86,7 +86,7 @@ impl SpareLists {
         // Fresh lists are as small as a new entry's always were.
         let (mut downstream, out, mut nonces) =
             self.0.pop().unwrap_or_else(|| (Vec::with_capacity(1), Vec::new(), Vec::with_capacity(1)));
-        downstream.push(InRecord { peer, tag, joined: None });
+        downstream.push(InRecord { peer, tag, asked: now });
         nonces.push((nonce, peer));
         PitEntry { downstream, out, nonces, last_forwarded: now, reforwards: 0, source }
     }
@@ -107,12 +107,18 @@ impl SpareLists {
 impl PitEntry {
     /// The next hop of the latest upstream request it went out in.
     pub(crate) fn last_next_hop(&self) -> Option<SocketAddr> {
-        self.out.last().map(|&(_, p)| p)
+        self.out.last().map(|&(_, p, _)| p)
     }
 
     /// Whether `(tag, from)` is one of the upstream requests this entry went out in.
     pub(crate) fn answered_by(&self, tag: u32, from: SocketAddr) -> bool {
-        self.out.iter().any(|&(t, p)| t == tag && p == from)
+        self.out.iter().any(|&(t, p, _)| t == tag && p == from)
+    }
+
+    /// When the upstream request `(tag, from)` went out (the latest forwarding if it is
+    /// not one this entry remembers).
+    pub(crate) fn forwarded_at(&self, tag: u32, from: SocketAddr) -> Time {
+        self.out.iter().find(|&&(t, p, _)| t == tag && p == from).map_or(self.last_forwarded, |&(_, _, at)| at)
     }
 
     /// Whether `nonce` came before from a peer other than `from`: the request looped.
@@ -134,13 +140,12 @@ impl PitEntry {
         if self.out.len() >= MAX_OUT {
             self.out.remove(0);
         }
-        self.out.push((tag, next_hop));
+        self.out.push((tag, next_hop, now));
         self.last_forwarded = now;
     }
 
-    /// Add `peer` as waiting with `tag`, or update its tag; either way as having joined at
-    /// `now` (see [`InRecord::joined`]; [`PitEntry::forwarded_for`] undoes that if its
-    /// request is forwarded after all). The same tag again is the same request duplicated
+    /// Add `peer` as waiting with `tag`, or update its tag; either way as having asked at
+    /// `now` (see [`InRecord::asked`]). The same tag again is the same request duplicated
     /// by the network: nothing changes. Returns `Some(true)` if it was not waiting yet,
     /// `None` if the entry already has `max` downstreams.
     pub(crate) fn add_downstream(&mut self, peer: SocketAddr, tag: u32, max: usize, now: Time) -> Option<bool> {
@@ -148,51 +153,50 @@ impl PitEntry {
             if d.tag != tag {
                 // A new request (not the network duplicating the one it has waiting).
                 d.tag = tag;
-                d.joined = Some(now);
+                d.asked = now;
             }
             return Some(false);
         }
         if self.downstream.len() >= max {
             return None;
         }
-        self.downstream.push(InRecord { peer, tag, joined: Some(now) });
+        self.downstream.push(InRecord { peer, tag, asked: now });
         Some(true)
     }
 
-    /// `peer`'s latest request is forwarded upstream (a re-request let through the
-    /// suppression interval): it did not join.
-    pub(crate) fn forwarded_for(&mut self, peer: SocketAddr) {
-        if let Some(d) = self.downstream.iter_mut().find(|d| d.peer == peer) {
-            d.joined = None;
-        }
+    /// A request that reached the entry is forwarded upstream again (let through the
+    /// suppression interval): one more re-forwarding.
+    pub(crate) fn reforwarded(&mut self) {
         self.reforwards = self.reforwards.saturating_add(1);
     }
 
     /// Forget the upstream request `(tag, hop)` (refused by `hop`) if the entry went to
     /// another next hop too, which may still answer: returns whether it did.
     pub(crate) fn drop_out_if_others(&mut self, tag: u32, hop: SocketAddr) -> bool {
-        if !self.out.iter().any(|&(_, p)| p != hop) {
+        if !self.out.iter().any(|&(_, p, _)| p != hop) {
             return false;
         }
-        self.out.retain(|&(t, p)| !(t == tag && p == hop));
+        self.out.retain(|&(t, p, _)| !(t == tag && p == hop));
         true
     }
 
-    /// Whether downstream `d`'s copy of the Data answering this entry at `now` is early: its
-    /// latest request joined the entry after the entry was last forwarded, so that the time
-    /// since its request is less than 7/8 of the time since the forwarding (the round trip
-    /// of the request that went upstream). Such a copy is marked `COALESCED` and gives its
-    /// receiver no RTT sample: a min-RTT filter fed with it would size a window (BBR: 2 ×
-    /// bandwidth × min RTT) for a fraction of the round trip the receiver has once nobody
-    /// else's request is ahead of its own, and a rate limited by that window only shrinks
-    /// (issue 23, `experiments/smoke-routers.toml`: 0.7 ms against 20 ms). A request that
-    /// arrived just after the forwarding keeps its sample: understated by at most 1/8 (the
-    /// variation SRTT smooths over, RFC 6298's α), it keeps BBR's window above 1.75
-    /// bandwidth-delay products — and receivers that started together would otherwise lose
-    /// nearly all their samples to one another (measured: they then drift apart and stop
-    /// sharing the Data). After a re-forwarding, a Data answering the earlier forwarding is
-    /// early for those that joined in between too; they are not marked.
-    pub(crate) fn early(&self, d: &InRecord, now: Time) -> bool {
-        d.joined.is_some_and(|j| 8 * now.saturating_since(j) < 7 * now.saturating_since(self.last_forwarded))
+    /// Whether downstream `d`'s copy at `now` of the Data answering the upstream request
+    /// forwarded at `sent` ([`PitEntry::forwarded_at`]) is early: `d`'s latest request
+    /// reached the entry after that forwarding, so that the time since its request is less
+    /// than 7/8 of the time since the forwarding (the round trip of the request that went
+    /// upstream). Such a copy is marked `COALESCED` and gives its receiver no RTT sample: a
+    /// min-RTT filter fed with it would size a window (BBR: 2 × bandwidth × min RTT) for a
+    /// fraction of the round trip the receiver has once nobody else's request is ahead of
+    /// its own, and a rate limited by that window only shrinks (issue 23,
+    /// `experiments/smoke-routers.toml`: 0.7 ms against 20 ms). A request that arrived just
+    /// after the forwarding keeps its sample: understated by at most 1/8 (the variation SRTT
+    /// smooths over, RFC 6298's α), it keeps BBR's window above 1.75 bandwidth-delay
+    /// products — and receivers that started together would otherwise lose nearly all their
+    /// samples to one another (measured: they then drift apart and stop sharing the Data).
+    /// The downstream whose request went out at `sent` asked then: its copy is never early.
+    /// A request forwarded again itself (let through the suppression interval) whose copy
+    /// answers an earlier forwarding is early like one that joined.
+    pub(crate) fn early(&self, d: &InRecord, now: Time, sent: Time) -> bool {
+        8 * now.saturating_since(d.asked) < 7 * now.saturating_since(sent)
     }
 }

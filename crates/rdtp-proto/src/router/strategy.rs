@@ -1,11 +1,11 @@
 //! Forwarding strategies: where the units a router cannot answer itself go, and when a
-//! retransmission of a pending unit goes again (NFD `daemon/fw/strategy.hpp`; its pipelines
+//! further request for a pending unit goes again (NFD `daemon/fw/strategy.hpp`; its pipelines
 //! call the strategy at the same points as `forwarder.rs` does here).
 //!
 //! The forwarding table gives the candidates (every next hop of the route that matches,
 //! [`super::fib::Fib::next_hops_eid`]); the strategy picks, per request, the next hops its
-//! new units go to ([`Strategy::after_receive_request`]), says whether a re-request for a
-//! pending unit is forwarded again ([`Strategy::retx_allowed`], by the configured
+//! new units go to ([`Strategy::after_receive_request`]), says whether a further request for
+//! a pending unit (anyone's, re-request or not) is forwarded again ([`Strategy::retx_allowed`], by the configured
 //! [`RetxSuppression`], NFD's `fw/retx-suppression-{fixed,exponential}`), and may learn from
 //! what comes back (an RTT sample per upstream request, a Nack).
 //!
@@ -53,7 +53,7 @@ pub fn help() -> String {
 /// What a strategy is built from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrategyParams {
-    /// When a retransmission of a pending unit may go upstream again.
+    /// When a further request for a pending unit may go upstream again.
     pub retx: RetxSuppression,
 }
 
@@ -134,8 +134,9 @@ impl FromStr for StrategyName {
     }
 }
 
-/// When a re-request (flag RETRANSMISSION) for a unit already pending is forwarded again:
-/// only if the unit was last forwarded at least the suppression interval ago. The first
+/// When a request for a unit already pending (from any downstream, flagged RETRANSMISSION or
+/// not, as NFD's `decidePerPitEntry` treats every Interest that finds a pending entry) is
+/// forwarded again: only if the unit was last forwarded at least the suppression interval ago. The first
 /// interval is [`super::RouterConfig::retx_suppression`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum RetxSuppression {
@@ -185,7 +186,7 @@ impl fmt::Display for RetxSuppression {
     }
 }
 
-/// What a strategy is told about a pending unit a retransmission asks for again.
+/// What a strategy is told about a pending unit a request asks for again.
 #[derive(Clone, Copy, Debug)]
 pub struct Pending {
     /// When the unit was last forwarded upstream.
@@ -234,7 +235,7 @@ pub trait Strategy: Send + fmt::Debug {
     /// The retransmission suppression it was built with.
     fn retx(&self) -> RetxSuppression;
 
-    /// Whether a re-request for the pending unit is forwarded again at `now`.
+    /// Whether a request for the pending unit (anyone's) is forwarded again at `now`.
     fn retx_allowed(&mut self, now: Time, initial: Duration, unit: Pending) -> bool {
         now - unit.last_forwarded >= self.retx().interval(initial, unit.reforwards)
     }

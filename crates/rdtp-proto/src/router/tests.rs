@@ -232,9 +232,11 @@ fn concurrent_requests_for_the_same_units_are_coalesced() {
 /// arrived reaches that downstream sooner than a round trip of the path; its copy says so
 /// (`COALESCED`), so the receiver takes no RTT sample from it (BBR's min RTT would). Early
 /// means: less than 7/8 of the forwarded request's round trip (here 40 ms) since its own.
+/// The same holds for a request that was forwarded again itself when the Data answers an
+/// earlier forwarding (issue 26: any request may be forwarded again).
 #[test]
 fn copies_for_requests_that_joined_a_pending_entry_late_are_marked_coalesced() {
-    let mut r = router(|c| c.retx_suppression = Duration::from_millis(10));
+    let mut r = router(|c| c.retx_suppression = Duration::from_millis(20));
     let retx = RequestFlags::RETRANSMISSION;
     const RX3: u8 = 3;
     r.handle_datagram(Time::ZERO, addr(RX1), &request(11, 1, &[(0, 4)], 0));
@@ -244,7 +246,8 @@ fn copies_for_requests_that_joined_a_pending_entry_late_are_marked_coalesced() {
     r.handle_datagram(Time::from_millis(2), addr(RX1), &request(11, 1, &[(0, 4)], 0));
     // RX2 10 ms later: units 1–3 join RX1's entries (30 of 40 ms: early), 4–5 are its own.
     r.handle_datagram(Time::from_millis(10), addr(RX2), &request(22, 2, &[(100, 5)], 0));
-    // RX2 asks for unit 1 again after the suppression interval: forwarded for it this time.
+    // RX2 asks for unit 1 again after the suppression interval: forwarded for it this time
+    // (but unit 1's Data answers RX1's request, 40 ms before, not this one: early).
     r.handle_datagram(Time::from_millis(30), addr(RX2), &request(23, 3, &[(100, 1)], retx));
     // RX1 asks for unit 1 again right after that: suppressed, so RX1 has now joined it.
     r.handle_datagram(Time::from_millis(35), addr(RX1), &request(12, 4, &[(100, 1)], retx));
@@ -271,7 +274,7 @@ fn copies_for_requests_that_joined_a_pending_entry_late_are_marked_coalesced() {
         v
     };
     assert_eq!(marked(RX1), [(0, false), (1, true), (2, false), (3, false)]);
-    assert_eq!(marked(RX2), [(1, false), (2, true), (3, true), (4, true), (5, false)]);
+    assert_eq!(marked(RX2), [(1, true), (2, true), (3, true), (4, true), (5, false)]);
     assert_eq!(marked(RX3), [(0, false)]);
     // Nothing else about the copies changes.
     assert!(data_to(&out, RX2).iter().all(|d| !d.flags.contains(DataFlags::CACHED) && d.hops == 1));
@@ -356,6 +359,77 @@ fn a_retransmission_is_forwarded_again_after_the_suppression_interval() {
     assert_eq!(data_to(&out, RX1)[0].tag, 3);
     assert_eq!(data_to(&out, RX2)[0].tag, 2);
     assert_eq!(r.stats().reforwarded_units, 1);
+}
+
+/// Issue 26: a first-time request that finds a pending entry is forwarded again once the
+/// suppression interval has passed, as a re-request is (NFD's best-route asks its
+/// retransmission suppression about every Interest that finds a pending entry). Before, only
+/// a request flagged RETRANSMISSION was: a unit whose request or Data was lost upstream
+/// waited for the first asker's re-request while everybody else's first-time requests
+/// joined it (Hu et al.'s Topology 2 with loss, docs/EXPERIMENTS.md §8c).
+#[test]
+fn a_first_time_request_is_forwarded_again_after_the_suppression_interval() {
+    const RX3: u8 = 3;
+    let mut r = router(|c| c.retx_suppression = Duration::from_millis(10));
+    r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+    // Its request is lost on the way up. RX2's first-time request 5 ms later: suppressed.
+    assert_eq!(upstream_requests(&drain(&mut r)).len(), 1);
+    r.handle_datagram(Time::from_millis(5), addr(RX2), &request(2, 2, &[(0, 1)], 0));
+    assert!(upstream_requests(&drain(&mut r)).is_empty());
+    // RX3's first-time request 20 ms after the forwarding: forwarded again.
+    r.handle_datagram(Time::from_millis(20), addr(RX3), &request(3, 3, &[(0, 1)], 0));
+    let out = drain(&mut r);
+    assert_eq!(upstream_requests(&out), [[ByteRange::new(0, u32::from(UNIT))]]);
+    assert_eq!((r.stats().forwarded_units, r.stats().reforwarded_units, r.stats().coalesced), (1, 1, 1));
+    for a in serve(&out) {
+        r.handle_datagram(Time::from_millis(30), addr(UP), &a);
+    }
+    let out = drain(&mut r);
+    for (rx, tag) in [(RX1, 1), (RX2, 2), (RX3, 3)] {
+        let d = data_to(&out, rx);
+        assert_eq!((d.len(), d[0].tag), (1, tag), "{rx}");
+    }
+    // RX2 asked 25 ms before the Data, which answers a request forwarded 10 ms before it:
+    // its copy is no earlier than a round trip after its request (unmarked); RX3's request
+    // went out itself.
+    assert!(out.iter().all(|(_, d)| Data::decode(d).is_ok_and(|d| !d.flags.contains(DataFlags::COALESCED))));
+}
+
+/// Issue 26's attack: many sources, each joining one pending unit with a new request every
+/// 100 µs for a second (the upstream never answers). Every one of those requests may go
+/// upstream again by the rule above, but the unit goes at most once per suppression
+/// interval whoever asks: 1 + 1 s / 10 ms requests upstream with the fixed interval, 8 with
+/// NFD's exponential one (after 10, 20, 40, 80, 160, 250 and 250 ms), not one per join.
+/// Each of them is paid from the share of the source whose request went (limits.rs).
+#[test]
+fn a_flood_of_joins_sends_a_pending_unit_upstream_at_most_once_per_suppression_interval() {
+    let source = |i: u32| SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 7447));
+    for (retx, most) in [(RetxSuppression::Fixed, 101), (RetxSuppression::EXPONENTIAL, 8)] {
+        let mut r = router(|c| {
+            c.retx_suppression = Duration::from_millis(10);
+            c.retx = retx;
+            c.upstream_timeout = None;
+        });
+        r.handle_datagram(Time::ZERO, addr(RX1), &request(1, 1, &[(0, 1)], 0));
+        let mut upstream = upstream_requests(&drain(&mut r)).len();
+        let mut joins = 0;
+        for tick in 1..=10_000u32 {
+            let now = Time::ZERO + Duration::from_micros(u64::from(tick) * 100);
+            // 50 sources in turn (each its own share), each request a new one (new tag and
+            // nonce), half of them flagged as re-requests.
+            let flags = if tick % 2 == 0 { RequestFlags::RETRANSMISSION } else { 0 };
+            r.handle_datagram(now, source(tick % 50), &request(tick + 10, u64::from(tick) + 10, &[(0, 1)], flags));
+            let out = drain(&mut r);
+            assert!(out.iter().all(|(to, _)| *to == addr(UP)), "nobody is refused");
+            upstream += upstream_requests(&out).len();
+            joins += 1;
+        }
+        assert_eq!(joins, 10_000);
+        assert!(upstream <= most, "{retx}: {upstream} upstream requests for 10 000 joins in 1 s");
+        assert!(upstream >= most * 9 / 10, "{retx}: {upstream}: the unit still goes up after each interval");
+        assert_eq!(r.stats().reforwarded_units as usize, upstream - 1);
+        assert_eq!(r.pit_len(), 1);
+    }
 }
 
 #[test]

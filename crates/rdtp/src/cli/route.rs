@@ -117,7 +117,9 @@ pub struct Args {
     /// strategy=asf,control_capacity=8192); `--router help` lists every key with its
     /// default. The options above are short for keys of it (--cs-size is cs_units,
     /// --lifetime is lifetime, …); this spec is applied after them and after --cs, and --set
-    /// after it.
+    /// after it. `verify` is refused: blocks are always verified before they are cached
+    /// (caching them unchecked, as NFD does, is a simulation-only baseline: rdtp sim's
+    /// `[[topology.router]] verify = false`).
     #[arg(long, value_name = "SPEC", value_parser = router_spec)]
     pub router: Option<String>,
     /// The content store as one spec, POLICY[:KEY=VALUE,...] (e.g. lfu:units=1000,bytes=64MiB,
@@ -168,7 +170,24 @@ fn router_spec(text: &str) -> std::result::Result<String, String> {
     if text == "help" {
         print_and_exit(&RouterConfig::help());
     }
+    refuse_unverified(text)?;
     RouterConfig::default().apply_spec(text).map(|_| text.to_string()).map_err(|e| e.to_string())
+}
+
+/// A spec that sets `verify` (caching without verification, as NFD does): refused with
+/// what it is, where it exists and why not here. It is no key of the core's table: only
+/// the ns-3 router can cache unchecked (`[[topology.router]] verify = false`, through
+/// `rdtp-ffi`'s `experiments` feature), the baseline that measures what verify-before-caching
+/// costs (docs/EXPERIMENTS.md §8f); no unverified byte may reach a cache on a real network
+/// (docs/SECURITY.md, "Routers verify before caching").
+fn refuse_unverified(spec: &str) -> std::result::Result<(), String> {
+    let sets_verify = spec.split([',', ';']).any(|kv| kv.split('=').next().is_some_and(|k| k.trim() == "verify"));
+    if sets_verify {
+        return Err("verify: rdtp route always verifies blocks before caching them; caching unverified \
+                    blocks is a simulation-only baseline (rdtp sim, [[topology.router]] verify = false)"
+            .into());
+    }
+    Ok(())
 }
 
 fn cs_spec(text: &str) -> std::result::Result<String, String> {
@@ -245,6 +264,9 @@ pub fn config(a: &Args) -> Result<RouterConfig> {
     let mut specs = vec![(options, keys.join(","))];
     specs.extend(a.router.iter().map(|r| (format!("--router {r}"), r.clone())));
     specs.extend(a.set.iter().map(|kv| (format!("--set {kv}"), kv.clone())));
+    for kv in &a.set {
+        refuse_unverified(kv).map_err(|e| Error::Usage(format!("--set {kv}: {e}")))?;
+    }
     let specs: Vec<(String, &str)> = specs.iter().map(|(o, s)| (o.clone(), s.as_str())).collect();
     super::apply_specs(&mut config, &specs, apply)?;
     if config.cs.capacity_units == UNITS_NOT_GIVEN {
