@@ -21,9 +21,12 @@
 //! the surplus sits in the queue until the window stops it (four `bbr3` flows in the harness
 //! suite: mean RTT 1.2–2.1 × RTprop, Jain 0.80–0.97). A steady round — ProbeBW_CRUISE,
 //! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
-//! *smallest* RTT sample stays `queue_signal` above the minimum never saw the queue empty: it
-//! counts as congested, and the short-term bounds go to [`QUEUE_CUT`] × what the path
-//! delivered in it, below it, so the queue drains. Like the loss response it only lowers
+//! *smallest* RTT sample stays `queue_signal` above the minimum — and at least `queue_floor`
+//! seconds above it, so that loopback's scheduling jitter and a WiFi MAC's aggregation delay,
+//! which sit on every round of a short path, do not count — never saw the queue empty; after
+//! `queue_rounds` such rounds in a row (1: every one) it counts as congested, and the
+//! short-term bounds go to [`QUEUE_CUT`] × what the path delivered in it, below it, so the
+//! queue drains. Like the loss response it only lowers
 //! the short-term model, which REFILL resets before each probe.
 
 use core::time::Duration;

@@ -94,6 +94,14 @@ pub const CWND_GAIN: f64 = 2.0;
 /// BBR.PacingMarginPercent: pace 1 % below the estimate (§2.5), as the family does.
 pub use super::bbr_common::PACING_MARGIN;
 
+/// `bbr3-rdtp`'s `queue_floor`, seconds: the largest floor that leaves the queue signal as
+/// it was on wired paths of 20 ms and more (10 % of a 20 ms RTprop; the four-flow rows of the
+/// harness suite are unchanged), so that on shorter or aggregating paths — loopback's
+/// scheduling jitter, a WiFi MAC's aggregation and contention — a round's least RTT must be
+/// 2 ms above the minimum before it counts as a standing queue (docs/CONTROLLER.md: Liu et
+/// al.'s Fig. 9, 174.6 → 190.4 and 171.5 → 201.0 Mbit/s).
+pub const QUEUE_FLOOR: f64 = 0.002;
+
 /// `bbr3` parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bbr3Config {
@@ -153,7 +161,13 @@ impl Bbr3Config {
     /// from the controller suite (`rdtp_harness::suite`) — the candidate for the receivers'
     /// default, not the default yet (its WiFi rows are not within goals).
     pub fn rdtp() -> Self {
-        Bbr3Config { random_loss: true, min_rtt_slack: 0.02, queue_signal: 0.1, ..Bbr3Config::default() }
+        Bbr3Config {
+            random_loss: true,
+            min_rtt_slack: 0.02,
+            queue_signal: 0.1,
+            queue_floor: QUEUE_FLOOR,
+            ..Bbr3Config::default()
+        }
     }
 }
 
