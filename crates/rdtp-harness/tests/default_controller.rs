@@ -2,7 +2,9 @@
 //! scenarios (`rdtp_harness::suite`), each beside the controller it improves on in the same
 //! run: random loss is not congestion (BBRv3 collapses there), a single flow on a wired path
 //! keeps the queue empty and the link full (where BBR v1 queues), flows of it share a
-//! bottleneck evenly with a shorter queue than `bbr3`'s, and an informed start skips Startup.
+//! bottleneck evenly with a shorter queue than `bbr3`'s, the queue signal's 2 ms floor (meant
+//! for loopback and WiFi) leaves wired paths of 20 ms and more as they were, and an informed
+//! start skips Startup.
 //! Every number is deterministic (virtual time, seeded randomness).
 
 use core::time::Duration;
@@ -72,6 +74,19 @@ fn its_flows_share_evenly_with_less_queue_than_bbr3() {
             rdtp.rtt_ratio,
             v3.rtt_ratio
         );
+    }
+}
+
+#[test]
+fn the_queue_floor_leaves_wired_paths_of_20_ms_alone() {
+    // `queue_floor` (2 ms) is for shorter and aggregating paths (loopback, WiFi): where 10 %
+    // of the minimum RTT is already 2 ms, the flows' queue signal fires as without it.
+    for name in ["flows 4× 100M 20ms 1BDP", "flows 4× 100M 20ms 0.25BDP", "flows 4× 20M 50ms 2BDP"] {
+        let rdtp = run(name, "bbr3-rdtp");
+        let no_floor = run(name, "bbr3-rdtp:queue_floor=0");
+        assert_eq!(rdtp.goodput_bps, no_floor.goodput_bps, "{name}: goodput");
+        assert_eq!(rdtp.rtt_ratio, no_floor.rtt_ratio, "{name}: RTT");
+        assert_eq!(rdtp.jain, no_floor.jain, "{name}: Jain");
     }
 }
 

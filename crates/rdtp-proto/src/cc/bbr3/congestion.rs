@@ -21,9 +21,12 @@
 //! the surplus sits in the queue until the window stops it (four `bbr3` flows in the harness
 //! suite: mean RTT 1.2–2.1 × RTprop, Jain 0.80–0.97). A steady round — ProbeBW_CRUISE,
 //! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
-//! *smallest* RTT sample stays `queue_signal` above the minimum never saw the queue empty: it
-//! counts as congested, and the short-term bounds go to [`QUEUE_CUT`] × what the path
-//! delivered in it, below it, so the queue drains. Like the loss response it only lowers
+//! *smallest* RTT sample stays `queue_signal` above the minimum — and at least `queue_floor`
+//! seconds above it, so that loopback's scheduling jitter and a WiFi MAC's aggregation delay,
+//! which sit on every round of a short path, do not count — never saw the queue empty; after
+//! `queue_rounds` such rounds in a row (1: every one) it counts as congested, and the
+//! short-term bounds go to [`QUEUE_CUT`] × what the path delivered in it, below it, so the
+//! queue drains. Like the loss response it only lowers
 //! the short-term model, which REFILL resets before each probe.
 
 use core::time::Duration;
@@ -63,6 +66,8 @@ pub(super) struct RandomLoss {
     max_rtt: Option<Duration>,
     min_rtt: Option<Duration>,
     probed: bool,
+    /// Consecutive steady rounds, up to the last one ended, that kept a standing queue.
+    queue_streak: u64,
     /// Some of the round was not steady ProbeBW: outside DOWN and CRUISE, or in DOWN's first
     /// [`DOWN_DRAIN_ROUNDS`] rounds (where this flow's own probe may still be draining).
     unsteady: bool,
@@ -108,11 +113,17 @@ impl Bbr3 {
         } else {
             self.is_loss_in_round // the draft: any loss in the round
         };
-        if self.cfg.queue_signal > 0.0
+        let standing = self.cfg.queue_signal > 0.0
             && !r.unsteady
-            && let (Some(round_min), Some(min)) = (r.min_rtt, self.min_rtt)
-            && round_min.as_secs_f64() > min.as_secs_f64() * (1.0 + self.cfg.queue_signal)
-        {
+            && match (r.min_rtt, self.min_rtt) {
+                (Some(round_min), Some(min)) => {
+                    let (round_min, min) = (round_min.as_secs_f64(), min.as_secs_f64());
+                    round_min > min * (1.0 + self.cfg.queue_signal) && round_min > min + self.cfg.queue_floor
+                }
+                _ => false,
+            };
+        let streak = if standing { r.queue_streak + 1 } else { 0 };
+        if standing && streak >= self.cfg.queue_rounds {
             // The queue did not empty once in a steady round: not this flow's probe (DOWN's
             // first round drains that), so flows together ask for more than the path carries.
             congested = true;
@@ -122,8 +133,13 @@ impl Bbr3 {
             (Some(max), Some(min)) => max.as_secs_f64() <= min.as_secs_f64() * QUIET_RTT,
             _ => false,
         };
-        let mut next =
-            RandomLoss { base: r.base, quiet_lost: r.quiet_lost, quiet_sent: r.quiet_sent, ..RandomLoss::default() };
+        let mut next = RandomLoss {
+            base: r.base,
+            quiet_lost: r.quiet_lost,
+            quiet_sent: r.quiet_sent,
+            queue_streak: streak,
+            ..RandomLoss::default()
+        };
         if self.cfg.random_loss && quiet && !r.probed && n > 0.0 {
             next.quiet_lost = BASE_DECAY * r.quiet_lost + r.lost as f64;
             next.quiet_sent = BASE_DECAY * r.quiet_sent + n;

@@ -58,12 +58,13 @@ impl Bbr3 {
         }
     }
 
-    /// `QuantizationBudget`: at least the offload budget (three send quanta) and
-    /// BBR.MinPipeCwnd; two units more in ProbeBW_UP so that probing lifts in-flight above the
+    /// `QuantizationBudget`: at least the offload budget (three send quanta; added instead
+    /// with `offload_sum`, as BBR v1) and BBR.MinPipeCwnd; two units more in ProbeBW_UP so that probing lifts in-flight above the
     /// BDP even on tiny BDPs.
     fn quantization_budget(&self, cap: u64) -> u64 {
         let offload_budget = OFFLOAD_QUANTA * u64::from(self.send_quantum());
-        let mut cap = cap.max(offload_budget).max(MIN_PIPE_CWND);
+        let cap = if self.cfg.offload_sum { cap + offload_budget } else { cap.max(offload_budget) };
+        let mut cap = cap.max(MIN_PIPE_CWND);
         if self.mode() == Mode::ProbeBwUp {
             cap += 2;
         }
@@ -75,9 +76,9 @@ impl Bbr3 {
         self.quantization_budget(self.bdp_multiple(bw, gain))
     }
 
-    /// `UpdateMaxInflight` (BBR.extra_acked is not kept: see the module docs).
+    /// `UpdateMaxInflight`: BBR.extra_acked only with the `extra_acked` key (module docs).
     pub(super) fn max_inflight(&self) -> u64 {
-        self.quantization_budget(self.bdp_multiple(self.bw, self.cwnd_gain))
+        self.quantization_budget(self.bdp_multiple(self.bw, self.cwnd_gain) + self.extra_acked())
     }
 
     /// `SetCwnd` (§5.6.4.6): grow by what arrived toward `max_inflight`, cut to it at once

@@ -378,3 +378,76 @@ fn cookie_carries_inflight_losses_and_app_limitation() {
     let c = b.on_request(&RequestInfo { now: Time::from_millis(1), units: &[1, 2, 3, 4, 5], retransmission: false });
     assert_eq!(uncookie(c), (15, 0, false));
 }
+
+/// Cruising with `cfg`, then `rounds` rounds (20 ms each) whose every RTT sample is `rtt_ms`
+/// (the minimum stays 20 ms): did the queue signal cut the short-term bounds?
+fn queue_cut_after(cfg: Bbr3Config, rtt_ms: u64, rounds: u64) -> bool {
+    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 9 });
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    assert!(b.inflight_lo().is_none());
+    let rtt = Some(Duration::from_millis(rtt_ms));
+    for _ in 0..rounds * 200 {
+        s.arrive(&mut b, Arrival { inflight: 200, tx_in_flight: 200, losses: 0, ca_state: CaState::Open, rtt });
+    }
+    assert_eq!(b.mode(), Mode::ProbeBwCruise, "still cruising");
+    b.inflight_lo().is_some()
+}
+
+#[test]
+fn a_standing_queue_counts_only_above_the_floor_and_after_enough_rounds() {
+    let signal = Bbr3Config { queue_signal: 0.1, ..Bbr3Config::default() };
+    // 3 ms above a 20 ms minimum is 15 %: a standing queue for `queue_signal` 0.1 alone …
+    assert!(queue_cut_after(signal.clone(), 23, 3));
+    // … but not a delay that matters with a 5 ms floor; 6 ms above is.
+    let floored = Bbr3Config { queue_floor: 0.005, ..signal.clone() };
+    assert!(!queue_cut_after(floored.clone(), 23, 6));
+    assert!(queue_cut_after(floored, 26, 3));
+    // With `queue_rounds` 4, rounds must keep the queue four times in a row.
+    let patient = Bbr3Config { queue_rounds: 4, ..signal };
+    assert!(!queue_cut_after(patient.clone(), 23, 2));
+    assert!(queue_cut_after(patient, 23, 6));
+}
+
+#[test]
+fn extra_acked_opens_the_window_by_what_bursts_bring() {
+    // Cruising, then units arrive in bursts of 40 at the path's mean rate (an A-MPDU): with
+    // `extra_acked` the window grows by about a burst, without it stays 2 × BDP.
+    let window = |extra_acked: bool| {
+        let cfg = Bbr3Config { extra_acked, ..Bbr3Config::default() };
+        let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 10 });
+        let mut s = Script::new(10_000.0, 20);
+        s.run(&mut b, Duration::from_millis(100), |_| 400);
+        s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+        let gap = Duration::from_secs_f64(1.0 / s.bw);
+        for _ in 0..20 {
+            let at = s.now + gap * 40;
+            for _ in 0..40 {
+                s.now = at.saturating_sub(gap); // `arrive` adds one gap: all 40 arrive at `at`
+                s.ack(&mut b, 200);
+            }
+        }
+        assert_eq!(b.mode(), Mode::ProbeBwCruise);
+        b.cwnd()
+    };
+    let (plain, extra) = (window(false), window(true));
+    assert_eq!(plain, 400, "2 × BDP");
+    assert!((430..=450).contains(&extra), "2 × BDP + about a burst: {extra}");
+}
+
+#[test]
+fn offload_sum_adds_three_send_quanta_to_the_window() {
+    let mut b = Bbr3::new(
+        Bbr3Config { offload_sum: true, ..Bbr3Config::default() },
+        CcParams { unit: UNIT, max_aggregation: 64, seed: 11 },
+    );
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    s.run(&mut b, Duration::from_millis(100), |_| 200);
+    // The draft's window here is 2 × BDP = 400 (three quanta, ≈ 30 units, are less).
+    let quanta = 3 * u64::from(b.aggregation());
+    assert!(quanta >= 27, "a quantum is 1 ms at the pacing rate: {quanta}");
+    assert_eq!(b.cwnd(), 400 + quanta);
+}
