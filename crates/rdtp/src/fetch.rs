@@ -11,6 +11,9 @@
 //!    sub-millisecond wake-ups) for the socket, the next `poll_timeout` deadline, or the
 //!    reader's wake-up (an eventfd written when reading freed receive-window space).
 //!
+//! The driver wakes a waiting reader once a take's worth of bytes (1 MiB) is readable, or
+//! before it waits itself, or at the end — not after every batch of datagrams.
+//!
 //! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
 //! out in-order bytes through [`std::io::Read`].
 //!
@@ -55,6 +58,13 @@ const WAKE_AFTER_BYTES: usize = 256 << 10;
 
 /// Most bytes taken from the receiver at once (whole buffers, no copy under the lock).
 const TAKE_BYTES: usize = 1 << 20;
+
+/// While datagrams keep arriving, the driver wakes a waiting reader once this many bytes
+/// are readable (a take's worth), not on every verified group: each wake-up is a futex
+/// call and a thread switch on both sides (issue 29). Before the driver itself waits, or
+/// when the fetch ends, it wakes the reader for any readable byte, so a slow stream is
+/// handed out as soon as it verifies.
+const WAKE_READER_BYTES: usize = TAKE_BYTES;
 
 #[derive(Clone, Copy, Debug)]
 enum UnitChoice {
@@ -527,6 +537,8 @@ impl Driver {
         let mut batch = RecvBatch::new();
         let mut events = Vec::new();
         let mut sends = 0u64;
+        // Bytes became readable while the reader may be waiting, and it was not woken yet.
+        let mut unwoken = false;
         loop {
             if self.shared.stop.load(Ordering::Acquire) {
                 return Ok(());
@@ -584,13 +596,19 @@ impl Driver {
                 Ok(_) => {
                     let now = self.clock.now();
                     let mut g = self.shared.lock();
+                    // The reader waits only after finding nothing readable, so it can be
+                    // waiting now only if nothing is.
+                    unwoken |= g.rx.readable() == 0;
                     // The socket is connected: whatever it gives came from the server's address.
                     for (_, _, d) in batch.datagrams() {
                         g.rx.handle_datagram(now, self.server, d);
                     }
-                    let readable = g.rx.readable() > 0;
+                    let readable = g.rx.readable();
                     drop(g);
-                    if readable {
+                    if readable == 0 {
+                        unwoken = false;
+                    } else if unwoken && readable >= WAKE_READER_BYTES {
+                        unwoken = false;
                         self.shared.cond.notify_all();
                     }
                     continue; // back to step 1: poll_transmit after every handle_datagram
@@ -605,6 +623,10 @@ impl Driver {
             let timeout = deadline.map(|d| self.clock.until(d));
             if timeout.is_some_and(|t| t.is_zero()) {
                 continue;
+            }
+            if std::mem::take(&mut unwoken) {
+                // Idle: whatever is readable goes to the reader now.
+                self.shared.cond.notify_all();
             }
             let r = socket::wait(&self.sock, false, Some(&self.shared.wake), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
