@@ -11,8 +11,9 @@
 //!    sub-millisecond wake-ups) for the socket, the next `poll_timeout` deadline, or the
 //!    reader's wake-up (an eventfd written when reading freed receive-window space).
 //!
-//! The driver wakes a waiting reader once a take's worth of bytes (1 MiB) is readable, or
-//! before it waits itself, or at the end — not after every batch of datagrams.
+//! The driver wakes a waiting reader once a take's worth of bytes (1 MiB, at most an eighth
+//! of the receive window) is readable, or before it waits itself, or at the end — not after
+//! every batch of datagrams.
 //!
 //! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
 //! out in-order bytes through [`std::io::Read`].
@@ -60,11 +61,14 @@ const WAKE_AFTER_BYTES: usize = 256 << 10;
 const TAKE_BYTES: usize = 1 << 20;
 
 /// While datagrams keep arriving, the driver wakes a waiting reader once this many bytes
-/// are readable (a take's worth), not on every verified group: each wake-up is a futex
-/// call and a thread switch on both sides (issue 29). Before the driver itself waits, or
-/// when the fetch ends, it wakes the reader for any readable byte, so a slow stream is
-/// handed out as soon as it verifies.
-const WAKE_READER_BYTES: usize = TAKE_BYTES;
+/// are readable (a take's worth, at most an eighth of the receive window: unread bytes
+/// count against the window, so the driver must not sit on many of them), not on every
+/// verified group: each wake-up is a futex call and a thread switch on both sides (issue
+/// 29). Before the driver itself waits, or when the fetch ends, it wakes the reader for
+/// any readable byte, so a slow stream is handed out as soon as it verifies.
+fn wake_reader_bytes(recv_window: u64) -> usize {
+    usize::try_from(recv_window / 8).unwrap_or(usize::MAX).clamp(1, TAKE_BYTES)
+}
 
 #[derive(Clone, Copy, Debug)]
 enum UnitChoice {
@@ -297,6 +301,7 @@ impl Fetch {
         let clock = Clock::new();
         let now = clock.now();
         let unit = self.config.unit;
+        let wake_reader = wake_reader_bytes(self.config.recv_window);
         if self.config.address_token.is_none() {
             self.config.address_token = held_token;
         }
@@ -320,7 +325,7 @@ impl Fetch {
             wake,
             stop: AtomicBool::new(false),
         });
-        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone(), stop: self.stop };
+        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone(), stop: self.stop, wake_reader };
         let thread = std::thread::Builder::new()
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
@@ -497,6 +502,8 @@ struct Driver {
     server: SocketAddr,
     shared: Arc<Shared>,
     stop: Option<signals::Flag>,
+    /// Readable bytes that wake a waiting reader while the driver is busy ([`wake_reader_bytes`]).
+    wake_reader: usize,
 }
 
 impl Driver {
@@ -607,7 +614,7 @@ impl Driver {
                     drop(g);
                     if readable == 0 {
                         unwoken = false;
-                    } else if unwoken && readable >= WAKE_READER_BYTES {
+                    } else if unwoken && readable >= self.wake_reader {
                         unwoken = false;
                         self.shared.cond.notify_all();
                     }
@@ -905,5 +912,18 @@ impl Drop for FetchReader {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reader_is_woken_by_a_take_at_most_an_eighth_of_the_window() {
+        assert_eq!(wake_reader_bytes(64 << 20), TAKE_BYTES);
+        assert_eq!(wake_reader_bytes(8 << 20), TAKE_BYTES);
+        assert_eq!(wake_reader_bytes(1 << 20), 128 << 10);
+        assert_eq!(wake_reader_bytes(0), 1);
     }
 }
