@@ -11,6 +11,10 @@
 //!    sub-millisecond wake-ups) for the socket, the next `poll_timeout` deadline, or the
 //!    reader's wake-up (an eventfd written when reading freed receive-window space).
 //!
+//! The driver wakes a waiting reader once a take's worth of bytes (1 MiB, at most an eighth
+//! of the receive window) is readable, or before it waits itself, or at the end — not after
+//! every batch of datagrams.
+//!
 //! The receiver sits in an `Arc<Mutex<..>>` shared with the [`FetchReader`], which hands
 //! out in-order bytes through [`std::io::Read`].
 //!
@@ -55,6 +59,16 @@ const WAKE_AFTER_BYTES: usize = 256 << 10;
 
 /// Most bytes taken from the receiver at once (whole buffers, no copy under the lock).
 const TAKE_BYTES: usize = 1 << 20;
+
+/// While datagrams keep arriving, the driver wakes a waiting reader once this many bytes
+/// are readable (a take's worth, at most an eighth of the receive window: unread bytes
+/// count against the window, so the driver must not sit on many of them), not on every
+/// verified group: each wake-up is a futex call and a thread switch on both sides (issue
+/// 29). Before the driver itself waits, or when the fetch ends, it wakes the reader for
+/// any readable byte, so a slow stream is handed out as soon as it verifies.
+fn wake_reader_bytes(recv_window: u64) -> usize {
+    usize::try_from(recv_window / 8).unwrap_or(usize::MAX).clamp(1, TAKE_BYTES)
+}
 
 #[derive(Clone, Copy, Debug)]
 enum UnitChoice {
@@ -287,6 +301,7 @@ impl Fetch {
         let clock = Clock::new();
         let now = clock.now();
         let unit = self.config.unit;
+        let wake_reader = wake_reader_bytes(self.config.recv_window);
         if self.config.address_token.is_none() {
             self.config.address_token = held_token;
         }
@@ -310,7 +325,7 @@ impl Fetch {
             wake,
             stop: AtomicBool::new(false),
         });
-        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone(), stop: self.stop };
+        let driver = Driver { sock, state, clock, sinks, server, shared: shared.clone(), stop: self.stop, wake_reader };
         let thread = std::thread::Builder::new()
             .name("rdtp-fetch".into())
             .spawn(move || driver.run())
@@ -487,6 +502,8 @@ struct Driver {
     server: SocketAddr,
     shared: Arc<Shared>,
     stop: Option<signals::Flag>,
+    /// Readable bytes that wake a waiting reader while the driver is busy ([`wake_reader_bytes`]).
+    wake_reader: usize,
 }
 
 impl Driver {
@@ -527,6 +544,8 @@ impl Driver {
         let mut batch = RecvBatch::new();
         let mut events = Vec::new();
         let mut sends = 0u64;
+        // Bytes became readable while the reader may be waiting, and it was not woken yet.
+        let mut unwoken = false;
         loop {
             if self.shared.stop.load(Ordering::Acquire) {
                 return Ok(());
@@ -584,13 +603,19 @@ impl Driver {
                 Ok(_) => {
                     let now = self.clock.now();
                     let mut g = self.shared.lock();
+                    // The reader waits only after finding nothing readable, so it can be
+                    // waiting now only if nothing is.
+                    unwoken |= g.rx.readable() == 0;
                     // The socket is connected: whatever it gives came from the server's address.
                     for (_, _, d) in batch.datagrams() {
                         g.rx.handle_datagram(now, self.server, d);
                     }
-                    let readable = g.rx.readable() > 0;
+                    let readable = g.rx.readable();
                     drop(g);
-                    if readable {
+                    if readable == 0 {
+                        unwoken = false;
+                    } else if unwoken && readable >= self.wake_reader {
+                        unwoken = false;
                         self.shared.cond.notify_all();
                     }
                     continue; // back to step 1: poll_transmit after every handle_datagram
@@ -605,6 +630,10 @@ impl Driver {
             let timeout = deadline.map(|d| self.clock.until(d));
             if timeout.is_some_and(|t| t.is_zero()) {
                 continue;
+            }
+            if std::mem::take(&mut unwoken) {
+                // Idle: whatever is readable goes to the reader now.
+                self.shared.cond.notify_all();
             }
             let r = socket::wait(&self.sock, false, Some(&self.shared.wake), timeout, sigmask)
                 .map_err(|e| Error::network("poll", e))?;
@@ -883,5 +912,18 @@ impl Drop for FetchReader {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reader_is_woken_by_a_take_at_most_an_eighth_of_the_window() {
+        assert_eq!(wake_reader_bytes(64 << 20), TAKE_BYTES);
+        assert_eq!(wake_reader_bytes(8 << 20), TAKE_BYTES);
+        assert_eq!(wake_reader_bytes(1 << 20), 128 << 10);
+        assert_eq!(wake_reader_bytes(0), 1);
     }
 }

@@ -218,7 +218,9 @@ impl Reassembly {
     /// Whether every byte of the group starting at block `b` (the next to verify) is here.
     fn group_complete(&self, v: &Verifier, b: u64) -> bool {
         let m = v.group_blocks(b, self.level);
-        m > 0 && (b..b + m).all(|k| self.block_full(v, k))
+        // Blocks fill in order, so the last one is the first to test: while a group is
+        // arriving (most calls, one per in-order unit) this answers in one look.
+        m > 0 && self.block_full(v, b + m - 1) && (b..b + m - 1).all(|k| self.block_full(v, k))
     }
 
     /// The block verification waits for, if its bytes are all here but its proof is not: the
@@ -346,6 +348,13 @@ impl Reassembly {
         }
     }
 
+    /// The siblings inside block `b`'s group, which its in-order proof carries first and
+    /// group verification skips: a walk up the tree, so asked for only once the group is
+    /// ready to verify (not on each in-order unit).
+    fn inner_depth(&self, b: u64) -> usize {
+        group_inner_depth(self.size, b, self.level)
+    }
+
     /// Verify every group whose bytes and proof are here, in order; narrow a group that
     /// fails to its bad blocks.
     fn verify(&mut self) -> Verdict {
@@ -357,7 +366,6 @@ impl Reassembly {
                 return verdict;
             }
             let m = v.group_blocks(b, self.level);
-            let inner = group_inner_depth(self.size, b, self.level);
             let proof = if let Some(n) = self.narrow {
                 if !self.check_narrowed(n, &mut verdict) {
                     return verdict;
@@ -366,7 +374,7 @@ impl Reassembly {
                 // carries the group's siblings above it.
                 self.narrow = None;
                 let p = self.proofs.remove(&b).unwrap_or_default();
-                p[inner.min(p.len())..].to_vec()
+                p[self.inner_depth(b).min(p.len())..].to_vec()
             } else {
                 if !self.group_complete(v, b) {
                     return verdict;
@@ -374,7 +382,7 @@ impl Reassembly {
                 match self.proof_depth(b) {
                     0 => Vec::new(),
                     _ => match self.proofs.remove(&b) {
-                        Some(p) => p[inner.min(p.len())..].to_vec(),
+                        Some(p) => p[self.inner_depth(b).min(p.len())..].to_vec(),
                         None => return verdict,
                     },
                 }

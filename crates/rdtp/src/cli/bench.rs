@@ -67,6 +67,10 @@ pub struct LoopbackArgs {
     /// Congestion control of the kernel-TCP baseline.
     #[arg(long, value_name = "CC", default_value = "bbr")]
     pub tcp_cc: String,
+    /// Link MTU the rdtp fetch sizes its unit for (`rdtp fetch --mtu`; default: its own,
+    /// 1500). Loopback's MTU is 65536, and kernel TCP's segments on it are that large.
+    #[arg(long, value_name = "N")]
+    pub mtu: Option<u32>,
     /// Also write the rows as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
@@ -362,7 +366,14 @@ fn served(a: &LoopbackArgs, bytes: u64) -> Result<Served> {
 }
 
 /// One fetch: start the server, fetch, stop it.
-fn one_fetch(exe: &std::path::Path, run: u32, what: &Served, tcp_cc: Option<&str>, cc: &str) -> Result<Row> {
+fn one_fetch(
+    exe: &std::path::Path,
+    run: u32,
+    what: &Served,
+    tcp_cc: Option<&str>,
+    cc: &str,
+    mtu: Option<u32>,
+) -> Result<Row> {
     let mut args: Vec<&str> = vec!["serve", "--listen", "127.0.0.1:0"];
     if let Some(tcc) = tcp_cc {
         args.extend(["--tcp", "--tcp-cc", tcc]);
@@ -371,7 +382,11 @@ fn one_fetch(exe: &std::path::Path, run: u32, what: &Served, tcp_cc: Option<&str
     let server = Daemon::start(exe, &args)?;
     let pid = server.guard.pid();
     let before = super::bench_router::cpu_seconds(pid)?;
-    let extra: Vec<&str> = if tcp_cc.is_some() { vec!["--tcp"] } else { vec!["--cc", cc] };
+    let mtu_arg = mtu.map(|m| m.to_string());
+    let mut extra: Vec<&str> = if tcp_cc.is_some() { vec!["--tcp"] } else { vec!["--cc", cc] };
+    if let (None, Some(m)) = (tcp_cc, &mtu_arg) {
+        extra.extend(["--mtu", m]);
+    }
     let fetched = fetch_with(exe, &server.addr, &what.name, &extra);
     let after = super::bench_router::cpu_seconds(pid);
     let (server_usage, _) = server.stop()?;
@@ -382,7 +397,10 @@ fn one_fetch(exe: &std::path::Path, run: u32, what: &Served, tcp_cc: Option<&str
         run,
         transport: match tcp_cc {
             Some(t) => format!("kernel TCP {t}"),
-            None => format!("rdtp {cc}"),
+            None => match mtu {
+                Some(m) => format!("rdtp {cc}, MTU {m}"),
+                None => format!("rdtp {cc}"),
+            },
         },
         bytes: what.bytes,
         elapsed_s: v["elapsed_s"].as_f64().unwrap_or(0.0),
@@ -406,10 +424,10 @@ fn loopback(a: LoopbackArgs) -> Result<i32> {
     }
     let mut rows = Vec::new();
     for run in 1..=a.common.runs {
-        let mut r = one_fetch(&exe, run, &what, None, &a.common.cc)?;
+        let mut r = one_fetch(&exe, run, &what, None, &a.common.cc, a.mtu)?;
         std::thread::sleep(Duration::from_millis(100));
         if !a.no_tcp {
-            let t = one_fetch(&exe, run, &what, Some(&a.tcp_cc), &a.common.cc)?;
+            let t = one_fetch(&exe, run, &what, Some(&a.tcp_cc), &a.common.cc, None)?;
             if t.goodput_mbps > 0.0 {
                 r.vs_tcp = Some(r.goodput_mbps / t.goodput_mbps);
             }
