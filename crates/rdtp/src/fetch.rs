@@ -3,10 +3,11 @@
 //! A fetch runs a [`Receiver`] (the sans-IO core) on a driver thread that owns a UDP
 //! socket *connected* to the server. The driver loop only moves datagrams and time:
 //!
-//! 1. on due deadlines, `handle_timeout(now)`; then send everything `poll_transmit`
-//!    yields and drain `poll_event` into the trace sinks;
-//! 2. receive what is waiting (`recvmmsg` batches, GRO split by stride) into
-//!    `handle_datagram(now, ..)`;
+//! 1. receive what is waiting (`recvmmsg` batches, GRO split by stride) into
+//!    `handle_datagram(now, ..)` — before any deadline, so answers that came while the
+//!    driver was not scheduled are not taken for lost;
+//! 2. on due deadlines, `handle_timeout(now)`; then send everything `poll_transmit`
+//!    yields and drain `poll_event` into the trace sinks (and back to 1 if 1 received);
 //! 3. otherwise wait in `ppoll` (nanosecond timeout, timer slack 1 ns: pacing needs
 //!    sub-millisecond wake-ups) for the socket, the next `poll_timeout` deadline, or the
 //!    reader's wake-up (an eventfd written when reading freed receive-window space).
@@ -556,6 +557,40 @@ impl Driver {
                     return Err(Error::Interrupted(signal as i32));
                 }
             }
+            // What is waiting comes in before any deadline is handled: a driver that was not
+            // scheduled for a while (a loaded machine) must not take the answers sitting in
+            // its socket for missing ones — a spurious loss or, past the idle timeout, a
+            // failed fetch.
+            let got = match batch.recv(&self.state, &self.sock) {
+                Ok(_) => {
+                    let now = self.clock.now();
+                    let mut g = self.shared.lock();
+                    // The reader waits only after finding nothing readable, so it can be
+                    // waiting now only if nothing is.
+                    unwoken |= g.rx.readable() == 0;
+                    // The socket is connected: whatever it gives came from the server's address.
+                    for (_, _, d) in batch.datagrams() {
+                        g.rx.handle_datagram(now, self.server, d);
+                    }
+                    let readable = g.rx.readable();
+                    drop(g);
+                    if readable == 0 {
+                        unwoken = false;
+                    } else if unwoken && readable >= self.wake_reader {
+                        unwoken = false;
+                        self.shared.cond.notify_all();
+                    }
+                    true
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => false,
+                Err(e) => match unreachable(self.server, &e) {
+                    Some(u) => {
+                        self.shared.lock().icmp = Some(u);
+                        false
+                    }
+                    None => return Err(Error::network("receive", e)),
+                },
+            };
             let now = self.clock.now();
             let (done, deadline, send_error) = {
                 let mut g = self.shared.lock();
@@ -599,32 +634,8 @@ impl Driver {
                 return Ok(());
             }
 
-            match batch.recv(&self.state, &self.sock) {
-                Ok(_) => {
-                    let now = self.clock.now();
-                    let mut g = self.shared.lock();
-                    // The reader waits only after finding nothing readable, so it can be
-                    // waiting now only if nothing is.
-                    unwoken |= g.rx.readable() == 0;
-                    // The socket is connected: whatever it gives came from the server's address.
-                    for (_, _, d) in batch.datagrams() {
-                        g.rx.handle_datagram(now, self.server, d);
-                    }
-                    let readable = g.rx.readable();
-                    drop(g);
-                    if readable == 0 {
-                        unwoken = false;
-                    } else if unwoken && readable >= self.wake_reader {
-                        unwoken = false;
-                        self.shared.cond.notify_all();
-                    }
-                    continue; // back to step 1: poll_transmit after every handle_datagram
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => match unreachable(self.server, &e) {
-                    Some(u) => self.shared.lock().icmp = Some(u),
-                    None => return Err(Error::network("receive", e)),
-                },
+            if got {
+                continue; // poll_transmit after every handle_datagram, and receive again
             }
 
             let timeout = deadline.map(|d| self.clock.until(d));

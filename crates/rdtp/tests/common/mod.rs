@@ -62,6 +62,11 @@ impl Server {
 
     /// `rdtp ARGS`, waiting for the stderr line starting with `ready`: the listening address
     /// follows `ready` if it ends with " on ", else the line's last " on ".
+    /// `rdtp ARGS…` (a `serve` of any kind), waiting for its "serving" line.
+    pub fn spawn_args(args: &[&str]) -> Server {
+        Server::spawn(args, "rdtp: serving ")
+    }
+
     fn spawn(args: &[&str], ready: &str) -> Server {
         let mut child = Command::new(RDTP)
             .args(args)
