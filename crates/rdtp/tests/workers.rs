@@ -177,7 +177,8 @@ mod cli {
 
 /// Wake-up coalescing (`ServeOptions::coalesce`): concurrent fetches are served byte-exact,
 /// the worker sleeps between batches instead of waiting in `poll` for each request, and
-/// without it no sleep is taken.
+/// without it no sleep is taken. (How often it waits in `poll` depends on the scheduling of
+/// the fetches' threads: a busy socket may never be empty, so that count is not asserted.)
 #[test]
 fn coalescing_sleeps_between_batches_and_serves_the_same_bytes() {
     let data = content(400_000, 7);
@@ -204,6 +205,5 @@ fn coalescing_sleeps_between_batches_and_serves_the_same_bytes() {
         } else {
             assert!(stats.coalesced_sleeps > 0, "coalescing on: no sleep taken: {stats}");
         }
-        assert!(stats.waits > 0, "the worker waited in poll at least before the first request: {stats}");
     }
 }
