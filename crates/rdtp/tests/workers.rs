@@ -16,6 +16,20 @@ fn serve(objects: Vec<(String, Vec<u8>)>, workers: usize) -> rdtp::server::Serve
     spawn(Arc::new(MemoryCatalog::new(objects)), opts).unwrap()
 }
 
+/// `n` fetches of "obj" from `addr` at once, each on its own thread and socket: what each got.
+fn fetch_at_once(addr: std::net::SocketAddr, n: usize) -> Vec<Vec<u8>> {
+    let fetches: Vec<_> = (0..n)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut got).unwrap();
+                got
+            })
+        })
+        .collect();
+    fetches.into_iter().map(|f| f.join().unwrap()).collect()
+}
+
 #[test]
 fn concurrent_fetches_spread_over_the_workers_byte_exact_with_a_retry_each_at_most() {
     let data = content(600_000, 1);
@@ -27,17 +41,8 @@ fn concurrent_fetches_spread_over_the_workers_byte_exact_with_a_retry_each_at_mo
     let mut first = Vec::new();
     Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut first).unwrap();
     assert!(first == data);
-    let fetches: Vec<_> = (0..16)
-        .map(|_| {
-            std::thread::spawn(move || {
-                let mut got = Vec::new();
-                Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut got).unwrap();
-                got
-            })
-        })
-        .collect();
-    for f in fetches {
-        assert!(f.join().unwrap() == data, "a fetch was not byte-exact");
+    for got in fetch_at_once(addr, 16) {
+        assert!(got == data, "a fetch was not byte-exact");
     }
     let stats = server.stop().unwrap();
     assert_eq!(stats.datagrams_per_worker.len(), 2);
@@ -187,17 +192,8 @@ fn coalescing_sleeps_between_batches_and_serves_the_same_bytes() {
             ServeOptions { listen: Some("127.0.0.1:0".parse().unwrap()), workers: 1, coalesce, ..Default::default() };
         let server = spawn(Arc::new(MemoryCatalog::new(vec![("obj".into(), data.clone())])), opts).unwrap();
         let addr = server.local_addr();
-        let fetches: Vec<_> = (0..4)
-            .map(|_| {
-                std::thread::spawn(move || {
-                    let mut got = Vec::new();
-                    Fetch::by_name(addr, "obj").start().unwrap().read_to_end(&mut got).unwrap();
-                    got
-                })
-            })
-            .collect();
-        for f in fetches {
-            assert!(f.join().unwrap() == data, "coalescing {label}: a fetch was not byte-exact");
+        for got in fetch_at_once(addr, 4) {
+            assert!(got == data, "coalescing {label}: a fetch was not byte-exact");
         }
         let stats = server.stop().unwrap();
         if coalesce.is_zero() {
