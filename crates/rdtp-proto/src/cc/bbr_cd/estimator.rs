@@ -13,10 +13,10 @@
 //!
 //! **An average needs `min_samples` (4) samples** in the window, once there is one: with
 //! fewer, the last averages stand (the first sample still gives the first RTprop and BtlBw,
-//! two the first δ). S1 §III-C d takes fewer than 4 RTT samples over W to mean the flow "is
-//! not collecting enough samples" for "meaningful average RTT measures" (§I) — that is its
-//! reason for ProbeRTT —, but says nothing of the averages such a window gives; we read it as
-//! "not an estimate". Without this, one sample in an otherwise empty window *was* the
+//! two the first δ). S1 §III-C d enters ProbeRTT when "not enough RTT samples are collected
+//! over the given time window" (threshold 4), to "collect multiple RTT values to compute
+//! meaningful average RTT measures" (§I), but says nothing of the averages such a window
+//! gives; we read it as "not an estimate". Without this, one sample in an otherwise empty window *was* the
 //! model, and the samples that come into an emptied window are the late ones: a first-time
 //! request answered after waiting at a caching router for another consumer's request (S1
 //! §III-B's own example of an ambiguous RTT) gives an RTT of seconds and a delivery rate of a
