@@ -77,7 +77,8 @@ fn topology2(seed: u64) -> (Net, NodeIx) {
 /// after 112.7 s (virtual time; the others 8.1–65.0 s). Now another consumer's first-time
 /// request frees it: 7 such samples, and they finish in 7.3–10.9 s but one, whose own two
 /// re-requests for a unit were lost (6 % each way), at 61.3 s (its back-off reached the 60 s
-/// ceiling).
+/// ceiling). Since the tail fix below (issue 26 item 3): 1 such sample, 6.8–10.7 s and one
+/// at 15.9 s.
 #[test]
 fn a_unit_lost_upstream_is_freed_by_the_next_consumers_first_time_request() {
     let (net, ap) = topology2(4);
@@ -141,6 +142,34 @@ fn no_consumer_gives_up_while_a_re_request_is_due() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Issue 26's crawl (ns-3, seed 2: after ProbeRTT one 494 ms sample set the pacing rate to
+/// 0.21 Mbit/s, and the station re-requested its last 182 units one every 0.3 s). A consumer
+/// whose first-time requests are all out re-requests at whatever its model says, and
+/// re-requests give no samples (Hu et al. §III-B), so the model is frozen at the tail: it must
+/// not be one late sample's. Before the fix (`cc/bbr_cd/estimator.rs`, `cc/bbr_cd/probe_rtt.rs`),
+/// seed 47's flow 6 re-requested at 1.67 Mbit/s and finished after 23.1 s, seed 373's flow 2 at
+/// 0.80 Mbit/s after 53.0 s (a 1.49 s sample taken in ProbeRTT, the only one in its window,
+/// became BtlBw); over seeds 1–100, 2 flows went below 2 Mbit/s, none after.
+#[test]
+fn the_tail_of_re_requests_is_not_paced_by_one_late_sample() {
+    for seed in [47, 373] {
+        let (net, _) = topology2(seed);
+        for (i, f) in net.flows.iter().enumerate() {
+            assert!(f.is_byte_exact(), "seed {seed} flow {i}: {:?}", f.error);
+            let last_first = f.requested.iter().filter(|r| !r.2).map(|r| r.0).max();
+            // Outside ProbeRTT (4 units/s, Hu et al. §III-C d), once only re-requests are left.
+            let slowest = f
+                .cc_trace
+                .iter()
+                .filter(|t| Some(t.0) > last_first && t.3 != "probe_rtt")
+                .filter_map(|t| t.2)
+                .map(|bytes_per_sec| bytes_per_sec * 8.0 / 1e6)
+                .fold(f64::INFINITY, f64::min);
+            assert!(slowest > 2.0, "seed {seed} flow {i}: re-requests paced at {slowest:.2} Mbit/s");
         }
     }
 }

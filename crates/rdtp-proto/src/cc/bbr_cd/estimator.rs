@@ -10,6 +10,21 @@
 //! When the window empties (nothing arrived for a whole `W`: an outage), the last averages
 //! are kept: the flow still needs an RTprop for its loss threshold and a BtlBw to resume at,
 //! and S1 gives no other value to fall back to.
+//!
+//! **An average needs `min_samples` (4) samples** in the window, once there is one: with
+//! fewer, the last averages stand (the first sample still gives the first RTprop and BtlBw,
+//! two the first δ). S1 §III-C d enters ProbeRTT when "not enough RTT samples are collected
+//! over the given time window" (threshold 4), to "collect multiple RTT values to compute
+//! meaningful average RTT measures" (§I), but says nothing of the averages such a window
+//! gives; we read it as "not an estimate". Without this, one sample in an otherwise empty window *was* the
+//! model, and the samples that come into an emptied window are the late ones: a first-time
+//! request answered after waiting at a caching router for another consumer's request (S1
+//! §III-B's own example of an ambiguous RTT) gives an RTT of seconds and a delivery rate of a
+//! few units over those seconds. At the tail of a transfer only re-requests are left, which
+//! give no samples (S1 §III-B), so nothing replaced it: the flow re-requested its last units
+//! at that rate — measured on ns-3 (Hu et al.'s lossy Topology 2, seed 2): after ProbeRTT
+//! one 494 ms sample set the pacing rate to 0.21 Mbit/s, and 182 re-requests took 66 s
+//! (`crates/rdtp-harness/tests/bbr_cd_through_a_lossy_cache.rs` reproduces it).
 
 use core::time::Duration;
 use std::collections::VecDeque;
@@ -76,6 +91,8 @@ impl Windowed {
 pub struct BdpEstimator {
     /// β: the window is β average RTTs long (S1: 8 for 802.11n).
     beta: f64,
+    /// Samples a window needs to replace an average (module docs; S1 §III-C d: 4).
+    min_samples: usize,
     /// RTT samples, seconds.
     rtt: Windowed,
     /// Delivery-rate samples, units per second.
@@ -89,9 +106,12 @@ pub struct BdpEstimator {
 }
 
 impl BdpEstimator {
-    pub fn new(beta: f64) -> Self {
+    /// An estimator with window `beta` average RTTs whose averages change only from windows
+    /// of at least `min_samples` samples (module docs).
+    pub fn new(beta: f64, min_samples: usize) -> Self {
         BdpEstimator {
             beta,
+            min_samples: min_samples.max(1),
             rtt: Windowed::default(),
             bw: Windowed::default(),
             arrivals: Windowed::default(),
@@ -130,13 +150,21 @@ impl BdpEstimator {
         self.rtt.prune(from);
         self.bw.prune(from);
         self.arrivals.prune(from);
-        if let Some(m) = self.rtt.mean() {
+        // Fewer than `min_samples` in the window: the last averages stand, once there are any.
+        let rtt_enough = self.rtt.len() >= self.min_samples;
+        if let Some(m) = self.rtt.mean()
+            && rtt_enough
+        {
             self.rtprop = Some(Duration::from_secs_f64(m));
         }
-        if let Some(m) = self.bw.mean() {
+        if let Some(m) = self.bw.mean()
+            && (self.bw.len() >= self.min_samples || self.btlbw.is_none())
+        {
             self.btlbw = Some(m);
         }
-        if let Some(s) = self.rtt.std_dev() {
+        if let Some(s) = self.rtt.std_dev()
+            && (rtt_enough || self.delta.is_none())
+        {
             self.delta = Some(Duration::from_secs_f64(s));
         }
     }
@@ -184,7 +212,7 @@ mod tests {
 
     #[test]
     fn averages_and_deviation_over_a_window_of_beta_average_rtts() {
-        let mut e = BdpEstimator::new(8.0);
+        let mut e = BdpEstimator::new(8.0, 4);
         assert_eq!((e.window(), e.rtprop(), e.btlbw(), e.bdp()), (None, None, None, None));
         // 10 ms and 30 ms alternating, 1 ms apart: mean 20 ms, δ 10 ms, W = 160 ms.
         for i in 0..100u64 {
@@ -209,11 +237,20 @@ mod tests {
         assert_eq!(e.rtt_samples(), 0);
         assert!(close(e.rtprop().unwrap(), 20 * MS));
         assert!(close(e.delta().unwrap(), 10 * MS));
-        // One new sample: the average is that sample, δ needs two.
-        e.on_rtt(Time::from_millis(1001), 50 * MS);
-        e.update(Time::from_millis(1001));
-        assert_eq!(e.rtprop(), Some(50 * MS));
-        assert!(close(e.delta().unwrap(), 10 * MS), "δ kept until two samples");
+        // One, two, three new samples (a late one and two more): not an average yet, the
+        // last ones stand; the fourth makes one.
+        for (i, ms) in [(1, 900), (2, 50), (3, 50), (4, 50)] {
+            e.on_rtt(Time::from_millis(1000 + i), ms * MS);
+            e.on_rate(Time::from_millis(1000 + i), if i == 1 { 2.0 } else { 1000.0 });
+            e.update(Time::from_millis(1000 + i));
+            if i < 4 {
+                assert!(close(e.rtprop().unwrap(), 20 * MS), "{i}: {:?}", e.rtprop());
+                assert!(close(e.delta().unwrap(), 10 * MS), "{i}: {:?}", e.delta());
+                assert!((e.btlbw().unwrap() - 1069.5).abs() < 1e-9, "{i}: {:?}", e.btlbw());
+            }
+        }
+        assert!(close(e.rtprop().unwrap(), 262500 * Duration::from_nanos(1000)), "{:?}", e.rtprop());
+        assert!((e.btlbw().unwrap() - 750.5).abs() < 1e-9, "{:?}", e.btlbw());
         assert_eq!(e.first_rtt_at(), Some(Time::ZERO));
     }
 }

@@ -48,7 +48,9 @@
 //! sender whenever data arrives faster than that interval (Drain, the 3/4 phase), and never
 //! recomputing it would hold the first request after ProbeRTT for ProbeRTT's 250 ms, long
 //! enough (W is 8 RTTs) to fall back into ProbeRTT for good; the delivery rate is S1's
-//! (units delivered since the request over its RTT, [`delivery_rate`]), not BBR's; quanta is 3 *requests* of the current aggregation (3 units
+//! (units delivered since the request over its RTT, [`delivery_rate`]), not BBR's; averages
+//! change only from windows of at least `min_samples` samples ([`estimator`]); no
+//! delivery-rate sample from a unit in flight during ProbeRTT ([`probe_rtt`]); quanta is 3 *requests* of the current aggregation (3 units
 //! at S1's 8600-byte packets, where requests carry one unit); ProbeRTT's entry and exit are
 //! explained in [`probe_rtt`].
 
@@ -103,7 +105,8 @@ pub struct BbrCdConfig {
     /// ProbeRTT's request rate k, units per second (S1 §III-C d: 4).
     pub probe_rtt_rate: f64,
     /// Arrivals over W below which ProbeRTT begins, and after which it ends (S1: 4 RTT
-    /// samples; see [`probe_rtt`] for why every arrival counts).
+    /// samples; see [`probe_rtt`] for why every arrival counts); also the samples a window
+    /// needs to change the estimator's averages ([`estimator`]).
     pub min_samples: u32,
     /// First-time requests before re-requests (S1 §IV-D).
     pub new_first: bool,
@@ -150,7 +153,7 @@ impl Keyed for BbrCdConfig {
         key!(
             min_samples,
             Kind::Int { min: 1, max: 1_000_000 },
-            "arrivals over W below which ProbeRTT starts, and after which it ends (Hu et al. §III-C d)"
+            "arrivals over W below which ProbeRTT starts, after which it ends, and samples W needs to change the averages (Hu et al. §III-C d)"
         ),
         key!(new_first, Kind::Bool, "first-time requests before re-requests (Hu et al. §IV-D)"),
         key!(
@@ -196,7 +199,7 @@ impl BbrCd {
     pub fn new(cfg: BbrCdConfig, params: CcParams) -> Self {
         BbrCd {
             rng: Pcg32::seed_from_u64(params.seed),
-            est: BdpEstimator::new(cfg.beta),
+            est: BdpEstimator::new(cfg.beta, cfg.min_samples as usize),
             cwnd: cfg.init_cwnd.max(1),
             cfg,
             params,
@@ -321,6 +324,7 @@ impl Controller for BbrCd {
         if admitted && let Some(rtt) = rtt {
             self.est.on_rtt(rs.now, rtt);
             if !rs.rate.is_app_limited
+                && !self.overlaps_probe_rtt(rs.now.saturating_sub(rtt))
                 && let Some(bw) = delivery_rate(rs.rate.delivered, rtt)
             {
                 self.est.on_rate(rs.now, bw);

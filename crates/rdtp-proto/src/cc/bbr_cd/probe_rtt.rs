@@ -20,7 +20,14 @@
 //!   never be reached and the flow would stay at 4 units/s for good.
 //!
 //! Samples taken in ProbeRTT are application-limited for the delivery rate (as BBR's), so
-//! the 4-units/s rate does not drag the BtlBw average down.
+//! the 4-units/s rate does not drag the BtlBw average down — and so is every unit that was in
+//! flight while the flow was in ProbeRTT, whenever it was requested (S1 is silent on samples
+//! in ProbeRTT; this is our choice). The receiver marks only units *requested* in ProbeRTT
+//! as application-limited; a unit requested before and answered in ProbeRTT or after it
+//! counted the few units ProbeRTT let through over its whole RTT: issue 26's crawl (ns-3,
+//! Hu et al.'s lossy Topology 2, seed 2), where one such 494 ms sample became BtlBw, the
+//! pacing rate 0.21 Mbit/s, and with only re-requests left (no samples, S1 §III-B) it stayed
+//! there. Its RTT is still a sample: S1 §III-B admits it.
 
 use super::{BbrCd, State};
 use crate::time::Time;
@@ -49,6 +56,13 @@ impl BbrCd {
         if now - since >= w && self.est.arrivals() < self.cfg.min_samples as usize {
             self.transition_to(State::ProbeRtt(ProbeRtt { entered: now, samples: 0 }));
         }
+    }
+
+    /// Whether a unit requested at `requested` and arriving now was in flight while the flow
+    /// was held to `k` units/s: in ProbeRTT now, or requested before ProbeRTT last ended. Its
+    /// delivery rate measures ProbeRTT's limit, not the path (module docs).
+    pub(super) fn overlaps_probe_rtt(&self, requested: Time) -> bool {
+        matches!(self.state, State::ProbeRtt(_)) || self.last_probe_rtt_exit.is_some_and(|exit| requested < exit)
     }
 
     /// A unit arrived in ProbeRTT: leave once enough did.
