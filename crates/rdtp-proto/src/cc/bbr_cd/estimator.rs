@@ -25,6 +25,19 @@
 //! at that rate — measured on ns-3 (Hu et al.'s lossy Topology 2, seed 2): after ProbeRTT
 //! one 494 ms sample set the pacing rate to 0.21 Mbit/s, and 182 re-requests took 66 s
 //! (`crates/rdtp-harness/tests/bbr_cd_through_a_lossy_cache.rs` reproduces it).
+//!
+//! **The window holds at least `2 × min_samples` units at BtlBw** (ours; S1 is silent): `W`
+//! is `max(β × RTprop, 2 × min_samples ÷ max(BtlBw, k))`, `k` ProbeRTT's rate. S1's `β × RTprop`
+//! holds `β × BDP` units, which S1's setting (BDP of many units) makes plenty; when the BDP is
+//! below one unit — a consumer whose share of the AP is a few units per second and whose
+//! units come from the AP's store in 1.4 ms — it holds less than one, so the window can
+//! never hold `min_samples` arrivals: the flow falls into ProbeRTT a window after every exit
+//! (11 ms), its averages never change again, and it fetches the rest at `k` units/s
+//! (measured, ns-3 3.44, Hu et al.'s Topology 2 without loss, seed 4: a consumer paced at
+//! 4 units/s from 35 s to 98 s for its last 294 units). With the floor, a window expects
+//! `2 × min_samples` arrivals at BtlBw, so "fewer than `min_samples`" again means the
+//! arrivals halved. Where `β × BDP ≥ 2 × min_samples` (every path S1 measured with its own
+//! units) nothing changes.
 
 use core::time::Duration;
 use std::collections::VecDeque;
@@ -93,6 +106,9 @@ pub struct BdpEstimator {
     beta: f64,
     /// Samples a window needs to replace an average (module docs; S1 §III-C d: 4).
     min_samples: usize,
+    /// ProbeRTT's rate `k`, units/s: the slowest rate the window's floor allows for (module
+    /// docs).
+    slowest: f64,
     /// RTT samples, seconds.
     rtt: Windowed,
     /// Delivery-rate samples, units per second.
@@ -106,12 +122,14 @@ pub struct BdpEstimator {
 }
 
 impl BdpEstimator {
-    /// An estimator with window `beta` average RTTs whose averages change only from windows
-    /// of at least `min_samples` samples (module docs).
-    pub fn new(beta: f64, min_samples: usize) -> Self {
+    /// An estimator with window `beta` average RTTs — and at least `2 × min_samples` units at
+    /// BtlBw, taken as no slower than `slowest` units/s — whose averages change only from
+    /// windows of at least `min_samples` samples (module docs).
+    pub fn new(beta: f64, min_samples: usize, slowest: f64) -> Self {
         BdpEstimator {
             beta,
             min_samples: min_samples.max(1),
+            slowest: slowest.max(f64::MIN_POSITIVE),
             rtt: Windowed::default(),
             bw: Windowed::default(),
             arrivals: Windowed::default(),
@@ -169,9 +187,13 @@ impl BdpEstimator {
         }
     }
 
-    /// `W = β × RTprop`, once there is an RTT sample.
+    /// `W = max(β × RTprop, 2 × min_samples ÷ max(BtlBw, k))`, once there is an RTT sample
+    /// (module docs).
     pub fn window(&self) -> Option<Duration> {
-        self.rtprop.map(|r| r.mul_f64(self.beta))
+        let w = self.rtprop?.mul_f64(self.beta);
+        let Some(bw) = self.btlbw else { return Some(w) };
+        let hold = 2.0 * self.min_samples as f64 / bw.max(self.slowest);
+        Some(w.max(Duration::from_secs_f64(hold)))
     }
     /// Average RTT over the window (the last one if the window is empty).
     pub fn rtprop(&self) -> Option<Duration> {
@@ -212,7 +234,7 @@ mod tests {
 
     #[test]
     fn averages_and_deviation_over_a_window_of_beta_average_rtts() {
-        let mut e = BdpEstimator::new(8.0, 4);
+        let mut e = BdpEstimator::new(8.0, 4, 4.0);
         assert_eq!((e.window(), e.rtprop(), e.btlbw(), e.bdp()), (None, None, None, None));
         // 10 ms and 30 ms alternating, 1 ms apart: mean 20 ms, δ 10 ms, W = 160 ms.
         for i in 0..100u64 {

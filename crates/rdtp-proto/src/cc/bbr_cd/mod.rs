@@ -49,7 +49,8 @@
 //! recomputing it would hold the first request after ProbeRTT for ProbeRTT's 250 ms, long
 //! enough (W is 8 RTTs) to fall back into ProbeRTT for good; the delivery rate is S1's
 //! (units delivered since the request over its RTT, [`delivery_rate`]), not BBR's; averages
-//! change only from windows of at least `min_samples` samples ([`estimator`]); no
+//! change only from windows of at least `min_samples` samples, and a window is long enough
+//! to expect twice that many at BtlBw ([`estimator`]); no
 //! delivery-rate sample from a unit in flight during ProbeRTT ([`probe_rtt`]); quanta is 3 *requests* of the current aggregation (3 units
 //! at S1's 8600-byte packets, where requests carry one unit); ProbeRTT's entry and exit are
 //! explained in [`probe_rtt`].
@@ -136,7 +137,11 @@ impl Default for BbrCdConfig {
 
 impl Keyed for BbrCdConfig {
     const KEYS: &'static [Key<Self>] = &[
-        key!(beta, Kind::Float { min: 1.0, max: 1000.0 }, "window W = beta × average RTT (Hu et al. §III-B)"),
+        key!(
+            beta,
+            Kind::Float { min: 1.0, max: 1000.0 },
+            "window W = beta × average RTT (Hu et al. §III-B), at least 2 × min_samples units at BtlBw"
+        ),
         key!(
             alpha,
             Kind::Float { min: 0.0, max: 1000.0 },
@@ -199,7 +204,7 @@ impl BbrCd {
     pub fn new(cfg: BbrCdConfig, params: CcParams) -> Self {
         BbrCd {
             rng: Pcg32::seed_from_u64(params.seed),
-            est: BdpEstimator::new(cfg.beta, cfg.min_samples as usize),
+            est: BdpEstimator::new(cfg.beta, cfg.min_samples as usize, cfg.probe_rtt_rate),
             cwnd: cfg.init_cwnd.max(1),
             cfg,
             params,

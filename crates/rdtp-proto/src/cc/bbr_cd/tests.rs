@@ -315,3 +315,37 @@ fn every_unit_of_an_aggregated_request_is_a_sample() {
     b.on_ack(&a);
     assert_eq!(b.estimator().rtt_samples(), 0);
 }
+
+/// A consumer whose share is a few units per second and whose units then come from a nearby
+/// store in 1.4 ms (ns-3, Hu et al.'s Topology 2, seed 4): `β × RTprop` is 11 ms, less than
+/// one unit at BtlBw, so a window of S1's length never holds `min_samples` arrivals. The
+/// window's floor (`estimator` docs) keeps it long enough to expect `2 × min_samples`; units
+/// arriving at BtlBw keep the flow out of ProbeRTT.
+#[test]
+fn a_flow_whose_window_holds_less_than_one_unit_is_not_held_in_probe_rtt() {
+    let mut b = BbrCd::new(BbrCdConfig::default(), params());
+    // 7 units/s over 150 ms (one unit per request and RTT: 6.7 units/s samples).
+    let mut s = Script::new(7.0, 150 * MS);
+    s.run(&mut b, Duration::from_secs(20), |b| if b.mode() == Mode::Drain { 0 } else { b.cwnd() });
+    assert_eq!(b.mode(), Mode::ProbeBw);
+    let bw = b.estimator().btlbw().unwrap();
+    assert!((6.0..7.5).contains(&bw), "{bw}");
+    // The same rate, now 1.4 ms away; the delivery-rate samples are left out (as after
+    // ProbeRTT, `probe_rtt` docs) so that BtlBw stays what the arrivals are.
+    s.rtt = Duration::from_micros(1400);
+    let mut probe_rtt = Duration::ZERO;
+    let end = s.now + Duration::from_secs(20);
+    while s.now < end {
+        let before = s.now;
+        let mut a = s.sample(1);
+        a.rate.is_app_limited = true;
+        b.on_ack(&a);
+        if b.mode() == Mode::ProbeRtt {
+            probe_rtt += s.now - before;
+        }
+    }
+    assert_eq!(probe_rtt, Duration::ZERO, "held in ProbeRTT while units arrive at BtlBw");
+    let rtprop = b.estimator().rtprop().unwrap();
+    assert!(rtprop < 2 * MS, "{rtprop:?}");
+    assert!(b.estimator().window().unwrap() >= Duration::from_secs_f64(8.0 / 7.5));
+}
