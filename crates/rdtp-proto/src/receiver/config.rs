@@ -29,7 +29,9 @@ pub struct ReceiverConfig {
     pub rto: RtoConfig,
     /// Most bytes requested but not yet read by the application (flow control).
     pub recv_window: u64,
-    /// Give up when nothing valid has come from the server for this long while waiting.
+    /// Give up when nothing valid has come from the server for this long while waiting (time
+    /// nothing was asked of it, or the receiver was not run, does not count: "The idle
+    /// timeout" in [`super`]'s docs).
     pub idle_timeout: Duration,
     /// How far a late caller may catch up on pacing (see [`super::pacer`]).
     pub pacing_credit: Duration,

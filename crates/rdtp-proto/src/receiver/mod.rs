@@ -58,6 +58,59 @@
 //! (back off) and the failing Nacks (confirmed from the origin before they end the fetch) —
 //! are handled as [`refusals`] describes; verification, and the narrowing of a failed group
 //! of blocks to its bad ones, in the private `reassembly` module.
+//!
+//! # The idle timeout
+//!
+//! A fetch fails with [`FetchError::Timeout`] once the server has been silent for
+//! [`ReceiverConfig::idle_timeout`] while the receiver waits for it (units in flight or
+//! lost, or a proof the verifier needs). Only the server's silence counts, not the
+//! receiver's own: the silence counts from an instant that three things move later.
+//!
+//! 1. **A valid answer** (a Data or proof answering one of our requests, a resolve
+//!    response, a Retry with a new token) moves it to its arrival. A `Busy`, a failing Nack
+//!    waiting to be confirmed, a duplicate or anything with the wrong tag does not
+//!    ([`refusals`]): a stream of forged ones cannot keep a dead fetch alive.
+//! 2. **A request that leaves when every earlier one was answered** (no unit in flight or
+//!    lost, no proof asked) moves it to when that request left: while nothing was asked
+//!    of the server (an application not reading, so the receive window is full; a long
+//!    pacing wait with nothing out) the server had nothing to answer. A unit leaves the
+//!    in-flight and lost sets only by arriving (a Data with its request's tag); a `Busy` or
+//!    failing Nack puts the units it refuses in the lost set. So no forged answer makes our
+//!    requests "all answered", and a dead server, once asked, never is.
+//! 3. **Time the receiver was not run** (a process stopped, or descheduled on an overloaded
+//!    machine: docs/BENCHMARKS.md, 1000 fetches on 2 cores) is not counted. A call passing
+//!    the time (`handle_datagram`, `handle_timeout`, `poll_transmit`) that comes more than
+//!    [`OVERDUE`] after the receiver's own earliest deadline moves the instant later by
+//!    the time since that deadline. Its own deadline is, with units in flight or a proof
+//!    asked, its retransmission timer or the proof's re-ask; with nothing outstanding, the
+//!    release of its next request (pacing, the Busy hold, the controller's admission). A
+//!    deadline already past at the call before counts from that call. A receiver stopped
+//!    in a Busy hold with lost units and nothing out for longer than the idle timeout
+//!    failed the moment it ran again, before it asked anything; now it asks, and fails if
+//!    the server stays silent for the rest of the idle timeout. (The runtime also reads
+//!    what came during such a pause before it handles the deadlines:
+//!    `crates/rdtp/tests/descheduled.rs`.)
+//!
+//! Why the idle timeout's guarantees still hold:
+//!
+//! - **A dead server is found** as before. A driver that keeps the call contract (calls at
+//!   [`Receiver::poll_timeout`], within [`OVERDUE`]) is never excused any time by rule 3;
+//!   and from the first request the dead server leaves unanswered the receiver always has
+//!   a request unanswered (in flight, then lost, then asked again), so rule 2 never fires
+//!   either: the fetch fails one idle timeout after the last answer. A driver later than
+//!   [`OVERDUE`] is excused exactly its lateness: the fetch fails after an idle timeout of
+//!   the receiver's own running.
+//! - **Forged datagrams cannot delay the end.** What rule 3 excuses depends only on when
+//!   the driver calls and on the receiver's own deadlines; a datagram, forged or not, only
+//!   adds a call at its arrival, which makes the next call's lateness smaller, never
+//!   larger, and a datagram that moves a deadline earlier makes the driver call earlier.
+//!   Rule 2 needs every unit to have arrived (above). `Busy` still never counts as hearing.
+//!
+//! The send deadline is not used while units are in flight: [`Receiver::read`] has no
+//! `now`, and may just have made new units sendable that were not before. In simulation
+//! (`rdtp-harness`, ns-3) the driver calls at every deadline, so rule 3 never applies, and
+//! rule 2 only moves the instant from an answer to the next request, which changes nothing
+//! but the moment a fetch that ends by the idle timeout gives up.
 
 mod config;
 pub mod pacer;
@@ -104,6 +157,12 @@ use refusals::{BusyBackoff, Suspicion};
 /// Buffer size `poll_transmit` needs.
 pub const MAX_DATAGRAM: usize = 1232;
 
+/// A call this much later than the receiver's own deadline means the receiver was not run
+/// (descheduled, stopped): the time since that deadline is not the server's silence (see
+/// "The idle timeout" in the module docs). Far above a timer's slack and a loaded machine's
+/// scheduling delays (which are not excused), well below the RTO floor (200 ms).
+pub const OVERDUE: Duration = Duration::from_millis(100);
+
 /// What to fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -121,7 +180,8 @@ pub enum FetchError {
     /// The server does not have the name or EID.
     #[error("content not found: {0}")]
     NotFound(String),
-    /// Nothing valid came from the server for the idle limit.
+    /// The server was silent for the idle limit while the receiver waited for it (as the
+    /// module docs count it: "The idle timeout").
     #[error("no answer from the server for {0:?}")]
     Timeout(Duration),
     /// The delivered bytes do not hash to the EID.
@@ -437,8 +497,11 @@ pub struct Receiver {
     suspicion: Option<Suspicion>,
     next_req_id: u64,
     next_seq: u64,
-    /// Last time something valid came from the network.
-    last_heard: Time,
+    /// Since when the server's silence counts (see "The idle timeout" in the module docs):
+    /// the last valid answer, or later.
+    silence_from: Time,
+    /// The `now` of the latest call that passed the time (to tell how late the next one is).
+    last_call: Time,
     events: VecDeque<Event>,
     last_snapshot: Option<CcSnapshot>,
     stats: Stats,
@@ -468,7 +531,8 @@ impl Receiver {
             suspicion: None,
             next_req_id: 0,
             next_seq: 0,
-            last_heard: now,
+            silence_from: now,
+            last_call: now,
             events: VecDeque::new(),
             last_snapshot: None,
             stats: Stats { started: now, ..Stats::default() },
@@ -624,12 +688,8 @@ impl Receiver {
                 if self.waiting_for_server() {
                     t = Some(t.map_or(self.idle_deadline(), |x| x.min(self.idle_deadline())));
                 }
-                if self.has_sendable() && self.window_quota() > 0 {
-                    let admit = self.admit_time().unwrap_or(Time::ZERO);
-                    if admit < Time::MAX {
-                        let p = self.path.next_release().max(admit).max(self.hold_until());
-                        t = Some(t.map_or(p, |x| x.min(p)));
-                    }
+                if let Some(p) = self.send_deadline() {
+                    t = Some(t.map_or(p, |x| x.min(p)));
                 }
                 // A confirmed refusal ends the fetch when its last wait is over (its earlier
                 // waits only hold requests back, which the release time above covers).
@@ -646,6 +706,7 @@ impl Receiver {
 
     /// Handle the passing of time: idle limit, loss detection (seed 000 §3.3).
     pub fn handle_timeout(&mut self, now: Time) {
+        self.on_call(now);
         if matches!(self.phase, Phase::Finished | Phase::Failed(_)) {
             return;
         }
@@ -678,6 +739,7 @@ impl Receiver {
     /// Write the next datagram to send into `buf` (≥ [`MAX_DATAGRAM`] bytes), if one is due;
     /// it goes to the peer.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        self.on_call(now);
         let len = self.next_datagram(now, buf)?;
         Some(Transmit { to: self.peer, len })
     }
@@ -701,13 +763,22 @@ impl Receiver {
                 self.stats.requests_sent += 1;
                 Some(n)
             }
-            Phase::Transferring => self.transmit_proof(now, buf).or_else(|| self.transmit_request(now, buf)),
+            Phase::Transferring => {
+                // Every request of ours was answered: the server's silence counts from this one.
+                let fresh = !self.unanswered();
+                let n = self.transmit_proof(now, buf).or_else(|| self.transmit_request(now, buf))?;
+                if fresh {
+                    self.silence_from = now;
+                }
+                Some(n)
+            }
             _ => None,
         }
     }
 
     /// Take one datagram that came from `from`; only the peer's are read.
     pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, datagram: &[u8]) {
+        self.on_call(now);
         if from != self.peer {
             self.stats.invalid += 1;
             return;
@@ -736,7 +807,59 @@ impl Receiver {
     }
 
     fn idle_deadline(&self) -> Time {
-        self.last_heard + self.cfg.idle_timeout
+        self.silence_from + self.cfg.idle_timeout
+    }
+
+    /// The receiver is called at `now`: if it comes more than [`OVERDUE`] after the receiver's
+    /// own deadline ([`Receiver::own_deadline`]), the receiver was not run, and the time since
+    /// that deadline is not the server's silence (see "The idle timeout" in the module docs).
+    fn on_call(&mut self, now: Time) {
+        if now > self.last_call + OVERDUE
+            && let Some(due) = self.own_deadline()
+        {
+            // A deadline already past at the latest call was due from then.
+            let due = due.max(self.last_call);
+            if now > due + OVERDUE {
+                self.silence_from = (self.silence_from + (now - due)).min(now);
+            }
+        }
+        self.last_call = self.last_call.max(now);
+    }
+
+    /// The earliest deadline of the receiver's own making, during the transfer: with units
+    /// in flight or a proof asked, its retransmission timer or a proof's re-ask; with nothing
+    /// outstanding, when its next request may leave (pacing, the Busy hold, the controller's
+    /// admission). Not the send deadline while units are in flight: reading (which has no
+    /// `now`) may have just made new units sendable.
+    fn own_deadline(&self) -> Option<Time> {
+        if !matches!(self.phase, Phase::Transferring) {
+            return None; // resolving: the resolve request is outstanding
+        }
+        let t = self.transfer.as_ref()?;
+        let timer = if t.window.inflight() > 0 || !t.proofs_asked.is_empty() {
+            self.path.loss_deadline()
+        } else {
+            self.send_deadline()
+        };
+        [timer, self.proof_deadline()].into_iter().flatten().min()
+    }
+
+    /// When the next request may leave, if one may (lost units or new ones to ask for, room in
+    /// the window, the controller admitting it): pacing, the Busy hold and admission allow it.
+    fn send_deadline(&self) -> Option<Time> {
+        if !self.has_sendable() || self.window_quota() == 0 {
+            return None;
+        }
+        let admit = self.admit_time().unwrap_or(Time::ZERO);
+        (admit < Time::MAX).then(|| self.path.next_release().max(admit).max(self.hold_until()))
+    }
+
+    /// A request of ours is unanswered: units in flight or lost (refused ones too), or a
+    /// proof asked for.
+    fn unanswered(&self) -> bool {
+        self.transfer
+            .as_ref()
+            .is_some_and(|t| t.window.inflight() > 0 || t.window.has_lost() || !t.proofs_asked.is_empty())
     }
 
     /// Requests are outstanding or lost units wait: silence from the network means trouble.
@@ -831,7 +954,7 @@ impl Receiver {
             self.stats.invalid += 1;
             return;
         }
-        self.last_heard = now;
+        self.silence_from = now;
         self.retries_in_a_row = 0;
         self.start_transfer(now, r.eid, r.size, r.name.to_string());
     }
@@ -886,7 +1009,7 @@ impl Receiver {
             None => {}
         }
         self.token = Some(r.token.to_vec());
-        self.last_heard = now;
+        self.silence_from = now;
     }
 
     fn on_nack(&mut self, now: Time, n: &Nack<'_>) {
@@ -918,7 +1041,7 @@ impl Receiver {
                 self.fail(FetchError::NotFound(format!("{}, says {who}", self.target_text())));
             }
             code => {
-                self.last_heard = now;
+                self.silence_from = now;
                 let who = self.describe(n.from, n.hops);
                 self.fail(FetchError::Refused { code, by: n.from, who, detail: n.detail.to_string() })
             }
@@ -1135,7 +1258,7 @@ impl Receiver {
             self.stats.invalid += 1;
             return None;
         }
-        self.last_heard = now;
+        self.silence_from = now;
         self.retries_in_a_row = 0;
         let prior_inflight = t.window.inflight();
         let Some(arrival) = t.window.mark_received(u) else {
@@ -1318,7 +1441,7 @@ impl Receiver {
                 }
             }
         }
-        self.last_heard = now;
+        self.silence_from = now;
         self.stats.proofs_received += 1;
         let verdict = t.reasm.add_proof(p.block, p.cvs().collect());
         t.window.advance_to(t.reasm.verified_una());

@@ -60,6 +60,8 @@ struct Pipe {
     always_corrupt: Vec<u64>,
     /// Mark every Data `COALESCED`, as a router does for a request that joined another's.
     coalesced: bool,
+    /// The driver calls `handle_timeout` this long after each deadline (a loaded machine).
+    timer_lateness: Duration,
 }
 
 impl Pipe {
@@ -88,6 +90,29 @@ impl Pipe {
             corrupt_fraction: 0.0,
             always_corrupt: vec![],
             coalesced: false,
+            timer_lateness: Duration::ZERO,
+        }
+    }
+
+    /// Run for `ms` milliseconds without reading: the server answers each request at once
+    /// (no delay, no loss), and the receiver's timers are handled every millisecond.
+    fn run_unread(&mut self, ms: u64) {
+        let mut buf = vec![0u8; 65536];
+        for _ in 0..ms {
+            while let Some(t) = self.rx.poll_transmit(self.now, &mut buf) {
+                let req = buf[..t.len].to_vec();
+                let mut reply = self.server.handle(self.now, client(), &self.catalog, &req);
+                let mut out = vec![];
+                let mut b2 = vec![0u8; 65536];
+                while let Some(m) = reply.next_datagram(&mut b2) {
+                    out.push(b2[..m].to_vec());
+                }
+                for d in out {
+                    self.rx.handle_datagram(self.now, server_addr(), &d);
+                }
+            }
+            self.now += Duration::from_millis(1);
+            self.rx.handle_timeout(self.now);
         }
     }
 
@@ -125,7 +150,7 @@ impl Pipe {
             }
             // Next thing to happen.
             let next_wire = self.wire.iter().map(|w| w.0).min();
-            let next_timer = self.rx.poll_timeout();
+            let next_timer = self.rx.poll_timeout().map(|t| t + self.timer_lateness);
             let Some(t) = [next_wire, next_timer].into_iter().flatten().min() else { break };
             self.now = self.now.max(t);
             if next_wire.is_some_and(|w| w <= self.now) {
@@ -379,23 +404,7 @@ fn slow_reader_limits_requests_to_the_receive_window() {
         ReceiverConfig { recv_window: 50_000, ..cfg("fixed") },
     );
     // Run without reading: at most 50 units may ever be requested.
-    let mut buf = vec![0u8; 65536];
-    for _ in 0..200 {
-        while let Some(t) = p.rx.poll_transmit(p.now, &mut buf) {
-            let req = buf[..t.len].to_vec();
-            let mut reply = p.server.handle(p.now, client(), &p.catalog, &req);
-            let mut out = vec![];
-            let mut b2 = vec![0u8; 65536];
-            while let Some(m) = reply.next_datagram(&mut b2) {
-                out.push(b2[..m].to_vec());
-            }
-            for d in out {
-                p.rx.handle_datagram(p.now, server_addr(), &d);
-            }
-        }
-        p.now += Duration::from_millis(1);
-        p.rx.handle_timeout(p.now);
-    }
+    p.run_unread(200);
     assert_eq!(p.rx.stats().units_requested, 50);
     // Only whole verified blocks are readable: 3 × 16 KiB of the 50 000 bytes.
     assert_eq!(p.rx.readable(), 49_152);
@@ -611,6 +620,17 @@ fn forged_nack(code: NackCode, tag: u32, eid: Eid, offset: u64, length: u32) -> 
     encode(|b| n.encode(b).unwrap())
 }
 
+/// An attacker on the path: while `active()`, it sees each request and answers it with a
+/// Busy carrying the right tag.
+fn busy_to_every_request(eid: Eid, active: impl Fn() -> bool + 'static) -> Attacker {
+    Box::new(move |seen| match Packet::decode(seen) {
+        Ok(Packet::Request(r)) if active() => {
+            vec![forged_nack(NackCode::Busy, r.tag, eid, r.range.offset, r.range.length)]
+        }
+        _ => vec![],
+    })
+}
+
 /// A Data of `cfg`'s unit size (1000 bytes), all bytes 0xEE.
 fn forged_data(tag: u32, eid: Eid, offset: u64, total_size: u64) -> Vec<u8> {
     let unit = 1000;
@@ -671,17 +691,130 @@ fn forged_busy_from_on_the_path_does_not_keep_a_dead_fetch_alive() {
     let mut p = Pipe::new(data, |_| Target::Name("file".into()), c);
     p.dead_at = Some(p.now + Duration::from_millis(100));
     let eid = Eid::of(&content(4_000_000));
-    // Sees each request and answers it with a Busy carrying the right tag.
-    p.attacker = Some(Box::new(move |seen| match Packet::decode(seen) {
-        Ok(Packet::Request(r)) => vec![forged_nack(NackCode::Busy, r.tag, eid, r.range.offset, r.range.length)],
-        _ => vec![],
-    }));
+    p.attacker = Some(busy_to_every_request(eid, || true));
     let start = p.now;
     p.run(Duration::from_secs(60));
     assert!(matches!(p.rx.error(), Some(FetchError::Timeout(_))), "{:?}", p.rx.error());
     // Simulated time: it gave up one idle timeout (plus a timer's granularity) after the
     // server's last answer, not never.
     assert!(p.now - start < Duration::from_secs(4), "gave up only at {:?}", p.now - start);
+}
+
+// ---- The idle timeout counts the server's silence, not the receiver's own ----------------
+
+/// A receiver holding back after Busy (units lost, nothing in flight) whose driver does not
+/// run it for three idle timeouts (a process stopped, or descheduled on an overloaded
+/// machine) asks again when it runs again, instead of failing at once; if the server stays
+/// silent it fails one idle timeout of its own running later (less the silence it had
+/// already waited before it stopped). An attacker on the path answers every request with
+/// Busy throughout: that does not keep the fetch alive either.
+#[test]
+fn a_receiver_not_run_past_its_idle_timeout_asks_again_before_it_gives_up() {
+    let data = content(400_000);
+    let eid = Eid::of(&data);
+    let idle = Duration::from_secs(2);
+    let c = ReceiverConfig { idle_timeout: idle, ..cfg("bbr") };
+    let mut p = Pipe::new(data.clone(), |_| Target::Known { eid, size: 400_000 }, c);
+    let busy = std::rc::Rc::new(std::cell::Cell::new(false));
+    let on = busy.clone();
+    p.attacker = Some(busy_to_every_request(eid, move || on.get()));
+    p.run(Duration::from_millis(50));
+    assert!(p.rx.stats().units_received > 0 && !p.rx.is_finished());
+    // The server dies; every request from now on gets a Busy.
+    p.dead_at = Some(p.now);
+    busy.set(true);
+    let mut last_answer = p.now;
+    let held = |rx: &Receiver| rx.inflight() == 0 && rx.transfer.as_ref().is_some_and(|t| t.window.has_lost());
+    let answers = |rx: &Receiver| rx.stats().units_received + rx.stats().proofs_received;
+    while !held(&p.rx) {
+        let before = answers(&p.rx);
+        p.run(Duration::from_nanos(1));
+        if answers(&p.rx) > before {
+            last_answer = p.now;
+        }
+        assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    }
+    // Stopped in the Busy hold, nothing of its own outstanding, for three idle timeouts;
+    // whatever was on its way to it is lost. (The hold, up to 20 ms, and pacing's wait
+    // after it still count as silence: they were not the receiver's lateness.)
+    let stopped = p.now;
+    p.wire.retain(|w| w.1);
+    let woke = stopped + 3 * idle;
+    p.now = woke;
+    p.rx.handle_timeout(woke);
+    assert!(p.rx.error().is_none(), "gave up on waking: {:?}", p.rx.error());
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let t = p.rx.poll_transmit(woke, &mut buf).expect("asks again on waking");
+    assert!(matches!(Packet::decode(&buf[..t.len]), Ok(Packet::Request(_))));
+    p.wire.push((woke + p.delay, true, buf[..t.len].to_vec()));
+    p.run(Duration::from_secs(60));
+    assert!(matches!(p.rx.error(), Some(FetchError::Timeout(_))), "{:?}", p.rx.error());
+    let waited = p.now - woke;
+    let before = stopped - last_answer;
+    assert!(
+        waited + before >= idle - Duration::from_millis(50) && waited + before <= idle,
+        "gave up {waited:?} after waking, {before:?} after the last answer before it stopped"
+    );
+}
+
+/// Stopped with requests in flight whose answers are lost meanwhile, for three idle
+/// timeouts: on waking its retransmission timer is overdue, so it asks again (and finishes)
+/// instead of taking its own absence for the server's silence.
+#[test]
+fn a_receiver_not_run_with_requests_in_flight_asks_again_on_waking() {
+    let data = content(400_000);
+    let idle = Duration::from_secs(2);
+    let mut p =
+        Pipe::new(data.clone(), |_| Target::Name("file".into()), ReceiverConfig { idle_timeout: idle, ..cfg("bbr") });
+    let mut got = p.run(Duration::from_millis(50));
+    assert!(p.rx.inflight() > 0 && !p.rx.is_finished());
+    // Nothing reaches it while it is stopped: its answers are lost (its requests reach the server).
+    p.wire.retain(|w| w.1);
+    p.now += 3 * idle;
+    p.rx.handle_timeout(p.now);
+    assert!(p.rx.error().is_none(), "gave up on waking: {:?}", p.rx.error());
+    got.extend(p.run(Duration::from_secs(30)));
+    assert!(p.rx.is_finished(), "{:?}", p.rx.error());
+    assert_eq!(got, data);
+}
+
+/// A driver always late by a little less than [`OVERDUE`] is on time: a forged Busy stream
+/// against a dead server ends the fetch one idle timeout after the last answer, as for a
+/// driver exactly on time.
+#[test]
+fn a_driver_late_by_less_than_overdue_gets_no_more_time_from_forged_busy() {
+    let data = content(4_000_000);
+    let eid = Eid::of(&data);
+    let idle = Duration::from_secs(2);
+    let c = ReceiverConfig { idle_timeout: idle, ..cfg("bbr") };
+    let mut p = Pipe::new(data, |_| Target::Name("file".into()), c);
+    p.timer_lateness = OVERDUE - Duration::from_millis(1);
+    p.dead_at = Some(p.now + Duration::from_millis(100));
+    p.attacker = Some(busy_to_every_request(eid, || true));
+    let start = p.now;
+    p.run(Duration::from_secs(60));
+    assert!(matches!(p.rx.error(), Some(FetchError::Timeout(_))), "{:?}", p.rx.error());
+    assert!(p.now - start < idle + Duration::from_millis(500), "gave up only at {:?}", p.now - start);
+}
+
+/// An application that stops reading for three idle timeouts (the receive window full,
+/// nothing asked of the server) while its driver keeps calling the receiver: when it reads
+/// again the fetch goes on. The time nothing was asked is not the server's silence.
+#[test]
+fn an_application_that_stops_reading_past_the_idle_timeout_does_not_end_the_fetch() {
+    let data = content(500_000);
+    let idle = Duration::from_secs(2);
+    let c = ReceiverConfig { recv_window: 50_000, idle_timeout: idle, ..cfg("fixed") };
+    let mut p = Pipe::new(data.clone(), |_| Target::Name("file".into()), c);
+    let mut got = p.run(Duration::from_millis(10)); // resolved, some read
+    // Answers come at once; the driver runs every millisecond; nothing is read.
+    p.run_unread(3 * idle.as_millis() as u64);
+    assert_eq!(p.rx.inflight(), 0, "the receive window is full");
+    assert!(p.rx.error().is_none(), "{:?}", p.rx.error());
+    p.wire.clear();
+    got.extend(p.run(Duration::from_secs(10)));
+    assert!(p.rx.is_finished(), "{:?}", p.rx.error());
+    assert_eq!(got, data);
 }
 
 #[test]
