@@ -166,9 +166,11 @@ fn a_producer_that_stops_mid_fetch_fails_the_fetch_without_a_partial_output() {
     let outdir = tmp.path().join("out");
     std::fs::create_dir(&outdir).expect("mkdir");
     let out = outdir.join("fetched.bin");
-    // One segment in flight at a time: about 2000 round trips, seconds on loopback.
+    // Requests at a constant 16 Mbit/s: the 16 MB take 8 s, whatever the machine's speed (one
+    // segment in flight at a time, as this test had, finished in under a second on an idle
+    // machine, before the producer stopped).
     let child = Command::new(RDTP)
-        .args(["fetch", "--ndn", "-q", "--cc", "fixed:window=1", "--timeout", "2", &producer.addr, "/rdtp/stops"])
+        .args(["fetch", "--ndn", "-q", "--cc", "cbr:rate=16", "--timeout", "2", &producer.addr, "/rdtp/stops"])
         .arg("-o")
         .arg(&out)
         .stdin(Stdio::null())
