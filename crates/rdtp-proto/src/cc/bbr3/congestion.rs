@@ -22,8 +22,9 @@
 //! suite: mean RTT 1.2–2.1 × RTprop, Jain 0.80–0.97). A steady round — ProbeBW_CRUISE,
 //! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
 //! *smallest* RTT sample stays `queue_signal` above the minimum — and at least `queue_floor`
-//! seconds above it, so that loopback's scheduling jitter and a WiFi MAC's aggregation delay,
-//! which sit on every round of a short path, do not count — never saw the queue empty; after
+//! seconds above it (with `burst_floor`, two aggregation periods while [`super::bursts`] sees
+//! aggregated delivery), so that loopback's scheduling jitter and a WiFi MAC's aggregation
+//! delay, which sit on every round of a short path, do not count — never saw the queue empty; after
 //! `queue_rounds` such rounds in a row (1: every one) it counts as congested, and the
 //! short-term bounds go to [`QUEUE_CUT`] × what the path delivered in it, below it, so the
 //! queue drains. Like the loss response it only lowers
@@ -113,12 +114,13 @@ impl Bbr3 {
         } else {
             self.is_loss_in_round // the draft: any loss in the round
         };
+        let floor = self.queue_floor();
         let standing = self.cfg.queue_signal > 0.0
             && !r.unsteady
             && match (r.min_rtt, self.min_rtt) {
                 (Some(round_min), Some(min)) => {
                     let (round_min, min) = (round_min.as_secs_f64(), min.as_secs_f64());
-                    round_min > min * (1.0 + self.cfg.queue_signal) && round_min > min + self.cfg.queue_floor
+                    round_min > min * (1.0 + self.cfg.queue_signal) && round_min > min + floor
                 }
                 _ => false,
             };

@@ -59,11 +59,11 @@ impl Bbr3 {
     }
 
     /// `QuantizationBudget`: at least the offload budget (three send quanta; added instead
-    /// with `offload_sum`, as BBR v1) and BBR.MinPipeCwnd; two units more in ProbeBW_UP so that probing lifts in-flight above the
+    /// with `offload_sum`, or `burst_window` while delivery is aggregated, as BBR v1) and BBR.MinPipeCwnd; two units more in ProbeBW_UP so that probing lifts in-flight above the
     /// BDP even on tiny BDPs.
     fn quantization_budget(&self, cap: u64) -> u64 {
         let offload_budget = OFFLOAD_QUANTA * u64::from(self.send_quantum());
-        let cap = if self.cfg.offload_sum { cap + offload_budget } else { cap.max(offload_budget) };
+        let cap = if self.offload_sum() { cap + offload_budget } else { cap.max(offload_budget) };
         let mut cap = cap.max(MIN_PIPE_CWND);
         if self.mode() == Mode::ProbeBwUp {
             cap += 2;

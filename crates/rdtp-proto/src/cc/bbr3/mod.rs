@@ -25,6 +25,7 @@
 //! | [`probe_rtt`] | §5.3.4 | every 5 s without a lower RTT: window ½ BDP for 200 ms and a round |
 //! | [`informed`] | — | informed start (Hiorth and Welzl): a predicted rate skips Startup and Drain |
 //! | [`ack_aggregation`] | §5.5.9 | `extra_acked` (a key, off by default): the units a burst of arrivals brings beyond `bw` |
+//! | [`bursts`] | — | aggregated delivery (keys, off by default): bursts of arrivals longer than a request, the aggregation period |
 //! | [`congestion`] | — | which rounds were congested beyond the draft's rule: loss above the path's base rate, a standing queue |
 //! | [`model`] | §5.5 | rounds, `max_bw` (two cycles), loss rounds, `bw_lo`/`inflight_lo`, loss too high? |
 //! | [`cwnd`] | §5.6 | pacing rate, send quantum, `max_inflight`, the window and its bounds, recovery |
@@ -51,6 +52,7 @@
 //! * Spurious-recovery undo (§5.5.11): the receiver does not detect spurious recoveries.
 
 mod ack_aggregation;
+mod bursts;
 mod congestion;
 mod cwnd;
 mod drain;
@@ -136,6 +138,12 @@ pub struct Bbr3Config {
     /// and `bbr` do, instead of taking the larger of the two (the draft's
     /// `BBRQuantizationBudget`).
     pub offload_sum: bool,
+    /// While arrivals come in aggregates ([`bursts`]: a WiFi hop's A-MPDUs), the queue
+    /// signal's floor is at least two aggregation periods; `false`: `queue_floor` alone.
+    pub burst_floor: bool,
+    /// While arrivals come in aggregates ([`bursts`]), the window adds the offload budget as
+    /// with `offload_sum`; `false`: only `offload_sum` decides.
+    pub burst_window: bool,
 }
 
 impl Default for Bbr3Config {
@@ -152,6 +160,8 @@ impl Default for Bbr3Config {
             queue_rounds: 1,
             extra_acked: false,
             offload_sum: false,
+            burst_floor: false,
+            burst_window: false,
         }
     }
 }
@@ -218,6 +228,16 @@ impl Keyed for Bbr3Config {
             offload_sum,
             Kind::Bool,
             "the window is the BDP multiple plus three send quanta, as BBR v1 (the draft: the larger of the two)"
+        ),
+        key!(
+            burst_floor,
+            Kind::Bool,
+            "while arrivals come in aggregates (WiFi A-MPDUs), the queue_signal floor is at least two aggregation periods"
+        ),
+        key!(
+            burst_window,
+            Kind::Bool,
+            "while arrivals come in aggregates (WiFi A-MPDUs), the window adds the offload budget as offload_sum"
         ),
         key!(
             probe_wait,
@@ -329,6 +349,8 @@ pub struct Bbr3 {
     queue_round: bool,
     /// BBR.extra_acked and its epoch (`extra_acked`).
     extra_acked: ack_aggregation::ExtraAcked,
+    /// Bursts of arrivals and the aggregation period (`burst_floor`, `burst_window`).
+    bursts: bursts::Bursts,
     min_rtt: Option<Duration>,
     min_rtt_stamp: Time,
     probe_rtt_min_delay: Option<Duration>,
@@ -389,6 +411,7 @@ impl Bbr3 {
             random_loss: congestion::RandomLoss::default(),
             queue_round: false,
             extra_acked: ack_aggregation::ExtraAcked::default(),
+            bursts: bursts::Bursts::default(),
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
             probe_rtt_min_delay: None,

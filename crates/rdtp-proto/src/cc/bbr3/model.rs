@@ -82,6 +82,7 @@ impl Bbr3 {
     /// `UpdateCongestionSignals` (§5.5.10.3): once per round, adapt the short-term bounds.
     pub(super) fn update_congestion_signals(&mut self, s: &Sample) {
         self.update_max_bw(s);
+        self.note_burst_sample(s);
         self.note_random_loss_sample(s);
         if !self.loss_round_start {
             return;

@@ -22,6 +22,9 @@ struct Script {
     lost_hist: Vec<u64>,
     bw: f64,
     rtt: Duration,
+    /// The next arrival's unit was requested with this C.delivered (`None`: one RTT's
+    /// deliveries before it arrives).
+    prior: Option<u64>,
 }
 
 /// What one scripted arrival looks like besides the path.
@@ -45,6 +48,7 @@ impl Script {
             lost_hist: vec![0],
             bw,
             rtt: Duration::from_millis(rtt_ms),
+            prior: None,
         }
     }
 
@@ -56,7 +60,7 @@ impl Script {
         self.now += Duration::from_secs_f64(1.0 / self.bw);
         self.delivered += 1;
         let window = self.bdp().max(1);
-        let prior = self.delivered.saturating_sub(window);
+        let prior = self.prior.unwrap_or(self.delivered.saturating_sub(window));
         // Requested when `prior` units had been delivered: C.lost was then what it was after
         // that arrival.
         let lost_at_send = self.lost_hist[prior as usize];
@@ -450,4 +454,88 @@ fn offload_sum_adds_three_send_quanta_to_the_window() {
     let quanta = 3 * u64::from(b.aggregation());
     assert!(quanta >= 27, "a quantum is 1 ms at the pacing rate: {quanta}");
     assert_eq!(b.cwnd(), 400 + quanta);
+}
+
+/// Cruising with `cfg` on the scripted 10k units/s, 20 ms path, then `rounds` rounds (20 ms
+/// each) of arrivals in requests of `request` units: with `burst` > 0, `burst` units at twice
+/// the path's rate every `burst` per-unit times (the path's mean rate: an A-MPDU when a burst
+/// holds several requests, a paced wired path when it holds one), else one every 0.1 ms.
+/// The first two rounds' RTT samples are the minimum, 20 ms; the rest `rtt_ms`.
+fn after_arrivals(cfg: Bbr3Config, burst: u64, request: u64, rtt_ms: u64, rounds: u64) -> Bbr3 {
+    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 12 });
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    let gap = Duration::from_secs_f64(1.0 / s.bw);
+    let (first, bdp) = (s.delivered + 1, s.bdp());
+    let mut start = s.now + gap;
+    for i in 0..rounds * 200 {
+        let rtt = Duration::from_millis(if i < 400 { 20 } else { rtt_ms });
+        if burst > 0 {
+            // Unit k of a burst arrives k half-gaps after its start (`arrive` adds one gap).
+            let k = (i % burst) as u32;
+            if k == 0 && i > 0 {
+                start += gap * burst as u32;
+            }
+            s.now = (start + gap / 2 * k).saturating_sub(gap);
+        }
+        s.prior = Some((first + i / request * request).saturating_sub(bdp));
+        s.arrive(
+            &mut b,
+            Arrival { inflight: 200, tx_in_flight: 200, losses: 0, ca_state: CaState::Open, rtt: Some(rtt) },
+        );
+    }
+    assert_eq!(b.mode(), Mode::ProbeBwCruise, "still cruising");
+    b
+}
+
+#[test]
+fn bursts_of_several_quanta_are_aggregated_delivery_and_evenly_spaced_arrivals_are_not() {
+    let on = Bbr3Config { burst_floor: true, burst_window: true, ..Bbr3Config::default() };
+    // Bursts of 40 units, requests of 10 (a send quantum, 1 ms): four requests a burst.
+    let b = after_arrivals(on.clone(), 40, 10, 20, 4);
+    let period = b.aggregation_period().expect("bursts of four requests: aggregated");
+    assert!((period - 0.004).abs() < 1e-4, "one burst every 4 ms: {period}");
+    let plain = after_arrivals(Bbr3Config::default(), 40, 10, 20, 4).cwnd();
+    let quanta = 3 * u64::from(b.aggregation());
+    assert!(quanta >= 27, "a quantum is 1 ms at the pacing rate: {quanta}");
+    assert_eq!(b.cwnd(), plain + quanta, "burst_window: 2 × BDP plus the offload budget");
+    assert!((b.queue_floor() - 0.008).abs() < 1e-4, "burst_floor: two periods");
+    // Evenly spaced at the path's rate, or one request a burst (a wired path paced below its
+    // rate): not aggregated.
+    for (burst, request) in [(0, 10), (10, 10), (20, 20)] {
+        let b = after_arrivals(on.clone(), burst, request, 20, 4);
+        assert_eq!(b.aggregation_period(), None, "bursts of {burst}, requests of {request}");
+        let plain = after_arrivals(Bbr3Config::default(), burst, request, 20, 4).cwnd();
+        assert_eq!(b.cwnd(), plain, "the draft's window: 2 × BDP");
+        assert_eq!(b.queue_floor(), 0.0);
+    }
+}
+
+#[test]
+fn aggregation_lifts_the_queue_floor_only_with_burst_floor() {
+    let signal = Bbr3Config { queue_signal: 0.1, queue_floor: QUEUE_FLOOR, ..Bbr3Config::default() };
+    // 5 ms above a 20 ms minimum is above 10 % and 2 ms: a standing queue, bursts or not …
+    assert!(after_arrivals(signal.clone(), 40, 10, 25, 6).inflight_lo().is_some());
+    let floor = Bbr3Config { burst_floor: true, ..signal };
+    assert!(after_arrivals(floor.clone(), 10, 10, 25, 6).inflight_lo().is_some());
+    // … but within two aggregation periods (8 ms) of bursts every 4 ms it is aggregation;
+    // 9 ms above is a queue again.
+    assert!(after_arrivals(floor.clone(), 40, 10, 25, 6).inflight_lo().is_none());
+    assert!(after_arrivals(floor, 40, 10, 29, 6).inflight_lo().is_some());
+}
+
+#[test]
+fn burst_keys_off_leave_bbr3_unchanged() {
+    // The keys default to off, the spec `bbr3` is the default config, and with them off the
+    // detector keeps no state: bursts leave the window and the floor as the draft has them.
+    let cfg: crate::cc::CcConfig = "bbr3".parse().unwrap();
+    assert_eq!(cfg.to_string(), "bbr3");
+    let off = Bbr3Config { queue_floor: QUEUE_FLOOR, ..Bbr3Config::default() };
+    assert!(!off.burst_floor && !off.burst_window);
+    let b = after_arrivals(off.clone(), 40, 10, 20, 4);
+    assert_eq!(b.bursts, bursts::Bursts::default());
+    assert_eq!(b.aggregation_period(), None);
+    assert_eq!(b.cwnd(), after_arrivals(off, 0, 10, 20, 4).cwnd(), "as if evenly spaced");
+    assert_eq!(b.queue_floor(), QUEUE_FLOOR);
 }
