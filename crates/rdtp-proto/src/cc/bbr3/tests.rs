@@ -490,7 +490,7 @@ fn after_arrivals(cfg: Bbr3Config, burst: u64, request: u64, rtt_ms: u64, rounds
 }
 
 #[test]
-fn bursts_of_several_quanta_are_aggregated_delivery_and_evenly_spaced_arrivals_are_not() {
+fn bursts_of_several_requests_are_aggregated_delivery_and_evenly_spaced_arrivals_are_not() {
     let on = Bbr3Config { burst_floor: true, burst_window: true, ..Bbr3Config::default() };
     // Bursts of 40 units, requests of 10 (a send quantum, 1 ms): four requests a burst.
     let b = after_arrivals(on.clone(), 40, 10, 20, 4);
