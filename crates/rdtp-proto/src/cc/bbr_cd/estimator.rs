@@ -36,8 +36,8 @@
 //! (measured, ns-3 3.44, Hu et al.'s Topology 2 without loss, seed 4: a consumer paced at
 //! 4 units/s from 35 s to 98 s for its last 294 units). With the floor, a window expects
 //! `2 × min_samples` arrivals at BtlBw, so "fewer than `min_samples`" again means the
-//! arrivals halved. Where `β × BDP ≥ 2 × min_samples` (every path S1 measured with its own
-//! units) nothing changes.
+//! arrivals halved. Where `β × BDP ≥ 2 × min_samples` (a BDP of at least one unit, with
+//! S1's β = 8 and `min_samples` = 4) nothing changes.
 
 use core::time::Duration;
 use std::collections::VecDeque;
