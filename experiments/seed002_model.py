@@ -2,6 +2,11 @@
 """Fit Hiorth and Welzl's newcomer-rate model and report its error beside the N + 1 rule's.
 
     python3 experiments/seed002_model.py OUT_DIR... [--write-model FILE] [--png PNG]
+    python3 experiments/seed002_model.py OUT_DIR... --model FILE [--png PNG]
+
+With --model FILE nothing is fitted: the model FILE holds (e.g. the shipped
+crates/rdtp-proto/src/wifi/model-v1.txt) is evaluated on the runs, to check it against new
+data (another ns-3 version, another MAC) before deciding to refit.
 
 Each OUT_DIR is what `rdtp sim experiments/seed002-train*.toml` wrote. For every flow that
 joined (joins.csv: the sniffer's estimate when it started) the attained rate is its mean
@@ -95,6 +100,13 @@ def main():
         i = args.index("--png")
         png = args[i + 1]
         del args[i : i + 2]
+    given = None
+    if "--model" in args:
+        i = args.index("--model")
+        given = read_model(args[i + 1])
+        del args[i : i + 2]
+        if write:
+            sys.exit("--model evaluates a model file; it cannot be combined with --write-model")
     if not args:
         sys.exit(__doc__)
     rows = collect(args)
@@ -106,7 +118,11 @@ def main():
     # Relative error is what matters for a starting rate: weight each join by 1 / attained.
     y = np.array([r["attained"] for r in train])
     x = design(train)
-    coef, *_ = np.linalg.lstsq(x / y[:, None], np.ones(len(y)), rcond=None)
+    if given is None:
+        coef, *_ = np.linalg.lstsq(x / y[:, None], np.ones(len(y)), rcond=None)
+    else:
+        coef = given
+        print("evaluating the given model (not fitted on these runs)")
     model = lambda rs: [max(0.0, float(v)) for v in design(rs) @ coef]  # noqa: E731
 
     lines = [
@@ -180,6 +196,22 @@ def main():
         fig.tight_layout()
         fig.savefig(png, dpi=90)
         print(f"wrote {png}")
+
+
+def read_model(path):
+    """Intercept and coefficients of a model file this script wrote, in FEATURES order."""
+    vals = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line and not line.lstrip().startswith("#"):
+                k, v = line.split("=", 1)
+                vals[k.strip()] = v.strip()
+    if vals.get("features", "").split() != FEATURES:
+        sys.exit(f"{path}: features {vals.get('features')!r}, this script fits {' '.join(FEATURES)}")
+    try:
+        return np.array([float(vals["intercept"])] + [float(c) for c in vals["coefficients"].split()])
+    except (KeyError, ValueError) as e:
+        sys.exit(f"{path}: no usable intercept/coefficients ({e})")
 
 
 def same_rates(r):
