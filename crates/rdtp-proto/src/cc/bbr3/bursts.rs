@@ -25,7 +25,7 @@
 //!
 //! **What it changes, only while delivery is aggregated** (docs/CONTROLLER.md, "WiFi"):
 //! * `burst_floor`: the queue signal's floor ([`super::congestion`]) is at least
-//!   [`FLOOR_PERIODS`] aggregation periods — a request may wait for the aggregate on air
+//!   `burst_periods` ([`FLOOR_PERIODS`] by default) aggregation periods — a request may wait for the aggregate on air
 //!   before it gets the channel, and its Data for the next aggregate — so the delay
 //!   aggregation adds to every round is not read as a standing queue.
 //! * `burst_window`: the window adds the offload budget to the BDP multiple, as BBR v1 (the
@@ -57,7 +57,8 @@ pub const WEIGHT: f64 = 0.125;
 pub const MIN_BURSTS: u32 = 8;
 /// Delivery is aggregated only while the latest burst ended within this many rounds.
 pub const FRESH_ROUNDS: u64 = 4;
-/// The queue signal's floor is this many aggregation periods (`burst_floor`).
+/// The queue signal's floor is by default this many aggregation periods (`burst_floor`; the
+/// key `burst_periods`).
 pub const FLOOR_PERIODS: f64 = 2.0;
 
 /// The burst in progress and the running means of the last ones.
@@ -175,10 +176,10 @@ impl Bbr3 {
     }
 
     /// Seconds a round's least RTT must exceed the minimum by for the queue signal:
-    /// `queue_floor`, or with `burst_floor` [`FLOOR_PERIODS`] aggregation periods if more.
+    /// `queue_floor`, or with `burst_floor` `burst_periods` aggregation periods if more.
     pub(super) fn queue_floor(&self) -> f64 {
         match self.aggregation_period() {
-            Some(p) if self.cfg.burst_floor => self.cfg.queue_floor.max(FLOOR_PERIODS * p),
+            Some(p) if self.cfg.burst_floor => self.cfg.queue_floor.max(self.cfg.burst_periods * p),
             _ => self.cfg.queue_floor,
         }
     }

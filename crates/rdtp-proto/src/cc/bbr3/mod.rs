@@ -139,8 +139,11 @@ pub struct Bbr3Config {
     /// `BBRQuantizationBudget`).
     pub offload_sum: bool,
     /// While arrivals come in aggregates ([`bursts`]: a WiFi hop's A-MPDUs), the queue
-    /// signal's floor is at least two aggregation periods; `false`: `queue_floor` alone.
+    /// signal's floor is at least `burst_periods` aggregation periods; `false`: `queue_floor`
+    /// alone.
     pub burst_floor: bool,
+    /// With `burst_floor`: how many aggregation periods the queue signal's floor is.
+    pub burst_periods: f64,
     /// While arrivals come in aggregates ([`bursts`]), the window adds the offload budget as
     /// with `offload_sum`; `false`: only `offload_sum` decides.
     pub burst_window: bool,
@@ -161,6 +164,7 @@ impl Default for Bbr3Config {
             extra_acked: false,
             offload_sum: false,
             burst_floor: false,
+            burst_periods: bursts::FLOOR_PERIODS,
             burst_window: false,
         }
     }
@@ -232,7 +236,12 @@ impl Keyed for Bbr3Config {
         key!(
             burst_floor,
             Kind::Bool,
-            "while arrivals come in aggregates (WiFi A-MPDUs), the queue_signal floor is at least two aggregation periods"
+            "while arrivals come in aggregates (WiFi A-MPDUs), the queue_signal floor is at least burst_periods aggregation periods"
+        ),
+        key!(
+            burst_periods,
+            Kind::Float { min: 1.0, max: 32.0 },
+            "with burst_floor: the queue_signal floor in aggregation periods"
         ),
         key!(
             burst_window,

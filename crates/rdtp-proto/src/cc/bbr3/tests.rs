@@ -522,7 +522,14 @@ fn aggregation_lifts_the_queue_floor_only_with_burst_floor() {
     // … but within two aggregation periods (8 ms) of bursts every 4 ms it is aggregation;
     // 9 ms above is a queue again.
     assert!(after_arrivals(floor.clone(), 40, 10, 25, 6).inflight_lo().is_none());
-    assert!(after_arrivals(floor, 40, 10, 29, 6).inflight_lo().is_some());
+    assert!(after_arrivals(floor.clone(), 40, 10, 29, 6).inflight_lo().is_some());
+    // burst_periods = 3: the floor is 12 ms, so 9 ms above is aggregation, 13 ms a queue.
+    let three = Bbr3Config { burst_periods: 3.0, ..floor };
+    assert!((after_arrivals(three.clone(), 40, 10, 20, 4).queue_floor() - 0.012).abs() < 1e-4);
+    assert!(after_arrivals(three.clone(), 40, 10, 29, 6).inflight_lo().is_none());
+    assert!(after_arrivals(three.clone(), 40, 10, 33, 6).inflight_lo().is_some());
+    let spec: crate::cc::CcConfig = "bbr3:burst_floor=true,burst_periods=3".parse().unwrap();
+    assert_eq!(spec.to_string(), "bbr3:burst_floor=true,burst_periods=3.0");
 }
 
 #[test]
