@@ -172,6 +172,18 @@ def timeseries(run_dir):
     return series
 
 
+def received_series(run_dir):
+    """{flow index: [(t, received_mbps)]}: rdtp's payload arrivals before reordering and
+    verification (the rate the path delivers; verification hands bytes to the application
+    in groups of up to 256 KiB); the goodput for other flows and for runs older than the
+    column."""
+    series = {}
+    for r in read_csv(os.path.join(run_dir, "timeseries.csv")):
+        v = r.get("received_mbps")
+        series.setdefault(int(r["flow"]), []).append((num(r["time_s"]), num(v if v not in (None, "") else r["goodput_mbps"])))
+    return series
+
+
 def run_params(run_dir):
     """The [params] table of run.toml as strings (a minimal reader: key = value lines)."""
     params, section = {}, None
@@ -1260,8 +1272,10 @@ def s2fig(out, png):
 def s2informed(out, png):
     """Hiorth and Welzl, ours: a fetch joining a busy AP with informed start vs BBR Startup vs TCP,
     on each wired path of the sweep. Fair share = the joining flow's mean goodput over
-    12–20 s; time to 90 % = from its start to the first time its goodput over the preceding
-    100 ms reaches 90 % of that; queue = the AP's queue in its first 2 s."""
+    12–20 s; time to 90 % = from its start to the first time its received rate over the
+    preceding 100 ms reaches 90 % of that (rdtp: payload arrivals before verification, which
+    hands bytes to the application in groups; TCP: goodput); first read = from its start to
+    the first byte the application reads; queue = the AP's queue in its first 2 s."""
     rows = [r for r in runs(out) if r["flow"] == "3"]
     delay_key = "topology.wired_delay"
     rtt_of = lambda r: 2 * num(r.get(delay_key, "10ms").rstrip("ms"))  # noqa: E731
@@ -1273,8 +1287,8 @@ def s2informed(out, png):
               "tcp-cubic": "#2ca02c"}
     fig, axes = plt.subplots(2, len(rtts), figsize=(6 * len(rtts), 7), squeeze=False)
     table = [
-        "| wired RTT | joining flow | seed | predicted (Mbit/s) | fair share 12–20 s (Mbit/s) | prediction error | time to 90 % (s) | AP queue peak, first 2 s (packets) | mean RTT, first 2 s (ms) |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| wired RTT | joining flow | seed | predicted (Mbit/s) | fair share 12–20 s (Mbit/s) | prediction error | time to 90 % (s) | first read (s) | AP queue peak, first 2 s (packets) | mean RTT, first 2 s (ms) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     summary = {}
     for col, rtt in enumerate(rtts):
@@ -1284,16 +1298,20 @@ def s2informed(out, png):
             for r in sel:
                 d = r["_dir"]
                 series = timeseries(d)[3]
+                arrivals = received_series(d)[3]
                 start = num(r["start_s"])
                 fair = mean_between(series, 12.0, 20.0, 1)
                 dt = series[1][0] - series[0][0]
                 k = max(1, int(round(0.1 / dt)))
                 t90 = float("nan")
-                for i in range(len(series)):
-                    window = [p[1] for p in series[max(0, i - k + 1): i + 1] if p[0] > start]
-                    if series[i][0] > start and len(window) == k and sum(window) / k >= 0.9 * fair:
-                        t90 = series[i][0] - start
+                for i in range(len(arrivals)):
+                    window = [p[1] for p in arrivals[max(0, i - k + 1): i + 1] if p[0] > start]
+                    if arrivals[i][0] > start and len(window) == k and sum(window) / k >= 0.9 * fair:
+                        t90 = arrivals[i][0] - start
                         break
+                # Rows are interval ends: the first read happened within the row's interval.
+                first_read = next((t - dt - start for t, g, _ in series if t > start and g > 0), float("nan"))
+                first_read = max(0.0, first_read)
                 q = [(num(x["time_s"]), num(x["packets"])) for x in read_csv(os.path.join(d, "queue.csv"))]
                 peak = max((p for t, p in q if start <= t < start + 2.0), default=float("nan"))
                 rtt_ms = mean_between(series, start, start + 2.0, 2)
@@ -1305,34 +1323,54 @@ def s2informed(out, png):
                     predicted = num(joins[3]["model_mbps"]) * payload_per_ip("rdtp")
                     err = pct_err(predicted, fair)
                 table.append(f"| {fmt(rtt, 0)} ms | {label} | {r['seed']} | {fmt(predicted)} | {fmt(fair)} | "
-                             f"{fmt(err)} % | {fmt(t90, 2)} | {fmt(peak, 0)} | {fmt(rtt_ms, 0)} |")
-                summary.setdefault((rtt, label), []).append((t90, peak, fair, err))
+                             f"{fmt(err)} % | {fmt(t90, 2)} | {fmt(first_read, 2)} | {fmt(peak, 0)} | {fmt(rtt_ms, 0)} |")
+                summary.setdefault((rtt, label), []).append((t90, peak, fair, err, first_read))
                 if r["seed"] == "1":
                     # The same 100 ms moving average the time to 90 % is read from.
-                    smooth = [sum(p[1] for p in series[max(0, i - k + 1): i + 1]) / min(k, i + 1)
-                              for i in range(len(series))]
-                    ax_g.plot([p[0] for p in series], smooth, lw=1.0, color=colors.get(label), label=label)
+                    smooth = [sum(p[1] for p in arrivals[max(0, i - k + 1): i + 1]) / min(k, i + 1)
+                              for i in range(len(arrivals))]
+                    ax_g.plot([p[0] for p in arrivals], smooth, lw=1.0, color=colors.get(label), label=label)
                     ax_q.plot([t for t, _ in q], [p for _, p in q], lw=0.9, color=colors.get(label), label=label)
         ax_g.set_xlim(9.8, 12.0)
         ax_q.set_xlim(9.8, 12.0)
         ax_g.set_title(f"wired RTT {fmt(rtt, 0)} ms (seed 1)", fontsize=9)
         ax_g.set_ylim(0, 16)
-        ax_g.set_ylabel("joining flow goodput (Mbit/s, 100 ms mean)")
+        ax_g.set_ylabel("joining flow, received (Mbit/s, 100 ms mean)")
         ax_g.legend(fontsize=7)
         ax_g.grid(alpha=0.3)
         ax_q.set_ylabel("AP queue (packets)")
         ax_q.set_xlabel("time (s); the fetch joins three saturating stations at 10 s")
         ax_q.grid(alpha=0.3)
-    table += ["", "| wired RTT | joining flow | runs | mean time to 90 % (s) | mean AP queue peak (packets) | mean fair share (Mbit/s) | mean prediction error |",
-              "|---:|---|---:|---:|---:|---:|---:|"]
+    table += ["", "| wired RTT | joining flow | runs | time to 90 % (s), mean ± 95 % | first read (s), mean ± 95 % | mean AP queue peak (packets) | mean fair share (Mbit/s) | mean prediction error |",
+              "|---:|---|---:|---:|---:|---:|---:|---:|"]
+
+    def mean_ci(xs):
+        xs = [x for x in xs if not math.isnan(x)]
+        st = spread(xs) if len(xs) > 1 else None
+        return f"{fmt(st[1], 2)} ± {fmt(st[2], 2)}" if st else (fmt(xs[0], 2) if xs else "–")
+
     for (rtt, label), vals in sorted(summary.items(), key=lambda kv: (kv[0][0], labels.index(kv[0][1]))):
         ok = [v for v in vals if not math.isnan(v[0])]
-        mt = sum(v[0] for v in ok) / len(ok) if ok else float("nan")
         never = f" ({len(vals) - len(ok)} never)" if len(ok) < len(vals) else ""
         errs = [v[3] for v in vals if not math.isnan(v[3])]
         me = f"{fmt(sum(errs) / len(errs))} %" if errs else "–"
-        table.append(f"| {fmt(rtt, 0)} ms | {label} | {len(vals)} | {fmt(mt, 2)}{never} | "
+        table.append(f"| {fmt(rtt, 0)} ms | {label} | {len(vals)} | {mean_ci([v[0] for v in vals])}{never} | "
+                     f"{mean_ci([v[4] for v in vals])} | "
                      f"{fmt(sum(v[1] for v in vals) / len(vals), 0)} | {fmt(sum(v[2] for v in vals) / len(vals))} | {me} |")
+    # Informed start against Startup, paired by seed (the same medium, the same other stations).
+    pairs = []
+    for rtt in rtts:
+        a, b = summary.get((rtt, "rdtp-bbr-informed")), summary.get((rtt, "rdtp-bbr-startup"))
+        if a and b and len(a) == len(b):
+            for what, i in (("time to 90 %", 0), ("first read", 4), ("AP queue peak", 1)):
+                c = compare([v[i] for v in a], [v[i] for v in b])
+                if c:
+                    pairs.append(f"| {fmt(rtt, 0)} ms | {what} | {c['n']} | {fmt(c['mean_x'], 2)} | {fmt(c['mean_y'], 2)} | "
+                                 f"{fmt(c['diff'], 2)} ± {fmt(c['ci95'], 2)} | {fmt_p(c['p_t'])} | {fmt_p(c['p_wilcoxon'])} |")
+    if pairs:
+        table += ["", "Informed start against BBR Startup, paired by seed (difference = informed − Startup):", "",
+                  "| wired RTT | metric | runs | informed | Startup | difference ± 95 % | p (paired t) | p (Wilcoxon) |",
+                  "|---:|---|---:|---:|---:|---:|---:|---:|"] + pairs
     fig.suptitle("Hiorth and Welzl, ours (ns-3, 802.11g 54 Mbit/s): a download joins three saturating stations — "
                  "informed start vs BBR Startup vs TCP", fontsize=9)
     fig.tight_layout()

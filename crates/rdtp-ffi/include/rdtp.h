@@ -247,6 +247,10 @@ bool rdtp_receiver_poll_event(struct RdtpNode *rx, struct RdtpEvent *out);
 // receiver).
 int32_t rdtp_receiver_status(const struct RdtpNode *rx);
 
+// Payload bytes of the units that arrived so far, verified or not (the `bytes_received`
+// of [`rdtp_receiver_stats`] without filling the whole struct); 0 if not a receiver.
+uint64_t rdtp_receiver_bytes_received(const struct RdtpNode *rx);
+
 // Fill `*out` with the receiver's statistics.
 void rdtp_receiver_stats(const struct RdtpNode *rx, struct RdtpStats *out);
 

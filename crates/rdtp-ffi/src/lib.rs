@@ -449,6 +449,13 @@ pub unsafe extern "C" fn rdtp_receiver_status(rx: *const RdtpNode) -> i32 {
     })
 }
 
+/// Payload bytes of the units that arrived so far, verified or not (the `bytes_received`
+/// of [`rdtp_receiver_stats`] without filling the whole struct); 0 if not a receiver.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rdtp_receiver_bytes_received(rx: *const RdtpNode) -> u64 {
+    guard("rdtp_receiver_bytes_received", 0, || unsafe { view::<Receiver>(rx) }.map_or(0, |r| r.bytes_received()))
+}
+
 /// Fill `*out` with the receiver's statistics.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_stats(rx: *const RdtpNode, out: *mut RdtpStats) {

@@ -79,6 +79,11 @@ RdtpConsumer::GetTypeId()
                             "Bytes newly read by the application",
                             MakeTraceSourceAccessor(&RdtpConsumer::m_deliveredTrace),
                             "ns3::RdtpConsumer::DeliveredCallback")
+            .AddTraceSource("Received",
+                            "Payload bytes of units newly arrived, before reordering and "
+                            "verification (what the path delivered)",
+                            MakeTraceSourceAccessor(&RdtpConsumer::m_receivedTrace),
+                            "ns3::RdtpConsumer::DeliveredCallback")
             .AddTraceSource("RttSample",
                             "RTT sample and smoothed RTT",
                             MakeTraceSourceAccessor(&RdtpConsumer::m_rttTrace),
@@ -121,6 +126,7 @@ RdtpConsumer::RdtpConsumer()
       m_frozen(false),
       m_finishTime(NanoSeconds(-1)),
       m_delivered(0),
+      m_received(0),
       m_error(RDTP_ERROR_NONE),
       m_stats(),
       m_readBuf(1 << 20)
@@ -235,6 +241,12 @@ RdtpConsumer::Service()
         return;
     }
     Transmit();
+    const uint64_t received = rdtp_receiver_bytes_received(m_core);
+    if (received > m_received)
+    {
+        m_receivedTrace(received - m_received);
+        m_received = received;
+    }
     size_t n;
     while ((n = rdtp_receiver_read(m_core, m_readBuf.data(), m_readBuf.size())) > 0)
     {

@@ -102,12 +102,14 @@ class RdtpConsumer : public RdtpNodeApp
     Time m_startTime;
     Time m_finishTime;
     uint64_t m_delivered;
+    uint64_t m_received; //!< bytes_received at the last Received trace
     int m_error;
     RdtpStats m_stats;
     std::vector<uint8_t> m_readBuf;
 
     // Trace sources
     TracedCallback<uint64_t> m_deliveredTrace;
+    TracedCallback<uint64_t> m_receivedTrace;
     TracedCallback<Time, Time> m_rttTrace;
     TracedCallback<uint64_t, double, uint32_t, const std::string&> m_congestionTrace;
     TracedCallback<Time> m_finishedTrace;

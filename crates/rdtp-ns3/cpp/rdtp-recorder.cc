@@ -71,6 +71,13 @@ FlowRecord::OnBytes(double now, const MeasureWindow& w, uint64_t n)
 }
 
 void
+FlowRecord::OnReceived(uint64_t n)
+{
+    hasReceived = true;
+    intervalReceived += n;
+}
+
+void
 FlowRecord::OnRtt(double now, const MeasureWindow& w, double ms)
 {
     lastRttMs = ms;
@@ -90,7 +97,7 @@ FlowRecorder::FlowRecorder(const std::string& dir, MeasureWindow w, double inter
       m_dir(dir)
 {
     m_ts.open(dir + "/timeseries.csv");
-    m_ts << "time_s,flow,kind,cc,goodput_mbps,rtt_ms,cwnd,pacing_mbps,state,aggregation\n";
+    m_ts << "time_s,flow,kind,cc,goodput_mbps,rtt_ms,cwnd,pacing_mbps,state,aggregation,received_mbps\n";
 }
 
 FlowRecord&
@@ -131,15 +138,18 @@ FlowRecorder::Tick()
         if (active)
         {
             const double goodput = static_cast<double>(f.intervalBytes) * 8.0 / m_interval / 1e6;
+            const double received =
+                f.hasReceived ? static_cast<double>(f.intervalReceived) * 8.0 / m_interval / 1e6 : goodput;
             const double rtt = f.rttCountInterval > 0
                                    ? f.rttSumInterval / static_cast<double>(f.rttCountInterval)
                                    : f.lastRttMs;
             m_ts << Fmt(t, 3) << ',' << f.index << ',' << f.kind << ',' << f.cc << ','
                  << Fmt(goodput, 3) << ',' << Fmt(rtt, 3) << ',' << Fmt(f.cwnd, 1) << ','
-                 << Fmt(f.pacingMbps, 3) << ',' << f.state << ',' << Fmt(f.aggregation, 0)
-                 << '\n';
+                 << Fmt(f.pacingMbps, 3) << ',' << f.state << ',' << Fmt(f.aggregation, 0) << ','
+                 << Fmt(received, 3) << '\n';
         }
         f.intervalBytes = 0;
+        f.intervalReceived = 0;
         f.rttSumInterval = 0.0;
         f.rttCountInterval = 0;
     }

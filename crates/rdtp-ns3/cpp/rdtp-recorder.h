@@ -54,6 +54,11 @@ struct FlowRecord
     uint64_t intervalBytes = 0;
     uint64_t windowBytes = 0;
 
+    // rdtp: payload bytes arrived (before reordering and verification) this interval; for
+    // flows without that trace the received rate is the delivered one.
+    uint64_t intervalReceived = 0;
+    bool hasReceived = false;
+
     // RTT samples, milliseconds.
     double rttSumInterval = 0.0;
     uint64_t rttCountInterval = 0;
@@ -92,6 +97,8 @@ struct FlowRecord
     /// End of the flow's active time: stop, completion, or the end of the run.
     double ActiveEnd(double duration) const;
     void OnBytes(double now, const MeasureWindow& w, uint64_t n);
+    /// rdtp: payload bytes arrived, before reordering and verification.
+    void OnReceived(uint64_t n);
     void OnRtt(double now, const MeasureWindow& w, double ms);
 };
 

@@ -543,6 +543,9 @@ InstallRdtpFlow(const Params& p,
             fr->OnBytes(ScenarioNow(), rec->Window(), n);
         })), "c Delivered");
     Must(c->TraceConnectWithoutContext(
+        "Received",
+        Callback<void, uint64_t>([fr](uint64_t n) { fr->OnReceived(n); })), "c Received");
+    Must(c->TraceConnectWithoutContext(
         "RttSample",
         Callback<void, Time, Time>([fr, rec](Time rtt, Time) {
             fr->OnRtt(ScenarioNow(), rec->Window(), rtt.GetSeconds() * 1e3);

@@ -63,7 +63,7 @@ unsafe extern "C" {
 /// linker would not pull its objects in. Referencing every entry point from a `#[used]`
 /// static makes both happen regardless of link order.
 #[allow(dead_code)] // never read: it exists to be linked
-struct KeepFfi([*const (); 35]);
+struct KeepFfi([*const (); 36]);
 // SAFETY: the table is never read; it only holds addresses of functions.
 unsafe impl Sync for KeepFfi {}
 #[used]
@@ -75,6 +75,7 @@ static KEEP_RDTP_FFI: KeepFfi = KeepFfi([
     rdtp_ffi::rdtp_receiver_poll_event as *const (),
     rdtp_ffi::rdtp_receiver_status as *const (),
     rdtp_ffi::rdtp_receiver_stats as *const (),
+    rdtp_ffi::rdtp_receiver_bytes_received as *const (),
     rdtp_ffi::rdtp_server_new_pattern as *const (),
     rdtp_ffi::rdtp_server_resolve as *const (),
     rdtp_ffi::rdtp_server_stats as *const (),

@@ -47,6 +47,14 @@ fn wired_rdtp_bbr_fetches_the_exact_object_and_fills_the_bottleneck() {
     let ts = csv(&out.join("timeseries.csv"));
     assert!(ts.len() >= 30, "one row per 100 ms while active");
     assert!(ts.iter().any(|r| r["state"] == "probe_bw"), "BBR reached ProbeBW");
+    // received_mbps: payload arrivals before verification, which delivers in groups (the
+    // first groups ramp up from one 16 KiB block): over the fetch the same bytes, and the
+    // first arrivals come no later than the first bytes read.
+    let sum = |col: &str| ts.iter().map(|r| r[col].parse::<f64>().unwrap()).sum::<f64>();
+    let (received, delivered) = (sum("received_mbps"), sum("goodput_mbps"));
+    assert!(received >= delivered && received < 1.05 * delivered, "received {received}, delivered {delivered}");
+    let first = |col: &str| ts.iter().position(|r| r[col].parse::<f64>().unwrap() > 0.0).unwrap();
+    assert!(first("received_mbps") <= first("goodput_mbps"));
     let q = csv(&out.join("queue.csv"));
     assert!(q.len() >= 500, "queue sampled every 10 ms");
 }

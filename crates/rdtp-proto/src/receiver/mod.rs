@@ -578,6 +578,12 @@ impl Receiver {
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// Payload bytes of the units that arrived so far, verified or not (`Stats::bytes_received`
+    /// without building the whole [`Stats`]): what the path delivered, before reordering and
+    /// verification hold it back.
+    pub fn bytes_received(&self) -> u64 {
+        self.stats.bytes_received
+    }
     /// Bytes delivered in order so far.
     pub fn delivered_bytes(&self) -> u64 {
         self.transfer.as_ref().map_or(0, |t| t.reasm.delivered())

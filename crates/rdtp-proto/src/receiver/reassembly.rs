@@ -5,7 +5,11 @@
 //! then moves, without a copy, to the receive queue the application reads from.
 //!
 //! Blocks are verified [`MAX_GROUP_LEVEL`] levels up the tree at once, 16 blocks (256 KiB)
-//! of them (fewer with a receive window under 1 MiB, see [`group_level`]): the group's
+//! of them (fewer with a receive window under 1 MiB, see [`group_level`]), after a ramp:
+//! the first groups are blocks 0, 1, 2–3, 4–7 and 8–15 ([`Reassembly::group_at`]), so the
+//! first bytes reach the application once one block has verified, not a whole group (at
+//! 6 Mbit/s a 256 KiB group is a third of a second), and the ramp needs no proof beyond
+//! block 0's, whose siblings cover it. The group's
 //! subtree is hashed from its bytes, so only groups whose path needs a sibling beyond the
 //! group ask the server for a proof — one ProofRequest and one Proof per 512 KiB or so
 //! instead of one per 32 KiB (issue 12: each is a datagram both ways). The proof asked for
@@ -183,10 +187,32 @@ impl Reassembly {
         if self.verifier.is_none() {
             return 0;
         }
-        match group_proof_depth(self.size, b, self.level) {
+        let Some(level) = self.group_at(b) else { return 0 };
+        match group_proof_depth(self.size, b, level) {
             0 => 0,
-            d => d + group_inner_depth(self.size, b, self.level),
+            d => d + group_inner_depth(self.size, b, level),
         }
+    }
+
+    /// The level of the group that starts at block `b`, `None` if none starts there. Groups
+    /// ramp up to `2^level` blocks: blocks 0, 1, 2–3, 4–7, … (each a power of two long and
+    /// aligned to it, as [`Verifier::verify_group`] needs), then every `2^level` blocks.
+    pub(crate) fn group_at(&self, b: u64) -> Option<u32> {
+        let full = 1u64 << self.level;
+        if b >= full {
+            b.is_multiple_of(full).then_some(self.level)
+        } else if b == 0 {
+            Some(0)
+        } else {
+            b.is_power_of_two().then(|| b.trailing_zeros())
+        }
+    }
+
+    /// The level of the group starting at block `b`, the next to verify (always a group's
+    /// first block).
+    fn level_of(&self, b: u64) -> u32 {
+        debug_assert!(self.group_at(b).is_some(), "block {b} does not start a group");
+        self.group_at(b).unwrap_or(0)
     }
 
     /// The proof wanted for block `b` now, as a number of siblings (0: none): while its group
@@ -217,7 +243,7 @@ impl Reassembly {
 
     /// Whether every byte of the group starting at block `b` (the next to verify) is here.
     fn group_complete(&self, v: &Verifier, b: u64) -> bool {
-        let m = v.group_blocks(b, self.level);
+        let m = v.group_blocks(b, self.level_of(b));
         // Blocks fill in order, so the last one is the first to test: while a group is
         // arriving (most calls, one per in-order unit) this answers in one look.
         m > 0 && self.block_full(v, b + m - 1) && (b..b + m - 1).all(|k| self.block_full(v, k))
@@ -352,7 +378,7 @@ impl Reassembly {
     /// group verification skips: a walk up the tree, so asked for only once the group is
     /// ready to verify (not on each in-order unit).
     fn inner_depth(&self, b: u64) -> usize {
-        group_inner_depth(self.size, b, self.level)
+        group_inner_depth(self.size, b, self.level_of(b))
     }
 
     /// Verify every group whose bytes and proof are here, in order; narrow a group that
@@ -365,7 +391,8 @@ impl Reassembly {
             if b >= crate::tree::blocks(self.size) {
                 return verdict;
             }
-            let m = v.group_blocks(b, self.level);
+            let level = self.level_of(b);
+            let m = v.group_blocks(b, level);
             let proof = if let Some(n) = self.narrow {
                 if !self.check_narrowed(n, &mut verdict) {
                     return verdict;
@@ -389,7 +416,7 @@ impl Reassembly {
             };
             let pieces: Vec<&[u8]> = self.pending.iter().take(m as usize).map(Vec::as_slice).collect();
             let v = self.verifier.as_mut().expect("verifying");
-            if v.verify_group(b, self.level, &pieces, &proof).is_err() {
+            if v.verify_group(b, level, &pieces, &proof).is_err() {
                 // A group of one block: its proof is the block's own, so its earlier
                 // copies may repair it.
                 if m == 1
@@ -716,6 +743,44 @@ mod tests {
         assert_eq!(r.waiting_for_proof(), None);
         assert!(r.is_complete());
         assert_eq!(drain(&mut r), content);
+    }
+
+    /// With a large receive window groups are 16 blocks, but the first ones ramp up (blocks 0,
+    /// 1, 2–3, 4–7, 8–15): the application reads the first block once it is here and
+    /// verified, with one proof (block 0's) for the whole ramp.
+    #[test]
+    fn the_first_groups_ramp_up_so_the_first_block_is_readable_alone() {
+        let size = 40 * BLOCK_LEN as usize;
+        let content: Vec<u8> = (0..size).map(|i| (i * 13 % 251) as u8).collect();
+        let ob = Outboard::of(&content);
+        let unit = 1000u64;
+        let mut r = Reassembly::new(unit as u16, Eid::of(&content), size as u64, true, 64 << 20);
+        assert_eq!(r.level, MAX_GROUP_LEVEL);
+        let starts: Vec<(u64, u32)> = (0..40).filter_map(|b| r.group_at(b).map(|l| (b, l))).collect();
+        assert_eq!(starts, [(0, 0), (1, 0), (2, 1), (4, 2), (8, 3), (16, 4), (32, 4)]);
+        let proofs: Vec<u64> = (0..40).filter(|&b| r.proof_depth(b) > 0).collect();
+        // Block 0's proof carries every sibling the ramp and the later groups need (on an
+        // object of 40 blocks the siblings above the groups are all on block 0's path).
+        assert_eq!(proofs, [0], "the ramp needs block 0's proof only");
+        assert!(r.add_proof(0, ob.proof(0, r.proof_depth(0)).unwrap()).is_empty());
+        let mut readable_after = Vec::new();
+        for u in 0..r.units() {
+            let s = (u * unit) as usize;
+            assert!(r.insert(u, &content[s..(s + unit as usize).min(size)]).1.is_empty());
+            if readable_after.last().is_none_or(|&(_, n)| n != r.readable()) {
+                readable_after.push((u, r.readable()));
+            }
+            if u * unit >= 16 * BLOCK_LEN {
+                break;
+            }
+        }
+        let block = BLOCK_LEN as usize;
+        // Unit 16 completes block 0 (bytes 16 000–16 999), unit 32 block 1, unit 65 blocks 2–3 …
+        assert_eq!(
+            readable_after.iter().map(|&(_, n)| n).collect::<Vec<_>>(),
+            [0, block, 2 * block, 4 * block, 8 * block, 16 * block]
+        );
+        assert_eq!(readable_after[1].0, 16, "block 0 is readable as soon as its last unit is here");
     }
 
     /// A block that fails alone again (its bytes are bad at the source) is reported again,
