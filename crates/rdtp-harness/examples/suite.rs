@@ -20,6 +20,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rdtp_harness::suite::{self, Kind, Outcome, Scenario};
 use rdtp_proto::cc::CcConfig;
 
+const USAGE: &str = "usage: suite [--cc bbr,bbr3,…] [--cc SPEC:KEY=V,…] [--candidate NAME] [--rates 10,100]
+             [--group grid,loss,flows,fetch] [--seeds N] [--jobs J] [--csv FILE]
+defaults: every registry controller, the receiver's default controller as the candidate, rates 10
+and 100 Mbit/s, every group, one seed, one job (docs/CONTROLLER.md, \"The suite\")";
+
 struct Args {
     ccs: Vec<String>,
     candidate: String,
@@ -63,7 +68,14 @@ fn parse_args() -> Args {
             "--seeds" => a.seeds = it.next().and_then(|v| v.parse().ok()).expect("a number of seeds"),
             "--jobs" => a.jobs = it.next().and_then(|v| v.parse().ok()).expect("a number of jobs"),
             "--csv" => a.csv = it.next(),
-            other => panic!("unknown option {other} (see the example's doc comment)"),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => {
+                eprintln!("suite: unknown option {other}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
     }
     if !a.ccs.contains(&a.candidate) {

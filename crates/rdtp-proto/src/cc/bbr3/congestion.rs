@@ -22,7 +22,7 @@
 //! suite: mean RTT 1.2–2.1 × RTprop, Jain 0.80–0.97). A steady round — ProbeBW_CRUISE,
 //! or DOWN after [`DOWN_DRAIN_ROUNDS`] rounds, when this flow's own probe has drained — whose
 //! *smallest* RTT sample stays `queue_signal` above the minimum — and at least `queue_floor`
-//! seconds above it (with `burst_floor`, two aggregation periods while [`super::bursts`] sees
+//! seconds above it (with `burst_floor`, `burst_periods` (6) aggregation periods while [`super::bursts`] sees
 //! aggregated delivery), so that loopback's scheduling jitter and a WiFi MAC's aggregation
 //! delay, which sit on every round of a short path, do not count — never saw the queue empty; after
 //! `queue_rounds` such rounds in a row (1: every one) it counts as congested, and the

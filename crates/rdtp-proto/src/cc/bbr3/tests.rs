@@ -500,7 +500,7 @@ fn bursts_of_several_requests_are_aggregated_delivery_and_evenly_spaced_arrivals
     let quanta = 3 * u64::from(b.aggregation());
     assert!(quanta >= 27, "a quantum is 1 ms at the pacing rate: {quanta}");
     assert_eq!(b.cwnd(), plain + quanta, "burst_window: 2 × BDP plus the offload budget");
-    assert!((b.queue_floor() - 0.008).abs() < 1e-4, "burst_floor: two periods");
+    assert!((b.queue_floor() - 0.024).abs() < 1e-4, "burst_floor: six periods by default");
     // Evenly spaced at the path's rate, or one request a burst (a wired path paced below its
     // rate): not aggregated.
     for (burst, request) in [(0, 10), (10, 10), (20, 20)] {
@@ -517,7 +517,7 @@ fn aggregation_lifts_the_queue_floor_only_with_burst_floor() {
     let signal = Bbr3Config { queue_signal: 0.1, queue_floor: QUEUE_FLOOR, ..Bbr3Config::default() };
     // 5 ms above a 20 ms minimum is above 10 % and 2 ms: a standing queue, bursts or not …
     assert!(after_arrivals(signal.clone(), 40, 10, 25, 6).inflight_lo().is_some());
-    let floor = Bbr3Config { burst_floor: true, ..signal };
+    let floor = Bbr3Config { burst_floor: true, burst_periods: 2.0, ..signal };
     assert!(after_arrivals(floor.clone(), 10, 10, 25, 6).inflight_lo().is_some());
     // … but within two aggregation periods (8 ms) of bursts every 4 ms it is aggregation;
     // 9 ms above is a queue again.
