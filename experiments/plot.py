@@ -33,6 +33,7 @@ and Wilcoxon's exact signed-rank p beside it (rdtp_stats.compare).
 """
 
 import csv
+import functools
 import glob
 import json
 import math
@@ -164,10 +165,16 @@ def repeated(rows):
     return f" — mean ± 95 % CI of {n} runs" if n > 1 else ""
 
 
+@functools.lru_cache(maxsize=4)
+def timeseries_rows(run_dir):
+    """The rows of a run's timeseries.csv, read once however many series are taken from them."""
+    return tuple(read_csv(os.path.join(run_dir, "timeseries.csv")))
+
+
 def timeseries(run_dir):
     """{flow index: [(t, goodput_mbps, rtt_ms)]}"""
     series = {}
-    for r in read_csv(os.path.join(run_dir, "timeseries.csv")):
+    for r in timeseries_rows(run_dir):
         series.setdefault(int(r["flow"]), []).append((num(r["time_s"]), num(r["goodput_mbps"]), num(r["rtt_ms"])))
     return series
 
@@ -178,7 +185,7 @@ def received_series(run_dir):
     in groups of up to 256 KiB); the goodput for other flows and for runs older than the
     column."""
     series = {}
-    for r in read_csv(os.path.join(run_dir, "timeseries.csv")):
+    for r in timeseries_rows(run_dir):
         v = r.get("received_mbps")
         series.setdefault(int(r["flow"]), []).append((num(r["time_s"]), num(v if v not in (None, "") else r["goodput_mbps"])))
     return series
