@@ -34,8 +34,9 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Fetch through an in-process caching router, twice: from the origin, then from its store
-    /// (`rdtp route`'s default store, 256 MiB: of a larger object the second fetch finds none of
-    /// the first units, which the last ones evicted).
+    /// (`rdtp route`'s default store: 256 MiB with each unit's bookkeeping, so a 256 MiB object
+    /// does not fit; of an object that does not fit, the second fetch finds none of the first
+    /// units, which the last ones evicted).
     #[arg(long)]
     pub router: bool,
 }
