@@ -116,6 +116,15 @@ else
     fi
 fi
 
+# The figures are drawn by the `python3` on PATH (or $RDTP_PYTHON). Debian's python3-matplotlib
+# serves /usr/bin/python3 only: a python3 earlier on PATH (pyenv, conda) may not have it.
+path_python=$(command -v python3 || true)
+if [ -n "$path_python" ] && ! python3 -c 'import matplotlib' >/dev/null 2>&1 &&
+    [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
+    echo "setup: the python3 on PATH ($path_python) has no matplotlib, /usr/bin/python3 has it:" \
+        "figures need RDTP_PYTHON=/usr/bin/python3 (or: $path_python -m pip install matplotlib)" >&2
+fi
+
 # ns-3 3.44: the PyPI wheel in a virtual environment (python3-venv, above). Only the C++
 # headers and libraries are used: --no-deps leaves out its Python bindings' cppyy.
 ns3_installed() {
