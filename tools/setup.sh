@@ -116,12 +116,12 @@ else
     fi
 fi
 
-# The figures are drawn by the `python3` on PATH (or $RDTP_PYTHON). Debian's python3-matplotlib
+# The figures are drawn by $RDTP_PYTHON, else the `python3` on PATH. Debian's python3-matplotlib
 # serves /usr/bin/python3 only: a python3 earlier on PATH (pyenv, conda) may not have it.
-path_python=$(command -v python3 || true)
-if [ -n "$path_python" ] && ! python3 -c 'import matplotlib' >/dev/null 2>&1 &&
+path_python=$(command -v "${RDTP_PYTHON:-python3}" || true)
+if [ -n "$path_python" ] && ! "$path_python" -c 'import matplotlib' >/dev/null 2>&1 &&
     [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
-    echo "setup: the python3 on PATH ($path_python) has no matplotlib, /usr/bin/python3 has it:" \
+    echo "setup: the python3 for figures ($path_python) has no matplotlib, /usr/bin/python3 has it:" \
         "figures need RDTP_PYTHON=/usr/bin/python3 (or: $path_python -m pip install matplotlib)" >&2
 fi
 
