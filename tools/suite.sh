@@ -19,8 +19,8 @@
 #   --jobs N         parallel runs (default 1)
 #   --only NAME      only experiments/suite/NAME.toml (repeatable)
 #
-# The whole suite with the defaults is ≈ 10 CPU-hours of ns-3 on this project's 2-core test
-# machine (Hu et al.'s ten-consumer WiFi topologies dominate); --only and --no-harness make
+# The whole suite with the defaults is ≈ 1 CPU-hour of ns-3 and ≈ 15 CPU-minutes of harness
+# on this project's 2-core test machine (measured 2026-11-28); --only and --no-harness make
 # a part of it. Needs a release build of rdtp with ns-3 (tools/setup.sh; cargo build
 # --release -p rdtp -p rdtp-ns3) and matplotlib for the heat map.
 set -euo pipefail

@@ -201,19 +201,23 @@ extern "C" {
 // text, never freed.
 const char *rdtp_cc_help(void);
 
-// Check a controller spec: 0 if `spec` is valid (null = "bbr"); otherwise the length of the
-// message saying what is wrong and what is accepted, written NUL-terminated to `buf`
-// (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
+// The name of the receivers' default controller (what a null spec runs): static,
+// NUL-terminated, never freed.
+const char *rdtp_cc_default(void);
+
+// Check a controller spec: 0 if `spec` is valid (null = the default, "bbr3-rdtp");
+// otherwise the length of the message saying what is wrong and what is accepted, written
+// NUL-terminated to `buf` (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
 uintptr_t rdtp_cc_error(const char *spec, char *buf, uintptr_t cap);
 
 // A receiver fetching the object called `name` through `peer` (the server, or the router it
 // fetches through: every datagram goes there, and only that peer's are read), created at
-// `now_ns`, configured by a
-// controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
-// ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
-// separated by ';' apply in order, so a host's keys may come before its user's). Null if a
-// spec is refused, `name` is not UTF-8 or `peer` no address: then `err` holds why, naming the key
-// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+// `now_ns`, configured by a controller spec `cc` (null = the default, "bbr3-rdtp";
+// `rdtp_cc_help()`) and a receiver spec `spec` ("KEY=VALUE,..."; null or "" = the
+// defaults; `rdtp_receiver_help()` lists the keys; several separated by ';' apply in order,
+// so a host's keys may come before its user's). Null if a spec is refused, `name` is not
+// UTF-8 or `peer` no address: then `err` holds why, naming the key (NUL-terminated,
+// truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
 struct RdtpNode *rdtp_receiver_new_from_spec(const char *cc,
                                              const char *spec,
                                              const char *name,

@@ -206,7 +206,7 @@ fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Parse a C controller spec (null = "bbr").
+/// Parse a C controller spec (null = the default, "bbr3-rdtp").
 unsafe fn cc_config(spec: *const c_char) -> Result<CcConfig, String> {
     if spec.is_null() {
         return Ok(CcConfig::default());
@@ -225,9 +225,19 @@ pub extern "C" fn rdtp_cc_help() -> *const c_char {
     })
 }
 
-/// Check a controller spec: 0 if `spec` is valid (null = "bbr"); otherwise the length of the
-/// message saying what is wrong and what is accepted, written NUL-terminated to `buf`
-/// (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
+/// The name of the receivers' default controller (what a null spec runs): static,
+/// NUL-terminated, never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn rdtp_cc_default() -> *const c_char {
+    guard("rdtp_cc_default", core::ptr::null(), || {
+        static NAME: OnceLock<CString> = OnceLock::new();
+        NAME.get_or_init(|| CString::new(rdtp_proto::cc::registry::DEFAULT).expect("a name has no NUL")).as_ptr()
+    })
+}
+
+/// Check a controller spec: 0 if `spec` is valid (null = the default, "bbr3-rdtp");
+/// otherwise the length of the message saying what is wrong and what is accepted, written
+/// NUL-terminated to `buf` (truncated to `cap` - 1 bytes; `buf` may be null when `cap` is 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, cap: usize) -> usize {
     guard("rdtp_cc_error", 0, || {
@@ -236,8 +246,8 @@ pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, ca
     })
 }
 
-/// The configuration of `cc` and `spec` (null: "bbr" and none), or the message saying what is
-/// wrong with them. The base is the core's default, with the unit that fits a 1500-byte MTU
+/// The configuration of `cc` and `spec` (null: the default controller, "bbr3-rdtp", and no
+/// receiver spec), or the message saying what is wrong with them. The base is the core's default, with the unit that fits a 1500-byte MTU
 /// less the room the controller's Data annotations need.
 unsafe fn receiver_from_spec(cc: *const c_char, spec: *const c_char) -> Result<ReceiverConfig, String> {
     let cc = unsafe { cc_config(cc) }?;
@@ -280,12 +290,12 @@ unsafe fn receiver_with(
 
 /// A receiver fetching the object called `name` through `peer` (the server, or the router it
 /// fetches through: every datagram goes there, and only that peer's are read), created at
-/// `now_ns`, configured by a
-/// controller spec `cc` (null = "bbr"; `rdtp_cc_help()`) and a receiver spec `spec`
-/// ("KEY=VALUE,..."; null or "" = the defaults; `rdtp_receiver_help()` lists the keys; several
-/// separated by ';' apply in order, so a host's keys may come before its user's). Null if a
-/// spec is refused, `name` is not UTF-8 or `peer` no address: then `err` holds why, naming the key
-/// (NUL-terminated, truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
+/// `now_ns`, configured by a controller spec `cc` (null = the default, "bbr3-rdtp";
+/// `rdtp_cc_help()`) and a receiver spec `spec` ("KEY=VALUE,..."; null or "" = the
+/// defaults; `rdtp_receiver_help()` lists the keys; several separated by ';' apply in order,
+/// so a host's keys may come before its user's). Null if a spec is refused, `name` is not
+/// UTF-8 or `peer` no address: then `err` holds why, naming the key (NUL-terminated,
+/// truncated to `err_cap` - 1 bytes; `err` may be null when `err_cap` is 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rdtp_receiver_new_from_spec(
     cc: *const c_char,

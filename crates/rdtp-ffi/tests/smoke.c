@@ -48,6 +48,9 @@ int main(void) {
     if (len == 0 || len != strlen(why) || !strstr(why, "its keys: window")) return 16;
     if (rdtp_cc_error("bbr", why, 4) != 0 || rdtp_cc_error(NULL, NULL, 0) != 0) return 17;
     if (rdtp_cc_error("reno", why, 8) == 0 || strlen(why) != 7) return 18;
+    /* The default controller (a null spec) has a name, and that name is a valid spec. */
+    const char *dflt = rdtp_cc_default();
+    if (!dflt || strcmp(dflt, "bbr3-rdtp") != 0 || rdtp_cc_error(dflt, NULL, 0) != 0) return 36;
     const char *help = rdtp_cc_help();
     if (!help || !strstr(help, "bbr-wifi") || !strstr(help, "window=64") || !strstr(help, "probe_gain=1.25")) return 19;
 

@@ -49,8 +49,8 @@ RdtpConsumer::GetTypeId()
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("Controller",
                           "Congestion controller spec NAME[:KEY=VALUE,...], e.g. bbr, bbr-wifi, "
-                          "bbrp:probe_gain=2, fixed:window=32 (rdtp_cc_help() lists them all)",
-                          StringValue("bbr"),
+                          "bbrp:probe_gain=2, fixed:window=32 (rdtp_cc_help() lists them all; default: rdtp_cc_default())",
+                          StringValue(rdtp_cc_default()),
                           MakeStringAccessor(&RdtpConsumer::m_controller),
                           MakeStringChecker())
             .AddAttribute("Config",

@@ -211,7 +211,7 @@ ParseFlows(const std::string& text, double duration)
         else if (f.kind == "rdtp" || f.kind == "workload")
         {
             if (f.cc.empty())
-                f.cc = "bbr";
+                f.cc = rdtp_cc_default(); // the receivers' default controller
             if (f.kind == "workload" &&
                 (f.requests <= 0 || f.objects == 0 || f.size == 0 || f.servers.empty() || f.vias.size() != f.servers.size()))
                 Fail("a workload needs requests > 0, objects > 0, size > 0, servers and as many vias");

@@ -33,7 +33,7 @@ RdtpWorkload::GetTypeId()
                           MakeDoubleChecker<double>(0.0))
             .AddAttribute("Controller",
                           "Controller spec of every fetch (see RdtpConsumer)",
-                          StringValue("bbr"),
+                          StringValue(rdtp_cc_default()),
                           MakeStringAccessor(&RdtpWorkload::m_controller),
                           MakeStringChecker())
             .AddAttribute("Config",

@@ -31,7 +31,8 @@ pub struct Flow {
     /// "workload".
     pub kind: String,
     /// rdtp: a controller spec (bbr, bbr-wifi, bbrp:probe_gain=2, fixed:window=32, …;
-    /// `rdtp fetch --cc help`; default bbr); tcp: the congestion control (default cubic):
+    /// `rdtp fetch --cc help`; default the receivers' default, bbr3-rdtp, or bbr with
+    /// `probe_gain`); tcp: the congestion control (default cubic):
     /// bbr, cubic or reno in ns-3, any kernel TCP_CONGESTION name on the testbed.
     pub cc: Option<String>,
     /// rdtp-sim: client / station index (default: the next unused one).
@@ -173,7 +174,7 @@ impl Flow {
     /// specs, `names` being what the file calls them (`["fixed_window", "probe_gain"]`),
     /// naming the spec to write instead (they go in the next release).
     pub fn legacy_warning(&self, i: usize, names: [&str; 2]) -> Option<String> {
-        let cc = self.cc.as_deref().unwrap_or("bbr");
+        let cc = default_cc(self);
         spec::legacy_warning(cc, self.fixed_window, self.probe_gain, names)
             .map(|w| format!("flow {i}: {w} (cc = \"…\")"))
     }
@@ -192,7 +193,17 @@ pub fn validate_receiver(i: usize, f: &Flow) -> Result<(), Error> {
 
 /// An rdtp flow's controller spec, with `probe_gain`/`fixed_window` folded in as keys.
 pub(crate) fn rdtp_cc(f: &Flow) -> String {
-    spec::with_legacy_options(f.cc.as_deref().unwrap_or("bbr"), f.fixed_window, f.probe_gain)
+    spec::with_legacy_options(default_cc(f), f.fixed_window, f.probe_gain)
+}
+
+/// A flow's `cc`, or without one the receivers' default — `bbr` if the flow gives
+/// `probe_gain`, a key of `bbr` only.
+pub fn default_cc(f: &Flow) -> &str {
+    match (&f.cc, f.probe_gain) {
+        (Some(cc), _) => cc,
+        (None, Some(_)) => "bbr",
+        (None, None) => rdtp_proto::cc::registry::DEFAULT,
+    }
 }
 
 /// Each `[[flow]]` table of `doc` read alone, so that a key the schema does not have is

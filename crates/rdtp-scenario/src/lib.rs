@@ -1511,8 +1511,8 @@ server = "s2"
             "--Links=from=s1,to=core,rate=40Mbps,delay=5ms,queue=100;from=s2,to=core,rate=100Mbps,delay=1ms,\
              queue=100;from=core,to=edge,rate=100Mbps,delay=1ms,queue=50,monitor=1;from=edge,to=c1,rate=100Mbps,\
              delay=1ms,queue=100;from=edge,to=c2,rate=100Mbps,delay=1ms,queue=100",
-            "--Flows=kind=rdtp,client=0,start=0,cc=bbr,size=1000,server=s1,via=edge;\
-             kind=rdtp,client=1,start=0,cc=bbr,size=2000,server=s2,via=edge;kind=tcp-cubic,client=1,start=0,server=s2",
+            "--Flows=kind=rdtp,client=0,start=0,cc=bbr3-rdtp,size=1000,server=s1,via=edge;\
+             kind=rdtp,client=1,start=0,cc=bbr3-rdtp,size=2000,server=s2,via=edge;kind=tcp-cubic,client=1,start=0,server=s2",
         ] {
             assert!(args.contains(&want.to_string()), "{want}\n{args:?}");
         }

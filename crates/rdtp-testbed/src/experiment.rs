@@ -428,8 +428,8 @@ impl Kind {
 /// consumer has its own, "ndnts").
 pub fn kind_and_cc(f: &scenario::Flow) -> Result<(Kind, String)> {
     match f.kind.as_str() {
-        "rdtp" => Ok((Kind::Rdtp, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
-        "ndn" => Ok((Kind::Ndn, f.cc.clone().unwrap_or_else(|| "bbr".into()))),
+        "rdtp" => Ok((Kind::Rdtp, scenario::flow::default_cc(f).to_string())),
+        "ndn" => Ok((Kind::Ndn, scenario::flow::default_cc(f).to_string())),
         "ndnts" if f.cc.is_some() => {
             Err(anyhow!("kind 'ndnts' is NDNts's own consumer with its own TCP CUBIC window: it takes no cc"))
         }

@@ -97,7 +97,8 @@ pub struct Fetch {
 }
 
 impl Fetch {
-    /// Fetch `target` from the server at `server`, with seed 000's defaults (BBR, MTU 1500).
+    /// Fetch `target` from the server at `server`, with the receivers' defaults (the default controller `bbr3-rdtp`,
+    /// docs/CONTROLLER.md; MTU 1500).
     pub fn new(server: SocketAddr, target: Target) -> Self {
         Fetch {
             server,
@@ -140,7 +141,7 @@ impl Fetch {
     pub fn by_eid(server: SocketAddr, eid: Eid) -> Self {
         Fetch::new(server, Target::Eid(eid))
     }
-    /// The congestion controller (default: `bbr`).
+    /// The congestion controller (default: `bbr3-rdtp`, [`rdtp_proto::cc::registry::DEFAULT`]).
     pub fn cc(mut self, cc: CcConfig) -> Self {
         self.config.cc = cc;
         self

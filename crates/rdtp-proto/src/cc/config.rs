@@ -56,7 +56,8 @@ impl<T: ControllerSpec + Clone + PartialEq> SpecObject for T {
 }
 
 /// Which controller to build, with its parameters: `"bbr:probe_gain=1.5".parse()`, and
-/// `Display` writes the canonical spec back ([`super::spec`]). `Default` is `bbr`.
+/// `Display` writes the canonical spec back ([`super::spec`]). `Default` is the receivers'
+/// default controller, [`super::registry::DEFAULT`] (`bbr3-rdtp`).
 pub struct CcConfig(Box<dyn SpecObject>);
 
 impl CcConfig {
@@ -121,7 +122,7 @@ impl<T: ControllerSpec + Clone + PartialEq> From<T> for CcConfig {
 
 impl Default for CcConfig {
     fn default() -> Self {
-        (registry::CONTROLLERS[0].base)()
+        (registry::lookup(registry::DEFAULT).expect("the default is in the registry").base)()
     }
 }
 

@@ -39,7 +39,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub size: String,
     /// Congestion controller of the fetch (a spec, as `rdtp fetch --cc`; `--cc help` lists them).
-    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
+    #[arg(long, value_name = "SPEC", default_value = rdtp_proto::cc::registry::DEFAULT, value_parser = cc_spec)]
     pub cc: String,
     /// Number of runs (fresh processes each).
     #[arg(long, default_value_t = 1)]

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     pub size: String,
     /// Congestion controller (a spec, as `rdtp fetch --cc`; `--cc help` lists them).
-    #[arg(long, value_name = "SPEC", default_value = "bbr", value_parser = cc_spec)]
+    #[arg(long, value_name = "SPEC", default_value = rdtp_proto::cc::registry::DEFAULT, value_parser = cc_spec)]
     pub cc: String,
     /// Print only the summary (no progress bar, no server counters).
     #[arg(short, long)]

@@ -22,8 +22,8 @@ use rdtp::output::Output;
 use rdtp::signals;
 use rdtp::socket;
 use rdtp::{Fetch, Target};
-use rdtp_proto::cc::CcConfig;
 use rdtp_proto::cc::fixed::FixedConfig;
+use rdtp_proto::cc::{CcConfig, registry};
 use rdtp_proto::wire::DATA_HEADER_LEN;
 
 use super::{Sink, cc_config, cc_spec, copy_object, progress_bar, to_stderr, to_stdout};
@@ -49,9 +49,9 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: String,
     /// Congestion controller: NAME[:KEY=VALUE,...], e.g. bbr, bbrp:probe_gain=2,
-    /// fixed:window=32; `--cc help` lists every controller with its keys. Default: bbr, or
-    /// the controller an option below belongs to (--window: fixed; --aimd-step/--aimd-beta:
-    /// aimd; --cubic-beta: cubic).
+    /// fixed:window=32; `--cc help` lists every controller with its keys. Default: bbr3-rdtp
+    /// (docs/CONTROLLER.md), or the controller an option below belongs to (--window: fixed;
+    /// --aimd-step/--aimd-beta: aimd; --cubic-beta: cubic; --probe-gain: bbr).
     #[arg(long, value_name = "SPEC", value_parser = cc_spec)]
     pub cc: Option<String>,
     /// Deprecated (removed in the next release): give `--cc fixed:window=N`. Window in units
@@ -194,8 +194,9 @@ pub struct Args {
 
 /// The controller spec: `--cc`, or when it is not given the one controller the options
 /// name (`--window`: fixed, as `--window N` is short for `--cc fixed:window=N`;
-/// `--aimd-step`/`--aimd-beta`: aimd; `--cubic-beta`: cubic), else bbr. Options of two
-/// controllers without `--cc` are a usage error.
+/// `--aimd-step`/`--aimd-beta`: aimd; `--cubic-beta`: cubic; `--probe-gain`: bbr), else the
+/// receivers' default ([`registry::DEFAULT`]). Options of two controllers without `--cc` are
+/// a usage error.
 fn controller_spec(a: &Args) -> Result<String> {
     if let Some(cc) = &a.cc {
         return Ok(cc.clone());
@@ -204,13 +205,14 @@ fn controller_spec(a: &Args) -> Result<String> {
         (a.window.is_some(), "fixed", "--window"),
         (a.aimd_step.is_some() || a.aimd_beta.is_some(), "aimd", "--aimd-step/--aimd-beta"),
         (a.cubic_beta.is_some(), "cubic", "--cubic-beta"),
+        (a.probe_gain.is_some(), "bbr", "--probe-gain"),
     ]
     .into_iter()
     .filter(|(given, ..)| *given)
     .map(|(_, cc, option)| (cc, option))
     .collect();
     match implied[..] {
-        [] => Ok("bbr".to_string()),
+        [] => Ok(registry::DEFAULT.to_string()),
         [(cc, _)] => Ok(cc.to_string()),
         _ => {
             let names: Vec<String> = implied.iter().map(|(cc, option)| format!("{option} ({cc})")).collect();
@@ -574,7 +576,7 @@ mod tests {
     /// ndnget options select their controller the same way.
     #[test]
     fn options_of_one_controller_select_it_without_cc() {
-        assert_eq!(controller_spec(&args(&[])).unwrap(), "bbr");
+        assert_eq!(controller_spec(&args(&[])).unwrap(), "bbr3-rdtp");
         assert_eq!(controller_spec(&args(&["--window", "32"])).unwrap(), "fixed");
         assert_eq!(controller_spec(&args(&["--aimd-beta", "0.6"])).unwrap(), "aimd");
         assert_eq!(controller_spec(&args(&["--cubic-beta", "0.8"])).unwrap(), "cubic");

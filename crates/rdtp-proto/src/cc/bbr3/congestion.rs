@@ -29,6 +29,16 @@
 //! short-term bounds go to [`QUEUE_CUT`] × what the path delivered in it, below it, so the
 //! queue drains. Like the loss response it only lowers
 //! the short-term model, which REFILL resets before each probe.
+//!
+//! **A queue that is not this flow's** (`queue_patience`). A delay signal alone yields to a
+//! flow that fills the buffer whatever the delay (TCP CUBIC, a BBR without ProbeRTT): each
+//! cut leaves room the other flow takes, the queue stays, and the signal cuts again (ns-3,
+//! 50 Mbit/s, 20 ms: 28 % of the link beside CUBIC, 11 % beside TCP BBR). Flows that all cut
+//! drain their queue within a few rounds (four `bbr3-rdtp` flows: from 19 ms above the
+//! minimum to 3 ms in eight). So when [`QUEUE_PATIENCE`] cut rounds in a row leave the queue
+//! above [`QUEUE_DRAINED`] of the episode's largest, the signal stands down: the cuts are
+//! lifted, and no more come until a steady round sees the queue empty again (the other flow
+//! backed off or left). Loss still counts, so beside a loss-based flow this is `bbr3`.
 
 use core::time::Duration;
 
@@ -44,6 +54,16 @@ pub const BASE_DECAY: f64 = 0.9;
 /// share of what the path delivered in it, so the queue drains (0.9 cost 2–6 % of goodput
 /// among four flows in the harness suite, 0.95 1–3 %, with the same RTT and fairness).
 pub const QUEUE_CUT: f64 = 0.95;
+/// `queue_patience`: a cut round whose queue is above this share of the episode's largest
+/// has not drained (the queue of flows that all cut halves within a few rounds).
+pub const QUEUE_DRAINED: f64 = 0.5;
+/// `queue_patience` of `bbr3-rdtp`: cut rounds in a row with the queue above
+/// [`QUEUE_DRAINED`] of its largest before the signal stands down. Four `bbr3-rdtp` flows
+/// sharing a queue never went so long (harness suite, seeds 1–3: every four-flow row as
+/// with no limit), while beside ns-3's TCP CUBIC the queue stayed for 14 and more cuts in a
+/// row (docs/CONTROLLER.md: 12 already moved the four flows on 1 BDP from 1.31 to 1.42 ×
+/// RTprop; 24 left more of the link to TCP BBR).
+pub const QUEUE_PATIENCE: u64 = 16;
 /// Rounds of ProbeBW_DOWN the queue of this flow's own probe may take to drain: UP stops
 /// at in-flight 1.25 × BDP (or a little above), and DOWN's 0.9 drains 0.1 BDP a round.
 pub const DOWN_DRAIN_ROUNDS: u64 = 3;
@@ -69,9 +89,26 @@ pub(super) struct RandomLoss {
     probed: bool,
     /// Consecutive steady rounds, up to the last one ended, that kept a standing queue.
     queue_streak: u64,
+    /// The current episode of the queue signal (`queue_patience`), carried from round to
+    /// round until a steady round sees the queue empty.
+    episode: QueueEpisode,
     /// Some of the round was not steady ProbeBW: outside DOWN and CRUISE, or in DOWN's first
     /// [`DOWN_DRAIN_ROUNDS`] rounds (where this flow's own probe may still be draining).
     unsteady: bool,
+}
+
+/// The queue signal since a steady round last saw the queue empty (`queue_patience`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct QueueEpisode {
+    /// Cut rounds in a row, up to this one, whose queue stayed above `queue_drained` of
+    /// the episode's largest.
+    undrained: u64,
+    /// The most a cut round's least RTT sat above the minimum in this episode, s.
+    max_excess: f64,
+    /// The queue did not drain under the cuts: another flow's (a loss-based TCP's, which
+    /// fills whatever this flow leaves). The signal stands down until a steady round sees
+    /// the queue empty.
+    yielded: bool,
 }
 
 impl Bbr3 {
@@ -125,14 +162,42 @@ impl Bbr3 {
                 _ => false,
             };
         let streak = if standing { r.queue_streak + 1 } else { 0 };
-        if standing && streak >= self.cfg.queue_rounds {
+        let mut episode = r.episode;
+        if standing && streak >= self.cfg.queue_rounds && !episode.yielded {
             // The queue did not empty once in a steady round: not this flow's probe (DOWN's
             // first round drains that), so flows together ask for more than the path carries.
-            congested = true;
-            self.queue_round = true;
+            let excess = match (r.min_rtt, self.min_rtt) {
+                (Some(round_min), Some(min)) => round_min.as_secs_f64() - min.as_secs_f64(),
+                _ => 0.0,
+            };
+            episode.max_excess = episode.max_excess.max(excess);
+            let patience = self.cfg.queue_patience;
+            if excess > self.cfg.queue_drained * episode.max_excess {
+                episode.undrained += 1;
+            } else {
+                episode.undrained = 0;
+            }
+            if patience > 0 && episode.undrained > patience {
+                // `patience` cuts in a row left the queue above half its largest: it is not
+                // ours to drain (a loss-based flow fills what this one leaves). Stand down
+                // and lift the cuts, to share as `bbr3` does; loss still counts.
+                episode.yielded = true;
+                self.bw_lo = f64::INFINITY;
+                self.inflight_lo = u64::MAX;
+            } else {
+                congested = true;
+                self.queue_round = true;
+            }
+        } else if !standing && !r.unsteady {
+            // A steady round saw the queue empty: the episode is over, and a signal that
+            // stood down is armed again (the competing flow backed off, or left).
+            episode = QueueEpisode::default();
         }
         let quiet = match (r.max_rtt, self.min_rtt) {
-            (Some(max), Some(min)) => max.as_secs_f64() <= min.as_secs_f64() * QUIET_RTT,
+            (Some(max), Some(min)) => {
+                let (max, min) = (max.as_secs_f64(), min.as_secs_f64());
+                max <= min * QUIET_RTT || (self.cfg.quiet_floor && max <= min + floor)
+            }
             _ => false,
         };
         let mut next = RandomLoss {
@@ -140,6 +205,7 @@ impl Bbr3 {
             quiet_lost: r.quiet_lost,
             quiet_sent: r.quiet_sent,
             queue_streak: streak,
+            episode,
             ..RandomLoss::default()
         };
         if self.cfg.random_loss && quiet && !r.probed && n > 0.0 {

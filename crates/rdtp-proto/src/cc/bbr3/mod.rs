@@ -25,8 +25,8 @@
 //! | [`probe_rtt`] | §5.3.4 | every 5 s without a lower RTT: window ½ BDP for 200 ms and a round |
 //! | [`informed`] | — | informed start (Hiorth and Welzl): a predicted rate skips Startup and Drain |
 //! | [`ack_aggregation`] | §5.5.9 | `extra_acked` (a key, off by default): the units a burst of arrivals brings beyond `bw` |
-//! | [`bursts`] | — | aggregated delivery (keys, off by default): bursts of arrivals longer than a request, the aggregation period |
-//! | [`congestion`] | — | which rounds were congested beyond the draft's rule: loss above the path's base rate, a standing queue |
+//! | [`bursts`] | — | aggregated delivery (keys, off in `bbr3`, on in `bbr3-rdtp`): bursts of arrivals longer than a request, the aggregation period |
+//! | [`congestion`] | — | which rounds were congested beyond the draft's rule: loss above the path's base rate, a standing queue that drains under the cuts |
 //! | [`model`] | §5.5 | rounds, `max_bw` (two cycles), loss rounds, `bw_lo`/`inflight_lo`, loss too high? |
 //! | [`cwnd`] | §5.6 | pacing rate, send quantum, `max_inflight`, the window and its bounds, recovery |
 //!
@@ -131,6 +131,19 @@ pub struct Bbr3Config {
     /// Consecutive steady rounds that must each keep a standing queue before one counts as
     /// congested (1: every such round).
     pub queue_rounds: u64,
+    /// Cut rounds of the queue signal in a row after which a queue that stayed above
+    /// `queue_drained` of its largest is taken as not this flow's to drain (a loss-based
+    /// flow fills what this one leaves): the cuts are lifted and the signal stands down until
+    /// a steady round sees the queue empty (0: never).
+    pub queue_patience: u64,
+    /// With `queue_patience`: the share of the episode's largest excess delay a cut round's
+    /// queue must fall below to count as draining.
+    pub queue_drained: f64,
+    /// A round is quiet (its losses teach the base rate) also when its largest RTT sample
+    /// is within the queue signal's floor of the minimum, not only within
+    /// [`congestion::QUIET_RTT`] of it: on a short or aggregating path (WiFi) no round is
+    /// within 12.5 %.
+    pub quiet_floor: bool,
     /// Add `BBR.extra_acked` (§5.5.9) to the window once the pipe is full
     /// ([`ack_aggregation`]); `false`: left out, as `bbr`.
     pub extra_acked: bool,
@@ -161,6 +174,9 @@ impl Default for Bbr3Config {
             queue_signal: 0.0,
             queue_floor: 0.0,
             queue_rounds: 1,
+            queue_patience: 0,
+            queue_drained: congestion::QUEUE_DRAINED,
+            quiet_floor: false,
             extra_acked: false,
             offload_sum: false,
             burst_floor: false,
@@ -171,15 +187,19 @@ impl Default for Bbr3Config {
 }
 
 impl Bbr3Config {
-    /// `bbr3-rdtp`: BBRv3 with rdtp's changes (docs/CONTROLLER.md), each constant chosen
-    /// from the controller suite (`rdtp_harness::suite`) — the candidate for the receivers'
-    /// default, not the default yet (its WiFi rows are not within goals).
+    /// `bbr3-rdtp`, the receivers' default controller: BBRv3 with rdtp's changes
+    /// (docs/CONTROLLER.md), each constant chosen from the controller suite
+    /// (`tools/suite.sh`), which also lists the rows where it is not yet within its goals.
     pub fn rdtp() -> Self {
         Bbr3Config {
             random_loss: true,
             min_rtt_slack: 0.02,
             queue_signal: 0.1,
             queue_floor: QUEUE_FLOOR,
+            queue_patience: congestion::QUEUE_PATIENCE,
+            quiet_floor: true,
+            burst_floor: true,
+            burst_window: true,
             ..Bbr3Config::default()
         }
     }
@@ -222,6 +242,21 @@ impl Keyed for Bbr3Config {
             queue_rounds,
             Kind::Int { min: 1, max: 1000 },
             "consecutive steady rounds with a standing queue before queue_signal counts one as congested"
+        ),
+        key!(
+            queue_patience,
+            Kind::Int { min: 0, max: 1000 },
+            "queue_signal cuts in a row with the queue above queue_drained of its largest before the signal stands down until the queue empties (0: never)"
+        ),
+        key!(
+            queue_drained,
+            Kind::Float { min: 0.0, max: 1.0 },
+            "with queue_patience: the share of the episode's largest excess delay the queue must fall below"
+        ),
+        key!(
+            quiet_floor,
+            Kind::Bool,
+            "with random_loss: a round within the queue_signal floor of the minimum RTT is quiet too (teaches the base loss rate)"
         ),
         key!(
             extra_acked,

@@ -386,17 +386,7 @@ fn cookie_carries_inflight_losses_and_app_limitation() {
 /// Cruising with `cfg`, then `rounds` rounds (20 ms each) whose every RTT sample is `rtt_ms`
 /// (the minimum stays 20 ms): did the queue signal cut the short-term bounds?
 fn queue_cut_after(cfg: Bbr3Config, rtt_ms: u64, rounds: u64) -> bool {
-    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 9 });
-    let mut s = Script::new(10_000.0, 20);
-    s.run(&mut b, Duration::from_millis(100), |_| 400);
-    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
-    assert!(b.inflight_lo().is_none());
-    let rtt = Some(Duration::from_millis(rtt_ms));
-    for _ in 0..rounds * 200 {
-        s.arrive(&mut b, Arrival { inflight: 200, tx_in_flight: 200, losses: 0, ca_state: CaState::Open, rtt });
-    }
-    assert_eq!(b.mode(), Mode::ProbeBwCruise, "still cruising");
-    b.inflight_lo().is_some()
+    cut_per_round(cfg, &vec![rtt_ms; rounds as usize]).last() == Some(&true)
 }
 
 #[test]
@@ -545,4 +535,72 @@ fn burst_keys_off_leave_bbr3_unchanged() {
     assert_eq!(b.aggregation_period(), None);
     assert_eq!(b.cwnd(), after_arrivals(off, 0, 10, 20, 4).cwnd(), "as if evenly spaced");
     assert_eq!(b.queue_floor(), QUEUE_FLOOR);
+}
+
+/// Cruising with `cfg`, then one round (20 ms of arrivals) per entry of `rtts_ms`, each
+/// round's every RTT sample that many ms (the minimum stays 20 ms): after each round, are
+/// the short-term bounds cut?
+fn cut_per_round(cfg: Bbr3Config, rtts_ms: &[u64]) -> Vec<bool> {
+    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 13 });
+    let mut s = Script::new(10_000.0, 20);
+    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    let mut cut = Vec::new();
+    for &ms in rtts_ms {
+        let rtt = Some(Duration::from_millis(ms));
+        for _ in 0..200 {
+            s.arrive(&mut b, Arrival { inflight: 200, tx_in_flight: 200, losses: 0, ca_state: CaState::Open, rtt });
+        }
+        assert_eq!(b.mode(), Mode::ProbeBwCruise, "still cruising");
+        cut.push(b.inflight_lo().is_some());
+    }
+    cut
+}
+
+#[test]
+fn a_queue_that_does_not_drain_under_the_cuts_is_not_this_flows() {
+    let signal = Bbr3Config { queue_signal: 0.1, queue_patience: 4, ..Bbr3Config::default() };
+    // A queue that stays 10 ms (a loss-based flow fills what this one leaves): cut rounds,
+    // then after four in a row above half the largest the signal stands down and lifts the
+    // cuts, and stays down while the queue stays.
+    let held = cut_per_round(signal.clone(), &[30; 12]);
+    assert!(held[0], "the first round with the queue cuts: {held:?}");
+    let lifted = held.iter().position(|c| !c).expect("stood down");
+    assert!((4..=6).contains(&lifted), "after about queue_patience rounds: {held:?}");
+    assert!(held[lifted..].iter().all(|c| !c), "and stays down: {held:?}");
+    // A round that sees the queue empty arms it again: the next queue is cut.
+    let mut rearmed = vec![30; 8];
+    rearmed.extend([20, 30]);
+    assert!(cut_per_round(signal.clone(), &rearmed)[9], "re-armed");
+    // A queue that drains under the cuts (halving within a few rounds, as four flows that
+    // all cut do) is cut every round: the signal does not stand down.
+    let draining: Vec<u64> = [30, 29, 27, 25, 24, 30, 29, 27, 25, 24, 30, 28].to_vec();
+    assert!(cut_per_round(signal.clone(), &draining).iter().all(|&c| c), "draining queue");
+    // queue_patience 0: never stands down.
+    let never = Bbr3Config { queue_patience: 0, ..signal };
+    assert!(cut_per_round(never, &[30; 12]).iter().all(|&c| c));
+}
+
+#[test]
+fn quiet_floor_learns_random_loss_on_a_short_jittery_path() {
+    // A 4 ms path (10k units/s, BDP 40 units) whose RTT samples jitter up to 1.5 ms above
+    // the minimum (a WiFi hop's aggregation: 38 % above, so never within QUIET_RTT's
+    // 12.5 %, but within the 2 ms floor), losing one unit in ten at random. Without
+    // `quiet_floor` no round is quiet and the base stays 0; with it the base is learned.
+    let base = |quiet_floor: bool| {
+        let cfg = Bbr3Config { quiet_floor, ..Bbr3Config::rdtp() };
+        let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 14 });
+        let mut s = Script::new(10_000.0, 4);
+        s.run(&mut b, Duration::from_millis(100), |_| 80);
+        s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 40);
+        for i in 0..4_000u64 {
+            let rtt = Some(Duration::from_micros(4_000 + (i % 4) * 500));
+            let losses = u64::from(i % 10 == 0);
+            s.arrive(&mut b, Arrival { inflight: 40, tx_in_flight: 40, losses, ca_state: CaState::Open, rtt });
+        }
+        b.random_loss.base
+    };
+    assert_eq!(base(false), 0.0, "no round within 12.5 % of the minimum");
+    let learned = base(true);
+    assert!((0.05..=0.2).contains(&learned), "about one in ten: {learned}");
 }
