@@ -545,6 +545,7 @@ fn cut_per_round(cfg: Bbr3Config, rtts_ms: &[u64]) -> Vec<bool> {
     let mut s = Script::new(10_000.0, 20);
     s.run(&mut b, Duration::from_millis(100), |_| 400);
     s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    assert!(b.inflight_lo().is_none(), "not cut before the rounds");
     let mut cut = Vec::new();
     for &ms in rtts_ms {
         let rtt = Some(Duration::from_millis(ms));
