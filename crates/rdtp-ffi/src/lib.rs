@@ -247,7 +247,8 @@ pub unsafe extern "C" fn rdtp_cc_error(spec: *const c_char, buf: *mut c_char, ca
 }
 
 /// The configuration of `cc` and `spec` (null: the default controller, "bbr3-rdtp", and no
-/// receiver spec), or the message saying what is wrong with them. The base is the core's default, with the unit that fits a 1500-byte MTU
+/// receiver spec), or the message saying what is wrong with them. The base is the core's
+/// default, with the unit that fits a 1500-byte MTU
 /// less the room the controller's Data annotations need.
 unsafe fn receiver_from_spec(cc: *const c_char, spec: *const c_char) -> Result<ReceiverConfig, String> {
     let cc = unsafe { cc_config(cc) }?;

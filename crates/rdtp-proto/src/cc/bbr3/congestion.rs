@@ -59,8 +59,8 @@ pub const QUEUE_CUT: f64 = 0.95;
 pub const QUEUE_DRAINED: f64 = 0.5;
 /// `queue_patience` of `bbr3-rdtp`: cut rounds in a row with the queue above
 /// [`QUEUE_DRAINED`] of its largest before the signal stands down. Four `bbr3-rdtp` flows
-/// sharing a queue never went so long (harness suite, seeds 1–3: every four-flow row as
-/// with no limit), while beside ns-3's TCP CUBIC the queue stayed for 14 and more cuts in a
+/// sharing a queue never went so long (harness suite, seeds 1–3, before the aggregation keys
+/// were on: every four-flow row as with no limit), while beside ns-3's TCP CUBIC the queue stayed for 14 and more cuts in a
 /// row (docs/CONTROLLER.md: 12 already moved the four flows on 1 BDP from 1.31 to 1.42 ×
 /// RTprop; 24 left more of the link to TCP BBR).
 pub const QUEUE_PATIENCE: u64 = 16;
