@@ -31,8 +31,8 @@ pub struct Flow {
     /// "workload".
     pub kind: String,
     /// rdtp: a controller spec (bbr, bbr-wifi, bbrp:probe_gain=2, fixed:window=32, …;
-    /// `rdtp fetch --cc help`; default the receivers' default, bbr3-rdtp, or bbr with
-    /// `probe_gain`); tcp: the congestion control (default cubic):
+    /// `rdtp fetch --cc help`; default the receivers' default, bbr3-rdtp, or fixed with
+    /// `fixed_window`, bbr with `probe_gain`); tcp: the congestion control (default cubic):
     /// bbr, cubic or reno in ns-3, any kernel TCP_CONGESTION name on the testbed.
     pub cc: Option<String>,
     /// rdtp-sim: client / station index (default: the next unused one).
@@ -196,14 +196,10 @@ pub(crate) fn rdtp_cc(f: &Flow) -> String {
     spec::with_legacy_options(default_cc(f), f.fixed_window, f.probe_gain)
 }
 
-/// A flow's `cc`, or without one the receivers' default — `bbr` if the flow gives
-/// `probe_gain`, a key of `bbr` only.
+/// A flow's `cc`, or without one the controller its legacy options belong to, else the
+/// receivers' default ([`spec::legacy_base`]).
 pub fn default_cc(f: &Flow) -> &str {
-    match (&f.cc, f.probe_gain) {
-        (Some(cc), _) => cc,
-        (None, Some(_)) => "bbr",
-        (None, None) => rdtp_proto::cc::registry::DEFAULT,
-    }
+    f.cc.as_deref().unwrap_or_else(|| spec::legacy_base(f.fixed_window, f.probe_gain))
 }
 
 /// Each `[[flow]]` table of `doc` read alone, so that a key the schema does not have is

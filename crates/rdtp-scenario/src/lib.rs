@@ -1643,6 +1643,10 @@ initial_rate = "20Mbps"
             ["kind=rdtp,client=0,start=0,cc=bbr:wifi=true%2Cinit_cwnd=20"]
         );
         assert!(flows("cc = \"aimd\"\nprobe_gain = 2.0").unwrap_err().to_string().contains("has no key 'probe_gain'"));
+        // Without `cc`: the controller the legacy option belongs to, else the receivers' default.
+        assert_eq!(flows("fixed_window = 8").unwrap(), ["kind=rdtp,client=0,start=0,cc=fixed:window=8"]);
+        assert_eq!(flows("probe_gain = 2.0").unwrap(), ["kind=rdtp,client=0,start=0,cc=bbr:probe_gain=2.0"]);
+        assert_eq!(flows("").unwrap(), ["kind=rdtp,client=0,start=0,cc=bbr3-rdtp"]);
     }
 
     #[test]

@@ -97,8 +97,8 @@ pub struct Fetch {
 }
 
 impl Fetch {
-    /// Fetch `target` from the server at `server`, with the receivers' defaults (the default controller `bbr3-rdtp`,
-    /// docs/CONTROLLER.md; MTU 1500).
+    /// Fetch `target` from the server at `server`, with the receivers' defaults (the default
+    /// controller `bbr3-rdtp`, docs/CONTROLLER.md; MTU 1500).
     pub fn new(server: SocketAddr, target: Target) -> Self {
         Fetch {
             server,

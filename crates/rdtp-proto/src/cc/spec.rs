@@ -112,6 +112,17 @@ pub fn with_legacy_options(spec: &str, window: Option<u32>, probe_gain: Option<f
     out
 }
 
+/// The controller a flow without a spec runs: the one its options that predate specs belong
+/// to (`window`: `fixed`; `probe_gain`: `bbr`; both: `fixed`, whose unknown-key error then
+/// names `probe_gain`), else the receivers' default ([`registry::DEFAULT`]).
+pub fn legacy_base(window: Option<u32>, probe_gain: Option<f64>) -> &'static str {
+    match (window, probe_gain) {
+        (Some(_), _) => "fixed",
+        (None, Some(_)) => "bbr",
+        (None, None) => registry::DEFAULT,
+    }
+}
+
 /// The deprecation warning for the options that predate specs, if any is given: `names` are
 /// what the front end calls them (`["--window", "--probe-gain"]`, a scenario file's
 /// `["fixed_window", "probe_gain"]`), and the warning names the spec to write instead. They

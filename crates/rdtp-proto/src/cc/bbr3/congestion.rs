@@ -182,8 +182,7 @@ impl Bbr3 {
                 // ours to drain (a loss-based flow fills what this one leaves). Stand down
                 // and lift the cuts, to share as `bbr3` does; loss still counts.
                 episode.yielded = true;
-                self.bw_lo = f64::INFINITY;
-                self.inflight_lo = u64::MAX;
+                self.reset_short_term_model();
             } else {
                 congested = true;
                 self.queue_round = true;

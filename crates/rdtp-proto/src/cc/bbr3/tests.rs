@@ -118,11 +118,18 @@ impl Script {
 /// The flow in steady state on a 10k units/s, 20 ms path (BDP 200 units): past Startup and
 /// Drain, cruising.
 fn cruising(seed: u64) -> (Bbr3, Script) {
-    let mut b = bbr3(seed);
-    let mut s = Script::new(10_000.0, 20);
-    s.run(&mut b, Duration::from_millis(100), |_| 400);
+    cruising_with(Bbr3Config::default(), seed, 20)
+}
+
+/// `cfg` in steady state on a 10k units/s path of `rtt_ms`: Startup at 2 × BDP in flight
+/// for 100 ms, then at the BDP until it cruises.
+fn cruising_with(cfg: Bbr3Config, seed: u64, rtt_ms: u64) -> (Bbr3, Script) {
+    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed });
+    let mut s = Script::new(10_000.0, rtt_ms);
+    let bdp = s.bdp();
+    s.run(&mut b, Duration::from_millis(100), |_| 2 * bdp);
     assert!(b.full_bw_reached());
-    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| bdp);
     (b, s)
 }
 
@@ -409,11 +416,7 @@ fn extra_acked_opens_the_window_by_what_bursts_bring() {
     // Cruising, then units arrive in bursts of 40 at the path's mean rate (an A-MPDU): with
     // `extra_acked` the window grows by about a burst, without it stays 2 × BDP.
     let window = |extra_acked: bool| {
-        let cfg = Bbr3Config { extra_acked, ..Bbr3Config::default() };
-        let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 10 });
-        let mut s = Script::new(10_000.0, 20);
-        s.run(&mut b, Duration::from_millis(100), |_| 400);
-        s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+        let (mut b, mut s) = cruising_with(Bbr3Config { extra_acked, ..Bbr3Config::default() }, 10, 20);
         let gap = Duration::from_secs_f64(1.0 / s.bw);
         for _ in 0..20 {
             let at = s.now + gap * 40;
@@ -432,13 +435,7 @@ fn extra_acked_opens_the_window_by_what_bursts_bring() {
 
 #[test]
 fn offload_sum_adds_three_send_quanta_to_the_window() {
-    let mut b = Bbr3::new(
-        Bbr3Config { offload_sum: true, ..Bbr3Config::default() },
-        CcParams { unit: UNIT, max_aggregation: 64, seed: 11 },
-    );
-    let mut s = Script::new(10_000.0, 20);
-    s.run(&mut b, Duration::from_millis(100), |_| 400);
-    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    let (mut b, mut s) = cruising_with(Bbr3Config { offload_sum: true, ..Bbr3Config::default() }, 11, 20);
     s.run(&mut b, Duration::from_millis(100), |_| 200);
     // The draft's window here is 2 × BDP = 400 (three quanta, ≈ 30 units, are less).
     let quanta = 3 * u64::from(b.aggregation());
@@ -452,10 +449,7 @@ fn offload_sum_adds_three_send_quanta_to_the_window() {
 /// holds several requests, a paced wired path when it holds one), else one every 0.1 ms.
 /// The first two rounds' RTT samples are the minimum, 20 ms; the rest `rtt_ms`.
 fn after_arrivals(cfg: Bbr3Config, burst: u64, request: u64, rtt_ms: u64, rounds: u64) -> Bbr3 {
-    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 12 });
-    let mut s = Script::new(10_000.0, 20);
-    s.run(&mut b, Duration::from_millis(100), |_| 400);
-    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    let (mut b, mut s) = cruising_with(cfg, 12, 20);
     let gap = Duration::from_secs_f64(1.0 / s.bw);
     let (first, bdp) = (s.delivered + 1, s.bdp());
     let mut start = s.now + gap;
@@ -541,10 +535,7 @@ fn burst_keys_off_leave_bbr3_unchanged() {
 /// round's every RTT sample that many ms (the minimum stays 20 ms): after each round, are
 /// the short-term bounds cut?
 fn cut_per_round(cfg: Bbr3Config, rtts_ms: &[u64]) -> Vec<bool> {
-    let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 13 });
-    let mut s = Script::new(10_000.0, 20);
-    s.run(&mut b, Duration::from_millis(100), |_| 400);
-    s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 200);
+    let (mut b, mut s) = cruising_with(cfg, 13, 20);
     assert!(b.inflight_lo().is_none(), "not cut before the rounds");
     let mut cut = Vec::new();
     for &ms in rtts_ms {
@@ -589,11 +580,7 @@ fn quiet_floor_learns_random_loss_on_a_short_jittery_path() {
     // 12.5 %, but within the 2 ms floor), losing one unit in ten at random. Without
     // `quiet_floor` no round is quiet and the base stays 0; with it the base is learned.
     let base = |quiet_floor: bool| {
-        let cfg = Bbr3Config { quiet_floor, ..Bbr3Config::rdtp() };
-        let mut b = Bbr3::new(cfg, CcParams { unit: UNIT, max_aggregation: 64, seed: 14 });
-        let mut s = Script::new(10_000.0, 4);
-        s.run(&mut b, Duration::from_millis(100), |_| 80);
-        s.run_until(&mut b, Mode::ProbeBwCruise, Duration::from_secs(1), |_| 40);
+        let (mut b, mut s) = cruising_with(Bbr3Config { quiet_floor, ..Bbr3Config::rdtp() }, 14, 4);
         for i in 0..4_000u64 {
             let rtt = Some(Duration::from_micros(4_000 + (i % 4) * 500));
             let losses = u64::from(i % 10 == 0);
