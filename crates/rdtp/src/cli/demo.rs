@@ -35,8 +35,8 @@ pub struct Args {
     pub json: bool,
     /// Fetch through an in-process caching router, twice: from the origin, then from its store
     /// (`rdtp route`'s default store: 256 MiB with each unit's bookkeeping, so a 256 MiB object
-    /// does not fit; of an object that does not fit, the second fetch finds none of the first
-    /// units, which the last ones evicted).
+    /// does not fit; of an object that does not fit, `--cs-insert full:0.125` keeps part for
+    /// the second fetch: measured 77 % of a 300 MB one, 11 % of 1 GiB).
     #[arg(long)]
     pub router: bool,
 }
@@ -56,8 +56,10 @@ pub fn run(a: Args) -> Result<i32> {
                 ..RouterConfig::default()
             };
             // The store `rdtp route` has by default: its byte budget, not NFD's 65 536 units,
-            // bounds it.
+            // bounds it, and its admission (the core's default caches always: an object larger
+            // than the store then gets no hits at all on its second fetch).
             config.cs.capacity_units = rdtp_proto::router::units_for_budget(config.cs.capacity_bytes);
+            config.cs.admission = super::route::DEFAULT_CS_INSERT;
             Some(rdtp::router::spawn(RouteOptions { listen: Some(loopback), config, workers: 1 })?)
         }
     };

@@ -25,6 +25,9 @@ use super::print_and_exit;
 
 use super::to_stderr;
 
+/// `--cs-insert`'s default, which `rdtp demo --router` uses too: full:0.125.
+pub const DEFAULT_CS_INSERT: Admission = Admission::WhenFull(0.125);
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -79,7 +82,7 @@ pub struct Args {
     /// full:0.125, caches an object that fits whole on its first fetch, as `always` does, and
     /// keeps most of one larger than the store for the next fetch, which `always` with lru
     /// does not (each unit is evicted just before it is asked for again).
-    #[arg(long, value_name = "POLICY", default_value = "full:0.125")]
+    #[arg(long, value_name = "POLICY", default_value_t = DEFAULT_CS_INSERT)]
     pub cs_insert: Admission,
     /// Most units pending upstream at once, in all (each worker holds 1/N of them, at least
     /// 4096; beyond, requests get Busy).
